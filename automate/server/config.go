@@ -1,0 +1,44 @@
+package server
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/hubgate/hubgate/automate/assistant"
+)
+
+// Config configures a Server. Zero values are documented per field.
+type Config struct {
+	// Key is the bearer access key; required, at least 24 characters.
+	Key string
+	// Assistant is the engine behind the server; required.
+	Assistant assistant.Assistant
+	// Workspace is the absolute workspace folder reported by /health and
+	// used by restrictToWorkspace. Zero: <user config dir>/hubgate/automate-http-workspace.
+	// The folder is created when missing.
+	Workspace string
+	// WorkspaceRestriction is the user's own workspace restriction: when
+	// set, every run is confined to it and restrictToWorkspace is ignored.
+	// Zero: no restriction of the user's.
+	WorkspaceRestriction string
+	// ToolWait is how long a parked run waits for tool results per round
+	// before it cancels itself. Zero: 2 minutes.
+	ToolWait time.Duration
+	// AppVersion is reported in /health and records. Zero: "dev".
+	AppVersion string
+	// ConfiguredMcpServers are the names of the user's configured MCP
+	// servers; an inline server may not take one of them. Zero: none.
+	ConfiguredMcpServers []string
+	// LaunchSelection is the --model/--family/--size launch selection,
+	// applied once by Start. Zero: none.
+	LaunchSelection LaunchSelection
+	// Logger receives structured logs. Zero: slog.Default().
+	Logger *slog.Logger
+	// Now is the clock. Zero: time.Now.
+	Now func() time.Time
+}
+
+// LaunchSelection is a model chosen at launch (--model, --family, --size).
+type LaunchSelection struct {
+	ModelName, Family, SizeCode string
+}

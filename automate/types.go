@@ -1,0 +1,550 @@
+package automate
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// ServiceID is the value of Health.Service and of the single /v1/models
+// entry; it identifies an Automate server during port discovery.
+const ServiceID = "service-agent"
+
+// SchemaVersion is the RunRecord schema version this package speaks.
+const SchemaVersion = 1
+
+// Port window of the contract: the preferred port and the last one tried.
+const (
+	FirstPort = 4317
+	LastPort  = 4328
+)
+
+// Contract limits.
+const (
+	MaxBodyBytes        = 1 << 20 // request body limit of every route
+	DefaultTimeoutMs    = 900000  // default RunRequest.TimeoutMs
+	MinTimeoutMs        = 1000    // minimum RunRequest.TimeoutMs
+	MaxInlineMcpServers = 8
+	MaxClientTools      = 32
+	MaxNameLength       = 64
+	MaxDescription      = 1024
+	MinAccessKeyLength  = 24
+	DefaultToolWait     = 2 * time.Minute // wait for tool results, per round
+	InitializationLimit = 15 * time.Minute
+)
+
+// RunStatus is the status of a RunRecord.
+type RunStatus string
+
+const (
+	StatusCompleted           RunStatus = "completed"
+	StatusFailed              RunStatus = "failed"
+	StatusCanceled            RunStatus = "canceled"
+	StatusTerminated          RunStatus = "terminated"
+	StatusAwaitingToolResults RunStatus = "awaiting_tool_results"
+)
+
+// Terminal reports whether the run has ended (anything but parked).
+func (s RunStatus) Terminal() bool { return s != StatusAwaitingToolResults && s != "" }
+
+// Workflow statuses reported as Health.WorkflowStatus.
+const (
+	WorkflowIdle                     = "idle"
+	WorkflowTerminated               = "terminated"
+	WorkflowInitializing             = "initializing"
+	WorkflowPlanning                 = "planning"
+	WorkflowThinking                 = "thinking"
+	WorkflowExecutingStart           = "executing-start"
+	WorkflowExecutingProgress        = "executing-progress"
+	WorkflowExecutingComplete        = "executing-complete"
+	WorkflowExecutingOrgBlock        = "executing-org-block"
+	WorkflowExecutingDestructive     = "executing-destructive-block"
+	WorkflowExecutingTypeFocusBlock  = "executing-type-focus-block"
+	WorkflowExecutingPermissionBlock = "executing-permission-block"
+	WorkflowWaitingForUser           = "waitingForUser"
+	WorkflowCompleted                = "completed"
+	WorkflowFailed                   = "failed"
+	WorkflowCanceled                 = "canceled"
+)
+
+// WorkflowReady reports whether a workflow status lets a new run start.
+func WorkflowReady(status string) bool {
+	return status == WorkflowIdle || status == WorkflowTerminated
+}
+
+// Workflow error codes carried in RunRecord.ErrorCode.
+const (
+	ErrorModelLoadFailed      = "MODEL_LOAD_FAILED"
+	ErrorPlanningTimeout      = "PLANNING_TIMEOUT"
+	ErrorToolTimeout          = "TOOL_TIMEOUT"
+	ErrorExecutionTimeout     = "EXECUTION_TIMEOUT"
+	ErrorExecutionFailed      = "EXECUTION_FAILED"
+	ErrorContextLimitExceeded = "CONTEXT_LIMIT_EXCEEDED"
+	ErrorUnsupportedDevice    = "UNSUPPORTED_DEVICE"
+	ErrorUnsupportedOSVersion = "UNSUPPORTED_OS_VERSION"
+	ErrorDisabledByPolicy     = "DISABLED_BY_POLICY"
+	ErrorSchemaInvalid        = "SCHEMA_INVALID"
+	ErrorServerLost           = "SERVER_LOST"
+	ErrorCanceled             = "CANCELED"
+)
+
+// ErrorCodes lists every workflow error code of the contract.
+var ErrorCodes = []string{
+	ErrorModelLoadFailed, ErrorPlanningTimeout, ErrorToolTimeout,
+	ErrorExecutionTimeout, ErrorExecutionFailed, ErrorContextLimitExceeded,
+	ErrorUnsupportedDevice, ErrorUnsupportedOSVersion, ErrorDisabledByPolicy,
+	ErrorSchemaInvalid, ErrorServerLost, ErrorCanceled,
+}
+
+// Thinking levels of RunRequest.ThinkingLevel.
+var ThinkingLevels = []string{"low", "medium", "high", "max"}
+
+// ValidThinkingLevel reports whether s is one of ThinkingLevels.
+func ValidThinkingLevel(s string) bool {
+	for _, l := range ThinkingLevels {
+		if s == l {
+			return true
+		}
+	}
+	return false
+}
+
+// Timestamp is a time that marshals as ISO 8601 UTC with milliseconds
+// ("2026-11-21T19:49:38.123Z").
+type Timestamp struct{ time.Time }
+
+const timestampLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// MarshalJSON implements json.Marshaler.
+func (t Timestamp) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + t.UTC().Format(timestampLayout) + `"`), nil
+}
+
+// UnmarshalJSON accepts any RFC 3339 time.
+func (t *Timestamp) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	parsed, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return err
+	}
+	t.Time = parsed
+	return nil
+}
+
+// Include selects the large blocks of a RunRecord. A nil field means true.
+type Include struct {
+	Steps  *bool `json:"steps,omitempty"`
+	Trace  *bool `json:"trace,omitempty"`
+	Events *bool `json:"events,omitempty"`
+}
+
+// RunRequest is the body of POST /v1/runs.
+type RunRequest struct {
+	Prompt                   string            `json:"prompt"`
+	TaskID                   string            `json:"taskId,omitempty"`
+	TimeoutMs                int64             `json:"timeoutMs,omitempty"` // 0: server default (900000)
+	ThinkingLevel            string            `json:"thinkingLevel,omitempty"`
+	AdditionalWorkflowPrompt string            `json:"additionalWorkflowPrompt,omitempty"`
+	AnswerContract           *string           `json:"answerContract,omitempty"`
+	Include                  *Include          `json:"include,omitempty"`
+	RestrictToWorkspace      bool              `json:"restrictToWorkspace,omitempty"`
+	Continuation             bool              `json:"continuation,omitempty"`
+	SelectedSkillIDs         []string          `json:"selectedSkillIds,omitempty"`
+	SelectedMcpServerIDs     []string          `json:"selectedMcpServerIds,omitempty"`
+	McpServers               []InlineMcpServer `json:"mcpServers,omitempty"`
+	ClientTools              []ClientTool      `json:"clientTools,omitempty"`
+	// HITLAnswers maps a question's field id to a string, or to a []string
+	// for a multi-select field.
+	HITLAnswers           map[string]any `json:"hitlAnswers,omitempty"`
+	AllowDestructiveTools bool           `json:"allowDestructiveTools,omitempty"`
+}
+
+// EffectiveTimeout is the run timeout the server arms for this request.
+func (r *RunRequest) EffectiveTimeout() time.Duration {
+	if r.TimeoutMs <= 0 {
+		return DefaultTimeoutMs * time.Millisecond
+	}
+	return time.Duration(r.TimeoutMs) * time.Millisecond
+}
+
+// ClientTool is a caller-executed tool declared for one run.
+type ClientTool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// InlineMcpServer is an MCP server the caller adds to one run.
+type InlineMcpServer struct {
+	Name            string            `json:"name"`
+	Description     string            `json:"description"`
+	Transport       string            `json:"transport"` // stdio, http or sse
+	URL             string            `json:"url,omitempty"`
+	Headers         map[string]string `json:"headers,omitempty"`
+	Command         string            `json:"command,omitempty"`
+	Args            []string          `json:"args,omitempty"`
+	Env             map[string]string `json:"env,omitempty"`
+	RequireApproval bool              `json:"requireApproval,omitempty"`
+	DisabledTools   []string          `json:"disabledTools,omitempty"`
+}
+
+// ToolCall is a pending call of a client tool in a parked run.
+type ToolCall struct {
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// ToolResult answers one ToolCall. Result passes through when it is a JSON
+// string and is JSON-encoded text otherwise; Error reports a failed call.
+type ToolResult struct {
+	ID     string          `json:"id"`
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// ResultText is the text the agent sees for this result: a JSON string's
+// value, or the JSON encoding of any other value ("" when absent).
+func (r ToolResult) ResultText() string {
+	if len(r.Result) == 0 {
+		return ""
+	}
+	var s string
+	if err := json.Unmarshal(r.Result, &s); err == nil {
+		return s
+	}
+	return strings.TrimSpace(string(r.Result))
+}
+
+// TextResult builds a ToolResult whose result is the string s.
+func TextResult(id, s string) ToolResult {
+	b, _ := json.Marshal(s)
+	return ToolResult{ID: id, Result: b}
+}
+
+// ResumeRequest is the body of POST /v1/runs/{resumeToken}/tool-results.
+type ResumeRequest struct {
+	Results []ToolResult `json:"results"`
+}
+
+// Step is one step of a run.
+type Step struct {
+	ID                  string          `json:"id"`
+	Index               int             `json:"index"`
+	Title               string          `json:"title"`
+	Status              string          `json:"status"` // pending, running, success, failed, skipped
+	ToolName            string          `json:"toolName,omitempty"`
+	ToolArgs            json.RawMessage `json:"toolArgs,omitempty"`
+	Thinking            string          `json:"thinking,omitempty"`
+	ResultSummary       string          `json:"resultSummary,omitempty"`
+	ProducedFilePath    string          `json:"producedFilePath,omitempty"`
+	ProducedIsDirectory bool            `json:"producedIsDirectory,omitempty"`
+	ProducedContent     string          `json:"producedContent,omitempty"`
+	ProducedContentID   string          `json:"producedContentId,omitempty"`
+	ConsumedContentIDs  []string        `json:"consumedContentIds,omitempty"`
+}
+
+// Step statuses.
+const (
+	StepPending = "pending"
+	StepRunning = "running"
+	StepSuccess = "success"
+	StepFailed  = "failed"
+	StepSkipped = "skipped"
+)
+
+// Usage is the token and timing metrics of a run.
+type Usage struct {
+	InputTokens  int     `json:"inputTokens"`
+	OutputTokens int     `json:"outputTokens"`
+	GenerationMs int64   `json:"generationMs"`
+	TTFTMs       int64   `json:"ttftMs"`
+	TPS          float64 `json:"tps"`
+}
+
+// Backend describes the inference runtime.
+type Backend struct {
+	FlavorID    string `json:"flavorId"`
+	Accelerator string `json:"accelerator"`
+	CPUFallback bool   `json:"cpuFallback"`
+}
+
+// Event is one raw channel event of a run (shape chosen here; see the
+// package comment).
+type Event struct {
+	Seq     int             `json:"seq"`
+	At      Timestamp       `json:"at"`
+	Channel string          `json:"channel"`
+	Payload json.RawMessage `json:"payload"`
+}
+
+// Event channels.
+const (
+	ChannelStatus    = "workflow-status"
+	ChannelSteps     = "workflow-steps"
+	ChannelToolCalls = "tool-calls"
+	ChannelResult    = "workflow-result"
+)
+
+// RunRecord is the response of the run routes. Steps, Trace and Events are
+// nil when the request excluded them (and then omitted on the wire); an
+// included but empty block is an empty, non-nil slice.
+type RunRecord struct {
+	SchemaVersion int               `json:"schemaVersion"`
+	RequestID     string            `json:"requestId"`
+	TaskID        string            `json:"taskId,omitempty"`
+	Status        RunStatus         `json:"status"`
+	ToolCalls     []ToolCall        `json:"toolCalls,omitempty"`
+	ResumeToken   string            `json:"resumeToken,omitempty"`
+	Answer        string            `json:"answer"`
+	FinalAnswer   *string           `json:"finalAnswer,omitempty"`
+	ErrorCode     string            `json:"errorCode,omitempty"`
+	StartedAt     Timestamp         `json:"startedAt"`
+	CompletedAt   Timestamp         `json:"completedAt"`
+	DurationMs    int64             `json:"durationMs"`
+	Model         string            `json:"model"`
+	AppVersion    string            `json:"appVersion"`
+	Backend       *Backend          `json:"backend"`
+	Steps         []Step            `json:"steps,omitzero"`
+	Trace         []json.RawMessage `json:"trace,omitzero"`
+	Usage         *Usage            `json:"usage"`
+	Events        []Event           `json:"events,omitzero"`
+}
+
+// Health is the body of GET /health.
+type Health struct {
+	Status                    string          `json:"status"`
+	Service                   string          `json:"service"`
+	AppVersion                string          `json:"appVersion"`
+	Platform                  string          `json:"platform"`
+	Architecture              string          `json:"architecture"`
+	OSRelease                 string          `json:"osRelease"`
+	CPU                       string          `json:"cpu"`
+	LogicalCPUCount           int             `json:"logicalCpuCount"`
+	TotalMemoryBytes          uint64          `json:"totalMemoryBytes"`
+	WorkflowStatus            string          `json:"workflowStatus"`
+	ActiveRequestID           *string         `json:"activeRequestId"`
+	ModelName                 *string         `json:"modelName"`
+	WorkerRunning             bool            `json:"workerRunning"`
+	Busy                      bool            `json:"busy"`
+	AwaitingToolResults       bool            `json:"awaitingToolResults"`
+	Workspace                 string          `json:"workspace"`
+	Backend                   *Backend        `json:"backend"`
+	ContextSize               *int            `json:"contextSize"`
+	LaunchModelSelectionError *string         `json:"launchModelSelectionError"`
+	AutomateModelSelection    *ModelSelection `json:"automateModelSelection"`
+}
+
+// Ready reports whether a new run can start now.
+func (h *Health) Ready() bool { return !h.Busy && WorkflowReady(h.WorkflowStatus) }
+
+// ModelSelection is the session pin reported as automateModelSelection.
+type ModelSelection struct {
+	ModelName string `json:"modelName"`
+	Family    string `json:"family"`
+	SizeCode  string `json:"sizeCode"`
+}
+
+// ModelOption is one entry of the on-device model catalog.
+type ModelOption struct {
+	Name                   string   `json:"name"`
+	Family                 string   `json:"family"`
+	SizeCode               string   `json:"sizeCode"`
+	ParameterCountBillions *float64 `json:"parameterCountBillions"`
+	FileSizeMb             *float64 `json:"fileSizeMb"`
+	SupportsTools          bool     `json:"supportsTools"`
+	AvailableForDevice     bool     `json:"availableForDevice"`
+	Downloaded             bool     `json:"downloaded"`
+	Selected               bool     `json:"selected"`
+}
+
+// Catalog statuses.
+const (
+	CatalogLoading = "loading"
+	CatalogReady   = "ready"
+)
+
+// CatalogInfo is the catalog block of GET /v1/automate/models.
+type CatalogInfo struct {
+	Status     string `json:"status"`
+	ModelCount int    `json:"modelCount"`
+}
+
+// CatalogResponse is the body of GET /v1/automate/models.
+type CatalogResponse struct {
+	Object  string        `json:"object"`
+	Data    []ModelOption `json:"data"`
+	Catalog CatalogInfo   `json:"catalog"`
+}
+
+// ModelList is the body of GET /v1/models.
+type ModelList struct {
+	Object string       `json:"object"`
+	Data   []ModelEntry `json:"data"`
+}
+
+// ModelEntry is one entry of GET /v1/models.
+type ModelEntry struct {
+	ID      string `json:"id"`
+	Object  string `json:"object"`
+	OwnedBy string `json:"owned_by"`
+}
+
+// SelectRequest is the body of POST /v1/automate/models/select. All criteria
+// empty unpins.
+type SelectRequest struct {
+	ModelName string `json:"modelName,omitempty"`
+	Family    string `json:"family,omitempty"`
+	SizeCode  string `json:"sizeCode,omitempty"`
+}
+
+// SelectResponse is the body of a successful select.
+type SelectResponse struct {
+	Selected *ModelOption  `json:"selected"`
+	Models   []ModelOption `json:"models"`
+}
+
+// CancelRequest is the optional body of POST /v1/automate/cancel.
+type CancelRequest struct {
+	Force bool `json:"force,omitempty"`
+}
+
+// Cancel modes.
+const (
+	CancelModeCancel    = "cancel"
+	CancelModeTerminate = "terminate"
+	CancelModeNone      = "none"
+)
+
+// CancelResponse is the body of POST /v1/automate/cancel.
+type CancelResponse struct {
+	Stopped        bool    `json:"stopped"`
+	Mode           string  `json:"mode"`
+	RequestID      *string `json:"requestId"`
+	WorkflowStatus string  `json:"workflowStatus"`
+}
+
+// Error types of the error envelope.
+const (
+	ErrTypeAuthentication = "authentication_error"
+	ErrTypeNotFound       = "not_found"
+	ErrTypeConflict       = "conflict"
+	ErrTypeInvalidRequest = "invalid_request_error"
+)
+
+// ErrorEnvelope is the body of every error answer.
+type ErrorEnvelope struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody is the inside of an ErrorEnvelope.
+type ErrorBody struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+}
+
+// ChatRequest is the body of POST /v1/chat/completions as this package
+// sends it. The server accepts more (see the spec); unknown fields are
+// ignored.
+type ChatRequest struct {
+	Model     string        `json:"model,omitempty"`
+	Messages  []ChatMessage `json:"messages"`
+	Tools     []ChatTool    `json:"tools,omitempty"`
+	TimeoutMs int64         `json:"timeout_ms,omitempty"`
+	Service   *ChatService  `json:"service,omitempty"`
+}
+
+// ChatService is the `service` extension object of a chat request.
+type ChatService struct {
+	AnswerContract *string           `json:"answerContract,omitempty"`
+	Include        *Include          `json:"include,omitempty"`
+	Continuation   bool              `json:"continuation,omitempty"`
+	ThinkingLevel  string            `json:"thinkingLevel,omitempty"`
+	McpServers     []InlineMcpServer `json:"mcpServers,omitempty"`
+}
+
+// ChatMessage is one chat message. Content is a string, null, or (from
+// other clients) an array of content parts.
+type ChatMessage struct {
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content,omitempty"`
+	ToolCalls  []ChatToolCall  `json:"tool_calls,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	Name       string          `json:"name,omitempty"`
+}
+
+// TextMessage builds a chat message with string content.
+func TextMessage(role, content string) ChatMessage {
+	b, _ := json.Marshal(content)
+	return ChatMessage{Role: role, Content: b}
+}
+
+// ContentText returns the message content when it is a JSON string.
+func (m ChatMessage) ContentText() (string, bool) {
+	var s string
+	if len(m.Content) == 0 || json.Unmarshal(m.Content, &s) != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// ChatTool is an entry of a chat request's tools.
+type ChatTool struct {
+	Type     string       `json:"type"`
+	Function ChatFunction `json:"function"`
+}
+
+// ChatFunction declares one function tool.
+type ChatFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+// ChatToolCall is a tool call in an assistant chat message.
+type ChatToolCall struct {
+	ID       string           `json:"id"`
+	Type     string           `json:"type"`
+	Function ChatFunctionCall `json:"function"`
+}
+
+// ChatFunctionCall names the function and carries JSON-encoded arguments.
+type ChatFunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// ChatCompletion is the response of POST /v1/chat/completions (200 and 500).
+type ChatCompletion struct {
+	ID      string       `json:"id"`
+	Object  string       `json:"object"`
+	Created int64        `json:"created"`
+	Model   string       `json:"model"`
+	Choices []ChatChoice `json:"choices"`
+	Usage   ChatUsage    `json:"usage"`
+	Service *RunRecord   `json:"service"`
+}
+
+// ChatChoice is the single choice of a ChatCompletion.
+type ChatChoice struct {
+	Index        int              `json:"index"`
+	Message      ChatReplyMessage `json:"message"`
+	FinishReason string           `json:"finish_reason"`
+}
+
+// ChatReplyMessage is the assistant message of a ChatChoice.
+type ChatReplyMessage struct {
+	Role      string         `json:"role"`
+	Content   string         `json:"content"`
+	ToolCalls []ChatToolCall `json:"tool_calls,omitempty"`
+}
+
+// ChatUsage is the OpenAI-style usage block.
+type ChatUsage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
