@@ -1,0 +1,94 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/hubgate/hubgate/automate"
+)
+
+// Error kinds a handler returns. Each maps to one HTTP answer through
+// errorTable; the message of the envelope is the error's own text.
+var (
+	errUnauthorized   = errors.New("unauthorized")
+	errNotFound       = errors.New("not found")
+	errConflict       = errors.New("conflict")
+	errInvalidRequest = errors.New("invalid request")
+)
+
+// errorTable is the one place that maps errors to HTTP answers.
+var errorTable = []struct {
+	kind   error
+	status int
+	typ    string
+}{
+	{errUnauthorized, http.StatusUnauthorized, automate.ErrTypeAuthentication},
+	{errNotFound, http.StatusNotFound, automate.ErrTypeNotFound},
+	{errConflict, http.StatusConflict, automate.ErrTypeConflict},
+	{errInvalidRequest, http.StatusBadRequest, automate.ErrTypeInvalidRequest},
+}
+
+// apiError is an error with an exact envelope message and a kind from
+// errorTable.
+type apiError struct {
+	kind error
+	msg  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+func (e *apiError) Unwrap() error { return e.kind }
+
+func invalid(format string, args ...any) error {
+	return &apiError{kind: errInvalidRequest, msg: fmt.Sprintf(format, args...)}
+}
+
+// Fixed answers of the contract.
+var (
+	errUnauthorizedAnswer = &apiError{kind: errUnauthorized, msg: "Unauthorized"}
+	errNotFoundAnswer     = &apiError{kind: errNotFound, msg: "Not found"}
+	errNoParkedRun        = &apiError{kind: errNotFound, msg: "No suspended run matches that resume token"}
+	errBodyTooLarge       = &apiError{kind: errInvalidRequest, msg: "Request body exceeds 1 MiB"}
+	errMalformedJSON      = &apiError{kind: errInvalidRequest, msg: "Malformed JSON"}
+)
+
+func busyError(workflowStatus string) error {
+	return &apiError{kind: errConflict, msg: fmt.Sprintf("The on-device assistant is already running or preparing (%s)", workflowStatus)}
+}
+
+func runTimedOut(ms int64) error {
+	return invalid("Automate run timed out after %dms", ms)
+}
+
+// writeError answers err with the envelope errorTable assigns to it; an
+// error outside the table is a 500 whose detail stays in the log.
+func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
+	var ae *apiError
+	if errors.As(err, &ae) {
+		for _, row := range errorTable {
+			if errors.Is(ae, row.kind) {
+				writeJSON(w, log, row.status, automate.ErrorEnvelope{Error: automate.ErrorBody{Message: ae.msg, Type: row.typ}})
+				return
+			}
+		}
+	}
+	log.Error("internal error", "err", err)
+	writeJSON(w, log, http.StatusInternalServerError, automate.ErrorEnvelope{Error: automate.ErrorBody{Message: "Internal server error", Type: "internal_error"}})
+}
+
+// writeJSON writes v with the headers every answer of the contract carries.
+func writeJSON(w http.ResponseWriter, log *slog.Logger, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		log.Error("encode response", "err", err)
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"message":"Internal server error","type":"internal_error"}}`)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,500 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/assistant"
+)
+
+// Causes of a run's context being cancelled.
+var (
+	causeForce    = errors.New("force cancel")
+	causeSoft     = errors.New("canceled while parked")
+	causeTimeout  = errors.New("run timeout")
+	causeToolWait = errors.New("no tool results within the wait")
+	causeShutdown = errors.New("server stopped")
+)
+
+type phase int
+
+const (
+	phaseRunning phase = iota
+	phaseParked
+	phaseEnded
+)
+
+// run is the one run that holds the slot, from start until it ends. Its
+// mutex guards everything below it. Lock order: Server.mu before run.mu;
+// neither is ever held while calling into the engine (an engine may hold
+// its own lock while it calls Env).
+type run struct {
+	srv     *Server
+	id      string
+	token   string
+	spec    *runSpec
+	task    *assistant.Task
+	started time.Time
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	timer   *time.Timer // the run timeout, armed once at start
+	done    chan struct{}
+
+	mu         sync.Mutex
+	phase      phase
+	softCancel bool
+	steps      []automate.Step
+	events     []automate.Event
+	round      int
+	callSeq    int
+	pending    []automate.ToolCall // calls of the current round
+	received   map[string]automate.ToolResult
+	resultsCh  chan []automate.ToolResult
+	waitTimer  *time.Timer
+	snapshot   *automate.RunRecord // set while parked and once ended
+	endErr     error               // an error answer instead of a record (timeout, init failure)
+	changed    chan struct{}       // closed and replaced on every phase change
+}
+
+func newRequestID() string { return "automate-run-" + uuid.NewString() }
+
+func newResumeToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return "rt_" + hex.EncodeToString(b)
+}
+
+// startRun takes the slot and starts spec on the engine. It returns the
+// run, or the 409 error when the slot is taken.
+func (s *Server) startRun(spec *runSpec) (*run, error) {
+	s.mu.Lock()
+	if s.active != nil || s.switching || s.closed {
+		status := s.workflowStatus
+		s.mu.Unlock()
+		return nil, busyError(status)
+	}
+	r := &run{
+		srv:       s,
+		id:        newRequestID(),
+		token:     newResumeToken(),
+		spec:      spec,
+		started:   s.now(),
+		done:      make(chan struct{}),
+		changed:   make(chan struct{}),
+		resultsCh: make(chan []automate.ToolResult, 1),
+	}
+	task := spec.task
+	task.RequestID = r.id
+	task.Workspace = s.workspace
+	switch {
+	case s.cfg.WorkspaceRestriction != "":
+		task.Confine = s.cfg.WorkspaceRestriction
+	case spec.restrictToWorkspace:
+		task.Confine = s.workspace
+	}
+	r.task = &task
+	r.ctx, r.cancel = context.WithCancelCause(s.baseCtx)
+	s.active = r
+	s.mu.Unlock()
+
+	timeout := time.Duration(spec.timeoutMs) * time.Millisecond
+	r.timer = time.AfterFunc(timeout, func() { r.cancel(causeTimeout) })
+	s.log.Info("run started", "request_id", r.id, "task_id", spec.taskID, "prompt_chars", len(task.Prompt),
+		"client_tools", len(task.ClientTools), "mcp_servers", len(task.McpServers), "timeout_ms", spec.timeoutMs)
+	go r.execute()
+	return r, nil
+}
+
+func (r *run) execute() {
+	defer close(r.done)
+	var (
+		res *assistant.Result
+		err error
+	)
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("assistant panicked: %v", p)
+				r.srv.log.Error("assistant panicked", "request_id", r.id, "panic", p)
+			}
+		}()
+		res, err = r.srv.engine.Run(r.ctx, r.task, (*runEnv)(r))
+	}()
+	r.finish(res, err)
+}
+
+// finish turns the engine's outcome into the final record, frees the slot
+// and wakes whoever waits for the outcome.
+func (r *run) finish(res *assistant.Result, err error) {
+	r.timer.Stop()
+	cause := context.Cause(r.ctx)
+	if r.ctx.Err() == nil {
+		cause = nil
+	}
+	if res == nil {
+		res = &assistant.Result{}
+	}
+	status, code, answer := automate.StatusCompleted, "", res.Answer
+	var endErr error
+	var initErr *assistant.InitError
+	completedWell := err == nil && (res.Status == "" || res.Status == automate.StatusCompleted)
+	switch {
+	case completedWell && cause == nil:
+	case errors.As(err, &initErr):
+		status, code, endErr = automate.StatusFailed, automate.ErrorModelLoadFailed, invalid("%s", initErr.Message)
+		answer = initErr.Message
+	case errors.Is(cause, causeForce):
+		status = automate.StatusTerminated
+	case errors.Is(cause, causeShutdown):
+		status, code = automate.StatusTerminated, automate.ErrorCanceled
+	case errors.Is(cause, causeTimeout):
+		status, code = automate.StatusCanceled, automate.ErrorCanceled
+		endErr = runTimedOut(r.spec.timeoutMs)
+	case errors.Is(cause, causeToolWait):
+		status, code = automate.StatusCanceled, automate.ErrorCanceled
+		answer = "Canceled: no tool results arrived within the wait for this round"
+	case errors.Is(cause, causeSoft), errors.Is(err, assistant.ErrCanceled):
+		status = automate.StatusCanceled
+	case errors.Is(err, assistant.ErrUserInputMissing):
+		status, code, answer = automate.StatusCanceled, automate.ErrorCanceled, err.Error()
+	case err != nil:
+		status, code, answer = automate.StatusFailed, automate.ErrorExecutionFailed, err.Error()
+	case res.Status == automate.StatusCanceled:
+		status = automate.StatusCanceled
+		code = res.ErrorCode
+	default: // failed by the engine's own account
+		status, code = automate.StatusFailed, res.ErrorCode
+		if code == "" {
+			code = automate.ErrorExecutionFailed
+		}
+	}
+
+	rt := r.srv.engine.Runtime()
+	r.mu.Lock()
+	if r.waitTimer != nil {
+		r.waitTimer.Stop()
+	}
+	r.emitLocked(automate.ChannelResult, map[string]any{"status": status, "errorCode": code})
+	rec := r.recordLocked(rt, status, answer, code, res)
+	r.snapshot = rec
+	r.endErr = endErr
+	r.phase = phaseEnded
+	r.pending = nil
+	r.mu.Unlock()
+
+	// Free the slot before waking the waiters: a caller that gets its
+	// record may start the next run at once.
+	s := r.srv
+	s.mu.Lock()
+	if s.active == r {
+		s.active = nil
+	}
+	if status == automate.StatusTerminated || !rt.WorkerRunning {
+		s.workflowStatus = automate.WorkflowTerminated
+	} else {
+		s.workflowStatus = automate.WorkflowIdle
+	}
+	s.mu.Unlock()
+	r.cancel(context.Canceled) // release the context's resources
+
+	r.mu.Lock()
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+	s.log.Info("run ended", "request_id", r.id, "status", status, "error_code", code,
+		"duration_ms", rec.DurationMs, "steps", len(r.steps))
+}
+
+// wait blocks until the run is parked or has ended and returns its record,
+// or the error that answers instead of a record.
+func (r *run) wait(ctx context.Context) (*automate.RunRecord, error) {
+	for {
+		r.mu.Lock()
+		if r.phase != phaseRunning {
+			rec, err := r.snapshot, r.endErr
+			r.mu.Unlock()
+			return rec, err
+		}
+		ch := r.changed
+		r.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// deliver applies tool results to a parked run. Results match pending calls
+// by id; unknown ids are ignored. Once every pending call has a result the
+// run resumes.
+func (r *run) deliver(results []automate.ToolResult) {
+	rt := r.srv.engine.Runtime()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.phase != phaseParked {
+		return
+	}
+	matched := 0
+	for _, res := range results {
+		for _, c := range r.pending {
+			if c.ID == res.ID {
+				if _, dup := r.received[res.ID]; !dup {
+					r.received[res.ID] = res
+					matched++
+				}
+			}
+		}
+	}
+	if matched == 0 {
+		return
+	}
+	if len(r.received) < len(r.pending) {
+		// Partly answered: stay parked, the next answer lists what is
+		// still pending, and the wait starts again.
+		r.waitTimer.Reset(r.srv.toolWait)
+		r.snapshot = r.parkedRecordLocked(rt)
+		return
+	}
+	ordered := make([]automate.ToolResult, len(r.pending))
+	for i, c := range r.pending {
+		ordered[i] = r.received[c.ID]
+	}
+	r.waitTimer.Stop()
+	r.pending, r.received, r.snapshot = nil, nil, nil
+	r.phase = phaseRunning
+	r.resultsCh <- ordered
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// softStop asks the run to stop between steps; a parked run stops at once.
+func (r *run) softStop() {
+	r.mu.Lock()
+	r.softCancel = true
+	parked := r.phase == phaseParked
+	r.mu.Unlock()
+	if parked {
+		r.cancel(causeSoft)
+	}
+}
+
+// parkedRecordLocked is the record answered while the run waits for tool
+// results: the still-unanswered calls and the resume token.
+func (r *run) parkedRecordLocked(rt assistant.Runtime) *automate.RunRecord {
+	rec := r.recordLocked(rt, automate.StatusAwaitingToolResults, "", "", nil)
+	for _, c := range r.pending {
+		if _, ok := r.received[c.ID]; !ok {
+			rec.ToolCalls = append(rec.ToolCalls, c)
+		}
+	}
+	rec.ResumeToken = r.token
+	return rec
+}
+
+// recordLocked builds the run's record as of now.
+func (r *run) recordLocked(rt assistant.Runtime, status automate.RunStatus, answer, code string, res *assistant.Result) *automate.RunRecord {
+	s := r.srv
+	now := s.now()
+	rec := &automate.RunRecord{
+		SchemaVersion: automate.SchemaVersion,
+		RequestID:     r.id,
+		TaskID:        r.spec.taskID,
+		Status:        status,
+		Answer:        answer,
+		ErrorCode:     code,
+		StartedAt:     automate.Timestamp{Time: r.started},
+		CompletedAt:   automate.Timestamp{Time: now},
+		DurationMs:    now.Sub(r.started).Milliseconds(),
+		Model:         rt.ModelName,
+		AppVersion:    s.appVersion,
+		Backend:       rt.Backend,
+	}
+	if res != nil {
+		if res.Model != "" {
+			rec.Model = res.Model
+		}
+		if res.Backend != nil {
+			rec.Backend = res.Backend
+		}
+		rec.Usage = res.Usage
+	}
+	if rec.Model == "" {
+		rec.Model = "unknown"
+	}
+	if r.task.AnswerContract != nil {
+		fa := extractFinalAnswer(answer)
+		rec.FinalAnswer = &fa
+	}
+	inc := r.spec.include
+	if inc.steps {
+		rec.Steps = append(make([]automate.Step, 0, len(r.steps)), r.steps...)
+	}
+	if inc.trace {
+		rec.Trace = []json.RawMessage{}
+		if res != nil && res.Trace != nil {
+			rec.Trace = res.Trace
+		}
+	}
+	if inc.events {
+		rec.Events = append(make([]automate.Event, 0, len(r.events)), r.events...)
+	}
+	return rec
+}
+
+// emitLocked appends a channel event when the request wants events.
+func (r *run) emitLocked(channel string, payload any) {
+	if !r.spec.include.events {
+		return
+	}
+	b, err := json.Marshal(payload)
+	if err != nil {
+		return
+	}
+	r.events = append(r.events, automate.Event{
+		Seq: len(r.events) + 1, At: automate.Timestamp{Time: r.srv.now()}, Channel: channel, Payload: b,
+	})
+}
+
+// finalMarker is matched case-insensitively (ASCII) and only the last
+// occurrence counts.
+const finalMarker = "final answer:"
+
+// extractFinalAnswer returns the text after the LAST case-insensitive
+// "FINAL ANSWER:", trimmed of surrounding white space; the whole answer,
+// trimmed, when the marker never appears.
+func extractFinalAnswer(answer string) string {
+	for i := len(answer) - len(finalMarker); i >= 0; i-- {
+		if asciiEqualFold(answer[i:i+len(finalMarker)], finalMarker) {
+			return strings.TrimSpace(answer[i+len(finalMarker):])
+		}
+	}
+	return strings.TrimSpace(answer)
+}
+
+func asciiEqualFold(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		ca, cb := a[i], b[i]
+		if 'A' <= ca && ca <= 'Z' {
+			ca += 'a' - 'A'
+		}
+		if ca != cb {
+			return false
+		}
+	}
+	return true
+}
+
+// runEnv is the engine's view of a run (assistant.Env).
+type runEnv run
+
+func (e *runEnv) SetStatus(status string) {
+	r := (*run)(e)
+	r.srv.mu.Lock()
+	if r.srv.active == r {
+		r.srv.workflowStatus = status
+	}
+	r.srv.mu.Unlock()
+	r.mu.Lock()
+	r.emitLocked(automate.ChannelStatus, map[string]string{"status": status})
+	r.mu.Unlock()
+}
+
+func (e *runEnv) Step(step automate.Step) {
+	r := (*run)(e)
+	if step.ID == "" {
+		step.ID = "step-" + fmt.Sprint(step.Index)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	replaced := false
+	for i := len(r.steps) - 1; i >= 0; i-- {
+		if r.steps[i].Index == step.Index {
+			r.steps[i] = step
+			replaced = true
+			break
+		}
+	}
+	if !replaced {
+		r.steps = append(r.steps, step)
+	}
+	if r.spec.include.events {
+		r.emitLocked(automate.ChannelSteps, r.steps)
+	}
+}
+
+func (e *runEnv) Checkpoint() error {
+	r := (*run)(e)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.softCancel {
+		return assistant.ErrCanceled
+	}
+	return nil
+}
+
+func (e *runEnv) CallClientTools(ctx context.Context, calls []assistant.ClientCall) ([]automate.ToolResult, error) {
+	r := (*run)(e)
+	if len(calls) == 0 {
+		return nil, nil
+	}
+	rt := r.srv.engine.Runtime()
+	r.mu.Lock()
+	if r.phase != phaseRunning {
+		r.mu.Unlock()
+		return nil, errors.New("run is not running")
+	}
+	if r.softCancel {
+		r.mu.Unlock()
+		return nil, assistant.ErrCanceled
+	}
+	pending := make([]automate.ToolCall, len(calls))
+	for i, c := range calls {
+		if _, ok := r.task.ClientTool(c.Name); !ok {
+			r.mu.Unlock()
+			return nil, fmt.Errorf("client tool %q was not declared for this run", c.Name)
+		}
+		args := c.Arguments
+		if len(args) == 0 || isNull(args) {
+			args = json.RawMessage(`{}`)
+		}
+		r.callSeq++
+		pending[i] = automate.ToolCall{ID: fmt.Sprintf("call_%d", r.callSeq), Name: c.Name, Arguments: args}
+	}
+	r.round++
+	round := r.round
+	r.pending = pending
+	r.received = make(map[string]automate.ToolResult, len(pending))
+	r.phase = phaseParked
+	r.emitLocked(automate.ChannelToolCalls, pending)
+	r.snapshot = r.parkedRecordLocked(rt)
+	r.waitTimer = time.AfterFunc(r.srv.toolWait, func() {
+		r.mu.Lock()
+		expired := r.phase == phaseParked && r.round == round
+		r.mu.Unlock()
+		if expired {
+			r.cancel(causeToolWait)
+		}
+	})
+	close(r.changed)
+	r.changed = make(chan struct{})
+	r.mu.Unlock()
+	r.srv.log.Info("run parked for tool results", "request_id", r.id, "calls", len(pending))
+
+	select {
+	case results := <-r.resultsCh:
+		return results, nil
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+}

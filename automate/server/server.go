@@ -1,0 +1,420 @@
+// Package server owns the Automate server: the loopback HTTP server of
+// ../shared/specs/automate-server.md, implemented over an
+// assistant.Assistant engine. It knows nothing of hubs or devices.
+//
+// It owns authentication (a constant-time bearer check before routing, on
+// every route), the routes and their exact answers, the 1 MiB body limit,
+// the single inference slot shared by the run, chat and select routes, the
+// run lifecycle (parking for caller tool results, the tool-result wait, the
+// run timeout armed once, soft and force cancel), the record (include
+// switches, finalAnswer, events), the OpenAI-style chat mapping, the model
+// catalog and the session pin, /health, and binding the port window
+// 127.0.0.1:4317..4328.
+//
+// Choices where the contract is silent:
+//   - A soft cancel (force false) ends a run `canceled`; a force cancel ends
+//     it `terminated` and kills the worker. A run stopped by a person or a
+//     client carries no errorCode; a run the server stops itself (its
+//     timeout, the tool-result wait, a missing required hitlAnswers field,
+//     server shutdown) carries CANCELED.
+//   - A soft cancel of a parked run lands at once (a parked run is between
+//     steps).
+//   - Tool results may answer part of a round: the run stays parked, the
+//     answer lists the calls still pending, and the wait starts again. A
+//     resume whose token names the live run while it is executing (a retried
+//     resume) waits for that run's next outcome instead of 404.
+//   - The resume token is "rt_" + 32 hex digits and stays the same for every
+//     round of one run; tool call ids are "call_<n>", unique in the run. On
+//     the chat route a tool call id is "<call id>__<resume token>".
+//   - While parked, completedAt and durationMs describe the moment the run
+//     parked, answer is "", finalAnswer (with a contract) is "", and the
+//     chat message content is "".
+//   - finalAnswer is trimmed of surrounding white space.
+//   - An invalid thinkingLevel on /v1/runs is a 400 ("thinkingLevel must be
+//     one of low, medium, high, max"); on the chat route it is ignored.
+//   - timeoutMs accepts at most 604800000 (seven days); prompts have no
+//     limit beyond the 1 MiB body.
+//   - A JSON null in an optional field counts as omitted.
+//   - Chat tools without a description are accepted (the native route
+//     requires one).
+//   - A run or chat answer carries `x-should-retry: false`, which the
+//     official OpenAI clients honour: a retried run POST is a duplicate run.
+//   - Select is allowed while the workflow status is idle or terminated
+//     (both mean nothing runs); any other status is a 400. Selecting while
+//     the catalog is still loading is a 400 that says so.
+//   - The launch selection (--model/--family/--size) becomes the
+//     application's own selection once the catalog is ready; unpinning
+//     returns to it.
+//   - Unknown request fields are ignored; a body that is valid JSON but not
+//     an object is a 400 ("Request body must be a JSON object").
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/assistant"
+)
+
+// Server is an Automate server. Create it with New; serve its Handler.
+type Server struct {
+	cfg        Config
+	engine     assistant.Assistant
+	log        *slog.Logger
+	now        func() time.Time
+	workspace  string
+	toolWait   time.Duration
+	appVersion string
+	sys        systemInfo
+	handler    http.Handler
+	keyHash    atomic.Pointer[[sha256.Size]byte]
+	baseCtx    context.Context
+	stopBase   context.CancelFunc
+
+	mu             sync.Mutex
+	active         *run // the run holding the slot, running or parked
+	switching      bool // a model switch holds the slot
+	closed         bool
+	workflowStatus string
+	pin            *automate.ModelOption // session pin; nil: the application's selection
+	appModel       string                // the application's own selection set at launch; "" = engine default
+	launchErr      *string
+}
+
+// ErrInvalidKey is returned for an access key that breaks the key rules.
+var ErrInvalidKey = errors.New("the access key must be at least 24 characters without surrounding white space")
+
+// New returns a server for cfg. It creates the workspace folder.
+func New(cfg Config) (*Server, error) {
+	if cfg.Assistant == nil {
+		return nil, errors.New("server: Config.Assistant is required")
+	}
+	s := &Server{cfg: cfg, engine: cfg.Assistant, log: cfg.Logger, now: cfg.Now,
+		toolWait: cfg.ToolWait, appVersion: cfg.AppVersion, workflowStatus: automate.WorkflowIdle}
+	if err := s.SetKey(cfg.Key); err != nil {
+		return nil, err
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.toolWait <= 0 {
+		s.toolWait = automate.DefaultToolWait
+	}
+	if s.appVersion == "" {
+		s.appVersion = "dev"
+	}
+	ws, err := resolveWorkspace(cfg.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	s.workspace = ws
+	if cfg.WorkspaceRestriction != "" {
+		abs, err := filepath.Abs(cfg.WorkspaceRestriction)
+		if err != nil {
+			return nil, fmt.Errorf("server: workspace restriction: %w", err)
+		}
+		s.cfg.WorkspaceRestriction = abs
+	}
+	s.sys = readSystemInfo()
+	s.baseCtx, s.stopBase = context.WithCancel(context.Background())
+	s.handler = s.routes()
+	if ls := cfg.LaunchSelection; ls != (LaunchSelection{}) {
+		go s.applyLaunchSelection(ls)
+	}
+	return s, nil
+}
+
+func resolveWorkspace(dir string) (string, error) {
+	if dir == "" {
+		base, err := os.UserConfigDir()
+		if err != nil {
+			return "", fmt.Errorf("server: no workspace given and no user config directory: %w", err)
+		}
+		dir = filepath.Join(base, "hubgate", "automate-http-workspace")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("server: workspace: %w", err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return "", fmt.Errorf("server: create workspace: %w", err)
+	}
+	return abs, nil
+}
+
+// SetKey replaces the access key at once; the old key stops working with
+// no grace period.
+func (s *Server) SetKey(key string) error {
+	if len(key) < automate.MinAccessKeyLength || strings.TrimSpace(key) != key {
+		return ErrInvalidKey
+	}
+	h := sha256.Sum256([]byte("Bearer " + key))
+	s.keyHash.Store(&h)
+	return nil
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Workspace returns the absolute workspace folder.
+func (s *Server) Workspace() string { return s.workspace }
+
+// Close stops the run in flight (its record ends terminated), clears the
+// model pin and waits up to the context's deadline for the run to end.
+func (s *Server) Close(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	r := s.active
+	pinned := s.pin != nil
+	s.pin = nil
+	appModel := s.appModel
+	s.mu.Unlock()
+	if r != nil {
+		r.cancel(causeShutdown)
+		s.engine.Terminate()
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+			return fmt.Errorf("server: run %s did not stop: %w", r.id, ctx.Err())
+		}
+	}
+	if pinned {
+		_ = s.engine.ActivateModel(ctx, appModel)
+	}
+	s.stopBase()
+	return nil
+}
+
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	notFound := func(w http.ResponseWriter, _ *http.Request) { writeError(w, s.log, errNotFoundAnswer) }
+	r.NotFound(notFound)
+	r.MethodNotAllowed(notFound)
+	r.Get("/health", s.handleHealth)
+	r.Get("/v1/models", s.handleModels)
+	r.Get("/v1/automate/models", s.handleCatalog)
+	r.Post("/v1/automate/models/select", s.handleSelect)
+	r.Post("/v1/automate/cancel", s.handleCancel)
+	r.Post("/v1/runs", s.handleRun)
+	r.Post("/v1/runs/{resumeToken}/tool-results", s.handleResume)
+	r.Post("/v1/chat/completions", s.handleChat)
+	return s.authenticate(r)
+}
+
+// authenticate answers 401 before routing unless the request carries
+// exactly one `Authorization: Bearer <key>` header with the current key.
+// The comparison is constant-time over digests, so neither the key nor its
+// length leaks through timing.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		values := r.Header.Values("Authorization")
+		if len(values) != 1 {
+			writeError(w, s.log, errUnauthorizedAnswer)
+			return
+		}
+		got := sha256.Sum256([]byte(values[0]))
+		want := s.keyHash.Load()
+		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			writeError(w, s.log, errUnauthorizedAnswer)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, s.log, http.StatusOK, s.Health())
+}
+
+// Health returns what GET /health answers.
+func (s *Server) Health() automate.Health {
+	rt := s.engine.Runtime()
+	s.mu.Lock()
+	h := automate.Health{
+		Status:                    "ok",
+		Service:                   automate.ServiceID,
+		AppVersion:                s.appVersion,
+		Platform:                  s.sys.platform,
+		Architecture:              s.sys.architecture,
+		OSRelease:                 s.sys.osRelease,
+		CPU:                       s.sys.cpu,
+		LogicalCPUCount:           s.sys.cpuCount,
+		TotalMemoryBytes:          s.sys.totalMemory,
+		WorkflowStatus:            s.workflowStatus,
+		WorkerRunning:             rt.WorkerRunning,
+		Busy:                      s.active != nil,
+		Workspace:                 s.workspace,
+		Backend:                   rt.Backend,
+		ContextSize:               rt.ContextSize,
+		LaunchModelSelectionError: s.launchErr,
+	}
+	if s.active != nil {
+		id := s.active.id
+		h.ActiveRequestID = &id
+	}
+	if s.pin != nil {
+		h.AutomateModelSelection = &automate.ModelSelection{ModelName: s.pin.Name, Family: s.pin.Family, SizeCode: s.pin.SizeCode}
+	}
+	active := s.active
+	s.mu.Unlock()
+	if active != nil {
+		active.mu.Lock()
+		h.AwaitingToolResults = active.phase == phaseParked
+		active.mu.Unlock()
+	}
+	if rt.ModelName != "" {
+		name := rt.ModelName
+		h.ModelName = &name
+	}
+	return h
+}
+
+func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, s.log, http.StatusOK, automate.ModelList{Object: "list", Data: []automate.ModelEntry{
+		{ID: automate.ServiceID, Object: "model", OwnedBy: "service"},
+	}})
+}
+
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	o, err := decodeObject(body, true)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	force, err := o.boolean("force", "force must be a boolean")
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	writeJSON(w, s.log, http.StatusOK, s.Cancel(force))
+}
+
+// Cancel stops whatever runs: softly between steps, or at once by killing
+// the worker when force holds. It is safe to call when nothing runs.
+func (s *Server) Cancel(force bool) automate.CancelResponse {
+	s.mu.Lock()
+	status := s.workflowStatus
+	r := s.active
+	s.mu.Unlock()
+	if r == nil {
+		return automate.CancelResponse{Mode: automate.CancelModeNone, WorkflowStatus: status}
+	}
+	id := r.id
+	resp := automate.CancelResponse{Stopped: true, RequestID: &id, WorkflowStatus: status}
+	if force {
+		resp.Mode = automate.CancelModeTerminate
+		r.cancel(causeForce)
+		s.engine.Terminate()
+	} else {
+		resp.Mode = automate.CancelModeCancel
+		r.softStop()
+	}
+	s.log.Info("run cancel requested", "request_id", id, "mode", resp.Mode)
+	return resp
+}
+
+func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Should-Retry", "false")
+	body, err := readBody(w, r)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	o, err := decodeObject(body, false)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	spec, err := decodeRunRequest(o, s.cfg.ConfiguredMcpServers)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	run, err := s.startRun(spec)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	s.answerRun(w, r, run)
+}
+
+func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Should-Retry", "false")
+	token := chi.URLParam(r, "resumeToken")
+	body, err := readBody(w, r)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	o, err := decodeObject(body, false)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	results, err := decodeResults(o)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	run := s.liveRun(token)
+	if run == nil {
+		writeError(w, s.log, errNoParkedRun)
+		return
+	}
+	run.deliver(results)
+	s.answerRun(w, r, run)
+}
+
+// liveRun returns the run that token resumes, or nil.
+func (s *Server) liveRun(token string) *run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active == nil || subtle.ConstantTimeCompare([]byte(s.active.token), []byte(token)) != 1 {
+		return nil
+	}
+	return s.active
+}
+
+// answerRun waits for the run's next outcome and answers it natively.
+func (s *Server) answerRun(w http.ResponseWriter, r *http.Request, run *run) {
+	rec, err := run.wait(r.Context())
+	switch {
+	case err != nil && r.Context().Err() != nil:
+		return // the caller went away; the run goes on (cancel is explicit)
+	case err != nil:
+		writeError(w, s.log, err)
+	default:
+		writeJSON(w, s.log, recordStatus(rec), rec)
+	}
+}
+
+// recordStatus is the HTTP status of a record: 200 for completed and
+// parked runs, 500 for runs that ended otherwise.
+func recordStatus(rec *automate.RunRecord) int {
+	if rec.Status == automate.StatusCompleted || rec.Status == automate.StatusAwaitingToolResults {
+		return http.StatusOK
+	}
+	return http.StatusInternalServerError
+}
