@@ -1,0 +1,31 @@
+// Package configs owns hubgate's configuration and its secret store.
+//
+// Configuration (config.go): a YAML schema with an embedded, commented
+// defaults file (defaults.yaml). Load applies, in this order, the defaults,
+// the config file, the HUBGATE_* environment variables of one explicit table
+// (EnvVars) and the caller's overrides (usually command-line flags, keyed by
+// field path such as "automate.port"). Decoding is strict: an unknown key, a
+// duplicate key or a value of the wrong type is an error naming the key path
+// and the file line. Validate reports every problem at once as a
+// *ValidationError whose entries name the field path and where the value
+// came from. Choices the brief left open:
+//   - an empty environment variable counts as unset (CI templates often
+//     export empty variables);
+//   - paths (automate.workspace, workspace_restriction, models_file) must be
+//     absolute after expanding a leading "~/"; validation never touches the
+//     file system;
+//   - remote URLs must be https, except for loopback hosts (the mock service
+//     runs on 127.0.0.1 over plain http); user info, query and fragment are
+//     rejected (credentials never live in the config);
+//   - secrets are never read from the file or from configs' environment
+//     variables; an unknown key that looks like a secret gets a hint saying
+//     so.
+//
+// Secrets (secrets.go, keyring.go): SecretStore is the small interface every
+// consumer depends on. Keyring implements it over the OS Secret Service
+// (github.com/zalando/go-keyring), with a timeout on every call, one call in
+// flight at a time, a guard against godbus autolaunching a stray dbus-daemon,
+// and errors classified into *StoreError kinds. There is no plaintext
+// fallback: where no secure store is usable the store says so and refuses.
+// MemoryStore is for unit tests and the one-process demo only.
+package configs
