@@ -1,0 +1,178 @@
+// Package testenv owns small helpers for tests that need things outside Go:
+// node and the npm packages pinned in testdata/npm (MCP servers, the openai
+// and SignalR clients), free loopback ports, and process-group checks.
+//
+// A missing prerequisite skips the test, except when the environment
+// variable CI is "true": then it fails loudly, so that CI never passes by
+// skipping. Install the npm packages with `npm ci` in testdata/npm.
+package testenv
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// ModuleRoot returns the directory holding go.mod, found upwards from the
+// test's working directory.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("testenv: no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// missing skips the test, or fails it when CI=true.
+func missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("testenv: %s (CI=true: prerequisites are mandatory)", msg)
+	}
+	t.Skipf("testenv: %s", msg)
+}
+
+// NpmDir is the folder of the pinned npm packages, relative to the module
+// root.
+const NpmDir = "testdata/npm"
+
+// NpmBin returns the absolute path of a file of an installed npm package
+// of testdata/npm, for example
+// "@modelcontextprotocol/server-everything/dist/index.js". It skips the
+// test when the file is missing (fails under CI=true).
+func NpmBin(t testing.TB, pkgPath string) string {
+	t.Helper()
+	p := filepath.Join(ModuleRoot(t), NpmDir, "node_modules", filepath.FromSlash(pkgPath))
+	if _, err := os.Stat(p); err != nil {
+		missing(t, "%s is not installed: run npm ci in %s", pkgPath, NpmDir)
+	}
+	return p
+}
+
+// RequireNode returns the path of the node executable; it skips the test
+// when node is not on PATH (fails under CI=true).
+func RequireNode(t testing.TB) string {
+	t.Helper()
+	p, err := exec.LookPath("node")
+	if err != nil {
+		missing(t, "node is not on PATH")
+	}
+	return p
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// WaitListening polls addr (host:port) until it accepts a TCP connection,
+// failing the test after timeout or when exited is closed first (the
+// server process died).
+func WaitListening(t testing.TB, addr string, timeout time.Duration, exited <-chan struct{}) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("testenv: %s not listening after %s: %v", addr, timeout, err)
+		}
+		select {
+		case <-exited:
+			t.Fatalf("testenv: the server for %s exited before listening", addr)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// StartNodeServer starts `node script args...` in its own process group
+// with extra environment entries, waits until it listens on 127.0.0.1:port,
+// and kills its process group at cleanup. It returns the process group id.
+func StartNodeServer(t testing.TB, port int, env []string, script string, args ...string) int {
+	t.Helper()
+	node := RequireNode(t)
+	cmd := exec.Command(node, append([]string{script}, args...)...)
+	cmd.Env = append(append(os.Environ(), "PORT="+strconv.Itoa(port)), env...)
+	setpgid(cmd)
+	if testing.Verbose() {
+		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("testenv: start node: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() {
+		killGroup(pgid)
+		cmd.Process.Kill()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			t.Errorf("testenv: node server (pgid %d) did not exit", pgid)
+		}
+	})
+	WaitListening(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 30*time.Second, exited)
+	return pgid
+}
+
+// ErrStillAlive is reported by WaitGroupGone.
+var ErrStillAlive = errors.New("process group still has processes")
+
+// WaitGroupGone polls until no process of the process group pgid exists
+// (kill(-pgid, 0) fails with ESRCH), up to timeout.
+func WaitGroupGone(pgid int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if !groupAlive(pgid) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pgid %d: %w after %s", pgid, ErrStillAlive, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// WaitPidGone polls until the process pid no longer exists, up to timeout.
+func WaitPidGone(pid int, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if !pidAlive(pid) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("pid %d still exists after %s", pid, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
