@@ -242,6 +242,6 @@ func (k *Keyring) ctxError(ctx context.Context, op, account string, start time.T
 	}
 	k.log.Warn("keyring call timed out", "op", op, "account", account, "timeout", budget)
 	return &StoreError{Op: op, Account: account, Kind: KindTimeout,
-		Err: fmt.Errorf("keyring %s gave up after %s: %w", op, budget, context.DeadlineExceeded),
+		Err:    fmt.Errorf("keyring %s gave up after %s: %w", op, budget, context.DeadlineExceeded),
 		reason: fmt.Sprintf("no answer within %s (a locked collection waiting on an unlock prompt, or a stuck D-Bus or keyring daemon)", budget)}
 }
