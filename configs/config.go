@@ -1,0 +1,463 @@
+package configs
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+)
+
+//go:embed defaults.yaml
+var defaultsYAML []byte
+
+// DefaultsYAML returns the embedded, commented defaults file (a template
+// for a user's config file).
+func DefaultsYAML() []byte { return slices.Clone(defaultsYAML) }
+
+// Config is hubgate's configuration. Load fills it; the zero value is not a
+// valid configuration. It never holds a secret.
+//
+// To add a setting: add a tagged field (string, int, bool, time.Duration,
+// or a nested struct for a new section), document it in defaults.yaml, and
+// add a rule to Validate (and an EnvVars entry if it has a variable).
+type Config struct {
+	Log      LogConfig      `yaml:"log"`
+	Remote   RemoteConfig   `yaml:"remote"`
+	Automate AutomateConfig `yaml:"automate"`
+
+	file    string            // the config file read, "" when none
+	sources map[string]string // field path -> where its value came from
+}
+
+// LogConfig is the log section.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug | info | warn | error
+	Format string `yaml:"format"` // text | json
+}
+
+// RemoteConfig is the remote device service section.
+type RemoteConfig struct {
+	APIURL       string `yaml:"api_url"`        // e.g. https://api.example.com; "" when not configured
+	AuthURL      string `yaml:"auth_url"`       // "": AuthorizeURL derives it from APIURL
+	ClientID     string `yaml:"client_id"`      // OAuth client id
+	DeviceTypeID string `yaml:"device_type_id"` // device type of the User Device to create
+}
+
+// AutomateConfig is the co-hosted Automate server section.
+type AutomateConfig struct {
+	// Port: 0 picks the first free port of 4317..4328; otherwise forced.
+	Port int `yaml:"port"`
+	// Workspace is an absolute path; Load fills the default
+	// <user config dir>/hubgate/automate-http-workspace when it is empty.
+	Workspace string `yaml:"workspace"`
+	// WorkspaceRestriction is the user's own restriction folder; "": none.
+	WorkspaceRestriction string `yaml:"workspace_restriction"`
+	// ToolWait is how long a parked run waits for tool results per round.
+	ToolWait time.Duration `yaml:"tool_wait"`
+	// ModelsFile is a JSON file replacing the scripted engine's catalog; "": built-in.
+	ModelsFile string `yaml:"models_file"`
+	// Engine selects the assistant engine (see Engines).
+	Engine string `yaml:"engine"`
+}
+
+// Allowed values.
+var (
+	LogLevels  = []string{"debug", "info", "warn", "error"}
+	LogFormats = []string{"text", "json"}
+	// Engines lists the assistant engines this build knows.
+	Engines = []string{"scripted"}
+)
+
+// Automate port window (mirrors the Automate contract).
+const (
+	AutomateFirstPort = 4317
+	AutomateLastPort  = 4328
+)
+
+// EnvVar maps one environment variable onto a field path.
+type EnvVar struct {
+	Name string // e.g. HUBGATE_LOG_LEVEL
+	Path string // e.g. log.level
+}
+
+// envVars is the one table of environment variables configs reads. Secrets
+// (HUBGATE_AUTOMATE_KEY, HUBGATE_CLIENT_SECRET) are read by their
+// consumers, never here.
+var envVars = []EnvVar{
+	{"HUBGATE_LOG_LEVEL", "log.level"},
+	{"HUBGATE_LOG_FORMAT", "log.format"},
+	{"HUBGATE_API_URL", "remote.api_url"},
+	{"HUBGATE_AUTH_URL", "remote.auth_url"},
+	{"HUBGATE_CLIENT_ID", "remote.client_id"},
+	{"HUBGATE_DEVICE_TYPE", "remote.device_type_id"},
+	{"HUBGATE_AUTOMATE_PORT", "automate.port"},
+	{"HUBGATE_AUTOMATE_WORKSPACE", "automate.workspace"},
+	{"HUBGATE_TOOL_WAIT", "automate.tool_wait"},
+}
+
+// EnvVars returns the environment variable table (for help texts).
+func EnvVars() []EnvVar { return slices.Clone(envVars) }
+
+// Override sets one field after the file and the environment; the caller
+// builds these from the command-line flags the user actually set.
+type Override struct {
+	Path   string // field path, e.g. "automate.port"
+	Value  string // same syntax as in the file: "4320", "90s", "debug"
+	Origin string // shown in messages, e.g. "flag --port"; zero: "override"
+}
+
+// LoadOptions configures Load.
+type LoadOptions struct {
+	// Path of the config file. Zero: DefaultPath(), and a missing file is
+	// fine. A file named here must exist.
+	Path string
+	// Env looks up environment variables. Zero: os.Getenv. An empty value
+	// counts as unset.
+	Env func(string) string
+	// Overrides are applied last, in order (usually flags).
+	Overrides []Override
+	// UserConfigDir returns the per-user config directory, for the default
+	// file path and the default workspace. Zero: os.UserConfigDir.
+	UserConfigDir func() (string, error)
+	// HomeDir returns the home directory for a leading "~/" in paths.
+	// Zero: os.UserHomeDir.
+	HomeDir func() (string, error)
+}
+
+// DefaultPath returns the default config file path,
+// $XDG_CONFIG_HOME/hubgate/config.yaml (os.UserConfigDir).
+func DefaultPath() (string, error) { return defaultPath(os.UserConfigDir) }
+
+func defaultPath(userConfigDir func() (string, error)) (string, error) {
+	dir, err := userConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("locate the config file: %w", err)
+	}
+	return filepath.Join(dir, "hubgate", "config.yaml"), nil
+}
+
+// FieldError is one configuration problem.
+type FieldError struct {
+	Path    string // field path, e.g. "automate.tool_wait"; "" for the file as a whole
+	Message string // e.g. "must be a positive duration; got 0s"
+	Source  string // where the value came from: "/x/config.yaml:7", "HUBGATE_TOOL_WAIT", "flag --tool-wait", "defaults"; may be ""
+}
+
+func (e FieldError) String() string {
+	s := e.Message
+	if e.Path != "" {
+		s = e.Path + ": " + s
+	}
+	if e.Source != "" {
+		s += " (" + e.Source + ")"
+	}
+	return s
+}
+
+// ValidationError lists every problem of a configuration: syntax, unknown
+// keys, values of the wrong type and failed rules. Callers map it to their
+// "bad configuration" exit code.
+type ValidationError struct {
+	Problems []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.String()
+	}
+	if len(parts) == 1 {
+		return "invalid configuration: " + parts[0]
+	}
+	return fmt.Sprintf("invalid configuration (%d problems): %s", len(parts), strings.Join(parts, "; "))
+}
+
+// File returns the config file Load read, or "" when there was none.
+func (c *Config) File() string { return c.file }
+
+// Source tells where the value of a field path came from ("defaults", a
+// "file:line", an environment variable name, an override origin, or
+// "default (user config dir)"), or "" when Load did not set it.
+func (c *Config) Source(path string) string { return c.sources[path] }
+
+func (c *Config) setSource(path, src string) {
+	if c.sources == nil {
+		c.sources = map[string]string{}
+	}
+	c.sources[path] = src
+}
+
+// Load builds the configuration: embedded defaults, then the file, then the
+// environment, then opts.Overrides; it fills derived defaults, expands a
+// leading "~/" in paths, and validates. Problems with the configuration
+// come back as one *ValidationError; a file that cannot be read (or a named
+// file that does not exist, errors.Is(err, fs.ErrNotExist)) as a plain
+// wrapped error.
+func Load(opts LoadOptions) (*Config, error) {
+	if opts.Env == nil {
+		opts.Env = os.Getenv
+	}
+	if opts.UserConfigDir == nil {
+		opts.UserConfigDir = os.UserConfigDir
+	}
+	if opts.HomeDir == nil {
+		opts.HomeDir = os.UserHomeDir
+	}
+	cfg := &Config{}
+	d := &decoder{cfg: cfg, source: "defaults"}
+	d.decode(defaultsYAML)
+	if len(d.problems) > 0 { // a bug in defaults.yaml, caught by its tests
+		return nil, fmt.Errorf("embedded defaults: %w", &ValidationError{Problems: d.problems})
+	}
+	for _, p := range leafPaths(reflect.TypeFor[Config](), "") {
+		cfg.setSource(p, "defaults")
+	}
+
+	path, explicit := opts.Path, opts.Path != ""
+	if !explicit {
+		if p, err := defaultPath(opts.UserConfigDir); err == nil {
+			path = p
+		}
+	}
+	var problems []FieldError
+	if path != "" {
+		data, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			cfg.file = path
+			d = &decoder{cfg: cfg, source: path}
+			d.decode(data)
+			problems = append(problems, d.problems...)
+		case errors.Is(err, fs.ErrNotExist) && !explicit:
+			// no config file: defaults and environment only
+		default:
+			return nil, fmt.Errorf("read config file: %w", err)
+		}
+	}
+
+	root := reflect.ValueOf(cfg).Elem()
+	set := func(fieldPath, value, origin string) {
+		f, ok := fieldByPath(root, fieldPath)
+		if !ok {
+			problems = append(problems, FieldError{Path: fieldPath, Message: "unknown setting", Source: origin})
+			return
+		}
+		if err := setLeaf(f, value); err != nil {
+			problems = append(problems, FieldError{Path: fieldPath, Message: err.Error(), Source: origin})
+			return
+		}
+		cfg.setSource(fieldPath, origin)
+	}
+	for _, ev := range envVars {
+		if v := opts.Env(ev.Name); v != "" {
+			set(ev.Path, v, ev.Name)
+		}
+	}
+	for _, o := range opts.Overrides {
+		origin := o.Origin
+		if origin == "" {
+			origin = "override"
+		}
+		set(o.Path, o.Value, origin)
+	}
+
+	problems = append(problems, cfg.resolve(opts)...)
+	if verr := cfg.validate(); verr != nil {
+		// A value that failed to parse already has its problem; skip rule
+		// messages about the same field.
+		bad := map[string]bool{}
+		for _, p := range problems {
+			bad[p.Path] = true
+		}
+		for _, p := range verr.Problems {
+			if !bad[p.Path] {
+				problems = append(problems, p)
+			}
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &ValidationError{Problems: problems}
+	}
+	return cfg, nil
+}
+
+// resolve fills derived defaults and expands "~/" in paths.
+func (c *Config) resolve(opts LoadOptions) []FieldError {
+	var problems []FieldError
+	a := &c.Automate
+	if a.Workspace == "" {
+		dir, err := opts.UserConfigDir()
+		if err != nil {
+			problems = append(problems, FieldError{Path: "automate.workspace",
+				Message: "not set, and the default (<user config dir>/hubgate/automate-http-workspace) needs a user config directory: " + err.Error()})
+		} else {
+			a.Workspace = filepath.Join(dir, "hubgate", "automate-http-workspace")
+			c.setSource("automate.workspace", "default (user config dir)")
+		}
+	}
+	for _, p := range []struct {
+		path string
+		v    *string
+	}{
+		{"automate.workspace", &a.Workspace},
+		{"automate.workspace_restriction", &a.WorkspaceRestriction},
+		{"automate.models_file", &a.ModelsFile},
+	} {
+		if *p.v != "~" && !strings.HasPrefix(*p.v, "~/") {
+			continue
+		}
+		home, err := opts.HomeDir()
+		if err != nil {
+			problems = append(problems, FieldError{Path: p.path, Message: "cannot expand ~: " + err.Error(), Source: c.Source(p.path)})
+			continue
+		}
+		*p.v = filepath.Join(home, strings.TrimPrefix(*p.v, "~"))
+	}
+	return problems
+}
+
+// Validate checks every rule and returns a *ValidationError listing all
+// problems, or nil.
+func (c *Config) Validate() error {
+	if verr := c.validate(); verr != nil {
+		return verr
+	}
+	return nil
+}
+
+func (c *Config) validate() *ValidationError {
+	var problems []FieldError
+	bad := func(path, format string, args ...any) {
+		problems = append(problems, FieldError{Path: path, Message: fmt.Sprintf(format, args...), Source: c.Source(path)})
+	}
+	oneOf := func(path, v string, allowed []string) {
+		if !slices.Contains(allowed, v) {
+			bad(path, "must be one of %s; got %q", strings.Join(allowed, ", "), v)
+		}
+	}
+	absPath := func(path, v string, required bool) {
+		switch {
+		case v == "" && required:
+			bad(path, "must be set")
+		case v != "" && !filepath.IsAbs(v):
+			bad(path, "must be an absolute path; got %q", v)
+		}
+	}
+
+	oneOf("log.level", c.Log.Level, LogLevels)
+	oneOf("log.format", c.Log.Format, LogFormats)
+
+	if c.Remote.APIURL != "" {
+		if msg := checkServiceURL(c.Remote.APIURL); msg != "" {
+			bad("remote.api_url", "%s", msg)
+		}
+	}
+	if c.Remote.AuthURL != "" {
+		if msg := checkServiceURL(c.Remote.AuthURL); msg != "" {
+			bad("remote.auth_url", "%s", msg)
+		}
+	}
+
+	a := c.Automate
+	if a.Port < 0 || a.Port > 65535 {
+		bad("automate.port", "must be 0 (the first free port of %d..%d) or a TCP port 1..65535; got %d",
+			AutomateFirstPort, AutomateLastPort, a.Port)
+	}
+	absPath("automate.workspace", a.Workspace, true)
+	absPath("automate.workspace_restriction", a.WorkspaceRestriction, false)
+	absPath("automate.models_file", a.ModelsFile, false)
+	if a.ToolWait <= 0 {
+		bad("automate.tool_wait", "must be a positive duration; got %s", a.ToolWait)
+	}
+	oneOf("automate.engine", a.Engine, Engines)
+
+	if len(problems) == 0 {
+		return nil
+	}
+	return &ValidationError{Problems: problems}
+}
+
+// checkServiceURL returns "" for an acceptable remote URL, else the
+// problem. It never echoes a URL that carries credentials.
+func checkServiceURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
+		if err == nil && u.User != nil {
+			return "must be an absolute http(s) URL such as https://api.example.com, without user info"
+		}
+		return fmt.Sprintf("must be an absolute http(s) URL such as https://api.example.com; got %q", raw)
+	}
+	switch {
+	case u.User != nil:
+		return "must not contain user info (credentials never go in the configuration)"
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return fmt.Sprintf("must not have a query or fragment; got %q", raw)
+	case u.Scheme == "http" && !isLoopbackHost(u.Hostname()):
+		return fmt.Sprintf("must use https (plain http is allowed only for loopback hosts such as 127.0.0.1); got %q", raw)
+	}
+	return ""
+}
+
+func isLoopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// AuthorizeURL is the OAuth authorization endpoint: AuthURL, or
+// {APIURL}/signin/authorize when AuthURL is empty ("" when neither is set).
+func (r RemoteConfig) AuthorizeURL() string {
+	if r.AuthURL != "" {
+		return r.AuthURL
+	}
+	if r.APIURL == "" {
+		return ""
+	}
+	return strings.TrimRight(r.APIURL, "/") + "/signin/authorize"
+}
+
+// RequireRemote reports, as a *ValidationError, which remote settings a
+// command that talks to the remote service is missing (api_url, client_id,
+// device_type_id), or nil.
+func (c *Config) RequireRemote() error {
+	var problems []FieldError
+	for _, f := range []struct{ path, v, env string }{
+		{"remote.api_url", c.Remote.APIURL, "HUBGATE_API_URL"},
+		{"remote.client_id", c.Remote.ClientID, "HUBGATE_CLIENT_ID"},
+		{"remote.device_type_id", c.Remote.DeviceTypeID, "HUBGATE_DEVICE_TYPE"},
+	} {
+		if f.v == "" {
+			problems = append(problems, FieldError{Path: f.path,
+				Message: "must be set to talk to the remote service (config file or " + f.env + ")"})
+		}
+	}
+	if len(problems) > 0 {
+		return &ValidationError{Problems: problems}
+	}
+	return nil
+}
+
+// SlogLevel maps Level onto a slog.Level (info for an unknown value; Load
+// rejects those).
+func (l LogConfig) SlogLevel() slog.Level {
+	switch l.Level {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
