@@ -1,0 +1,515 @@
+package toolkit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of McpConfig.
+const (
+	DefaultMcpConnectTimeout    = 30 * time.Second
+	DefaultMcpTerminateDuration = 2 * time.Second
+	stderrTail                  = 2048 // bytes of a stdio server's stderr kept for error messages
+)
+
+// McpToolPrefix starts every exposed inline MCP tool name.
+const McpToolPrefix = "mcp__"
+
+// ErrMcpServerUnknown is wrapped by McpPool.Call for a server that is not
+// in the pool.
+var ErrMcpServerUnknown = errors.New("no such inline MCP server in this run")
+
+// ErrMcpServerUnavailable is wrapped by McpPool.Call for a server that
+// failed to connect.
+var ErrMcpServerUnavailable = errors.New("inline MCP server is not connected")
+
+// ErrMcpToolUnavailable is wrapped by McpPool.Call for a tool the server
+// does not list or that is in its disabledTools.
+var ErrMcpToolUnavailable = errors.New("MCP tool is not available")
+
+// ErrMcpClosed is returned by McpPool.Call after Close.
+var ErrMcpClosed = errors.New("MCP pool is closed")
+
+// McpConfig configures ConnectMcp.
+type McpConfig struct {
+	// ConnectTimeout bounds connecting to all servers (they connect
+	// concurrently) including listing their tools. Zero:
+	// DefaultMcpConnectTimeout (30 s).
+	ConnectTimeout time.Duration
+	// TerminateDuration is how long Close waits for a stdio server to exit
+	// after closing its stdin before it is signalled (the SDK's
+	// CommandTransport.TerminateDuration). Zero: DefaultMcpTerminateDuration.
+	TerminateDuration time.Duration
+	// HTTPClient is used for http and sse servers; its Transport is
+	// wrapped to add each server's headers. Nil: a client with no overall
+	// timeout (the streams are long-lived) over http.DefaultTransport.
+	HTTPClient *http.Client
+	// Env is the base environment of stdio servers, to which each server's
+	// env is added. Nil: this process's environment.
+	Env []string
+	// ClientName and ClientVersion identify this client to the servers.
+	// Zero: "hubgate" and "dev".
+	ClientName, ClientVersion string
+	// Logger receives connection lines (never headers or env values). Nil:
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// McpTool is one tool of an inline MCP server.
+type McpTool struct {
+	Server      string          // the server's name
+	Name        string          // the bare tool name
+	Exposed     string          // mcp__<server>__<tool>
+	Description string          // the server's description of the tool
+	InputSchema json.RawMessage // JSON Schema of the arguments ({"type":"object"} when absent)
+}
+
+// McpResult is the result of an MCP tool call.
+type McpResult struct {
+	Text    string // the text of the result's content (see ResultText)
+	IsError bool   // the server reported the call as failed
+}
+
+// McpPool holds the sessions to a run's inline MCP servers.
+type McpPool struct {
+	log *slog.Logger
+
+	mu     sync.Mutex
+	closed bool
+	conns  []*mcpConn // in the order of the servers given
+	errs   map[string]error
+}
+
+type mcpConn struct {
+	server     automate.InlineMcpServer
+	session    *mcp.ClientSession
+	cancel     context.CancelFunc // ends the session context (SSE stream)
+	cmd        *exec.Cmd          // stdio only
+	pgid       int                // stdio only: the server's process group
+	stderr     *cappedTail        // stdio only: the tail of the server's stderr
+	stderrR    *os.File           // stdio only: read end of the stderr pipe
+	stderrDone chan struct{}      // stdio only: closed when stderr reaches EOF
+	tools      []McpTool
+	disabled   map[string]bool
+	closeOnce  sync.Once
+}
+
+// ConnectMcp connects to every server concurrently and lists their tools.
+// It always returns a pool, which the caller must Close; servers that
+// failed are in Errors and have no tools. ctx bounds connecting only: the
+// sessions live until Close.
+func ConnectMcp(ctx context.Context, servers []automate.InlineMcpServer, cfg McpConfig) *McpPool {
+	if cfg.ConnectTimeout <= 0 {
+		cfg.ConnectTimeout = DefaultMcpConnectTimeout
+	}
+	if cfg.TerminateDuration <= 0 {
+		cfg.TerminateDuration = DefaultMcpTerminateDuration
+	}
+	if cfg.ClientName == "" {
+		cfg.ClientName = "hubgate"
+	}
+	if cfg.ClientVersion == "" {
+		cfg.ClientVersion = "dev"
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	p := &McpPool{log: log, errs: map[string]error{}}
+	p.conns = make([]*mcpConn, len(servers))
+	errs := make([]error, len(servers))
+	var wg sync.WaitGroup
+	for i, s := range servers {
+		wg.Go(func() {
+			c, err := connectOne(ctx, s, cfg)
+			p.conns[i], errs[i] = c, err
+		})
+	}
+	wg.Wait()
+	for i, s := range servers {
+		if errs[i] != nil {
+			p.errs[s.Name] = errs[i]
+			log.Warn("toolkit: inline MCP server failed to connect", "server", s.Name, "transport", s.Transport, "err", errs[i])
+		} else {
+			log.Debug("toolkit: inline MCP server connected", "server", s.Name, "transport", s.Transport, "tools", len(p.conns[i].tools))
+		}
+	}
+	return p
+}
+
+func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) (*mcpConn, error) {
+	c := &mcpConn{server: s, disabled: map[string]bool{}}
+	for _, t := range s.DisabledTools {
+		c.disabled[t] = true
+	}
+	var transport mcp.Transport
+	var stderrW *os.File // closed once the command has started (or failed to)
+	switch s.Transport {
+	case "stdio":
+		if s.Command == "" {
+			return nil, fmt.Errorf("mcp server %q: stdio needs a command", s.Name)
+		}
+		cmd := exec.Command(s.Command, s.Args...)
+		env := cfg.Env
+		if env == nil {
+			env = os.Environ()
+		}
+		env = slices.Clone(env)
+		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+			env = append(env, k+"="+s.Env[k])
+		}
+		cmd.Env = env
+		// stderr goes to a pipe this package reads, not to an io.Writer:
+		// exec would make Wait wait for every holder of the pipe, and an
+		// orphan of a wrapper (npx) holds it until its group is killed.
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("mcp server %q: %w", s.Name, err)
+		}
+		c.stderr = &cappedTail{max: stderrTail}
+		c.stderrR, c.stderrDone = pr, make(chan struct{})
+		go func() {
+			io.Copy(c.stderr, pr)
+			close(c.stderrDone)
+		}()
+		stderrW = pw
+		cmd.Stderr = pw
+		setProcessGroup(cmd)
+		c.cmd = cmd
+		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: cfg.TerminateDuration}
+	case "http", "sse":
+		if s.URL == "" {
+			return nil, fmt.Errorf("mcp server %q: %s needs a url", s.Name, s.Transport)
+		}
+		hc := httpClientWithHeaders(cfg.HTTPClient, s.Headers)
+		if s.Transport == "http" {
+			transport = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
+		} else {
+			transport = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
+		}
+	default:
+		return nil, fmt.Errorf("mcp server %q: unknown transport %q", s.Name, s.Transport)
+	}
+
+	// The session context outlives connecting (the SSE transport ties its
+	// stream to the context given to Connect); the timeout cancels it only
+	// while connecting.
+	sessCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancel = cancel
+	connected := make(chan struct{})
+	timer := time.NewTimer(cfg.ConnectTimeout)
+	var timedOut bool
+	var tmu sync.Mutex
+	go func() {
+		defer timer.Stop()
+		select {
+		case <-connected:
+			return
+		case <-ctx.Done():
+		case <-timer.C:
+			tmu.Lock()
+			timedOut = true
+			tmu.Unlock()
+		}
+		cancel()
+	}()
+
+	client := mcp.NewClient(&mcp.Implementation{Name: cfg.ClientName, Version: cfg.ClientVersion}, nil)
+	session, err := client.Connect(sessCtx, transport, nil)
+	if stderrW != nil {
+		stderrW.Close() // the child has its own copy
+	}
+	if err == nil {
+		c.session = session
+		if c.cmd != nil && c.cmd.Process != nil {
+			c.pgid = c.cmd.Process.Pid
+		}
+		err = c.listTools(sessCtx)
+	} else if c.cmd != nil && c.cmd.Process != nil {
+		c.pgid = c.cmd.Process.Pid
+	}
+	close(connected)
+	if err != nil {
+		tmu.Lock()
+		to := timedOut
+		tmu.Unlock()
+		c.close()
+		switch {
+		case to:
+			err = fmt.Errorf("timed out after %s: %w", cfg.ConnectTimeout, err)
+		case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
+			err = fmt.Errorf("%w: %w", ctx.Err(), err)
+		}
+		if c.stderr != nil {
+			if tail := strings.TrimSpace(c.stderr.String()); tail != "" {
+				err = fmt.Errorf("%w (stderr: %s)", err, Preview(tail, 300))
+			}
+		}
+		return c, fmt.Errorf("mcp server %q (%s): %w", s.Name, s.Transport, err)
+	}
+	return c, nil
+}
+
+func (c *mcpConn) listTools(ctx context.Context) error {
+	for t, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("list tools: %w", err)
+		}
+		if c.disabled[t.Name] {
+			continue
+		}
+		schema := json.RawMessage(`{"type":"object"}`)
+		if t.InputSchema != nil {
+			if b, err := json.Marshal(t.InputSchema); err == nil && string(b) != "null" {
+				schema = b
+			}
+		}
+		c.tools = append(c.tools, McpTool{
+			Server:      c.server.Name,
+			Name:        t.Name,
+			Exposed:     McpToolPrefix + c.server.Name + "__" + t.Name,
+			Description: t.Description,
+			InputSchema: schema,
+		})
+	}
+	return nil
+}
+
+// close ends the session and kills the stdio server's process group, once.
+func (c *mcpConn) close() { c.closeOnce.Do(c.doClose) }
+
+func (c *mcpConn) doClose() {
+	if c.session != nil {
+		c.session.Close()
+	}
+	if c.cancel != nil {
+		c.cancel()
+	}
+	if c.cmd != nil && c.cmd.Process != nil {
+		killProcessGroup(c.cmd, c.pgid)
+		if c.session == nil {
+			// Connect failed after starting the command. The SDK may or
+			// may not have reaped it; Process.Wait (not cmd.Wait, whose
+			// fields the SDK may be writing) reaps it or reports it done.
+			c.cmd.Process.Wait()
+		}
+	}
+	if c.stderrR != nil {
+		// Every process of the group is gone: the pipe reaches EOF unless
+		// a process left the group; then stop reading after a grace period.
+		select {
+		case <-c.stderrDone:
+		case <-time.After(pipeDrainWait):
+			c.stderrR.Close()
+			<-c.stderrDone
+		}
+		c.stderrR.Close()
+	}
+}
+
+// Errors returns the connection error of every server that failed, by
+// server name.
+func (p *McpPool) Errors() map[string]error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.errs)
+}
+
+// Tools lists the enabled tools of the connected servers, in server order.
+func (p *McpPool) Tools() []McpTool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []McpTool
+	for _, c := range p.conns {
+		if c != nil && c.session != nil {
+			out = append(out, c.tools...)
+		}
+	}
+	return out
+}
+
+// SplitExposed splits mcp__<server>__<tool> into server and tool. Server
+// names cannot contain "__" (no "--"... only lowercase letters, digits and
+// hyphens), so the first "__" after the prefix ends the server name.
+func SplitExposed(exposed string) (server, tool string, ok bool) {
+	rest, ok := strings.CutPrefix(exposed, McpToolPrefix)
+	if !ok {
+		return "", "", false
+	}
+	server, tool, ok = strings.Cut(rest, "__")
+	if !ok || server == "" || tool == "" {
+		return "", "", false
+	}
+	return server, tool, true
+}
+
+// Call calls tool of server with a JSON object of arguments (nil or empty
+// means {}; the SDK never sends null). An error means the call could not
+// be made (unknown server or tool, disabled tool, connection lost, ctx);
+// a tool that ran and failed is a McpResult with IsError.
+func (p *McpPool) Call(ctx context.Context, server, tool string, args json.RawMessage) (McpResult, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return McpResult{}, ErrMcpClosed
+	}
+	var conn *mcpConn
+	for _, c := range p.conns {
+		if c != nil && c.server.Name == server {
+			conn = c
+		}
+	}
+	connErr, failed := p.errs[server]
+	p.mu.Unlock()
+	if failed {
+		return McpResult{}, fmt.Errorf("%w: %w", ErrMcpServerUnavailable, connErr)
+	}
+	if conn == nil || conn.session == nil {
+		return McpResult{}, fmt.Errorf("%w: %q", ErrMcpServerUnknown, server)
+	}
+	if conn.disabled[tool] {
+		return McpResult{}, fmt.Errorf("%w: %s is in disabledTools of %q", ErrMcpToolUnavailable, tool, server)
+	}
+	if !slices.ContainsFunc(conn.tools, func(t McpTool) bool { return t.Name == tool }) {
+		return McpResult{}, fmt.Errorf("%w: %q does not list a tool named %q", ErrMcpToolUnavailable, server, tool)
+	}
+	arguments := map[string]any{}
+	if trimmed := strings.TrimSpace(string(args)); trimmed != "" && trimmed != "null" {
+		if err := json.Unmarshal([]byte(trimmed), &arguments); err != nil {
+			return McpResult{}, &ArgsError{Tool: McpToolPrefix + server + "__" + tool, Message: "arguments must be a JSON object: " + err.Error()}
+		}
+		if arguments == nil {
+			arguments = map[string]any{}
+		}
+	}
+	res, err := conn.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
+	if err != nil {
+		return McpResult{}, fmt.Errorf("mcp %s/%s: %w", server, tool, err)
+	}
+	return McpResult{Text: ResultText(res), IsError: res.IsError}, nil
+}
+
+// Close closes every session and kills the process group of every stdio
+// server; no process started by the pool survives it. It is safe to call
+// more than once.
+func (p *McpPool) Close() error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	conns := slices.Clone(p.conns)
+	p.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, c := range conns {
+		if c != nil {
+			wg.Go(c.close)
+		}
+	}
+	wg.Wait()
+	return nil
+}
+
+// ResultText extracts the text of a tool result: text content as is,
+// embedded text resources' text, a short note for other content, and the
+// structured content as JSON when there is no text at all.
+func ResultText(res *mcp.CallToolResult) string {
+	if res == nil {
+		return ""
+	}
+	var parts []string
+	for _, c := range res.Content {
+		switch v := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, v.Text)
+		case *mcp.EmbeddedResource:
+			if v.Resource != nil && v.Resource.Text != "" {
+				parts = append(parts, v.Resource.Text)
+			} else if v.Resource != nil {
+				parts = append(parts, "[resource "+v.Resource.URI+"]")
+			}
+		case *mcp.ResourceLink:
+			parts = append(parts, "[resource link "+v.URI+"]")
+		case *mcp.ImageContent:
+			parts = append(parts, "[image "+v.MIMEType+"]")
+		case *mcp.AudioContent:
+			parts = append(parts, "[audio "+v.MIMEType+"]")
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			return string(b)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// httpClientWithHeaders returns a client that adds headers to every request.
+func httpClientWithHeaders(base *http.Client, headers map[string]string) *http.Client {
+	var c http.Client
+	if base != nil {
+		c = *base
+	}
+	rt := c.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	if len(headers) > 0 {
+		c.Transport = &headerTransport{base: rt, headers: maps.Clone(headers)}
+	} else {
+		c.Transport = rt
+	}
+	return &c
+}
+
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(req)
+}
+
+// cappedTail keeps the last max bytes written.
+type cappedTail struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (b *cappedTail) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.buf = slices.Clone(b.buf[over:])
+	}
+	return len(p), nil
+}
+
+func (b *cappedTail) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return string(b.buf)
+}
