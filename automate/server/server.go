@@ -53,6 +53,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,9 +82,11 @@ type Server struct {
 	appVersion string
 	sys        systemInfo
 	handler    http.Handler
-	keyHash    atomic.Pointer[[sha256.Size]byte]
-	baseCtx    context.Context
-	stopBase   context.CancelFunc
+	// healthStatic is the pre-encoded fixed part of /health.
+	healthStatic []byte
+	keyHash      atomic.Pointer[[sha256.Size]byte]
+	baseCtx      context.Context
+	stopBase     context.CancelFunc
 
 	mu             sync.Mutex
 	active         *run // the run holding the slot, running or parked
@@ -133,6 +136,9 @@ func New(cfg Config) (*Server, error) {
 		s.cfg.WorkspaceRestriction = abs
 	}
 	s.sys = readSystemInfo()
+	if err := s.encodeHealthStatic(); err != nil {
+		return nil, err
+	}
 	s.baseCtx, s.stopBase = context.WithCancel(context.Background())
 	s.handler = s.routes()
 	if ls := cfg.LaunchSelection; ls != (LaunchSelection{}) {
@@ -240,7 +246,64 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, s.log, http.StatusOK, s.Health())
+	h := s.Health()
+	// The machine fields never change: they were encoded once in New, and
+	// only the state fields are encoded per request (the hot path of port
+	// discovery and readiness polling).
+	dynamic, err := json.Marshal(healthState{
+		WorkflowStatus: h.WorkflowStatus, ActiveRequestID: h.ActiveRequestID, ModelName: h.ModelName,
+		WorkerRunning: h.WorkerRunning, Busy: h.Busy, AwaitingToolResults: h.AwaitingToolResults,
+		Backend: h.Backend, ContextSize: h.ContextSize, LaunchModelSelectionError: h.LaunchModelSelectionError,
+		AutomateModelSelection: h.AutomateModelSelection,
+	})
+	if err != nil {
+		writeJSON(w, s.log, http.StatusOK, h)
+		return
+	}
+	body := make([]byte, 0, len(s.healthStatic)+len(dynamic))
+	body = append(append(body, s.healthStatic...), dynamic[1:]...)
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json; charset=utf-8")
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// healthState are the fields of Health that change while the server runs.
+type healthState struct {
+	WorkflowStatus            string                   `json:"workflowStatus"`
+	ActiveRequestID           *string                  `json:"activeRequestId"`
+	ModelName                 *string                  `json:"modelName"`
+	WorkerRunning             bool                     `json:"workerRunning"`
+	Busy                      bool                     `json:"busy"`
+	AwaitingToolResults       bool                     `json:"awaitingToolResults"`
+	Backend                   *automate.Backend        `json:"backend"`
+	ContextSize               *int                     `json:"contextSize"`
+	LaunchModelSelectionError *string                  `json:"launchModelSelectionError"`
+	AutomateModelSelection    *automate.ModelSelection `json:"automateModelSelection"`
+}
+
+// encodeHealthStatic encodes the fixed fields of /health as the start of a
+// JSON object, ending with a comma.
+func (s *Server) encodeHealthStatic() error {
+	b, err := json.Marshal(struct {
+		Status           string `json:"status"`
+		Service          string `json:"service"`
+		AppVersion       string `json:"appVersion"`
+		Platform         string `json:"platform"`
+		Architecture     string `json:"architecture"`
+		OSRelease        string `json:"osRelease"`
+		CPU              string `json:"cpu"`
+		LogicalCPUCount  int    `json:"logicalCpuCount"`
+		TotalMemoryBytes uint64 `json:"totalMemoryBytes"`
+		Workspace        string `json:"workspace"`
+	}{"ok", automate.ServiceID, s.appVersion, s.sys.platform, s.sys.architecture, s.sys.osRelease,
+		s.sys.cpu, s.sys.cpuCount, s.sys.totalMemory, s.workspace})
+	if err != nil {
+		return err
+	}
+	s.healthStatic = append(b[:len(b)-1], ',')
+	return nil
 }
 
 // Health returns what GET /health answers.
