@@ -28,4 +28,11 @@
 // and errors classified into *StoreError kinds. There is no plaintext
 // fallback: where no secure store is usable the store says so and refuses.
 // MemoryStore is for unit tests and the one-process demo only.
+//
+// Tests: unit tests plug a fake backend into Keyring. The integration tests
+// (keyring_integration_test.go) need a real Secret Service and run under
+// .ci/with-keyring, which sets HUBGATE_TEST_KEYRING=1; without it they skip,
+// or fail when CI is set. The locked-collection test also needs the
+// harness's throwaway password (HUBGATE_TEST_KEYRING_PASSWORD_FILE) so that
+// it can unlock again and never locks a keyring it does not own.
 package configs
