@@ -1,0 +1,233 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hubgate/hubgate/automate/scripted"
+	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/configs"
+)
+
+func newAutomateCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "automate",
+		Short: "The local Automate server and its access key",
+	}
+	cmd.AddCommand(newServeCommand(a), newKeyCommand(a))
+	groupCommand(cmd)
+	return cmd
+}
+
+type serveFlags struct {
+	port         int
+	workspace    string
+	toolWait     time.Duration
+	modelsFile   string
+	model        string
+	family       string
+	size         string
+	ephemeralKey bool
+}
+
+func newServeCommand(a *app) *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the Automate server on 127.0.0.1 with the scripted engine",
+		Long: `Serve the Automate server on the IPv4 loopback address.
+
+Without --port it binds the first free port of 4317..4328 (and says so when 4317
+was taken); --port N forces a port, --port 0 takes any free port. Once it accepts
+connections it prints its endpoint URL on stdout. SIGINT or SIGTERM stops it
+cleanly; SIGHUP re-reads the access key (after 'hubgate automate key --rotate').
+
+The access key comes from HUBGATE_AUTOMATE_KEY when set (at least 24
+characters), else from the OS secret store (generated on first use). It is never
+accepted as a flag. --ephemeral-key generates a key that lives only in this
+process and prints it once on stderr, for machines without a secret store.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.serve(cmd.Context(), cmd, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.port, "port", 0, "force this port (0: any free port); default: first free of 4317..4328")
+	fl.StringVar(&f.workspace, "workspace", "", "workspace folder (default <config dir>/hubgate/automate-http-workspace)")
+	fl.DurationVar(&f.toolWait, "tool-wait", 0, "how long a parked run waits for tool results per round (default 2m)")
+	fl.StringVar(&f.modelsFile, "models", "", "JSON file replacing the scripted engine's model catalog")
+	fl.StringVar(&f.model, "model", "", "select this catalog model at launch")
+	fl.StringVar(&f.family, "family", "", "select a model of this family at launch")
+	fl.StringVar(&f.size, "size", "", "select a model of this size code at launch")
+	fl.BoolVar(&f.ephemeralKey, "ephemeral-key", false, "use a random key kept in memory only, printed once on stderr")
+	return cmd
+}
+
+func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error {
+	var overrides []configs.Override
+	override := func(flag, path, value string) {
+		if cmd.Flags().Changed(flag) {
+			overrides = append(overrides, configs.Override{Path: path, Value: value, Origin: "flag --" + flag})
+		}
+	}
+	override("workspace", "automate.workspace", f.workspace)
+	override("tool-wait", "automate.tool_wait", f.toolWait.String())
+	override("models", "automate.models_file", f.modelsFile)
+	if cmd.Flags().Changed("port") {
+		if f.port < 0 || f.port > 65535 {
+			return &usageError{fmt.Errorf("--port must be between 0 and 65535, got %d", f.port)}
+		}
+		// --port 0 means "any free port" here, while automate.port 0 in
+		// the file means "the window"; the config keeps the window.
+		if f.port > 0 {
+			override("port", "automate.port", strconv.Itoa(f.port))
+		}
+	}
+	cfg, err := a.loadConfig(overrides)
+	if err != nil {
+		return err
+	}
+	log := a.logger(cfg)
+
+	store := configs.NewKeyring(configs.KeyringOptions{Logger: log})
+	key, source, err := a.serveKey(ctx, store, f.ephemeralKey)
+	if err != nil {
+		return err
+	}
+
+	engineCfg := scripted.Config{Logger: log}
+	if cfg.Automate.ModelsFile != "" {
+		if engineCfg.Catalog, err = scripted.LoadCatalogFile(cfg.Automate.ModelsFile); err != nil {
+			return &configs.ValidationError{Problems: []configs.FieldError{{Path: "automate.models_file", Message: err.Error(), Source: cfg.Source("automate.models_file")}}}
+		}
+	}
+	srv, err := server.New(server.Config{
+		Key:                  key,
+		Assistant:            scripted.New(engineCfg),
+		Workspace:            cfg.Automate.Workspace,
+		WorkspaceRestriction: cfg.Automate.WorkspaceRestriction,
+		ToolWait:             cfg.Automate.ToolWait,
+		AppVersion:           version(),
+		LaunchSelection:      server.LaunchSelection{ModelName: f.model, Family: f.family, SizeCode: f.size},
+		Logger:               log,
+	})
+	if err != nil {
+		return err
+	}
+
+	port := cfg.Automate.Port // 0: the window
+	if cmd.Flags().Changed("port") && f.port == 0 {
+		port = -1 // --port 0: any free port
+	}
+	ln, moved, err := server.Listen(port)
+	if err != nil {
+		return err
+	}
+	endpoint := "http://" + ln.Addr().String()
+	if moved {
+		fmt.Fprintf(a.stdio.Err, "hubgate: port 4317 is in use; the Automate server listens on %s instead\n", ln.Addr())
+	}
+	if source == configs.KeyFromEphemeral {
+		// Shown once, to the person who asked for it, as Jupyter shows its
+		// token; never logged.
+		fmt.Fprintf(a.stdio.Err, "hubgate: access key for this process only: %s\n", key)
+	}
+	log.Info("automate server listening", "endpoint", endpoint, "workspace", srv.Workspace(), "key_source", string(source))
+
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.Background() },
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	fmt.Fprintln(a.stdio.Out, endpoint)
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-hup:
+			if source == configs.KeyFromEphemeral {
+				log.Warn("SIGHUP ignored: the key is ephemeral")
+				continue
+			}
+			newKey, newSource, err := a.serveKey(ctx, store, false)
+			if err == nil {
+				err = srv.SetKey(newKey)
+			}
+			if err != nil {
+				log.Error("reload access key", "err", err)
+				continue
+			}
+			log.Info("access key reloaded", "key_source", string(newSource))
+		case err := <-serveErr:
+			return fmt.Errorf("automate server: %w", err)
+		case <-ctx.Done():
+			log.Info("stopping automate server")
+			stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			closeErr := srv.Close(stopCtx)
+			if err := hs.Shutdown(stopCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				_ = hs.Close()
+			}
+			return closeErr
+		}
+	}
+}
+
+// serveKey finds the access key for serve.
+func (a *app) serveKey(ctx context.Context, store configs.SecretStore, ephemeral bool) (string, configs.KeySource, error) {
+	if ephemeral {
+		key, err := configs.GenerateAccessKey()
+		return key, configs.KeyFromEphemeral, err
+	}
+	key, source, err := configs.AutomateKey(ctx, store, a.getenv)
+	if err != nil {
+		return "", "", fmt.Errorf("cannot start the Automate server without an access key: %w", err)
+	}
+	return key, source, nil
+}
+
+func newKeyCommand(a *app) *cobra.Command {
+	var rotate bool
+	cmd := &cobra.Command{
+		Use:   "key",
+		Short: "Print the Automate access key from the OS secret store (generated on first use)",
+		Long: `Print the Automate access key stored in the OS secret store, generating it on
+first use. --rotate replaces it; a running 'hubgate automate serve' picks the new
+key up on SIGHUP or restart, and the old key stops working then.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store := configs.NewKeyring(configs.KeyringOptions{})
+			var key string
+			var err error
+			if rotate {
+				key, err = configs.RotateAutomateKey(cmd.Context(), store)
+			} else {
+				key, _, err = configs.AutomateKey(cmd.Context(), store, func(string) string { return "" })
+			}
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintln(a.stdio.Out, key)
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&rotate, "rotate", false, "replace the stored key with a new one")
+	return cmd
+}

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/configs"
+)
+
+// Exit codes of hubgate. Scripts branch on these.
+const (
+	ExitOK          = 0
+	ExitError       = 1 // anything not classified below
+	ExitUsage       = 2 // bad command line
+	ExitConfig      = 3 // invalid configuration or key supplied by the user
+	ExitSecretStore = 4 // the OS secret store is unavailable or locked
+	ExitUnavailable = 5 // a needed resource is taken (port window full)
+)
+
+// usageError marks a command-line mistake.
+type usageError struct{ err error }
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// exitTable is the one place that maps errors to exit codes; the first
+// matching row wins.
+var exitTable = []struct {
+	match func(error) bool
+	code  int
+}{
+	{func(err error) bool { var u *usageError; return errors.As(err, &u) }, ExitUsage},
+	{func(err error) bool { var v *configs.ValidationError; return errors.As(err, &v) }, ExitConfig},
+	{func(err error) bool { return errors.Is(err, configs.ErrInvalidAccessKey) }, ExitConfig},
+	{func(err error) bool { return errors.Is(err, configs.ErrStoreUnavailable) }, ExitSecretStore},
+	{func(err error) bool { var p *server.PortWindowError; return errors.As(err, &p) }, ExitUnavailable},
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	for _, row := range exitTable {
+		if row.match(err) {
+			return row.code
+		}
+	}
+	return ExitError
+}
+
+func reportError(w io.Writer, err error) {
+	fmt.Fprintf(w, "hubgate: %v\n", err)
+}

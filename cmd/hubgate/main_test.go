@@ -1,0 +1,439 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+)
+
+// binary is the hubgate binary built once for the acceptance tests.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hubgate-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "hubgate")
+	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build hubgate: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+const envKey = "env-key-0123456789abcdefghijklmnopqrstu"
+
+// env is a clean environment for the binary: temp config and workspace
+// dirs, no inherited hubgate settings, plus extra.
+func env(t *testing.T, extra ...string) []string {
+	t.Helper()
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "HUBGATE_") && !strings.HasPrefix(kv, "HUBGATE_TEST_KEYRING") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	out = append(out, "XDG_CONFIG_HOME="+t.TempDir())
+	return append(out, extra...)
+}
+
+// result is a finished command.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func runCmd(t *testing.T, environ []string, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = environ
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// serveProc is a running `hubgate automate serve`.
+type serveProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	url    string
+	mu     sync.Mutex
+	stderr strings.Builder
+	done   chan error
+}
+
+func (s *serveProc) Stderr() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stderr.String()
+}
+
+// startServe starts serve and waits for the endpoint line on stdout.
+func startServe(t *testing.T, environ []string, args ...string) *serveProc {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"automate", "serve"}, args...)...)
+	cmd.Env = environ
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &serveProc{t: t, cmd: cmd, done: make(chan error, 1)}
+	errPipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		b := make([]byte, 4096)
+		for {
+			n, err := errPipe.Read(b)
+			s.mu.Lock()
+			s.stderr.Write(b[:n])
+			s.mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, stdout)
+	}()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-s.done
+		}
+	})
+	go func() { s.done <- cmd.Wait() }()
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			err := <-s.done
+			t.Fatalf("serve exited before printing its endpoint: %v\nstderr: %s", err, s.Stderr())
+		}
+		s.url = line
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no endpoint within 30s; stderr: %s", s.Stderr())
+	}
+	return s
+}
+
+// stop sends sig and returns the exit code.
+func (s *serveProc) stop(sig syscall.Signal) int {
+	s.t.Helper()
+	s.cmd.Process.Signal(sig)
+	select {
+	case <-s.done:
+	case <-time.After(20 * time.Second):
+		s.t.Fatalf("serve did not stop on %v; stderr: %s", sig, s.Stderr())
+	}
+	return s.cmd.ProcessState.ExitCode()
+}
+
+func get(t *testing.T, url, key string) (int, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, b
+}
+
+func TestHelp(t *testing.T) {
+	r := runCmd(t, env(t), "", "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, "automate") {
+		t.Errorf("--help: %d %q", r.code, r.stdout)
+	}
+	r = runCmd(t, env(t), "", "automate", "serve", "--help")
+	for _, want := range []string{"--port", "--workspace", "--tool-wait", "--models", "HUBGATE_AUTOMATE_KEY", "never"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("serve --help lacks %q", want)
+		}
+	}
+	if r := runCmd(t, env(t), "", "version"); r.code != 0 || strings.TrimSpace(r.stdout) == "" {
+		t.Errorf("version: %+v", r)
+	}
+}
+
+func TestUsageErrorsExit2(t *testing.T) {
+	for _, args := range [][]string{
+		{"automate", "serve", "--no-such-flag"},
+		{"automate", "serve", "--port", "70000"},
+		{"automate", "serve", "--port", "x"},
+		{"automate", "serve", "extra-arg"},
+		{"no-such-command"},
+	} {
+		r := runCmd(t, env(t, "HUBGATE_AUTOMATE_KEY="+envKey), "", args...)
+		if r.code != ExitUsage || !strings.HasPrefix(r.stderr, "hubgate: ") {
+			t.Errorf("%v: exit %d stderr %q", args, r.code, r.stderr)
+		}
+	}
+}
+
+func TestServeWithKeyFromEnvironment(t *testing.T) {
+	ws := t.TempDir()
+	s := startServe(t, env(t, "HUBGATE_AUTOMATE_KEY="+envKey), "--port", "0", "--workspace", ws, "--tool-wait", "5s")
+	if !strings.HasPrefix(s.url, "http://127.0.0.1:") {
+		t.Fatalf("endpoint %q", s.url)
+	}
+	code, body := get(t, s.url+"/health", envKey)
+	var h automate.Health
+	json.Unmarshal(body, &h)
+	if code != 200 || h.Service != "service-agent" || h.Workspace != ws {
+		t.Fatalf("health: %d %s", code, body)
+	}
+	if code, _ := get(t, s.url+"/health", "wrong-key-wrong-key-wrong-key"); code != 401 {
+		t.Errorf("wrong key: %d", code)
+	}
+	if strings.Contains(s.Stderr(), envKey) {
+		t.Error("the key reached the log")
+	}
+	if code := s.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM exit %d; stderr %s", code, s.Stderr())
+	}
+}
+
+func TestServeStopsCleanlyOnSIGINTDuringARun(t *testing.T) {
+	s := startServe(t, env(t, "HUBGATE_AUTOMATE_KEY="+envKey), "--port", "0", "--workspace", t.TempDir())
+	answered := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest("POST", s.url+"/v1/runs", strings.NewReader(`{"prompt":"long\n#!sleep 60000"}`))
+		req.Header.Set("Authorization", "Bearer "+envKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answered <- -1
+			return
+		}
+		resp.Body.Close()
+		answered <- resp.StatusCode
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		_, body := get(t, s.url+"/health", envKey)
+		var h automate.Health
+		json.Unmarshal(body, &h)
+		if h.Busy {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the run never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code := s.stop(syscall.SIGINT); code != 0 {
+		t.Errorf("SIGINT exit %d; stderr %s", code, s.Stderr())
+	}
+	// The blocked request was answered (the run ended) rather than hanging.
+	select {
+	case st := <-answered:
+		if st != 500 && st != -1 {
+			t.Errorf("in-flight run answered %d", st)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the in-flight request was never answered")
+	}
+}
+
+func TestServeRefusesABadKeyFromEnvironment(t *testing.T) {
+	short := "short-key-123"
+	r := runCmd(t, env(t, "HUBGATE_AUTOMATE_KEY="+short), "", "automate", "serve", "--port", "0")
+	if r.code != ExitConfig || !strings.Contains(r.stderr, "HUBGATE_AUTOMATE_KEY") || !strings.Contains(r.stderr, "at least 24") {
+		t.Errorf("exit %d stderr %q", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr+r.stdout, short) {
+		t.Error("the rejected key was echoed")
+	}
+}
+
+func TestServeWithoutAnyKeySourceRefusesAndSaysWhy(t *testing.T) {
+	if _, err := os.Stat(fmt.Sprintf("/run/user/%d/bus", os.Getuid())); err == nil {
+		t.Skip("this machine has a user session bus; the no-secret-store case cannot be arranged")
+	}
+	e := env(t, "XDG_RUNTIME_DIR="+t.TempDir())
+	var clean []string
+	for _, kv := range e {
+		if !strings.HasPrefix(kv, "DBUS_SESSION_BUS_ADDRESS=") {
+			clean = append(clean, kv)
+		}
+	}
+	r := runCmd(t, clean, "", "automate", "serve", "--port", "0")
+	if r.code != ExitSecretStore || !strings.Contains(r.stderr, "HUBGATE_AUTOMATE_KEY") || !strings.Contains(r.stderr, "secret store") {
+		t.Errorf("exit %d stderr %q", r.code, r.stderr)
+	}
+	if r.stdout != "" {
+		t.Errorf("printed an endpoint: %q", r.stdout)
+	}
+}
+
+func TestServeWithEphemeralKey(t *testing.T) {
+	s := startServe(t, env(t), "--port", "0", "--ephemeral-key", "--workspace", t.TempDir())
+	var key string
+	// stderr is read concurrently: the line may land just after stdout's.
+	for deadline := time.Now().Add(5 * time.Second); key == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		for _, line := range strings.Split(s.Stderr(), "\n") {
+			if k, ok := strings.CutPrefix(line, "hubgate: access key for this process only: "); ok {
+				key = k
+			}
+		}
+	}
+	if len(key) != 43 {
+		t.Fatalf("no ephemeral key on stderr: %q", s.Stderr())
+	}
+	if code, _ := get(t, s.url+"/health", key); code != 200 {
+		t.Errorf("health with the ephemeral key: %d", code)
+	}
+	s.stop(syscall.SIGTERM)
+}
+
+func TestServeConfigErrorsExit3(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	os.WriteFile(cfg, []byte("automate:\n  tool_wait: -5s\n"), 0o600)
+	r := runCmd(t, env(t, "HUBGATE_AUTOMATE_KEY="+envKey), "", "--config", cfg, "automate", "serve", "--port", "0")
+	if r.code != ExitConfig || !strings.Contains(r.stderr, "automate.tool_wait") {
+		t.Errorf("bad config: exit %d stderr %q", r.code, r.stderr)
+	}
+	os.WriteFile(cfg, []byte("automate:\n  no_such_key: 1\n"), 0o600)
+	r = runCmd(t, env(t, "HUBGATE_AUTOMATE_KEY="+envKey), "", "--config", cfg, "automate", "serve", "--port", "0")
+	if r.code != ExitConfig || !strings.Contains(r.stderr, "no_such_key") {
+		t.Errorf("unknown key: exit %d stderr %q", r.code, r.stderr)
+	}
+	r = runCmd(t, env(t, "HUBGATE_AUTOMATE_KEY="+envKey), "", "--config", filepath.Join(dir, "missing.yaml"), "automate", "serve", "--port", "0")
+	if r.code != ExitConfig && r.code != ExitError || !strings.Contains(r.stderr, "missing.yaml") {
+		t.Errorf("missing config: exit %d stderr %q", r.code, r.stderr)
+	}
+	models := filepath.Join(dir, "models.json")
+	os.WriteFile(models, []byte(`[{"name":""}]`), 0o600)
+	r = runCmd(t, env(t, "HUBGATE_AUTOMATE_KEY="+envKey), "", "automate", "serve", "--port", "0", "--models", models)
+	if r.code != ExitConfig || !strings.Contains(r.stderr, "automate.models_file") {
+		t.Errorf("bad models file: exit %d stderr %q", r.code, r.stderr)
+	}
+}
+
+func TestServeWithModelsFileAndLaunchSelection(t *testing.T) {
+	models := filepath.Join(t.TempDir(), "models.json")
+	os.WriteFile(models, []byte(`[
+		{"name":"tiny-a","family":"tiny","sizeCode":"S","supportsTools":true,"availableForDevice":true,"downloaded":true,"selected":true},
+		{"name":"tiny-b","family":"tiny","sizeCode":"M","supportsTools":true,"availableForDevice":true,"downloaded":true}
+	]`), 0o600)
+	s := startServe(t, env(t, "HUBGATE_AUTOMATE_KEY="+envKey), "--port", "0", "--workspace", t.TempDir(), "--models", models, "--size", "m")
+	var cat automate.CatalogResponse
+	_, body := get(t, s.url+"/v1/automate/models", envKey)
+	json.Unmarshal(body, &cat)
+	if len(cat.Data) != 2 || cat.Data[0].Name != "tiny-a" {
+		t.Fatalf("catalog %s", body)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var h automate.Health
+		_, body := get(t, s.url+"/health", envKey)
+		json.Unmarshal(body, &h)
+		if h.ModelName != nil && *h.ModelName == "tiny-b" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("launch selection not applied: %s", body)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.stop(syscall.SIGTERM)
+}
+
+// The keyring tests run inside .ci/with-keyring (a private Secret Service).
+func requireKeyring(t *testing.T) {
+	if os.Getenv("HUBGATE_TEST_KEYRING") == "1" {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("CI must run the tests inside .ci/with-keyring")
+	}
+	t.Skip("no private Secret Service; run under .ci/with-keyring")
+}
+
+func TestAutomateKeyAndRotationWithTheKeyring(t *testing.T) {
+	requireKeyring(t)
+	e := env(t)
+	first := runCmd(t, e, "", "automate", "key")
+	if first.code != 0 || len(strings.TrimSpace(first.stdout)) != 43 {
+		t.Fatalf("automate key: %+v", first)
+	}
+	key := strings.TrimSpace(first.stdout)
+	if again := runCmd(t, e, "", "automate", "key"); strings.TrimSpace(again.stdout) != key {
+		t.Fatal("the stored key changed between reads")
+	}
+	out, err := exec.Command("secret-tool", "lookup", "service", "hubgate", "username", "automate-access-key").Output()
+	if err != nil || strings.TrimSpace(string(out)) != key {
+		t.Fatalf("the key is not in the Secret Service: %v", err)
+	}
+
+	s := startServe(t, e, "--port", "0", "--workspace", t.TempDir())
+	if code, _ := get(t, s.url+"/health", key); code != 200 {
+		t.Fatalf("serve did not use the stored key: %d", code)
+	}
+	if strings.Contains(s.Stderr(), key) {
+		t.Error("the key reached the log")
+	}
+	rotated := runCmd(t, e, "", "automate", "key", "--rotate")
+	newKey := strings.TrimSpace(rotated.stdout)
+	if rotated.code != 0 || len(newKey) != 43 || newKey == key {
+		t.Fatalf("rotate: %+v", rotated)
+	}
+	s.cmd.Process.Signal(syscall.SIGHUP)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if code, _ := get(t, s.url+"/health", newKey); code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the rotated key was not picked up; stderr %s", s.Stderr())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if code, _ := get(t, s.url+"/health", key); code != 401 {
+		t.Errorf("the old key still works after rotation: %d", code)
+	}
+	if code := s.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+}

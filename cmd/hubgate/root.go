@@ -1,0 +1,103 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hubgate/hubgate/configs"
+)
+
+// app is what every command shares: the streams, the environment, and the
+// global flags.
+type app struct {
+	stdio      Stdio
+	getenv     func(string) string
+	configPath string
+	logLevel   string
+	logFormat  string
+}
+
+func newRootCommand(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "hubgate",
+		Short: "Gateway between a remote device hub and a local AI assistant",
+		Long: `hubgate pairs a virtual controller with a remote device service, holds its hub
+connection, and turns the commands a person triggers in their app into runs of a
+local AI assistant behind a loopback Automate server, which hubgate also hosts.`,
+		Version:       version(),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	groupCommand(root)
+	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/hubgate/config.yaml)")
+	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides the config)")
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "log format: text or json (overrides the config)")
+	root.AddCommand(newAutomateCommand(a), newVersionCommand())
+	return root
+}
+
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), version())
+			return err
+		},
+	}
+}
+
+// loadConfig loads the configuration with the global flag overrides.
+func (a *app) loadConfig(overrides []configs.Override) (*configs.Config, error) {
+	if a.logLevel != "" {
+		overrides = append(overrides, configs.Override{Path: "log.level", Value: a.logLevel, Origin: "flag --log-level"})
+	}
+	if a.logFormat != "" {
+		overrides = append(overrides, configs.Override{Path: "log.format", Value: a.logFormat, Origin: "flag --log-format"})
+	}
+	return configs.Load(configs.LoadOptions{Path: a.configPath, Env: a.getenv, Overrides: overrides})
+}
+
+// logger builds the process logger on stderr.
+func (a *app) logger(cfg *configs.Config) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.Log.Level))
+	opts := &slog.HandlerOptions{Level: level}
+	if strings.EqualFold(cfg.Log.Format, "json") {
+		return slog.New(slog.NewJSONHandler(a.stdio.Err, opts))
+	}
+	return slog.New(slog.NewTextHandler(a.stdio.Err, opts))
+}
+
+// groupCommand makes a command that only holds subcommands print its help
+// when called bare and answer an unknown subcommand with a usage error.
+func groupCommand(cmd *cobra.Command) {
+	cmd.Args = func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return &usageError{fmt.Errorf("unknown command %q for %q; see '%s --help'", args[0], c.CommandPath(), c.CommandPath())}
+		}
+		return nil
+	}
+	cmd.RunE = func(c *cobra.Command, _ []string) error { return c.Help() }
+}
+
+// noArgs rejects positional arguments with a usage error.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return &usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args[0])}
+	}
+	return nil
+}
