@@ -1,0 +1,285 @@
+package scripted
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/assistant"
+)
+
+// Config configures New.
+type Config struct {
+	// Catalog is the model catalog; its selected entry (the first one, if
+	// several are) is the application's default. Nil: DefaultCatalog().
+	// Validate a catalog from a file with LoadCatalogFile.
+	Catalog []automate.ModelOption
+	// CatalogLoadDelay is how long after New the catalog reports loading
+	// (Ready false, no models). Zero: ready at once.
+	CatalogLoadDelay time.Duration
+	// ColdStart is how long a cold worker takes to start (the run reports
+	// initializing meanwhile; the run's context cuts it short). Zero: none.
+	ColdStart time.Duration
+	// MCPConnectTimeout bounds connecting to a run's inline MCP servers.
+	// Zero: toolkit.DefaultMcpConnectTimeout (30 s).
+	MCPConnectTimeout time.Duration
+	// Logger receives run lines (counts and statuses, never prompt text,
+	// headers or env values). Nil: slog.Default().
+	Logger *slog.Logger
+	// Now is the clock for the catalog delay and the usage timings. Nil:
+	// time.Now.
+	Now func() time.Time
+}
+
+// Engine is the scripted assistant. It is safe for concurrent use; the
+// server runs one task at a time.
+type Engine struct {
+	cfg          Config
+	log          *slog.Logger
+	now          func() time.Time
+	created      time.Time
+	catalog      []automate.ModelOption
+	defaultModel string
+	contextSize  int
+
+	mu      sync.Mutex
+	active  string  // the model serving the next runs ("" = none)
+	worker  *worker // nil when cold
+	history []turn  // stored history of the current conversation
+}
+
+// worker is the warm worker: the model it loaded and its in-memory thread.
+type worker struct {
+	model  string
+	thread []turn
+}
+
+// turn is one run of a conversation.
+type turn struct {
+	prompt string // the prompt as sent
+	task   string // its task text
+	answer string // its closing message
+}
+
+var _ assistant.Assistant = (*Engine)(nil)
+
+// New returns a scripted engine.
+func New(cfg Config) *Engine {
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	catalog := slices.Clone(cfg.Catalog)
+	if catalog == nil {
+		catalog = DefaultCatalog()
+	}
+	def := ""
+	for _, m := range catalog {
+		if m.Selected {
+			def = m.Name
+			break
+		}
+	}
+	return &Engine{
+		cfg:          cfg,
+		log:          log,
+		now:          now,
+		created:      now(),
+		catalog:      catalog,
+		defaultModel: def,
+		contextSize:  contextSizeFromRAM(),
+		active:       def,
+	}
+}
+
+func backend() *automate.Backend {
+	return &automate.Backend{FlavorID: "scripted", Accelerator: "cpu", CPUFallback: false}
+}
+
+// Catalog implements assistant.Assistant: no models while loading, then the
+// catalog with Selected on the active model (the application's default, or
+// the model activated last).
+func (e *Engine) Catalog(context.Context) (assistant.Catalog, error) {
+	if e.now().Sub(e.created) < e.cfg.CatalogLoadDelay {
+		return assistant.Catalog{Ready: false, Models: []automate.ModelOption{}}, nil
+	}
+	e.mu.Lock()
+	active := e.active
+	e.mu.Unlock()
+	models := slices.Clone(e.catalog)
+	for i := range models {
+		models[i].Selected = models[i].Name == active
+	}
+	return assistant.Catalog{Ready: true, Models: models}, nil
+}
+
+// ActivateModel implements assistant.Assistant. The name must be in the
+// catalog (exact name); "" returns to the application's default. The
+// eligibility rules (downloaded, tool-capable, available) are the server's
+// to apply. Switching to another model tears the warm worker down; the
+// same model keeps it.
+func (e *Engine) ActivateModel(_ context.Context, name string) error {
+	if name == "" {
+		name = e.defaultModel
+	} else if !slices.ContainsFunc(e.catalog, func(m automate.ModelOption) bool { return m.Name == name }) {
+		return fmt.Errorf("%w: %q", ErrUnknownModel, name)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.active != name {
+		e.active = name
+		e.worker = nil
+		e.log.Info("scripted: model activated", "model", name)
+	}
+	return nil
+}
+
+// Runtime implements assistant.Assistant.
+func (e *Engine) Runtime() assistant.Runtime {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	cs := e.contextSize
+	return assistant.Runtime{
+		ModelName:     e.active,
+		WorkerRunning: e.worker != nil,
+		Backend:       backend(),
+		ContextSize:   &cs,
+	}
+}
+
+// Terminate implements assistant.Assistant: the warm worker (and its
+// thread) is gone; the stored history stays.
+func (e *Engine) Terminate() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.worker != nil {
+		e.log.Info("scripted: worker terminated", "model", e.worker.model)
+	}
+	e.worker = nil
+}
+
+func (e *Engine) model(name string) (automate.ModelOption, bool) {
+	for _, m := range e.catalog {
+		if m.Name == name {
+			return m, true
+		}
+	}
+	return automate.ModelOption{}, false
+}
+
+// Run implements assistant.Assistant; see the package comment.
+func (e *Engine) Run(ctx context.Context, task *assistant.Task, env assistant.Env) (*assistant.Result, error) {
+	e.mu.Lock()
+	modelName := e.active
+	e.mu.Unlock()
+	r := &run{
+		e: e, ctx: ctx, task: task, env: env,
+		sc:         parseScript(task.Prompt),
+		contentIDs: map[string]string{},
+		res:        &assistant.Result{Model: modelName, Backend: backend()},
+	}
+	defer r.closeMcp()
+
+	if failure := e.loadable(modelName); failure != "" {
+		e.log.Warn("scripted: model cannot load", "request_id", task.RequestID, "model", modelName)
+		r.res.Status, r.res.ErrorCode, r.res.Answer = automate.StatusFailed, automate.ErrorModelLoadFailed, failure
+		return r.res, nil
+	}
+
+	w, cold, err := e.acquireWorker(ctx, env, modelName)
+	if err != nil {
+		return r.res, fmt.Errorf("starting the worker: %w", err)
+	}
+	r.prior = e.beginConversation(w, task.Continuation)
+	defer func() { e.endConversation(w, turn{prompt: task.Prompt, task: r.sc.taskText, answer: r.res.Answer}) }()
+
+	e.log.Info("scripted: run", "request_id", task.RequestID, "model", modelName, "cold", cold,
+		"directives", len(r.sc.directives), "continuation", task.Continuation, "prior_turns", len(r.prior))
+	res, err := r.execute()
+	e.log.Info("scripted: run ended", "request_id", task.RequestID, "status", res.Status, "error_code", res.ErrorCode, "err", err)
+	return res, err
+}
+
+// loadable returns why the model cannot serve a run, or "".
+func (e *Engine) loadable(name string) string {
+	if name == "" {
+		return "No model is selected; select one with POST /v1/automate/models/select"
+	}
+	m, ok := e.model(name)
+	switch {
+	case !ok:
+		return fmt.Sprintf("Model %s is not in the catalog", name)
+	case !m.Downloaded:
+		return fmt.Sprintf("Model %s is not downloaded", name)
+	case !m.AvailableForDevice:
+		return fmt.Sprintf("Model %s cannot run on this device", name)
+	}
+	return ""
+}
+
+// acquireWorker returns the warm worker, starting one (initializing,
+// ColdStart) when there is none.
+func (e *Engine) acquireWorker(ctx context.Context, env assistant.Env, model string) (*worker, bool, error) {
+	e.mu.Lock()
+	w := e.worker
+	if w != nil && w.model != model {
+		w, e.worker = nil, nil
+	}
+	e.mu.Unlock()
+	if w != nil {
+		return w, false, nil
+	}
+	env.SetStatus(automate.WorkflowInitializing)
+	if d := e.cfg.ColdStart; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, true, ctx.Err()
+		}
+	}
+	w = &worker{model: model}
+	e.mu.Lock()
+	// The new worker rebuilds its thread from the stored history.
+	w.thread = slices.Clone(e.history)
+	e.worker = w
+	e.mu.Unlock()
+	return w, true, nil
+}
+
+// beginConversation returns the turns that precede this run: the worker's
+// thread when continuing, none (and a new conversation) otherwise.
+func (e *Engine) beginConversation(w *worker, continuation bool) []turn {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !continuation {
+		e.history = nil
+		w.thread = nil
+		return nil
+	}
+	return slices.Clone(w.thread)
+}
+
+// endConversation stores the run's turn, and adds it to the worker's thread
+// unless the worker was torn down meanwhile.
+func (e *Engine) endConversation(w *worker, t turn) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.history = append(e.history, t)
+	if e.worker == w {
+		w.thread = append(w.thread, t)
+	}
+}
+
+// words counts blank-separated words (the deterministic token figure).
+func words(s string) int { return len(strings.Fields(s)) }
