@@ -1,0 +1,248 @@
+package automate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// listener roles in discovery tests.
+type role int
+
+const (
+	automateLike  role = iota // 200 service-agent with the right key, 401 otherwise
+	otherKey                  // an Automate server that has another key: 401
+	otelCollector             // a non-Automate HTTP program: 404 text
+	otherJSON                 // 200 JSON that is not this server
+	garbage                   // TCP listener answering bytes that are not HTTP
+	silent                    // accepts and never answers
+	closedPort                // nothing listens
+)
+
+// startRole serves a role on ln (already bound on 127.0.0.1).
+func startRole(t *testing.T, ln net.Listener, r role) {
+	t.Helper()
+	switch r {
+	case garbage, silent:
+		var mu sync.Mutex
+		var held []net.Conn
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				if r == garbage {
+					c.Write([]byte("\x00\x00\x18\x04\x00\x00\x00\x00\x00 not http at all\r\n\r\n"))
+					c.Close()
+					continue
+				}
+				mu.Lock()
+				held = append(held, c)
+				mu.Unlock()
+			}
+		}()
+		t.Cleanup(func() {
+			ln.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			for _, c := range held {
+				c.Close()
+			}
+		})
+		return
+	case closedPort:
+		ln.Close()
+		return
+	}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch r {
+		case automateLike:
+			if req.Header.Get("Authorization") != "Bearer "+testKey {
+				envelope(w, 401, ErrTypeAuthentication, "Unauthorized")
+				return
+			}
+			if req.URL.Path != "/health" {
+				envelope(w, 404, ErrTypeNotFound, "Not found")
+				return
+			}
+			h := health(false, "")
+			h.Workspace = ln.Addr().String() // tells the listeners apart
+			writeJSON(w, 200, h)
+		case otherKey:
+			envelope(w, 401, ErrTypeAuthentication, "Unauthorized")
+		case otelCollector:
+			http.Error(w, "404 page not found", 404)
+		case otherJSON:
+			writeJSON(w, 200, map[string]any{"status": "ok", "service": "otel-collector"})
+		}
+	})}}
+	srv.Start()
+	t.Cleanup(srv.Close)
+}
+
+// listenRoles binds one OS-chosen loopback port per role and assigns the
+// roles in ascending port order. It returns the ports, ascending.
+func listenRoles(t *testing.T, roles ...role) []int {
+	t.Helper()
+	lns := make([]net.Listener, len(roles))
+	for i := range roles {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[i] = ln
+	}
+	slices.SortFunc(lns, func(a, b net.Listener) int {
+		return a.Addr().(*net.TCPAddr).Port - b.Addr().(*net.TCPAddr).Port
+	})
+	ports := make([]int, len(lns))
+	for i, ln := range lns {
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+		startRole(t, ln, roles[i])
+	}
+	return ports
+}
+
+func TestDiscoverLowestMatchingPort(t *testing.T) {
+	ports := listenRoles(t, otelCollector, garbage, otherJSON, otherKey, closedPort, automateLike, automateLike)
+	logger, logs := logBuffer()
+	d, err := Discover(context.Background(), DiscoverOptions{Key: testKey, Ports: ports, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Port != ports[5] || d.BaseURL != fmt.Sprintf("http://127.0.0.1:%d", ports[5]) {
+		t.Fatalf("found %d (%s), want %d; ports %v", d.Port, d.BaseURL, ports[5], ports)
+	}
+	if d.Health == nil || d.Health.Service != ServiceID || d.Health.Workspace != fmt.Sprintf("127.0.0.1:%d", ports[5]) {
+		t.Fatalf("health %+v", d.Health)
+	}
+	if strings.Contains(logs.String(), testKey) {
+		t.Fatal("key in discovery logs")
+	}
+	// The discovered base URL works for a client.
+	c, err := NewClient(ClientOptions{BaseURL: d.BaseURL, Key: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Health(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDiscoverSkipsSilentListener(t *testing.T) {
+	ports := listenRoles(t, silent, automateLike)
+	d, err := Discover(context.Background(), DiscoverOptions{Key: testKey, Ports: ports, PerPortTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Port != ports[1] {
+		t.Fatalf("found %d, want %d", d.Port, ports[1])
+	}
+}
+
+func TestDiscoverWrongKey(t *testing.T) {
+	ports := listenRoles(t, otelCollector, automateLike, otherKey)
+	_, err := Discover(context.Background(), DiscoverOptions{Key: "not-the-" + testKey, Ports: ports})
+	if !errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrNoServer) {
+		t.Fatalf("want ErrUnauthorized, got %v", err)
+	}
+	want := fmt.Sprintf("an Automate server answered on 127.0.0.1:%d but rejected the access key", ports[1])
+	if !strings.Contains(err.Error(), want) {
+		t.Fatalf("message %q lacks %q", err, want)
+	}
+	if strings.Contains(err.Error(), testKey) {
+		t.Fatal("key in error")
+	}
+	var de *DiscoveryError
+	if !errors.As(err, &de) || !slices.Equal(de.UnauthorizedPorts, ports[1:]) {
+		t.Fatalf("discovery error %+v", de)
+	}
+}
+
+func TestDiscoverNothing(t *testing.T) {
+	ports := listenRoles(t, otelCollector, closedPort, otherJSON, garbage)
+	_, err := Discover(context.Background(), DiscoverOptions{Key: testKey, Ports: ports})
+	if !errors.Is(err, ErrNoServer) || errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("want ErrNoServer, got %v", err)
+	}
+	for _, p := range ports {
+		if !strings.Contains(err.Error(), fmt.Sprint(p)) {
+			t.Fatalf("message %q does not name port %d", err, p)
+		}
+	}
+}
+
+func TestDescribePorts(t *testing.T) {
+	var window []int
+	for p := FirstPort; p <= LastPort; p++ {
+		window = append(window, p)
+	}
+	for _, tc := range []struct {
+		host  string
+		ports []int
+		want  string
+	}{
+		{"127.0.0.1", window, "127.0.0.1:4317-4328"},
+		{"127.0.0.1", []int{4317, 4319}, "127.0.0.1:4317,4319"},
+		{"127.0.0.1", []int{5000}, "127.0.0.1:5000"},
+		{"::1", []int{4317, 4318}, "[::1]:4317-4318"},
+	} {
+		if got := describePorts(tc.host, tc.ports); got != tc.want {
+			t.Errorf("describePorts(%s, %v) = %q, want %q", tc.host, tc.ports, got, tc.want)
+		}
+	}
+	err := &DiscoveryError{Host: DefaultHost, Ports: window}
+	if err.Error() != "automate: no Automate server found on 127.0.0.1:4317-4328" {
+		t.Fatalf("message %q", err)
+	}
+}
+
+func TestDiscoverCanceled(t *testing.T) {
+	ports := listenRoles(t, silent, automateLike)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Discover(ctx, DiscoverOptions{Key: testKey, Ports: ports})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("want context.Canceled, got %v", err)
+	}
+}
+
+// TestDiscoverInContractWindow uses the real window 4317..4328 with zero
+// Ports: a non-Automate program on 4317 (the port OpenTelemetry collectors
+// use) and an Automate-like server on the next free port of the window.
+// Skipped when 4317 is taken on this machine.
+func TestDiscoverInContractWindow(t *testing.T) {
+	otel, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", FirstPort))
+	if err != nil {
+		t.Skipf("port %d is taken on this machine: %v", FirstPort, err)
+	}
+	startRole(t, otel, otelCollector)
+	var ours net.Listener
+	for p := FirstPort + 1; p <= LastPort && ours == nil; p++ {
+		if ln, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
+			ours = ln
+		}
+	}
+	if ours == nil {
+		t.Skip("no free port in the window")
+	}
+	startRole(t, ours, automateLike)
+	d, err := Discover(context.Background(), DiscoverOptions{Key: testKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := ours.Addr().(*net.TCPAddr).Port; d.Port != want {
+		// Another program in the window answering 200 service-agent to our
+		// random key is impossible; a lower match means a bug.
+		t.Fatalf("found %d, want %d", d.Port, want)
+	}
+}
