@@ -301,6 +301,9 @@ func (c *mcpConn) doClose() {
 		c.cancel()
 	}
 	if c.cmd != nil && c.cmd.Process != nil {
+		// The SDK has reaped the group leader by now; the group id stays
+		// in use while any other member (an orphan of a wrapper) lives,
+		// and is not handed out again before the pid counter wraps.
 		killProcessGroup(c.cmd, c.pgid)
 		if c.session == nil {
 			// Connect failed after starting the command. The SDK may or
@@ -343,9 +346,9 @@ func (p *McpPool) Tools() []McpTool {
 	return out
 }
 
-// SplitExposed splits mcp__<server>__<tool> into server and tool. Server
-// names cannot contain "__" (no "--"... only lowercase letters, digits and
-// hyphens), so the first "__" after the prefix ends the server name.
+// SplitExposed splits mcp__<server>__<tool> into server and tool. Inline
+// server names hold only lowercase letters, digits and hyphens, so the
+// first "__" after the prefix ends the server name.
 func SplitExposed(exposed string) (server, tool string, ok bool) {
 	rest, ok := strings.CutPrefix(exposed, McpToolPrefix)
 	if !ok {
