@@ -1,0 +1,412 @@
+package automate_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/scripted"
+	"github.com/hubgate/hubgate/automate/server"
+)
+
+// These tests drive the real Automate server (automate/server) with the real
+// scripted engine (automate/scripted) through real HTTP on 127.0.0.1.
+
+const realKey = "integration-key-0123456789abcdefghijkl"
+
+type realServer struct {
+	srv *server.Server
+	url string
+}
+
+func startReal(t *testing.T, toolWait time.Duration) *realServer {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	srv, err := server.New(server.Config{
+		Key:       realKey,
+		Assistant: scripted.New(scripted.Config{Logger: quiet}),
+		Workspace: t.TempDir(),
+		ToolWait:  toolWait,
+		Logger:    quiet,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := srv.Close(ctx); err != nil {
+			t.Errorf("server Close: %v", err)
+		}
+		ts.Close()
+	})
+	return &realServer{srv: srv, url: ts.URL}
+}
+
+func (r *realServer) client(t *testing.T, opts automate.ClientOptions) *automate.Client {
+	t.Helper()
+	opts.BaseURL = r.url
+	if opts.Key == "" {
+		opts.Key = realKey
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	c, err := automate.NewClient(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// waitHealth polls /health until cond holds (generous deadline).
+func waitHealth(t *testing.T, c *automate.Client, what string, cond func(*automate.Health) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h, err := c.Health(context.Background())
+		if err == nil && cond(h) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s (last health %+v, err %v)", what, h, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestIntegrationRunCompletedAndFailed(t *testing.T) {
+	c := startReal(t, 0).client(t, automate.ClientOptions{})
+	ctx := context.Background()
+	contract := "End with FINAL ANSWER: <value>."
+	rec, err := c.Run(ctx, automate.RunRequest{
+		Prompt:         "Say the number\n#!answer The number is 42. FINAL ANSWER: 42",
+		TaskID:         "task-int-1",
+		AnswerContract: &contract,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.SchemaVersion != 1 || rec.Status != automate.StatusCompleted || rec.TaskID != "task-int-1" ||
+		!strings.HasPrefix(rec.RequestID, "automate-run-") {
+		t.Fatalf("record %+v", rec)
+	}
+	if rec.Answer != "The number is 42. FINAL ANSWER: 42" || rec.FinalAnswer == nil || *rec.FinalAnswer != "42" {
+		t.Fatalf("answer %q final %v", rec.Answer, rec.FinalAnswer)
+	}
+	if len(rec.Events) == 0 || rec.Backend == nil || rec.Usage == nil {
+		t.Fatalf("blocks missing: events %d backend %v usage %v", len(rec.Events), rec.Backend, rec.Usage)
+	}
+
+	rec, err = c.Run(ctx, automate.RunRequest{Prompt: "fail it\n#!fail SCHEMA_INVALID"})
+	var re *automate.RunError
+	if !errors.As(err, &re) || !errors.Is(err, automate.ErrRunFailed) {
+		t.Fatalf("want *RunError, got %T %v", err, err)
+	}
+	if rec == nil || rec.Status != automate.StatusFailed || rec.ErrorCode != automate.ErrorSchemaInvalid || re.HTTPStatus != 500 {
+		t.Fatalf("failed record %+v", rec)
+	}
+
+	_, err = c.Run(ctx, automate.RunRequest{Prompt: "   "})
+	if !errors.Is(err, automate.ErrInvalidRequest) || !strings.Contains(err.Error(), "prompt must be a non-empty string") {
+		t.Fatalf("want invalid request, got %v", err)
+	}
+	_, err = c.Resume(ctx, "rt_00000000000000000000000000000000", []automate.ToolResult{automate.TextResult("call_1", "x")})
+	if !errors.Is(err, automate.ErrNotFound) {
+		t.Fatalf("want ErrNotFound for a stale token, got %v", err)
+	}
+
+	bad := startReal(t, 0)
+	_, err = bad.client(t, automate.ClientOptions{Key: "wrong-key-0123456789abcdefghijkl"}).Health(ctx)
+	if !errors.Is(err, automate.ErrUnauthorized) || strings.Contains(err.Error(), "wrong-key") {
+		t.Fatalf("want ErrUnauthorized without the key, got %v", err)
+	}
+}
+
+func TestIntegrationRunTimesOut(t *testing.T) {
+	c := startReal(t, 0).client(t, automate.ClientOptions{})
+	_, err := c.Run(context.Background(), automate.RunRequest{Prompt: "slow\n#!sleep 20000", TimeoutMs: 1000})
+	if !errors.Is(err, automate.ErrRunTimedOut) || !errors.Is(err, automate.ErrInvalidRequest) {
+		t.Fatalf("want ErrRunTimedOut, got %v", err)
+	}
+	var ae *automate.APIError
+	if !errors.As(err, &ae) || ae.HTTPStatus != 400 {
+		t.Fatalf("want a 400 envelope, got %v", err)
+	}
+	waitHealth(t, c, "idle after the timeout", func(h *automate.Health) bool { return !h.Busy })
+}
+
+// toolExecutor answers get_time with "12:00" and add with the sum, and
+// records each round's calls.
+type toolExecutor struct {
+	mu     sync.Mutex
+	rounds [][]string
+}
+
+func (x *toolExecutor) exec(ctx context.Context, calls []automate.ToolCall) ([]automate.ToolResult, error) {
+	var names []string
+	var out []automate.ToolResult
+	for _, c := range calls {
+		names = append(names, c.Name)
+		switch c.Name {
+		case "get_time":
+			out = append(out, automate.TextResult(c.ID, "12:00"))
+		case "add":
+			var a struct{ A, B int }
+			if err := json.Unmarshal(c.Arguments, &a); err != nil {
+				return nil, fmt.Errorf("add arguments %s: %w", c.Arguments, err)
+			}
+			b, _ := json.Marshal(a.A + a.B)
+			out = append(out, automate.ToolResult{ID: c.ID, Result: b})
+		default:
+			out = append(out, automate.ToolResult{ID: c.ID, Error: "unknown tool " + c.Name})
+		}
+	}
+	x.mu.Lock()
+	x.rounds = append(x.rounds, names)
+	x.mu.Unlock()
+	return out, nil
+}
+
+var clientTools = []automate.ClientTool{
+	{Name: "get_time", Description: "Returns the current time."},
+	{Name: "add", Description: "Adds a and b.", Parameters: json.RawMessage(`{"type":"object","properties":{"a":{"type":"number"},"b":{"type":"number"}}}`)},
+}
+
+const toolPrompt = "Use the tools\n" +
+	"#!tool get_time {}\n" +
+	`#!tools [{"name":"add","arguments":{"a":1,"b":2}},{"name":"add","arguments":{"a":40,"b":2}}]` + "\n" +
+	"#!answer tools done"
+
+func summaries(steps []automate.Step) []string {
+	var out []string
+	for _, s := range steps {
+		if s.ToolName == "get_time" || s.ToolName == "add" {
+			out = append(out, s.ToolName+"="+s.ResultSummary+"/"+s.Status)
+		}
+	}
+	return out
+}
+
+func TestIntegrationRunWithTools(t *testing.T) {
+	c := startReal(t, 0).client(t, automate.ClientOptions{})
+	var x toolExecutor
+	rec, err := c.RunWithTools(context.Background(), automate.RunRequest{Prompt: toolPrompt, ClientTools: clientTools}, x.exec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Status != automate.StatusCompleted || rec.Answer != "tools done" {
+		t.Fatalf("record %s %q", rec.Status, rec.Answer)
+	}
+	if fmt.Sprint(x.rounds) != "[[get_time] [add add]]" {
+		t.Fatalf("rounds %v", x.rounds)
+	}
+	got := summaries(rec.Steps)
+	want := []string{"get_time=12:00/success", "add=3/success", "add=42/success"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("tool steps %v, want %v", got, want)
+	}
+}
+
+func TestIntegrationChatWithTools(t *testing.T) {
+	c := startReal(t, 0).client(t, automate.ClientOptions{})
+	var x toolExecutor
+	req := automate.NewChatRequest(toolPrompt, "Be brief.")
+	req.Tools = automate.ChatTools(clientTools)
+	comp, err := c.ChatWithTools(context.Background(), req, x.exec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if comp.FinishReason() != automate.FinishStop || comp.Text() != "tools done" || comp.Service == nil ||
+		comp.Service.Status != automate.StatusCompleted || comp.ID != comp.Service.RequestID {
+		t.Fatalf("completion %+v", comp)
+	}
+	if fmt.Sprint(x.rounds) != "[[get_time] [add add]]" {
+		t.Fatalf("rounds %v", x.rounds)
+	}
+	if got, want := summaries(comp.Service.Steps), []string{"get_time=12:00/success", "add=3/success", "add=42/success"}; !slices.Equal(got, want) {
+		t.Fatalf("tool steps %v, want %v", got, want)
+	}
+
+	comp, err = c.Chat(context.Background(), automate.NewChatRequest("x\n#!fail EXECUTION_FAILED"))
+	var re *automate.RunError
+	if !errors.As(err, &re) || re.Completion == nil || re.Completion != comp || re.Record.ErrorCode != automate.ErrorExecutionFailed {
+		t.Fatalf("want a chat RunError, got %v", err)
+	}
+}
+
+func TestIntegrationCancelAndBusy(t *testing.T) {
+	c := startReal(t, 0).client(t, automate.ClientOptions{})
+	ctx := context.Background()
+	type outcome struct {
+		rec *automate.RunRecord
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		rec, err := c.Run(ctx, automate.RunRequest{Prompt: "long\n#!sleep 60000"})
+		done <- outcome{rec, err}
+	}()
+	waitHealth(t, c, "the run in flight", func(h *automate.Health) bool { return h.Busy && h.ActiveRequestID != nil })
+
+	_, err := c.Run(ctx, automate.RunRequest{Prompt: "second"})
+	if !errors.Is(err, automate.ErrBusy) {
+		t.Fatalf("want ErrBusy, got %v", err)
+	}
+	if _, err := c.SelectModel(ctx, automate.SelectRequest{ModelName: "scripted-pro"}); !errors.Is(err, automate.ErrBusy) {
+		t.Fatalf("select while busy: want ErrBusy, got %v", err)
+	}
+
+	cr, err := c.Cancel(ctx, true)
+	if err != nil || !cr.Stopped || cr.Mode != automate.CancelModeTerminate || cr.RequestID == nil {
+		t.Fatalf("cancel %+v %v", cr, err)
+	}
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not settle after a force cancel")
+	}
+	var re *automate.RunError
+	if !errors.As(o.err, &re) || o.rec == nil || o.rec.RequestID != *cr.RequestID ||
+		(o.rec.Status != automate.StatusTerminated && o.rec.Status != automate.StatusCanceled) {
+		t.Fatalf("settled with %v %+v", o.err, o.rec)
+	}
+	cr, err = c.Cancel(ctx, false)
+	if err != nil || cr.Stopped || cr.Mode != automate.CancelModeNone {
+		t.Fatalf("cancel with nothing running: %+v %v", cr, err)
+	}
+}
+
+func TestIntegrationGiveUpCancelsRun(t *testing.T) {
+	rs := startReal(t, 0)
+	// The soft cancel cannot interrupt a #!sleep step, so the give-up
+	// cancel is a force cancel here.
+	c := rs.client(t, automate.ClientOptions{ForceCancelOnGiveUp: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Run(ctx, automate.RunRequest{Prompt: "long\n#!sleep 60000"})
+		errc <- err
+	}()
+	waitHealth(t, c, "the run in flight", func(h *automate.Health) bool { return h.Busy })
+	cancel()
+	err := <-errc
+	var ae *automate.AbandonedError
+	if !errors.As(err, &ae) || !errors.Is(err, context.Canceled) || ae.Cancel == nil || !ae.Cancel.Stopped {
+		t.Fatalf("want an abandon with a cancel that stopped the run, got %v", err)
+	}
+	waitHealth(t, c, "the slot freed by the explicit cancel", func(h *automate.Health) bool { return !h.Busy })
+	rec, err := c.Run(context.Background(), automate.RunRequest{Prompt: "after\n#!answer next"})
+	if err != nil || rec.Answer != "next" {
+		t.Fatalf("next run: %v %v", rec, err)
+	}
+}
+
+func TestIntegrationExecutorFailureReleasesParkedRun(t *testing.T) {
+	c := startReal(t, 0).client(t, automate.ClientOptions{})
+	boom := errors.New("tool backend down")
+	_, err := c.RunWithTools(context.Background(), automate.RunRequest{Prompt: toolPrompt, ClientTools: clientTools},
+		func(context.Context, []automate.ToolCall) ([]automate.ToolResult, error) { return nil, boom })
+	var ae *automate.AbandonedError
+	if !errors.Is(err, boom) || !errors.As(err, &ae) || ae.Cancel == nil || !ae.Cancel.Stopped ||
+		ae.Cancel.RequestID == nil || *ae.Cancel.RequestID != ae.RequestID {
+		t.Fatalf("want an abandon whose soft cancel stopped our parked run, got %v", err)
+	}
+	// A soft cancel of a parked run lands at once: the slot is free.
+	waitHealth(t, c, "the slot freed", func(h *automate.Health) bool { return !h.Busy && !h.AwaitingToolResults })
+}
+
+func TestIntegrationModels(t *testing.T) {
+	c := startReal(t, 0).client(t, automate.ClientOptions{})
+	ctx := context.Background()
+	ml, err := c.Models(ctx)
+	if err != nil || len(ml.Data) != 1 || ml.Data[0].ID != automate.ServiceID {
+		t.Fatalf("models %+v %v", ml, err)
+	}
+	cat, err := c.Catalog(ctx)
+	if err != nil || cat.Catalog.Status != automate.CatalogReady || len(cat.Data) == 0 {
+		t.Fatalf("catalog %+v %v", cat, err)
+	}
+	sel, err := c.SelectModel(ctx, automate.SelectRequest{ModelName: "SCRIPTED-PRO"})
+	if err != nil || sel.Selected == nil || sel.Selected.Name != "scripted-pro" {
+		t.Fatalf("select %+v %v", sel, err)
+	}
+	h, err := c.Health(ctx)
+	if err != nil || h.AutomateModelSelection == nil || h.AutomateModelSelection.ModelName != "scripted-pro" {
+		t.Fatalf("health pin %+v %v", h.AutomateModelSelection, err)
+	}
+	if _, err := c.SelectModel(ctx, automate.SelectRequest{Family: "scripted"}); !errors.Is(err, automate.ErrInvalidRequest) {
+		t.Fatalf("ambiguous select: want ErrInvalidRequest, got %v", err)
+	}
+	if _, err := c.SelectModel(ctx, automate.SelectRequest{}); err != nil {
+		t.Fatalf("unpin: %v", err)
+	}
+}
+
+func TestIntegrationDiscover(t *testing.T) {
+	quiet := slog.New(slog.DiscardHandler)
+	srv, err := server.New(server.Config{Key: realKey, Assistant: scripted.New(scripted.Config{Logger: quiet}),
+		Workspace: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, _, err := server.Listen(-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: srv.Handler()}
+	go hs.Serve(ln)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+		hs.Shutdown(ctx)
+	})
+	// Another program that answers HTTP (a telemetry collector).
+	otel := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(otel.Close)
+	// A closed port.
+	closed, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := closed.Addr().(*net.TCPAddr).Port
+	closed.Close()
+	realPort := ln.Addr().(*net.TCPAddr).Port
+	ports := []int{otel.Listener.Addr().(*net.TCPAddr).Port, closedPort, realPort}
+
+	d, err := automate.Discover(context.Background(), automate.DiscoverOptions{Key: realKey, Ports: ports, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Port != realPort || d.Health.Service != automate.ServiceID || d.Health.Workspace != srv.Workspace() {
+		t.Fatalf("discovered %+v", d)
+	}
+	c, err := automate.NewClient(automate.ClientOptions{BaseURL: d.BaseURL, Key: realKey, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := c.Run(context.Background(), automate.RunRequest{Prompt: "hi\n#!answer found you"})
+	if err != nil || rec.Answer != "found you" {
+		t.Fatalf("run on discovered server: %v %v", rec, err)
+	}
+
+	_, err = automate.Discover(context.Background(), automate.DiscoverOptions{Key: "another-key-0123456789abcdefghij", Ports: ports, Logger: quiet})
+	want := fmt.Sprintf("an Automate server answered on 127.0.0.1:%d but rejected the access key", realPort)
+	if !errors.Is(err, automate.ErrUnauthorized) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("wrong key: want %q, got %v", want, err)
+	}
+}
