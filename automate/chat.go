@@ -114,9 +114,9 @@ func chatTimeout(req ChatRequest) time.Duration {
 
 func (c *Client) postChat(ctx context.Context, req ChatRequest, requestID string) (*ChatCompletion, error) {
 	const path = "/v1/chat/completions"
-	resp, err := c.roundTrip(ctx, "POST", path, req)
+	resp, sent, err := c.roundTrip(ctx, "POST", path, req)
 	if err != nil {
-		if ctx.Err() != nil {
+		if sent && ctx.Err() != nil {
 			return nil, c.abandon(ctx, "POST "+path, requestID, err)
 		}
 		return nil, err

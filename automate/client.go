@@ -9,8 +9,10 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -207,7 +209,10 @@ func (c *Client) Cancel(ctx context.Context, force bool) (*CancelResponse, error
 // panel) started in the moment between, that run is cancelled too; if our
 // request was refused with 409 in flight, the other client's run is
 // cancelled. A caller that cannot accept this may pass a ctx without
-// cancellation and rely on the timeouts.
+// cancellation and rely on the timeouts. A request that provably never
+// reached the server (ctx already done, or no connection was made) cannot
+// have started a run: its error is the plain context error, with no check
+// and no cancel.
 func (c *Client) Run(ctx context.Context, req RunRequest) (*RunRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, req.EffectiveTimeout()+c.margin)
 	defer cancel()
@@ -256,9 +261,9 @@ func (c *Client) resume(ctx context.Context, token, requestID string, results []
 // postRun sends a run-starting or run-resuming POST and decodes its record.
 // requestID is the run's id when known ("" for a new run).
 func (c *Client) postRun(ctx context.Context, path string, body any, requestID string) (*RunRecord, error) {
-	resp, err := c.roundTrip(ctx, http.MethodPost, path, body)
+	resp, sent, err := c.roundTrip(ctx, http.MethodPost, path, body)
 	if err != nil {
-		if ctx.Err() != nil {
+		if sent && ctx.Err() != nil {
 			return nil, c.abandon(ctx, "POST "+logPath(path), requestID, err)
 		}
 		return nil, err
@@ -316,7 +321,7 @@ type response struct {
 func (c *Client) simple(ctx context.Context, method, path string, body any, timeout time.Duration, out any) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	resp, err := c.roundTrip(ctx, method, path, body)
+	resp, _, err := c.roundTrip(ctx, method, path, body)
 	if err != nil {
 		return err
 	}
@@ -331,19 +336,37 @@ func (c *Client) simple(ctx context.Context, method, path string, body any, time
 
 // roundTrip sends one request (never retried) and reads the whole answer up
 // to the size cap.
-func (c *Client) roundTrip(ctx context.Context, method, path string, body any) (*response, error) {
+//
+// sent reports whether the server may have received the whole request: false
+// only when ctx was already done before sending, or when the transport
+// reported (through httptrace) that it got as far as asking for a
+// connection but never finished writing the request. A transport that does
+// not report traces counts as sent.
+func (c *Client) roundTrip(ctx context.Context, method, path string, body any) (*response, bool, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, false, fmt.Errorf("automate: %s %s: not sent: %w", method, logPath(path), err)
+	}
+	var traced, wrote atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GetConn: func(string) { traced.Store(true) },
+		WroteRequest: func(i httptrace.WroteRequestInfo) {
+			if i.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	})
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return nil, fmt.Errorf("automate: %s %s: encode body: %w", method, logPath(path), err)
+			return nil, false, fmt.Errorf("automate: %s %s: encode body: %w", method, logPath(path), err)
 		}
 		rd = bytes.NewReader(b)
 	}
 	// path is already escaped (the resume token goes through PathEscape).
 	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+path, rd)
 	if err != nil {
-		return nil, fmt.Errorf("automate: %s %s: %w", method, logPath(path), err)
+		return nil, false, fmt.Errorf("automate: %s %s: %w", method, logPath(path), err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.key)
 	req.Header.Set("Accept", "application/json")
@@ -355,7 +378,7 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body any) (
 	if err != nil {
 		c.log.Debug("automate request failed", "method", method, "path", logPath(path),
 			"duration", time.Since(start), "err", err)
-		return nil, fmt.Errorf("automate: %s %s: %w", method, logPath(path), err)
+		return nil, wrote.Load() || !traced.Load(), fmt.Errorf("automate: %s %s: %w", method, logPath(path), err)
 	}
 	defer hr.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(hr.Body, c.maxBody+1))
@@ -364,15 +387,15 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body any) (
 	if err != nil {
 		c.log.Debug("automate answer unreadable", "method", method, "path", logPath(path),
 			"status", hr.StatusCode, "duration", time.Since(start), "err", err)
-		return nil, fmt.Errorf("automate: %s %s: read answer (HTTP %d): %w", method, logPath(path), hr.StatusCode, err)
+		return nil, true, fmt.Errorf("automate: %s %s: read answer (HTTP %d): %w", method, logPath(path), hr.StatusCode, err)
 	}
 	c.log.Debug("automate request", "method", method, "path", logPath(path),
 		"status", hr.StatusCode, "bytes", len(b), "duration", time.Since(start))
 	if int64(len(b)) > c.maxBody {
 		resp.body = b[:0]
-		return nil, c.unexpected(resp, fmt.Sprintf("answer exceeds %d bytes", c.maxBody))
+		return nil, true, c.unexpected(resp, fmt.Sprintf("answer exceeds %d bytes", c.maxBody))
 	}
-	return resp, nil
+	return resp, true, nil
 }
 
 // decodeRecord turns a run route's answer into a record or a typed error.

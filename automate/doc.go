@@ -8,6 +8,11 @@
 // The client never retries a request by itself: a retried POST can start a
 // second run. It tells a failed run (HTTP 500 carrying a record with
 // schemaVersion 1, returned as *RunError) from a failed request (*APIError).
+// A client-side abort does not stop a run, so when a caller gives up on a
+// run in flight (its context ends, the HTTP deadline of timeoutMs plus a
+// margin passes, a tool executor fails) the client cancels the run
+// explicitly if /health shows it still active, and returns an
+// *AbandonedError.
 //
 // Choices where the spec is silent (shared with automate/server):
 //   - Timestamps are ISO 8601 in UTC with milliseconds, as JavaScript's

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // slot models the server's single run slot for the give-up tests: a run
@@ -396,5 +398,46 @@ func TestRunWithToolsRunFailsMidLoop(t *testing.T) {
 	}
 	if f.count("POST /v1/automate/cancel") != 0 {
 		t.Fatal("a finished run needs no cancel")
+	}
+}
+
+// A request that never reached the server cannot have started a run: no
+// health check, no cancel (which could stop someone else's run).
+func TestGiveUpBeforeSendingSendsNoCancel(t *testing.T) {
+	f := newFake(t, map[string]http.HandlerFunc{
+		"POST /v1/runs": func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, 200, record("automate-run-n", StatusCompleted))
+		},
+		// Someone else's run holds the slot.
+		"GET /health": func(w http.ResponseWriter, r *http.Request) { writeJSON(w, 200, health(true, "automate-run-other")) },
+	})
+	t.Run("ctx already done", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := f.client(ClientOptions{}).Run(ctx, RunRequest{Prompt: "x"})
+		if !errors.Is(err, context.Canceled) || errors.As(err, new(*AbandonedError)) {
+			t.Fatalf("want a plain context error, got %v", err)
+		}
+	})
+	t.Run("connection never made", func(t *testing.T) {
+		dialing := make(chan struct{}, 1)
+		tr := defaultHTTPClient().Transport.(*http.Transport).Clone()
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dialing <- struct{}{}
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() { <-dialing; cancel() }()
+		c := f.client(ClientOptions{HTTPClient: &http.Client{Transport: tr}, CancelTimeout: 200 * time.Millisecond})
+		_, err := c.Run(ctx, RunRequest{Prompt: "x"})
+		if !errors.Is(err, context.Canceled) || errors.As(err, new(*AbandonedError)) {
+			t.Fatalf("want a plain context error, got %v", err)
+		}
+	})
+	for _, route := range []string{"POST /v1/runs", "GET /health", "POST /v1/automate/cancel"} {
+		if n := f.count(route); n != 0 {
+			t.Errorf("%s: %d requests, want none", route, n)
+		}
 	}
 }
