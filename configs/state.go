@@ -1,0 +1,156 @@
+package configs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// PairingState is what `hubgate pair` remembers about the paired User
+// Device, in <user config dir>/hubgate/state.json. It never holds a
+// secret: the refresh token, the device token and the client secret live
+// in the SecretStore only.
+type PairingState struct {
+	// Version of the file format; SaveState writes StateVersion.
+	Version      int       `json:"version"`
+	DeviceID     string    `json:"device_id"`
+	DeviceName   string    `json:"device_name"`
+	APIURL       string    `json:"api_url"`
+	DeviceTypeID string    `json:"device_type_id"`
+	TokenID      string    `json:"token_id"` // id of the DeviceToken whose token is in the store
+	PairedAt     time.Time `json:"paired_at"`
+}
+
+// StateVersion is the state file format SaveState writes.
+const StateVersion = 1
+
+// ErrNoState: no device is paired (the state file does not exist). It
+// wraps fs.ErrNotExist.
+var ErrNoState = fmt.Errorf("no paired device: %w", fs.ErrNotExist)
+
+// DefaultStatePath returns $XDG_CONFIG_HOME/hubgate/state.json
+// (os.UserConfigDir).
+func DefaultStatePath() (string, error) {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("locate the state file: %w", err)
+	}
+	return filepath.Join(dir, "hubgate", "state.json"), nil
+}
+
+// LoadState reads the state file at path ("" : DefaultStatePath). A
+// missing file is ErrNoState; a file that is not valid JSON or lacks the
+// device id or the api url is an error naming the file (members it does
+// not know are ignored, so an older hubgate reads a newer file).
+func LoadState(path string) (*PairingState, error) {
+	path, err := statePath(path)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNoState
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the pairing state: %w", err)
+	}
+	var s PairingState
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("the pairing state file %s is corrupt (%v); remove it with `hubgate unpair`", path, err)
+	}
+	var missing []string
+	if s.DeviceID == "" {
+		missing = append(missing, "device_id")
+	}
+	if s.APIURL == "" {
+		missing = append(missing, "api_url")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("the pairing state file %s lacks %s; remove it with `hubgate unpair`", path, strings.Join(missing, " and "))
+	}
+	return &s, nil
+}
+
+// SaveState writes s to path ("" : DefaultStatePath) atomically: a temp
+// file in the same directory (0600), synced, then renamed over the old
+// file, so a reader sees the old state or the new one, never half of one.
+// The directory is created 0700 when missing. Version is set to
+// StateVersion.
+func SaveState(path string, s PairingState) (err error) {
+	path, err = statePath(path)
+	if err != nil {
+		return err
+	}
+	if s.DeviceID == "" || s.APIURL == "" {
+		return errors.New("save the pairing state: the device id and the api url are required")
+	}
+	s.Version = StateVersion
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("save the pairing state: %w", err)
+	}
+	data = append(data, '\n')
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("save the pairing state: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".state-*.json")
+	if err != nil {
+		return fmt.Errorf("save the pairing state: %w", err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(0o600); err != nil {
+		return fmt.Errorf("save the pairing state: %w", err)
+	}
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("save the pairing state: %w", err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("save the pairing state: %w", err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("save the pairing state: %w", err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("save the pairing state: %w", err)
+	}
+	if d, derr := os.Open(dir); derr == nil { // make the rename durable; best effort
+		_ = d.Sync()
+		_ = d.Close()
+	}
+	return nil
+}
+
+// RemoveState removes the state file at path ("" : DefaultStatePath). A
+// file that does not exist is ErrNoState.
+func RemoveState(path string) error {
+	path, err := statePath(path)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return ErrNoState
+		}
+		return fmt.Errorf("remove the pairing state: %w", err)
+	}
+	return nil
+}
+
+func statePath(path string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	return DefaultStatePath()
+}
