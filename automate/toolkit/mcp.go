@@ -23,7 +23,7 @@ import (
 // Defaults of McpConfig.
 const (
 	DefaultMcpConnectTimeout    = 30 * time.Second
-	DefaultMcpTerminateDuration = 2 * time.Second
+	DefaultMcpTerminateDuration = 500 * time.Millisecond
 	stderrTail                  = 2048 // bytes of a stdio server's stderr kept for error messages
 )
 
