@@ -185,14 +185,8 @@ func decodeChatTools(o object) ([]automate.ClientTool, error) {
 
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Should-Retry", "false")
-	body, err := readBody(w, r)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	o, err := decodeObject(body, false)
-	if err != nil {
-		writeError(w, s.log, err)
+	o, ok := s.readObject(w, r, false)
+	if !ok {
 		return
 	}
 	cr, err := decodeChatRequest(o, s.cfg.ConfiguredMcpServers)
@@ -205,7 +199,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	for token, results := range cr.toolResults {
 		if run := s.liveRun(token); run != nil {
 			run.deliver(results)
-			s.answerChat(w, r, run)
+			s.answer(w, r, run, chatAnswer)
 			return
 		}
 	}
@@ -218,20 +212,10 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	s.answerChat(w, r, run)
+	s.answer(w, r, run, chatAnswer)
 }
 
-func (s *Server) answerChat(w http.ResponseWriter, r *http.Request, run *run) {
-	rec, err := run.wait(r.Context())
-	switch {
-	case err != nil && r.Context().Err() != nil:
-		return
-	case err != nil:
-		writeError(w, s.log, err)
-	default:
-		writeJSON(w, s.log, recordStatus(rec), chatCompletion(rec))
-	}
-}
+func chatAnswer(rec *automate.RunRecord) any { return chatCompletion(rec) }
 
 // chatCompletion maps a record onto the chat-completion answer.
 func chatCompletion(rec *automate.RunRecord) automate.ChatCompletion {

@@ -80,17 +80,12 @@ func matchModel(models []automate.ModelOption, req automate.SelectRequest) (auto
 }
 
 func (s *Server) handleSelect(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	o, err := decodeObject(body, true)
-	if err != nil {
-		writeError(w, s.log, err)
+	o, ok := s.readObject(w, r, true)
+	if !ok {
 		return
 	}
 	var req automate.SelectRequest
+	var err error
 	for _, f := range []struct {
 		key string
 		dst *string

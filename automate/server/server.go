@@ -355,15 +355,24 @@ func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	}})
 }
 
-func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
+// readObject reads and parses the JSON object body of r; on failure it
+// answers the error itself and reports false.
+func (s *Server) readObject(w http.ResponseWriter, r *http.Request, allowEmpty bool) (object, bool) {
 	body, err := readBody(w, r)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
+	var o object
+	if err == nil {
+		o, err = decodeObject(body, allowEmpty)
 	}
-	o, err := decodeObject(body, true)
 	if err != nil {
 		writeError(w, s.log, err)
+		return nil, false
+	}
+	return o, true
+}
+
+func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
+	o, ok := s.readObject(w, r, true)
+	if !ok {
 		return
 	}
 	force, err := o.boolean("force", "force must be a boolean")
@@ -400,14 +409,8 @@ func (s *Server) Cancel(force bool) automate.CancelResponse {
 
 func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Should-Retry", "false")
-	body, err := readBody(w, r)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	o, err := decodeObject(body, false)
-	if err != nil {
-		writeError(w, s.log, err)
+	o, ok := s.readObject(w, r, false)
+	if !ok {
 		return
 	}
 	spec, err := decodeRunRequest(o, s.cfg.ConfiguredMcpServers)
@@ -420,20 +423,14 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	s.answerRun(w, r, run)
+	s.answer(w, r, run, nativeAnswer)
 }
 
 func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Should-Retry", "false")
 	token := chi.URLParam(r, "resumeToken")
-	body, err := readBody(w, r)
-	if err != nil {
-		writeError(w, s.log, err)
-		return
-	}
-	o, err := decodeObject(body, false)
-	if err != nil {
-		writeError(w, s.log, err)
+	o, ok := s.readObject(w, r, false)
+	if !ok {
 		return
 	}
 	results, err := decodeResults(o)
@@ -447,7 +444,7 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	run.deliver(results)
-	s.answerRun(w, r, run)
+	s.answer(w, r, run, nativeAnswer)
 }
 
 // liveRun returns the run that token resumes, or nil.
@@ -460,8 +457,9 @@ func (s *Server) liveRun(token string) *run {
 	return s.active
 }
 
-// answerRun waits for the run's next outcome and answers it natively.
-func (s *Server) answerRun(w http.ResponseWriter, r *http.Request, run *run) {
+// answer waits for the run's next outcome and answers it in the shape
+// render gives it (the record, or a chat completion).
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, run *run, render func(*automate.RunRecord) any) {
 	rec, err := run.wait(r.Context())
 	switch {
 	case err != nil && r.Context().Err() != nil:
@@ -469,9 +467,11 @@ func (s *Server) answerRun(w http.ResponseWriter, r *http.Request, run *run) {
 	case err != nil:
 		writeError(w, s.log, err)
 	default:
-		writeJSON(w, s.log, recordStatus(rec), rec)
+		writeJSON(w, s.log, recordStatus(rec), render(rec))
 	}
 }
+
+func nativeAnswer(rec *automate.RunRecord) any { return rec }
 
 // recordStatus is the HTTP status of a record: 200 for completed and
 // parked runs, 500 for runs that ended otherwise.
