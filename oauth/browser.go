@@ -1,0 +1,132 @@
+package oauth
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"runtime"
+	"strings"
+)
+
+// BrowserCommand returns the command line that opens u: BROWSER split
+// like a shell command line with u as the last argument (or in place of
+// every "%s" argument, the old BROWSER convention), else the platform's
+// opener (xdg-open; open on macOS; rundll32 url.dll on Windows).
+func BrowserCommand(getenv func(string) string, u string) ([]string, error) {
+	if b := strings.TrimSpace(getenv("BROWSER")); b != "" {
+		args, err := SplitCommandLine(b)
+		if err != nil {
+			return nil, fmt.Errorf("BROWSER: %w", err)
+		}
+		if len(args) == 0 {
+			return nil, errors.New("BROWSER is empty")
+		}
+		substituted := false
+		for i, a := range args {
+			if a == "%s" {
+				args[i] = u
+				substituted = true
+			}
+		}
+		if !substituted {
+			args = append(args, u)
+		}
+		return args, nil
+	}
+	switch runtime.GOOS {
+	case "darwin":
+		return []string{"open", u}, nil
+	case "windows":
+		return []string{"rundll32", "url.dll,FileProtocolHandler", u}, nil
+	default:
+		return []string{"xdg-open", u}, nil
+	}
+}
+
+// openBrowser starts the browser command and reaps it in the background
+// (a browser may keep running; xdg-open returns at once). Its output is
+// discarded; it gets no stdin.
+func (c *Client) openBrowser(getenv func(string) string, u string) error {
+	args, err := BrowserCommand(getenv, u)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("run %s: %w", args[0], err)
+	}
+	c.log.Debug("browser started", "command", args[0], "pid", cmd.Process.Pid)
+	go func() {
+		err := cmd.Wait()
+		c.log.Debug("browser command exited", "command", args[0], "err", err)
+	}()
+	return nil
+}
+
+// SplitCommandLine splits s into words like a POSIX shell does, without
+// any expansion: words are separated by blanks; single quotes keep
+// everything literally; double quotes keep everything except that a
+// backslash escapes ", \, $ and `; outside quotes a backslash escapes the
+// next character. An unterminated quote or a trailing backslash is an
+// error.
+func SplitCommandLine(s string) ([]string, error) {
+	var (
+		words   []string
+		cur     strings.Builder
+		inWord  bool
+		rs      = []rune(s)
+		i       int
+		errQuot = errors.New("unterminated quote")
+	)
+	for i < len(rs) {
+		r := rs[i]
+		switch {
+		case r == ' ' || r == '\t' || r == '\n':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+			i++
+		case r == '\'':
+			inWord = true
+			j := i + 1
+			for j < len(rs) && rs[j] != '\'' {
+				j++
+			}
+			if j == len(rs) {
+				return nil, errQuot
+			}
+			cur.WriteString(string(rs[i+1 : j]))
+			i = j + 1
+		case r == '"':
+			inWord = true
+			j := i + 1
+			for ; j < len(rs) && rs[j] != '"'; j++ {
+				if rs[j] == '\\' && j+1 < len(rs) && strings.ContainsRune("\"\\$`", rs[j+1]) {
+					j++
+				}
+				cur.WriteRune(rs[j])
+			}
+			if j == len(rs) {
+				return nil, errQuot
+			}
+			i = j + 1
+		case r == '\\':
+			if i+1 == len(rs) {
+				return nil, errors.New("trailing backslash")
+			}
+			inWord = true
+			cur.WriteRune(rs[i+1])
+			i += 2
+		default:
+			inWord = true
+			cur.WriteRune(r)
+			i++
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words, nil
+}

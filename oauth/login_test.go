@@ -1,0 +1,572 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/oauth2"
+)
+
+// noRedirect is an HTTP client that does not follow redirects.
+var noRedirect = &http.Client{
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	Timeout:       30 * time.Second,
+}
+
+// authorizeLocation fetches the authorization URL and returns where the
+// server redirects the browser.
+func authorizeLocation(t *testing.T, authURL string) string {
+	t.Helper()
+	resp, err := noRedirect.Get(authURL)
+	if err != nil {
+		t.Error(err)
+		return ""
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusFound {
+		t.Errorf("authorize: %d", resp.StatusCode)
+		return ""
+	}
+	return resp.Header.Get("Location")
+}
+
+func getPage(t *testing.T, u string) (int, string) {
+	t.Helper()
+	resp, err := noRedirect.Get(u)
+	if err != nil {
+		t.Errorf("GET callback: %v", err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func requireCurl(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed")
+	}
+}
+
+// waitGoroutines waits until the goroutine count is back to at most n.
+func waitGoroutines(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for runtime.NumGoroutine() > n {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<16)
+			t.Fatalf("%d goroutines, want <= %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// The whole flow with BROWSER set to curl, which follows the redirect to
+// the loopback listener like a browser would.
+func TestLoginWithBrowserCommand(t *testing.T) {
+	requireCurl(t)
+	f := newFakeAuth(t)
+	c := f.client(t)
+	var out syncBuffer
+	http.DefaultClient.CloseIdleConnections()
+	before := runtime.NumGoroutine()
+	tok, err := c.Login(context.Background(), LoginOptions{
+		Out:     &out,
+		Timeout: time.Minute,
+		Getenv: func(k string) string {
+			if k == "BROWSER" {
+				return "curl -fsSL"
+			}
+			return ""
+		},
+	})
+	if err != nil {
+		t.Fatalf("Login: %v\nout: %s", err, out.String())
+	}
+	if !strings.HasPrefix(tok.AccessToken, "at-") || !strings.HasPrefix(tok.RefreshToken, "rt-") || tok.Expiry.IsZero() {
+		t.Fatalf("token %+v", tok)
+	}
+	// The exchange used Basic authentication and the PKCE verifier, once.
+	f.mu.Lock()
+	basic, calls, form := f.basicAuth, f.tokenCalls, f.lastTokenReq
+	f.mu.Unlock()
+	if !basic || calls != 1 || form.Get("client_secret") != "" || form.Get("code_verifier") == "" {
+		t.Errorf("exchange: basic=%v calls=%d form has secret=%v verifier=%v", basic, calls, form.Get("client_secret") != "", form.Get("code_verifier") != "")
+	}
+	printed := out.String()
+	authURL, err := authURLFrom(printed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, _ := url.Parse(authURL)
+	q := u.Query()
+	redirect, _ := url.Parse(q.Get("redirect_uri"))
+	if redirect.Hostname() != "127.0.0.1" || redirect.Path != "/callback" {
+		t.Errorf("redirect_uri %q", redirect)
+	}
+	if raw, _ := decodeState(q.Get("state")); len(raw) < 32 {
+		t.Errorf("state of %d bytes", len(raw))
+	}
+	f.assertNoSecrets(t, "the printed text", printed)
+	if strings.Contains(printed, form.Get("code_verifier")) {
+		t.Error("the verifier was printed")
+	}
+	// The listener is gone.
+	if _, err := http.Get(redirect.String()); err == nil {
+		t.Error("the redirect listener still answers after Login returned")
+	}
+	http.DefaultClient.CloseIdleConnections()
+	waitGoroutines(t, before)
+}
+
+func decodeState(s string) ([]byte, error) {
+	return base64RawURL(s)
+}
+
+// A callback with the wrong state is answered and ignored; the right one
+// then completes the flow.
+func TestLoginIgnoresWrongStateThenAcceptsTheRightOne(t *testing.T) {
+	f := newFakeAuth(t)
+	c := f.client(t)
+	var wrongStatus int
+	var wrongPage string
+	browsed := make(chan struct{})
+	tok, err := c.Login(context.Background(), LoginOptions{
+		Out:     io.Discard,
+		Timeout: time.Minute,
+		OpenBrowser: func(authURL string) error {
+			go func() {
+				defer close(browsed)
+				loc := authorizeLocation(t, authURL)
+				u, _ := url.Parse(loc)
+				q := u.Query()
+				good := q.Get("state")
+				// Missing state, then a wrong state, then the real one.
+				q.Del("state")
+				u.RawQuery = q.Encode()
+				getPage(t, u.String())
+				q.Set("state", good+"x")
+				u.RawQuery = q.Encode()
+				wrongStatus, wrongPage = getPage(t, u.String())
+				status, page := getPage(t, loc)
+				if status != 200 || !strings.Contains(page, "Signed in") {
+					t.Errorf("right state: %d %s", status, page)
+				}
+			}()
+			return nil
+		},
+	})
+	<-browsed
+	if err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	if tok.AccessToken == "" {
+		t.Fatal("no token")
+	}
+	if wrongStatus != 400 || !strings.Contains(wrongPage, "ignored") {
+		t.Errorf("wrong state: %d %s", wrongStatus, wrongPage)
+	}
+}
+
+// A second callback after the flow ended is not used.
+func TestLoginAcceptsOneCallbackOnly(t *testing.T) {
+	f := newFakeAuth(t)
+	c := f.client(t)
+	var loc string
+	browsed := make(chan struct{})
+	_, err := c.Login(context.Background(), LoginOptions{
+		Out: io.Discard, Timeout: time.Minute,
+		OpenBrowser: func(authURL string) error {
+			go func() {
+				defer close(browsed)
+				loc = authorizeLocation(t, authURL)
+				getPage(t, loc)
+			}()
+			return nil
+		},
+	})
+	<-browsed
+	if err != nil {
+		t.Fatal(err)
+	}
+	// After Login the listener is closed: nothing can deliver a second code.
+	if _, err := http.Get(loc); err == nil {
+		t.Error("a second callback reached a listener after the flow ended")
+	}
+}
+
+func TestLoginAccessDenied(t *testing.T) {
+	requireCurl(t)
+	f := newFakeAuth(t)
+	f.mu.Lock()
+	f.deny = true
+	f.mu.Unlock()
+	c := f.client(t)
+	var out syncBuffer
+	_, err := c.Login(context.Background(), LoginOptions{
+		Out: &out, Timeout: time.Minute,
+		Getenv: func(k string) string { return map[string]string{"BROWSER": "curl -sSL"}[k] },
+	})
+	var ae *AuthorizationError
+	if !errors.As(err, &ae) || !errors.Is(err, ErrAccessDenied) || !IsSignInError(err) {
+		t.Fatalf("err %v", err)
+	}
+	if ae.Code != "access_denied" || !strings.Contains(err.Error(), "The user declined <b>access</b>[31m") {
+		t.Errorf("error %q", err)
+	}
+	if strings.Contains(err.Error(), "\x1b") {
+		t.Error("a terminal escape reached the error message")
+	}
+	if n, _ := f.counts(); n != 0 {
+		t.Errorf("%d token calls after a denial", n)
+	}
+}
+
+func TestLoginShowsTheErrorPageEscaped(t *testing.T) {
+	f := newFakeAuth(t)
+	f.mu.Lock()
+	f.deny = true
+	f.mu.Unlock()
+	c := f.client(t)
+	var status int
+	var page string
+	browsed := make(chan struct{})
+	_, err := c.Login(context.Background(), LoginOptions{
+		Out: io.Discard, Timeout: time.Minute,
+		OpenBrowser: func(authURL string) error {
+			go func() { defer close(browsed); status, page = getPage(t, authorizeLocation(t, authURL)) }()
+			return nil
+		},
+	})
+	<-browsed
+	if !errors.Is(err, ErrAccessDenied) {
+		t.Fatalf("err %v", err)
+	}
+	if status != 200 || !strings.Contains(page, "access_denied") || strings.Contains(page, "<b>access</b>") || !strings.Contains(page, "&lt;b&gt;") {
+		t.Errorf("page %d %s", status, page)
+	}
+}
+
+// A code that was already exchanged is refused with invalid_grant: the
+// flow ends with "sign in again", after exactly one token request (no
+// AutoDetect resend).
+func TestLoginReusedCode(t *testing.T) {
+	f := newFakeAuth(t)
+	c := f.client(t)
+	var firstLoc string
+	browsed := make(chan struct{})
+	if _, err := c.Login(context.Background(), LoginOptions{
+		Out: io.Discard, Timeout: time.Minute,
+		OpenBrowser: func(authURL string) error {
+			go func() { defer close(browsed); firstLoc = authorizeLocation(t, authURL); getPage(t, firstLoc) }()
+			return nil
+		},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	<-browsed
+	oldCode, _ := url.Parse(firstLoc)
+	f.mu.Lock()
+	f.tokenCalls = 0 // under f.mu
+	f.mu.Unlock()
+	var page string
+	browsed = make(chan struct{})
+	_, err := c.Login(context.Background(), LoginOptions{
+		Out: io.Discard, Timeout: time.Minute,
+		OpenBrowser: func(authURL string) error {
+			go func() {
+				defer close(browsed)
+				u, _ := url.Parse(authURL)
+				state, redirect := u.Query().Get("state"), u.Query().Get("redirect_uri")
+				_, page = getPage(t, redirect+"?"+url.Values{"code": {oldCode.Query().Get("code")}, "state": {state}}.Encode())
+			}()
+			return nil
+		},
+	})
+	<-browsed
+	var te *TokenError
+	if !errors.As(err, &te) || !errors.Is(err, ErrSignInAgain) || te.Op != "exchange" || te.Status != 400 {
+		t.Fatalf("err %v", err)
+	}
+	if !strings.Contains(err.Error(), "already used") || !strings.Contains(err.Error(), "sign in again") {
+		t.Errorf("message %q", err)
+	}
+	f.assertNoSecrets(t, "the error", err.Error())
+	f.assertNoSecrets(t, "the page", page)
+	if !strings.Contains(page, "could not be completed") {
+		t.Errorf("page %s", page)
+	}
+	if n, _ := f.counts(); n != 1 {
+		t.Errorf("%d token requests for one exchange", n)
+	}
+}
+
+func TestLoginWrongClientSecretIsSentOnce(t *testing.T) {
+	f := newFakeAuth(t)
+	c, err := New(Config{APIURL: f.srv.URL, ClientID: testClientID, ClientSecret: "bad-secret-4711"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Login(context.Background(), LoginOptions{
+		Out: io.Discard, Timeout: time.Minute,
+		OpenBrowser: func(authURL string) error {
+			go getPage(t, authorizeLocation(t, authURL))
+			return nil
+		},
+	})
+	var te *TokenError
+	if !errors.As(err, &te) || te.Code != "invalid_client" || errors.Is(err, ErrSignInAgain) {
+		t.Fatalf("err %v", err)
+	}
+	if n, _ := f.counts(); n != 1 {
+		t.Errorf("%d token requests: the exchange was resent", n)
+	}
+	if strings.Contains(err.Error(), "bad-secret-4711") {
+		t.Errorf("the secret reached the error: %v", err)
+	}
+}
+
+func TestLoginTimeout(t *testing.T) {
+	f := newFakeAuth(t)
+	c := f.client(t)
+	var out syncBuffer
+	before := runtime.NumGoroutine()
+	_, err := c.Login(context.Background(), LoginOptions{
+		Out: &out, Timeout: 300 * time.Millisecond,
+		OpenBrowser: func(string) error { return nil },
+	})
+	if !errors.Is(err, ErrTimeout) || !IsSignInError(err) || !strings.Contains(err.Error(), "300ms") {
+		t.Fatalf("err %v", err)
+	}
+	authURL, perr := authURLFrom(out.String())
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	u, _ := url.Parse(authURL)
+	if _, err := http.Get(u.Query().Get("redirect_uri")); err == nil {
+		t.Error("the listener still answers after the timeout")
+	}
+	waitGoroutines(t, before)
+}
+
+func TestLoginCanceled(t *testing.T) {
+	c := newFakeAuth(t).client(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	_, err := c.Login(ctx, LoginOptions{Out: io.Discard, OpenBrowser: func(string) error { cancel(); return nil }})
+	if !errors.Is(err, context.Canceled) || errors.Is(err, ErrTimeout) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// A browser that cannot be started is reported, and the flow still
+// waits (here: for a pasted address... none; it times out).
+func TestLoginBrowserFailureIsReportedNotFatal(t *testing.T) {
+	f := newFakeAuth(t)
+	c := f.client(t)
+	var out syncBuffer
+	_, err := c.Login(context.Background(), LoginOptions{
+		Out: &out, Timeout: 200 * time.Millisecond,
+		Getenv: func(k string) string { return map[string]string{"BROWSER": "/nonexistent/browser --new-window"}[k] },
+	})
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err %v", err)
+	}
+	if _, perr := authURLFrom(out.String()); perr != nil || !strings.Contains(out.String(), "Could not open a browser") {
+		t.Errorf("out %q", out.String())
+	}
+}
+
+// The no-browser path: the person pastes the address the browser was sent
+// to; junk and a wrong state are explained and ignored.
+func TestLoginPastedRedirect(t *testing.T) {
+	f := newFakeAuth(t)
+	c := f.client(t)
+	var out syncBuffer
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() {
+		var authURL string
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if u, err := authURLFrom(out.String()); err == nil {
+				authURL = u
+				break
+			}
+		}
+		if authURL == "" {
+			t.Error("no URL printed")
+			pw.Close()
+			return
+		}
+		loc := authorizeLocation(t, authURL)
+		u, _ := url.Parse(loc)
+		q := u.Query()
+		q.Set("state", "not-the-state")
+		wrong := *u
+		wrong.RawQuery = q.Encode()
+		io.WriteString(pw, "\nhello\n"+wrong.String()+"\n")
+		// Only the query, as some people copy it.
+		io.WriteString(pw, "  ?"+u.RawQuery+"  \n")
+	}()
+	tok, err := c.Login(context.Background(), LoginOptions{
+		Out: &out, In: pr, NoBrowser: true, Timeout: time.Minute,
+		OpenBrowser: func(string) error { t.Error("a browser was opened with NoBrowser"); return nil },
+	})
+	if err != nil {
+		t.Fatalf("Login: %v\n%s", err, out.String())
+	}
+	if tok.AccessToken == "" {
+		t.Fatal("no token")
+	}
+	printed := out.String()
+	for _, want := range []string{"carries no sign-in response", "does not match", "paste it here"} {
+		if !strings.Contains(printed, want) {
+			t.Errorf("output lacks %q:\n%s", want, printed)
+		}
+	}
+	f.assertNoSecrets(t, "the printed text", printed)
+}
+
+// With NoBrowser the listener still completes the flow when the browser
+// runs on the same machine.
+func TestLoginNoBrowserListenerStillWorks(t *testing.T) {
+	f := newFakeAuth(t)
+	c := f.client(t)
+	var out syncBuffer
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() {
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if u, err := authURLFrom(out.String()); err == nil {
+				getPage(t, authorizeLocation(t, u))
+				return
+			}
+		}
+		t.Error("no URL printed")
+	}()
+	if _, err := c.Login(context.Background(), LoginOptions{Out: &out, In: pr, NoBrowser: true, Timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLoginPastedDenial(t *testing.T) {
+	f := newFakeAuth(t)
+	f.mu.Lock()
+	f.deny = true
+	f.mu.Unlock()
+	c := f.client(t)
+	var out syncBuffer
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() {
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if u, err := authURLFrom(out.String()); err == nil {
+				io.WriteString(pw, authorizeLocation(t, u)+"\n")
+				return
+			}
+		}
+	}()
+	_, err := c.Login(context.Background(), LoginOptions{Out: &out, In: pr, NoBrowser: true, Timeout: time.Minute})
+	if !errors.Is(err, ErrAccessDenied) {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestParsePasted(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		code    string
+		wantErr bool
+	}{
+		{"http://127.0.0.1:5/callback?code=abc&state=s", "abc", false},
+		{"code=abc&state=s", "abc", false},
+		{"?state=s&error=access_denied", "", false},
+		{"http://127.0.0.1:5/callback?state=s", "", true},
+		{"just words", "", true},
+		{"http://127.0.0.1:5/callback?code=abc", "", true},
+	} {
+		q, err := parsePasted(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("%q: err %v", tc.in, err)
+			continue
+		}
+		if err == nil && q.Get("code") != tc.code {
+			t.Errorf("%q: code %q", tc.in, q.Get("code"))
+		}
+		if err != nil && strings.Contains(err.Error(), "abc") {
+			t.Errorf("%q: the error repeats the code", tc.in)
+		}
+	}
+	if q, err := parsePasted("   "); q != nil || err != nil {
+		t.Errorf("blank: %v %v", q, err)
+	}
+}
+
+func TestNewDefaultsAndValidation(t *testing.T) {
+	c, err := New(Config{APIURL: "https://api.example.com/", ClientID: "id", ClientSecret: "s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.AuthURL() != "https://api.example.com/signin/authorize" || c.TokenURL() != "https://api.example.com/signin/token" {
+		t.Errorf("%s %s", c.AuthURL(), c.TokenURL())
+	}
+	if c.conf.Endpoint.AuthStyle != oauth2.AuthStyleInHeader {
+		t.Errorf("auth style %v", c.conf.Endpoint.AuthStyle)
+	}
+	c, _ = New(Config{APIURL: "https://api.example.com", AuthURL: "https://login.example.com/authorize", ClientID: "id"})
+	if c.AuthURL() != "https://login.example.com/authorize" || c.conf.Endpoint.AuthStyle != oauth2.AuthStyleInParams {
+		t.Errorf("%s %v", c.AuthURL(), c.conf.Endpoint.AuthStyle)
+	}
+	for _, cfg := range []Config{
+		{APIURL: "https://a"},
+		{ClientID: "id"},
+		{ClientID: "id", APIURL: "not a url"},
+		{ClientID: "id", AuthURL: "https://a/x", TokenURL: "/relative"},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("New(%+v) accepted", cfg)
+		}
+	}
+}
+
+// A public client (no secret) sends its client_id in the body.
+func TestPublicClientSendsClientIDInBody(t *testing.T) {
+	var mu sync.Mutex
+	var form url.Values
+	var basic bool
+	srv := newTokenOnly(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		r.ParseForm()
+		form = r.PostForm
+		_, _, basic = r.BasicAuth()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"access_token":"a","token_type":"Bearer","refresh_token":"r","expires_in":60}`)
+	})
+	c, _ := New(Config{APIURL: srv, ClientID: "public-id"})
+	_, err := c.Login(context.Background(), LoginOptions{
+		Out: io.Discard, Timeout: time.Minute,
+		OpenBrowser: func(authURL string) error {
+			u, _ := url.Parse(authURL)
+			go getPage(t, u.Query().Get("redirect_uri")+"?code=c&state="+url.QueryEscape(u.Query().Get("state")))
+			return nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if basic || form.Get("client_id") != "public-id" || form.Get("client_secret") != "" {
+		t.Errorf("basic=%v form=%v", basic, form)
+	}
+}
