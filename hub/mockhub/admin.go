@@ -1,0 +1,500 @@
+package mockhub
+
+// The admin API, for tests and people (loopback peers only, no auth):
+//
+//	POST /mock/devices                      {deviceTypeId?, name?} -> 201 {device, token}
+//	GET  /mock/devices                      -> [{device, deviceTypeId, connected, connections, tokens:[{id,isDisabled}]}]
+//	POST /mock/devices/{id}/command         {command, macro?} -> {delivered}; pushes DeviceCommand(command, macro)
+//	POST /mock/devices/{id}/profile         Profile -> {device, delivered}; sets currentProfile, pushes DeviceProfileUpdate(device)
+//	POST /mock/devices/{id}/start-listening -> {delivered}; pushes StartListening()
+//	POST /mock/devices/{id}/stop-listening  -> {delivered}; pushes StopListening()
+//	POST /mock/devices/{id}/settings        any JSON -> {delivered}; pushes DeviceSettingsUpdate(settings)
+//	POST /mock/tokens/{tokenId}/disable     -> {token:{id,userDeviceId,isDisabled}, dropped}
+//	POST /mock/faults                       {drop?, refuseFor?, freeze?} -> {dropped, refusingUntil?, frozenUntil?}
+//	GET  /mock/events?since=N[&wait=5s]     -> {events:[...], last}
+//
+// Pushes answer 404 for an unknown device and 409 when the device has no
+// hub connection (the profile is stored anyway and answers 200 with
+// delivered 0). A command without a macro gets a synthesised one (a fresh
+// id, name and commands [command], no events). Durations are Go duration
+// strings ("5s", "1m"); "0s" ends a refusal or a freeze. wait (at most
+// 60s) makes the events call wait for at least one new event.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/google/uuid"
+
+	"github.com/hubgate/hubgate/deviceapi"
+)
+
+// Wire types of the admin API.
+type (
+	// CreateDeviceRequest is the body of POST /mock/devices.
+	CreateDeviceRequest struct {
+		DeviceTypeID string `json:"deviceTypeId,omitempty"`
+		Name         string `json:"name,omitempty"`
+	}
+	// CreatedDevice answers POST /mock/devices.
+	CreatedDevice struct {
+		Device deviceapi.UserDevice  `json:"device"`
+		Token  deviceapi.DeviceToken `json:"token"`
+	}
+	// DeviceInfo is one device of GET /mock/devices.
+	DeviceInfo struct {
+		Device       deviceapi.UserDevice `json:"device"`
+		DeviceTypeID string               `json:"deviceTypeId"`
+		Connected    bool                 `json:"connected"`   // a hub connection is up
+		Connections  int                  `json:"connections"` // how many
+		Tokens       []TokenInfo          `json:"tokens"`
+	}
+	// TokenInfo describes a device token without its secret.
+	TokenInfo struct {
+		ID           string `json:"id"`
+		UserDeviceID string `json:"userDeviceId"`
+		IsDisabled   bool   `json:"isDisabled"`
+	}
+	// CommandRequest is the body of POST /mock/devices/{id}/command.
+	CommandRequest struct {
+		Command string           `json:"command"`
+		Macro   *deviceapi.Macro `json:"macro,omitempty"`
+	}
+	// PushResult answers a push.
+	PushResult struct {
+		Delivered int `json:"delivered"` // connections the push was queued on
+	}
+	// ProfileResult answers POST /mock/devices/{id}/profile.
+	ProfileResult struct {
+		Device    deviceapi.UserDevice `json:"device"`
+		Delivered int                  `json:"delivered"`
+	}
+	// DisableResult answers POST /mock/tokens/{tokenId}/disable.
+	DisableResult struct {
+		Token   TokenInfo `json:"token"`
+		Dropped int       `json:"dropped"` // hub connections closed
+	}
+	// EventsPage answers GET /mock/events.
+	EventsPage struct {
+		Events []Event `json:"events"`
+		Last   int64   `json:"last"` // the last sequence number so far
+	}
+)
+
+// Duration is a time.Duration written as a Go duration string in JSON.
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration is a string like \"5s\"")
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return fmt.Errorf("duration %q is negative", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Faults is a fault injection request; nil fields change nothing.
+type Faults struct {
+	Drop      bool      `json:"drop,omitempty"`      // close every hub connection now
+	RefuseFor *Duration `json:"refuseFor,omitempty"` // refuse new hub connections for this long (0: stop)
+	Freeze    *Duration `json:"freeze,omitempty"`    // freeze every hub connection for this long (0: thaw)
+}
+
+// FaultState is the fault state after a request.
+type FaultState struct {
+	Dropped       int        `json:"dropped"` // hub connections closed by this request
+	RefusingUntil *time.Time `json:"refusingUntil,omitempty"`
+	FrozenUntil   *time.Time `json:"frozenUntil,omitempty"`
+}
+
+// Faults applies a fault request: drop first, then the refusal and the
+// freeze.
+func (s *Server) Faults(f Faults) FaultState {
+	var st FaultState
+	if f.Drop {
+		st.Dropped = s.DropConnections()
+	}
+	if f.RefuseFor != nil {
+		s.RefuseFor(time.Duration(*f.RefuseFor))
+	}
+	if f.Freeze != nil {
+		s.Freeze(time.Duration(*f.Freeze))
+	}
+	s.refuseMu.Lock()
+	if until := s.refuseUntil; time.Now().Before(until) {
+		st.RefusingUntil = &until
+	}
+	s.refuseMu.Unlock()
+	if until := s.freeze.frozenUntil(); !until.IsZero() {
+		st.FrozenUntil = &until
+	}
+	return st
+}
+
+// DropConnections closes every hub connection abruptly and returns how
+// many there were.
+func (s *Server) DropConnections() int {
+	s.mu.Lock()
+	n := len(s.conns)
+	live := make([]*transport, 0, len(s.live))
+	for tr := range s.live {
+		live = append(live, tr)
+	}
+	s.mu.Unlock()
+	for _, tr := range live {
+		tr.drop()
+	}
+	return n
+}
+
+// RefuseFor answers 503 to new hub connections for d (0 stops refusing).
+func (s *Server) RefuseFor(d time.Duration) {
+	s.refuseMu.Lock()
+	defer s.refuseMu.Unlock()
+	s.refuseUntil = time.Now().Add(d)
+}
+
+// Freeze stops all hub traffic for d without closing anything (0 thaws).
+func (s *Server) Freeze(d time.Duration) { s.freeze.freeze(d) }
+
+// Devices lists every device in creation order.
+func (s *Server) Devices() []DeviceInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]DeviceInfo, 0, len(s.order))
+	for _, id := range s.order {
+		d := s.devices[id]
+		info := DeviceInfo{Device: d.dev, DeviceTypeID: d.typeID, Tokens: []TokenInfo{}}
+		for _, c := range s.conns {
+			if c.tr.deviceID == id {
+				info.Connections++
+			}
+		}
+		info.Connected = info.Connections > 0
+		for _, tid := range d.tokenIDs {
+			t := s.tokenByID[tid]
+			info.Tokens = append(info.Tokens, TokenInfo{ID: t.id, UserDeviceID: t.deviceID, IsDisabled: t.disabled})
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// PushCommand pushes DeviceCommand(command, macro) to the device's hub
+// connections; a nil macro is synthesised from the command.
+func (s *Server) PushCommand(deviceID, command string, macro *deviceapi.Macro) error {
+	_, err := s.pushCommand(deviceID, command, macro)
+	return err
+}
+
+func (s *Server) pushCommand(deviceID, command string, macro *deviceapi.Macro) (int, error) {
+	if macro == nil {
+		macro = &deviceapi.Macro{ID: uuid.NewString(), Name: command, Commands: []string{command}, Events: []deviceapi.MacroEvent{}}
+	}
+	return s.push(deviceID, "DeviceCommand", command, *macro)
+}
+
+// PushProfile makes p the device's current profile and pushes
+// DeviceProfileUpdate(device). A device without a hub connection keeps
+// the profile; that is not an error.
+func (s *Server) PushProfile(deviceID string, p deviceapi.Profile) (deviceapi.UserDevice, error) {
+	dev, _, err := s.pushProfile(deviceID, p)
+	return dev, err
+}
+
+func (s *Server) pushProfile(deviceID string, p deviceapi.Profile) (deviceapi.UserDevice, int, error) {
+	s.mu.Lock()
+	d := s.devices[deviceID]
+	if d == nil {
+		s.mu.Unlock()
+		return deviceapi.UserDevice{}, 0, ErrUnknownDevice
+	}
+	d.dev.CurrentProfile = &p
+	dev := d.dev
+	s.mu.Unlock()
+	n, err := s.push(deviceID, "DeviceProfileUpdate", dev)
+	if errors.Is(err, ErrNoConnection) {
+		err = nil
+	}
+	return dev, n, err
+}
+
+// StartListening pushes StartListening() to the device.
+func (s *Server) StartListening(deviceID string) error {
+	_, err := s.push(deviceID, "StartListening")
+	return err
+}
+
+// StopListening pushes StopListening() to the device.
+func (s *Server) StopListening(deviceID string) error {
+	_, err := s.push(deviceID, "StopListening")
+	return err
+}
+
+// PushSettings pushes DeviceSettingsUpdate(settings) to the device.
+func (s *Server) PushSettings(deviceID string, settings any) error {
+	_, err := s.push(deviceID, "DeviceSettingsUpdate", settings)
+	return err
+}
+
+// Push sends any hub-to-client call to the device's connections, in order
+// with every other push.
+func (s *Server) Push(deviceID, target string, args ...any) error {
+	_, err := s.push(deviceID, target, args...)
+	return err
+}
+
+// DisableToken disables a device token and drops the hub connections
+// that used it; it returns how many it dropped.
+func (s *Server) DisableToken(tokenID string) (int, error) {
+	s.mu.Lock()
+	t := s.tokenByID[tokenID]
+	if t == nil {
+		s.mu.Unlock()
+		return 0, ErrUnknownToken
+	}
+	t.disabled = true
+	n := 0
+	for _, c := range s.conns {
+		if c.tr.tokenID == tokenID {
+			n++
+		}
+	}
+	var drop []*transport
+	for tr := range s.live {
+		if tr.tokenID == tokenID {
+			drop = append(drop, tr)
+		}
+	}
+	s.mu.Unlock()
+	for _, tr := range drop {
+		tr.drop()
+	}
+	return n, nil
+}
+
+// ---- HTTP ------------------------------------------------------------------
+
+func (s *Server) adminRoutes(r chi.Router) {
+	r.Use(loopbackOnly)
+	r.Post("/devices", s.adminCreateDevice)
+	r.Get("/devices", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.Devices()) })
+	r.Post("/devices/{id}/command", s.adminCommand)
+	r.Post("/devices/{id}/profile", s.adminProfile)
+	r.Post("/devices/{id}/start-listening", func(w http.ResponseWriter, r *http.Request) {
+		n, err := s.push(chi.URLParam(r, "id"), "StartListening")
+		writePush(w, n, err)
+	})
+	r.Post("/devices/{id}/stop-listening", func(w http.ResponseWriter, r *http.Request) {
+		n, err := s.push(chi.URLParam(r, "id"), "StopListening")
+		writePush(w, n, err)
+	})
+	r.Post("/devices/{id}/settings", s.adminSettings)
+	r.Post("/tokens/{tokenId}/disable", s.adminDisable)
+	r.Post("/faults", s.adminFaults)
+	r.Get("/events", s.adminEvents)
+}
+
+// loopbackOnly refuses peers that are not on a loopback address.
+func loopbackOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			writeProblem(w, http.StatusForbidden, "the admin API answers loopback peers only")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+const maxAdminBody = 4 << 20
+
+// readBody reads a request body; empty is allowed when allowEmpty.
+func readBody(r *http.Request, allowEmpty bool) ([]byte, error) {
+	b, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxAdminBody))
+	if err != nil {
+		return nil, fmt.Errorf("unreadable body: %w", err)
+	}
+	if len(bytes.TrimSpace(b)) == 0 && !allowEmpty {
+		return nil, errors.New("a JSON body is required")
+	}
+	return b, nil
+}
+
+// decodeStrict decodes one JSON object into v, refusing unknown members.
+func decodeStrict(b []byte, v any) error {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("bad JSON body: %w", err)
+	}
+	if dec.More() {
+		return errors.New("bad JSON body: trailing data")
+	}
+	return nil
+}
+
+func writeErr(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, ErrUnknownDevice), errors.Is(err, ErrUnknownToken), errors.Is(err, ErrUnknownDeviceType):
+		writeProblem(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, ErrNoConnection):
+		writeProblem(w, http.StatusConflict, err.Error())
+	default:
+		writeProblem(w, http.StatusBadRequest, err.Error())
+	}
+}
+
+func writePush(w http.ResponseWriter, n int, err error) {
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, PushResult{Delivered: n})
+}
+
+func (s *Server) adminCreateDevice(w http.ResponseWriter, r *http.Request) {
+	var req CreateDeviceRequest
+	b, err := readBody(r, true)
+	if err == nil {
+		err = decodeStrict(b, &req)
+	}
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	dev, tok, err := s.CreateDevice(req.DeviceTypeID, req.Name)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, CreatedDevice{Device: dev, Token: tok})
+}
+
+func (s *Server) adminCommand(w http.ResponseWriter, r *http.Request) {
+	var req CommandRequest
+	b, err := readBody(r, false)
+	if err == nil {
+		err = decodeStrict(b, &req)
+	}
+	if err == nil && req.Command == "" {
+		err = errors.New("command is required")
+	}
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	n, err := s.pushCommand(chi.URLParam(r, "id"), req.Command, req.Macro)
+	writePush(w, n, err)
+}
+
+func (s *Server) adminProfile(w http.ResponseWriter, r *http.Request) {
+	var p deviceapi.Profile
+	b, err := readBody(r, false)
+	if err == nil {
+		if bytes.TrimSpace(b)[0] != '{' {
+			err = errors.New("the body must be a Profile object")
+		} else if jerr := json.Unmarshal(b, &p); jerr != nil {
+			err = fmt.Errorf("bad Profile: %w", jerr)
+		}
+	}
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	dev, n, err := s.pushProfile(chi.URLParam(r, "id"), p)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ProfileResult{Device: dev, Delivered: n})
+}
+
+func (s *Server) adminSettings(w http.ResponseWriter, r *http.Request) {
+	b, err := readBody(r, false)
+	if err == nil && !json.Valid(b) {
+		err = errors.New("the body must be JSON")
+	}
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	n, err := s.push(chi.URLParam(r, "id"), "DeviceSettingsUpdate", json.RawMessage(bytes.TrimSpace(b)))
+	writePush(w, n, err)
+}
+
+func (s *Server) adminDisable(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "tokenId")
+	n, err := s.DisableToken(id)
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	s.mu.Lock()
+	t := s.tokenByID[id]
+	info := TokenInfo{ID: t.id, UserDeviceID: t.deviceID, IsDisabled: t.disabled}
+	s.mu.Unlock()
+	writeJSON(w, http.StatusOK, DisableResult{Token: info, Dropped: n})
+}
+
+func (s *Server) adminFaults(w http.ResponseWriter, r *http.Request) {
+	var f Faults
+	b, err := readBody(r, true)
+	if err == nil {
+		err = decodeStrict(b, &f)
+	}
+	if err != nil {
+		writeErr(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, s.Faults(f))
+}
+
+func (s *Server) adminEvents(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	var since int64
+	if v := q.Get("since"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			writeProblem(w, http.StatusBadRequest, "since must be a sequence number >= 0")
+			return
+		}
+		since = n
+	}
+	if v := q.Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > time.Minute {
+			writeProblem(w, http.StatusBadRequest, "wait must be a duration between 0s and 1m")
+			return
+		}
+		ctx, cancel := context.WithTimeout(r.Context(), d)
+		_, _ = s.WaitEvents(ctx, since)
+		cancel()
+	}
+	evs, last, _ := s.events.since(since)
+	if evs == nil {
+		evs = []Event{}
+	}
+	writeJSON(w, http.StatusOK, EventsPage{Events: evs, Last: last})
+}

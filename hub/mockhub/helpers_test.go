@@ -1,0 +1,401 @@
+package mockhub_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/hubgate/hubgate/hub/mockhub"
+)
+
+// wait is the generous deadline for anything that should happen.
+const wait = 20 * time.Second
+
+func testLogger() *slog.Logger {
+	if testing.Verbose() {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return nil
+}
+
+// newMock starts a mock on a real loopback listener.
+func newMock(t *testing.T, cfg mockhub.Config) (*mockhub.Server, *httptest.Server) {
+	t.Helper()
+	if cfg.Logger == nil {
+		cfg.Logger = testLogger()
+	}
+	s, err := mockhub.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s)
+	t.Cleanup(ts.Close)
+	t.Cleanup(func() { s.Close() }) // before ts.Close: ends SSE streams
+	return s, ts
+}
+
+// noRedirect is an HTTP client that shows redirects instead of following.
+var noRedirect = &http.Client{
+	Timeout:       wait,
+	CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+}
+
+type pkce struct{ verifier, challenge string }
+
+func newPKCE() pkce {
+	b := make([]byte, 32)
+	rand.Read(b)
+	v := base64.RawURLEncoding.EncodeToString(b)
+	sum := sha256.Sum256([]byte(v))
+	return pkce{v, base64.RawURLEncoding.EncodeToString(sum[:])}
+}
+
+const redirectURI = "http://127.0.0.1:40123/callback"
+
+func authParams(p pkce) url.Values {
+	return url.Values{
+		"response_type":         {"code"},
+		"client_id":             {mockhub.DefaultClientID},
+		"redirect_uri":          {redirectURI},
+		"state":                 {"state-123"},
+		"code_challenge":        {p.challenge},
+		"code_challenge_method": {"S256"},
+	}
+}
+
+// authorize calls the authorization page and returns the status and the
+// parsed Location (nil when none).
+func authorize(t *testing.T, base string, q url.Values) (int, *url.URL, string) {
+	t.Helper()
+	resp, err := noRedirect.Get(base + "/signin/authorize?" + q.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var loc *url.URL
+	if l := resp.Header.Get("Location"); l != "" {
+		if loc, err = url.Parse(l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return resp.StatusCode, loc, string(body)
+}
+
+// code runs the authorization page and returns the code.
+func code(t *testing.T, base string, p pkce) string {
+	t.Helper()
+	st, loc, body := authorize(t, base, authParams(p))
+	if st != http.StatusFound || loc == nil || loc.Query().Get("code") == "" {
+		t.Fatalf("authorize: %d %v %s", st, loc, body)
+	}
+	return loc.Query().Get("code")
+}
+
+type tokenAnswer struct {
+	status int
+	header http.Header
+	raw    string
+
+	AccessToken  string `json:"access_token"`
+	TokenType    string `json:"token_type"`
+	ExpiresIn    int64  `json:"expires_in"`
+	RefreshToken string `json:"refresh_token"`
+	Error        string `json:"error"`
+	Description  string `json:"error_description"`
+}
+
+// token posts to /signin/token; basic selects HTTP Basic client
+// authentication, otherwise the credentials go in the body.
+func token(t *testing.T, base string, form url.Values, basic bool, secret string) tokenAnswer {
+	t.Helper()
+	form = cloneValues(form)
+	if !basic {
+		form.Set("client_id", mockhub.DefaultClientID)
+		form.Set("client_secret", secret)
+	}
+	req, _ := http.NewRequest("POST", base+"/signin/token", strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if basic {
+		req.SetBasicAuth(url.QueryEscape(mockhub.DefaultClientID), url.QueryEscape(secret))
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	a := tokenAnswer{status: resp.StatusCode, header: resp.Header, raw: string(b)}
+	if err := json.Unmarshal(b, &a); err != nil {
+		t.Fatalf("token answer is not JSON: %d %s", resp.StatusCode, b)
+	}
+	return a
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+func codeForm(code string, p pkce) url.Values {
+	return url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {redirectURI}, "code_verifier": {p.verifier}}
+}
+
+// signIn runs the whole flow and returns the tokens.
+func signIn(t *testing.T, base string) tokenAnswer {
+	t.Helper()
+	p := newPKCE()
+	a := token(t, base, codeForm(code(t, base, p), p), true, mockhub.DefaultClientSecret)
+	if a.status != 200 || a.AccessToken == "" {
+		t.Fatalf("sign in: %d %s", a.status, a.raw)
+	}
+	return a
+}
+
+// call sends a request with an optional bearer and JSON body and decodes
+// the JSON answer into out (when not nil).
+func call(t *testing.T, method, u, bearer string, body any, out any) (int, http.Header, string) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		switch b := body.(type) {
+		case string:
+			rd = strings.NewReader(b)
+		default:
+			enc, _ := json.Marshal(b)
+			rd = bytes.NewReader(enc)
+		}
+	}
+	req, _ := http.NewRequest(method, u, rd)
+	if bearer != "" {
+		req.Header.Set("Authorization", "Bearer "+bearer)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, u, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode/100 == 2 {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %v in %s", method, u, err, b)
+		}
+	}
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+// eventually polls cond until it is true or the deadline passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func deviceInfo(t *testing.T, base, id string) mockhub.DeviceInfo {
+	t.Helper()
+	var list []mockhub.DeviceInfo
+	if st, _, body := call(t, "GET", base+"/mock/devices", "", nil, &list); st != 200 {
+		t.Fatalf("GET /mock/devices: %d %s", st, body)
+	}
+	for _, d := range list {
+		if d.Device.ID == id {
+			return d
+		}
+	}
+	t.Fatalf("device %s not listed", id)
+	return mockhub.DeviceInfo{}
+}
+
+// ---- a raw SignalR JSON client over WebSockets, to see frames as sent ----
+
+type frame struct {
+	Type         int               `json:"type"`
+	Target       string            `json:"target,omitempty"`
+	InvocationID string            `json:"invocationId,omitempty"`
+	Arguments    []json.RawMessage `json:"arguments,omitempty"`
+	Result       json.RawMessage   `json:"result,omitempty"`
+	Error        string            `json:"error,omitempty"`
+	received     time.Time
+}
+
+type rawConn struct {
+	ws     *websocket.Conn
+	frames chan frame
+	mu     sync.Mutex
+	err    error
+	cancel context.CancelFunc
+}
+
+// statusError is a refused negotiation.
+type statusError struct {
+	code   int
+	header http.Header
+	body   string
+}
+
+func (e *statusError) Error() string { return fmt.Sprintf("negotiate: %d %s", e.code, e.body) }
+
+func hubHeaders(tok string) http.Header {
+	h := http.Header{}
+	if tok != "" {
+		h.Set("Authorization", "Bearer "+tok)
+		h.Set("X-Device-Token", tok)
+	}
+	return h
+}
+
+// rawDial negotiates and opens a WebSocket hub connection.
+func rawDial(t *testing.T, base string, h http.Header) (*rawConn, error) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", base+"/device/negotiate?negotiateVersion=1", nil)
+	req.Header = h.Clone()
+	resp, err := noRedirect.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil, &statusError{resp.StatusCode, resp.Header, string(b)}
+	}
+	var neg struct {
+		ConnectionToken string `json:"connectionToken"`
+	}
+	if err := json.Unmarshal(b, &neg); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	dctx, dcancel := context.WithTimeout(ctx, wait)
+	defer dcancel()
+	ws, resp, err := websocket.Dial(dctx, "ws"+strings.TrimPrefix(base, "http")+"/device?id="+url.QueryEscape(neg.ConnectionToken),
+		&websocket.DialOptions{HTTPHeader: h.Clone()})
+	if err != nil {
+		cancel()
+		if resp != nil {
+			return nil, &statusError{resp.StatusCode, resp.Header, err.Error()}
+		}
+		return nil, err
+	}
+	ws.SetReadLimit(4 << 20)
+	c := &rawConn{ws: ws, frames: make(chan frame, 4096), cancel: cancel}
+	t.Cleanup(c.close)
+	if err := ws.Write(dctx, websocket.MessageText, []byte(`{"protocol":"json","version":1}`+"\x1e")); err != nil {
+		return nil, err
+	}
+	_, hs, err := ws.Read(dctx)
+	if err != nil {
+		return nil, err
+	}
+	if string(hs) != "{}\x1e" {
+		return nil, fmt.Errorf("handshake answer %q", hs)
+	}
+	go c.readLoop(ctx)
+	return c, nil
+}
+
+func (c *rawConn) readLoop(ctx context.Context) {
+	defer close(c.frames)
+	for {
+		_, msg, err := c.ws.Read(ctx)
+		if err != nil {
+			c.mu.Lock()
+			c.err = err
+			c.mu.Unlock()
+			return
+		}
+		now := time.Now()
+		for _, rec := range bytes.Split(msg, []byte{0x1e}) {
+			if len(rec) == 0 {
+				continue
+			}
+			var f frame
+			if json.Unmarshal(rec, &f) == nil {
+				f.received = now
+				c.frames <- f
+			}
+		}
+	}
+}
+
+func (c *rawConn) close() {
+	c.cancel()
+	c.ws.CloseNow()
+}
+
+func (c *rawConn) send(v any) error {
+	b, _ := json.Marshal(v)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	return c.ws.Write(ctx, websocket.MessageText, append(b, 0x1e))
+}
+
+func (c *rawConn) invoke(id, target string, args ...any) error {
+	if args == nil {
+		args = []any{}
+	}
+	return c.send(map[string]any{"type": 1, "invocationId": id, "target": target, "arguments": args})
+}
+
+var errClosed = errors.New("connection closed")
+
+// next returns the next frame that is not a ping, within timeout.
+func (c *rawConn) next(timeout time.Duration) (frame, error) {
+	deadline := time.After(timeout)
+	for {
+		select {
+		case f, ok := <-c.frames:
+			if !ok {
+				return frame{}, errClosed
+			}
+			if f.Type == 6 {
+				continue
+			}
+			return f, nil
+		case <-deadline:
+			return frame{}, context.DeadlineExceeded
+		}
+	}
+}
+
+// closed waits until the connection ends.
+func (c *rawConn) closed(timeout time.Duration) bool {
+	deadline := time.After(timeout)
+	for {
+		select {
+		case _, ok := <-c.frames:
+			if !ok {
+				return true
+			}
+		case <-deadline:
+			return false
+		}
+	}
+}

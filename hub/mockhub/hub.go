@@ -1,0 +1,619 @@
+package mockhub
+
+import (
+	"bufio"
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/philippseith/signalr"
+
+	"github.com/hubgate/hubgate/deviceapi"
+)
+
+func (s *Server) startHub() error {
+	s.hubCtx, s.hubStop = context.WithCancel(context.Background())
+	srv, err := signalr.NewServer(s.hubCtx,
+		signalr.HubFactory(func() signalr.HubInterface { return &deviceHub{s: s} }),
+		signalr.WithHubLifetimeManager(func(signalr.Server) (signalr.HubLifetimeManager, error) {
+			return &lifetime{s: s, groups: map[string]map[string]bool{}}, nil
+		}),
+		signalr.KeepAliveInterval(s.cfg.KeepAliveInterval),
+		signalr.TimeoutInterval(s.cfg.TimeoutInterval),
+		signalr.HandshakeTimeout(s.cfg.HandshakeTimeout),
+		signalr.MaximumReceiveMessageSize(s.cfg.MaxMessageSize),
+		signalr.Logger(kitLogger{s.log}, false),
+	)
+	if err != nil {
+		s.hubStop()
+		return fmt.Errorf("mockhub: signalr server: %w", err)
+	}
+	s.hub = srv
+	return nil
+}
+
+// kitLogger sends the library's go-kit log lines to slog at debug level.
+type kitLogger struct{ l *slog.Logger }
+
+func (k kitLogger) Log(kv ...any) error {
+	if !k.l.Enabled(context.Background(), slog.LevelDebug) {
+		return nil
+	}
+	attrs := make([]any, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		key := fmt.Sprint(kv[i])
+		if key == "ts" {
+			continue
+		}
+		attrs = append(attrs, slog.String(key, fmt.Sprint(kv[i+1])))
+	}
+	k.l.Debug("signalr", attrs...)
+	return nil
+}
+
+// ---- identity and transports -------------------------------------------
+
+type transportKey struct{}
+
+// transport is one authenticated /device HTTP request: a negotiation, a
+// WebSocket, an SSE stream or an SSE post. It knows how to drop itself.
+type transport struct {
+	deviceID, tokenID, kind string
+	cancel                  context.CancelFunc
+
+	mu      sync.Mutex
+	conn    net.Conn // the hijacked WebSocket connection
+	dropped bool
+}
+
+func (t *transport) setConn(c net.Conn) {
+	t.mu.Lock()
+	t.conn = c
+	dropped := t.dropped
+	t.mu.Unlock()
+	if dropped {
+		c.Close()
+	}
+}
+
+// drop ends the transport abruptly: its context is cancelled and a
+// WebSocket's TCP connection is closed without a close frame.
+func (t *transport) drop() {
+	t.mu.Lock()
+	t.dropped = true
+	c := t.conn
+	t.mu.Unlock()
+	t.cancel()
+	if c != nil {
+		c.Close()
+	}
+}
+
+func requestKind(r *http.Request) string {
+	switch {
+	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/negotiate"):
+		return "negotiate"
+	case r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
+		return "websockets"
+	case r.Method == http.MethodGet:
+		return "sse"
+	default:
+		return "sse-send"
+	}
+}
+
+// hubTokens collects the device token from the bearer, X-Device-Token and
+// the access_token query parameter; all that are present must agree.
+func hubTokens(r *http.Request) (string, string) {
+	var toks []string
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+			return "", "malformed Authorization header (want Bearer <device token>)"
+		}
+		toks = append(toks, strings.TrimSpace(tok))
+	}
+	if v := strings.TrimSpace(r.Header.Get("X-Device-Token")); v != "" {
+		toks = append(toks, v)
+	}
+	if v := r.URL.Query().Get("access_token"); v != "" {
+		toks = append(toks, v)
+	}
+	if len(toks) == 0 {
+		return "", "missing device token (Authorization: Bearer, X-Device-Token or access_token)"
+	}
+	for _, t := range toks[1:] {
+		if subtle.ConstantTimeCompare([]byte(t), []byte(toks[0])) != 1 {
+			return "", "the device tokens of the request disagree"
+		}
+	}
+	return toks[0], ""
+}
+
+// admit authenticates a /device request and registers its transport.
+func (s *Server) admit(r *http.Request, kind string) (*transport, context.Context, *Event) {
+	tok, reason := hubTokens(r)
+	rejected := &Event{Source: SourceHub, Action: "rejected", Status: http.StatusUnauthorized, Args: map[string]any{"request": kind}}
+	if reason != "" {
+		rejected.Error = reason
+		return nil, nil, rejected
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.devTokens[digest(tok)]
+	switch {
+	case t == nil:
+		rejected.Error = "unknown device token"
+		return nil, nil, rejected
+	case t.disabled:
+		rejected.DeviceID, rejected.TokenID, rejected.Error = t.deviceID, t.id, "the device token is disabled"
+		return nil, nil, rejected
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	tr := &transport{deviceID: t.deviceID, tokenID: t.id, kind: kind, cancel: cancel}
+	s.live[tr] = struct{}{}
+	return tr, context.WithValue(ctx, transportKey{}, tr), nil
+}
+
+// hubGate stands before the SignalR handlers: it applies the refuse and
+// freeze faults, authenticates the device token, and wraps the response so
+// that a freeze stops the connection's traffic and a drop can close it.
+func (s *Server) hubGate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kind := requestKind(r)
+		if s.hubCtx.Err() != nil {
+			writeProblem(w, http.StatusServiceUnavailable, "the mock hub is closed")
+			return
+		}
+		if kind == "negotiate" || kind == "websockets" || kind == "sse" {
+			if wait := s.refusing(); wait > 0 {
+				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+				writeProblem(w, http.StatusServiceUnavailable, "the hub refuses new connections for now (fault injection)")
+				s.record(Event{Source: SourceHub, Action: "refused", Status: http.StatusServiceUnavailable, Args: map[string]any{"request": kind}})
+				return
+			}
+		}
+		if err := s.freeze.wait(r.Context().Done()); err != nil {
+			return // the client gave up during a freeze
+		}
+		tr, ctx, rejected := s.admit(r, kind)
+		if rejected != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mock-hub", error="invalid_token"`)
+			writeProblem(w, http.StatusUnauthorized, rejected.Error)
+			s.record(*rejected)
+			return
+		}
+		defer func() {
+			s.mu.Lock()
+			delete(s.live, tr)
+			s.mu.Unlock()
+			tr.cancel()
+		}()
+		gw := &gatedWriter{ResponseWriter: w, g: s.freeze, tr: tr, done: ctx.Done()}
+		next.ServeHTTP(gw, r.WithContext(ctx))
+	})
+}
+
+// gatedWriter holds a response's writes during a freeze and hands out a
+// gated connection when the WebSocket handler hijacks it.
+type gatedWriter struct {
+	http.ResponseWriter
+	g    *gate
+	tr   *transport
+	done <-chan struct{}
+}
+
+func (w *gatedWriter) Write(b []byte) (int, error) {
+	if err := w.g.wait(w.done); err != nil {
+		return 0, err
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *gatedWriter) Flush() {
+	if w.g.wait(w.done) != nil {
+		return
+	}
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *gatedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := w.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("mockhub: the response cannot be hijacked")
+	}
+	c, brw, err := hj.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	gc := &gatedConn{Conn: c, g: w.g, closed: make(chan struct{})}
+	// net/http's buffered writer still points at the raw connection;
+	// the WebSocket library writes through it.
+	brw.Writer.Reset(gc)
+	w.tr.setConn(gc)
+	return gc, brw, nil
+}
+
+// gatedConn is a hijacked connection that neither delivers what it read
+// nor writes while the gate is frozen.
+type gatedConn struct {
+	net.Conn
+	g      *gate
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (c *gatedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if werr := c.g.wait(c.closed); werr != nil {
+		return 0, werr
+	}
+	return n, err
+}
+
+func (c *gatedConn) Write(p []byte) (int, error) {
+	if err := c.g.wait(c.closed); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *gatedConn) Close() error {
+	c.once.Do(func() { close(c.closed) })
+	return c.Conn.Close()
+}
+
+// errDropped is what a gated read or write returns when its connection
+// ends during a freeze.
+var errDropped = errors.New("mockhub: connection dropped")
+
+// gate is the freeze switch: open unless frozen.
+type gate struct {
+	mu    sync.Mutex
+	open  chan struct{} // closed while not frozen
+	until time.Time
+	gen   int
+	timer *time.Timer
+}
+
+func newGate() *gate {
+	ch := make(chan struct{})
+	close(ch)
+	return &gate{open: ch}
+}
+
+// freeze freezes for d from now (d <= 0 thaws).
+func (g *gate) freeze(d time.Duration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.gen++
+	if g.timer != nil {
+		g.timer.Stop()
+		g.timer = nil
+	}
+	if d <= 0 {
+		g.thawLocked()
+		return
+	}
+	select {
+	case <-g.open:
+		g.open = make(chan struct{})
+	default:
+	}
+	g.until = time.Now().Add(d)
+	gen := g.gen
+	g.timer = time.AfterFunc(d, func() {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if g.gen == gen {
+			g.thawLocked()
+		}
+	})
+}
+
+func (g *gate) thawLocked() {
+	select {
+	case <-g.open:
+	default:
+		close(g.open)
+	}
+	g.until = time.Time{}
+}
+
+func (g *gate) frozenUntil() time.Time {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.until
+}
+
+func (g *gate) wait(cancel <-chan struct{}) error {
+	g.mu.Lock()
+	ch := g.open
+	g.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	default:
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-cancel:
+		return errDropped
+	}
+}
+
+func (s *Server) refusing() time.Duration {
+	s.refuseMu.Lock()
+	defer s.refuseMu.Unlock()
+	return time.Until(s.refuseUntil)
+}
+
+// ---- connections and ordered pushes ------------------------------------
+
+// hubConn is one established hub connection of a device.
+type hubConn struct {
+	id string
+	tr *transport
+	hc signalr.HubConnection
+
+	mu    sync.Mutex
+	queue []push
+	wake  chan struct{}
+}
+
+type push struct {
+	target string
+	args   []any
+}
+
+func (c *hubConn) enqueue(p push) {
+	c.mu.Lock()
+	c.queue = append(c.queue, p)
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// send delivers the connection's pushes one after the other, in order.
+func (c *hubConn) send() {
+	for {
+		select {
+		case <-c.wake:
+		case <-c.hc.Context().Done():
+			return
+		}
+		for {
+			c.mu.Lock()
+			if len(c.queue) == 0 {
+				c.mu.Unlock()
+				break
+			}
+			p := c.queue[0]
+			c.queue = c.queue[1:]
+			c.mu.Unlock()
+			if err := c.hc.SendInvocation("", p.target, p.args); err != nil {
+				return
+			}
+		}
+	}
+}
+
+// lifetime is the hub's HubLifetimeManager: it keeps the registry of
+// connections (device -> connection ids) outside the per-call hub
+// instances and sends every push through the connection's ordered queue.
+type lifetime struct {
+	s      *Server
+	gmu    sync.Mutex
+	groups map[string]map[string]bool
+}
+
+func (l *lifetime) OnConnected(hc signalr.HubConnection) { l.s.hubConnected(hc) }
+
+func (l *lifetime) OnDisconnected(hc signalr.HubConnection) {
+	l.gmu.Lock()
+	for _, m := range l.groups {
+		delete(m, hc.ConnectionID())
+	}
+	l.gmu.Unlock()
+	l.s.hubDisconnected(hc)
+}
+
+func (l *lifetime) InvokeAll(target string, args []any) {
+	l.s.mu.Lock()
+	conns := make([]*hubConn, 0, len(l.s.conns))
+	for _, c := range l.s.conns {
+		conns = append(conns, c)
+	}
+	l.s.mu.Unlock()
+	for _, c := range conns {
+		c.enqueue(push{target, args})
+	}
+}
+
+func (l *lifetime) InvokeClient(id, target string, args []any) {
+	l.s.mu.Lock()
+	c := l.s.conns[id]
+	l.s.mu.Unlock()
+	if c != nil {
+		c.enqueue(push{target, args})
+	}
+}
+
+func (l *lifetime) InvokeGroup(group, target string, args []any) {
+	l.gmu.Lock()
+	var ids []string
+	for id := range l.groups[group] {
+		ids = append(ids, id)
+	}
+	l.gmu.Unlock()
+	for _, id := range ids {
+		l.InvokeClient(id, target, args)
+	}
+}
+
+func (l *lifetime) AddToGroup(group, id string) {
+	l.gmu.Lock()
+	defer l.gmu.Unlock()
+	if l.groups[group] == nil {
+		l.groups[group] = map[string]bool{}
+	}
+	l.groups[group][id] = true
+}
+
+func (l *lifetime) RemoveFromGroup(group, id string) {
+	l.gmu.Lock()
+	defer l.gmu.Unlock()
+	delete(l.groups[group], id)
+}
+
+func (s *Server) hubConnected(hc signalr.HubConnection) {
+	tr, _ := hc.Context().Value(transportKey{}).(*transport)
+	if tr == nil {
+		hc.Abort() // not admitted by hubGate: cannot happen
+		return
+	}
+	c := &hubConn{id: hc.ConnectionID(), tr: tr, hc: hc, wake: make(chan struct{}, 1)}
+	s.mu.Lock()
+	t := s.tokenByID[tr.tokenID]
+	if t == nil || t.disabled {
+		s.mu.Unlock()
+		tr.drop() // disabled while the connection was being set up
+		return
+	}
+	s.conns[c.id] = c
+	s.mu.Unlock()
+	s.record(Event{Source: SourceHub, Action: "connected", DeviceID: tr.deviceID, TokenID: tr.tokenID, ConnectionID: c.id,
+		Args: map[string]any{"transport": tr.kind}})
+	go c.send()
+}
+
+func (s *Server) hubDisconnected(hc signalr.HubConnection) {
+	s.mu.Lock()
+	c := s.conns[hc.ConnectionID()]
+	if c == nil {
+		s.mu.Unlock()
+		return
+	}
+	delete(s.conns, c.id)
+	last := true
+	for _, o := range s.conns {
+		if o.tr.deviceID == c.tr.deviceID {
+			last = false
+			break
+		}
+	}
+	if d := s.devices[c.tr.deviceID]; d != nil && last {
+		d.dev.IsConnected = false
+		d.dev.IsListening = false
+	}
+	s.mu.Unlock()
+	s.record(Event{Source: SourceHub, Action: "disconnected", DeviceID: c.tr.deviceID, TokenID: c.tr.tokenID, ConnectionID: c.id,
+		Args: map[string]any{"transport": c.tr.kind}})
+}
+
+// push sends target(args...) to every hub connection of a device and
+// returns how many connections it was queued on.
+func (s *Server) push(deviceID, target string, args ...any) (int, error) {
+	if args == nil {
+		args = []any{}
+	}
+	s.mu.Lock()
+	if s.devices[deviceID] == nil {
+		s.mu.Unlock()
+		return 0, ErrUnknownDevice
+	}
+	var to []*hubConn
+	for _, c := range s.conns {
+		if c.tr.deviceID == deviceID {
+			to = append(to, c)
+		}
+	}
+	s.mu.Unlock()
+	if len(to) == 0 {
+		return 0, ErrNoConnection
+	}
+	for _, c := range to {
+		c.enqueue(push{target, args})
+	}
+	return len(to), nil
+}
+
+// Connections returns how many hub connections a device has.
+func (s *Server) Connections(deviceID string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, c := range s.conns {
+		if c.tr.deviceID == deviceID {
+			n++
+		}
+	}
+	return n
+}
+
+// ---- the hub ------------------------------------------------------------
+
+// deviceHub is the SignalR hub. The library makes one instance per call:
+// it holds no state of its own.
+type deviceHub struct {
+	signalr.Hub
+	s *Server
+}
+
+func (h *deviceHub) caller() *transport {
+	tr, _ := h.Context().Value(transportKey{}).(*transport)
+	if tr == nil {
+		panic("mockhub: hub call without a device identity")
+	}
+	return tr
+}
+
+func (h *deviceHub) call(action string, change func(*deviceapi.UserDevice)) deviceapi.UserDevice {
+	tr := h.caller()
+	h.s.mu.Lock()
+	var dev deviceapi.UserDevice
+	if d := h.s.devices[tr.deviceID]; d != nil {
+		if change != nil {
+			change(&d.dev)
+		}
+		dev = d.dev
+	}
+	h.s.mu.Unlock()
+	h.s.record(Event{Source: SourceHub, Action: action, DeviceID: tr.deviceID, TokenID: tr.tokenID, ConnectionID: h.ConnectionID()})
+	return dev
+}
+
+// VerifySelf identifies the device: it marks it verified and connected
+// and returns it.
+func (h *deviceHub) VerifySelf() deviceapi.UserDevice {
+	return h.call("VerifySelf", func(d *deviceapi.UserDevice) { d.IsVerified, d.IsConnected = true, true })
+}
+
+// GetLatestDevice returns the device's current state.
+func (h *deviceHub) GetLatestDevice() deviceapi.UserDevice {
+	return h.call("GetLatestDevice", nil)
+}
+
+// DeviceStartedListening sets isListening.
+func (h *deviceHub) DeviceStartedListening() {
+	h.call("DeviceStartedListening", func(d *deviceapi.UserDevice) { d.IsListening = true })
+}
+
+// DeviceStoppedListening clears isListening.
+func (h *deviceHub) DeviceStoppedListening() {
+	h.call("DeviceStoppedListening", func(d *deviceapi.UserDevice) { d.IsListening = false })
+}

@@ -1,0 +1,353 @@
+// Package mockhub owns the mock of the remote device service
+// (../shared/specs/device-hub.md) that hubgate's tests and developers run
+// on their own machine: the OAuth endpoints, the four device REST routes,
+// the SignalR device hub at /device, an admin API under /mock to push hub
+// events and inject faults, an event log of what clients did, and an
+// OpenAPI document with a small explorer under /swagger. Everything is in
+// memory; one *Server is one independent service (tailscale's testcontrol
+// is the model). It must not be imported by production code paths other
+// than cmd.
+//
+// A Server is an http.Handler (one chi router), usable with
+// httptest.NewServer; Go tests can also drive it through methods that
+// mirror the admin API (CreateDevice, PushCommand, PushProfile,
+// StartListening, StopListening, PushSettings, Push, DisableToken, Faults,
+// Events, WaitEvents). Close ends every hub connection.
+//
+// # Choices where the spec says "not shown"
+//
+// OAuth (RFC 6749, RFC 7636, RFC 8252):
+//   - GET /signin/authorize takes response_type=code, client_id,
+//     redirect_uri, state, code_challenge and code_challenge_method=S256
+//     (PKCE is required; "plain" is refused), and an optional scope that is
+//     echoed in the token response. The redirect URI must be a loopback
+//     redirect: scheme http, host the literal 127.0.0.1 or [::1], an
+//     explicit port, any path, no fragment. An unknown client_id or a bad
+//     redirect URI answers 400 without redirecting (RFC 6749 4.1.2.1);
+//     every other problem redirects with error, error_description and the
+//     state. Consent is automatic; Config.Consent can deny, which redirects
+//     with error=access_denied. The state is echoed verbatim: checking it
+//     is the client's job.
+//   - POST /signin/token takes a form-encoded body (grant_type
+//     authorization_code with code, redirect_uri, code_verifier; or
+//     refresh_token with refresh_token). The client authenticates with HTTP
+//     Basic (client id and secret form-encoded first, as RFC 6749 2.3.1
+//     says) or with client_id and client_secret in the body; both are
+//     accepted, using both for the secret is invalid_request. A bad client
+//     answers 401 invalid_client with WWW-Authenticate: Basic. Errors are
+//     RFC 6749 5.2 JSON {"error","error_description"} (400 otherwise).
+//   - The answer is JSON {access_token, token_type:"Bearer", expires_in,
+//     refresh_token, scope?} with Cache-Control: no-store. expires_in is
+//     the access lifetime rounded up to whole seconds, at least 1 (0 would
+//     mean "never expires" to golang.org/x/oauth2).
+//   - Codes are single-use and live Config.CodeTTL (2 min). Redeeming a
+//     code consumes it even when the verifier is wrong; redeeming it again
+//     is invalid_grant and revokes every token issued from it (RFC 6749
+//     4.1.2). Refresh tokens rotate: each refresh returns a new refresh
+//     token and the old one stops working; presenting a rotated one again
+//     is invalid_grant and revokes the whole grant (all its access and
+//     refresh tokens), as the OAuth security BCP recommends.
+//   - Lifetimes: access tokens Config.AccessTokenTTL (1 h), refresh tokens
+//     Config.RefreshTokenTTL (30 days, renewed on rotation), both judged on
+//     Config.Now. Tokens and codes are 32 random bytes, base64url without
+//     padding; only their SHA-256 is kept.
+//
+// REST (user bearer):
+//   - Device routes need Authorization: Bearer <access token>. Missing:
+//     401 with WWW-Authenticate: Bearer realm="mock"; unknown, revoked or
+//     expired: 401 with error="invalid_token" and a description.
+//   - Errors are RFC 9457 problem details (application/problem+json:
+//     type, title, status, detail), the shape ASP.NET Core answers with.
+//   - POST /api/Device/userDevices/new/{deviceTypeId}?name= answers 200
+//     with the new UserDevice (every flag false, currentProfile null); an
+//     unknown device type is 404, a missing or empty name 400.
+//     POST .../{id}/tokens answers 200 with a new DeviceToken (earlier
+//     tokens stay valid); GET .../{id} answers the UserDevice; an unknown
+//     id is 404. Ids are random UUIDs; all devices belong to one mock user.
+//
+// Hub (/device, WebSockets and Server-Sent Events, JSON protocol):
+//   - The device token is read from Authorization: Bearer, from
+//     X-Device-Token and from the access_token query parameter (where the
+//     official JS client puts it for SSE and in browsers). Any one is
+//     enough; when several are present they must agree. Missing, unknown,
+//     disabled or disagreeing tokens answer 401 on every /device request
+//     (negotiate, WebSocket upgrade, SSE stream and SSE posts).
+//   - Client to hub: VerifySelf() returns the UserDevice and sets
+//     isVerified and isConnected; GetLatestDevice() returns the UserDevice;
+//     DeviceStartedListening() and DeviceStoppedListening() take no
+//     arguments, return nothing, and set or clear isListening.
+//   - Hub to client: DeviceCommand(command, macro); DeviceProfileUpdate(
+//     device); DeviceSettingsUpdate(settings) with the one JSON value the
+//     admin posted; StartListening() and StopListening() without
+//     arguments. DeviceType is never sent on its own; Push sends any target
+//     with any arguments, to test a client against the unexpected.
+//   - When a device's last hub connection ends, isConnected and
+//     isListening become false. Pushes to one connection are delivered in
+//     the order they were made (one sender per connection; the library's
+//     own fan-out would reorder them).
+//   - Keep-alive and client timeout default to 15 s and 30 s, the receive
+//     limit to 32 KiB, like ASP.NET Core.
+//
+// Admin API (/mock, answers only loopback peers, no auth): see admin.go
+// for the routes; errors are problem details too. Faults: "drop" closes
+// every hub transport abruptly (TCP close, no SignalR close message);
+// "refuseFor" answers 503 with Retry-After to new hub connections
+// (negotiate and connection-start requests) for a while; "freeze" stops
+// every hub connection, existing and new, from reading or writing
+// anything (no pings, no results, no pushes) without closing it, until the
+// freeze ends. Fault windows run on the wall clock, not on Config.Now.
+//
+// The event log records what clients did (OAuth, REST and hub calls, hub
+// connections and rejections) with a sequence number, device id and
+// arguments; it never records a token, code, verifier or secret.
+package mockhub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/philippseith/signalr"
+
+	"github.com/hubgate/hubgate/deviceapi"
+)
+
+// Defaults of Config.
+const (
+	DefaultClientID        = "mock-client"
+	DefaultClientSecret    = "mock-secret"
+	DefaultDeviceTypeID    = "mock-controller"
+	DefaultAccessTokenTTL  = time.Hour
+	DefaultRefreshTokenTTL = 30 * 24 * time.Hour
+	DefaultCodeTTL         = 2 * time.Minute
+	DefaultKeepAlive       = 15 * time.Second
+	DefaultTimeout         = 30 * time.Second
+	DefaultMaxMessageSize  = 32 << 10
+	DefaultMaxEvents       = 10000
+	// UserID is the one mock user owning every device.
+	UserID = "mock-user"
+	// HubPath is where the SignalR hub is mapped.
+	HubPath = "/device"
+)
+
+// Config configures a Server. Every zero value has a documented default.
+type Config struct {
+	ClientID     string // zero: "mock-client"
+	ClientSecret string // zero: "mock-secret" (a test credential)
+	DeviceTypeID string // the one known device type; zero: "mock-controller"
+
+	// Consent decides the authorization page's answer; nil approves
+	// every request. Returning false redirects with error=access_denied.
+	Consent func(ConsentRequest) bool
+
+	AccessTokenTTL  time.Duration // zero: 1 h
+	RefreshTokenTTL time.Duration // zero: 30 days
+	CodeTTL         time.Duration // zero: 2 min
+
+	KeepAliveInterval time.Duration // hub pings when idle; zero: 15 s
+	TimeoutInterval   time.Duration // hub drops a silent client; zero: 30 s
+	HandshakeTimeout  time.Duration // zero: 15 s
+	MaxMessageSize    uint          // hub receive limit in bytes; zero: 32 KiB
+
+	MaxEvents int // events kept in the log (older are dropped); zero: 10000
+
+	Logger *slog.Logger     // nil: discard
+	Now    func() time.Time // clock for token lifetimes; nil: time.Now
+}
+
+// ConsentRequest is what the authorization page asks Config.Consent.
+type ConsentRequest struct {
+	ClientID    string
+	RedirectURI string
+	Scope       string
+}
+
+// Errors of the Go methods (the admin API maps them to statuses).
+var (
+	ErrUnknownDevice     = errors.New("mockhub: unknown device")
+	ErrUnknownDeviceType = errors.New("mockhub: unknown device type")
+	ErrUnknownToken      = errors.New("mockhub: unknown device token")
+	ErrNoConnection      = errors.New("mockhub: the device has no hub connection")
+	ErrClosed            = errors.New("mockhub: server closed")
+)
+
+// Server is one mock remote service.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	router chi.Router
+	events *eventLog
+
+	mu        sync.Mutex
+	devices   map[string]*device
+	order     []string // device ids in creation order
+	devTokens map[string]*deviceToken // by SHA-256 of the token
+	tokenByID map[string]*deviceToken
+	codes     map[string]*authCode
+	access    map[string]*accessToken
+	refresh   map[string]*refreshToken
+	grants    map[string]*grant
+	conns     map[string]*hubConn     // by SignalR connection id
+	live      map[*transport]struct{} // every /device request in flight
+
+	refuseMu    sync.Mutex
+	refuseUntil time.Time
+	freeze      *gate
+
+	hub      signalr.Server
+	hubCtx   context.Context
+	hubStop  context.CancelFunc
+	closeMux sync.Once
+}
+
+type device struct {
+	dev      deviceapi.UserDevice
+	typeID   string
+	tokenIDs []string
+}
+
+type deviceToken struct {
+	id, deviceID string
+	disabled     bool
+}
+
+// New builds a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.ClientID == "" {
+		cfg.ClientID = DefaultClientID
+	}
+	if cfg.ClientSecret == "" {
+		cfg.ClientSecret = DefaultClientSecret
+	}
+	if cfg.DeviceTypeID == "" {
+		cfg.DeviceTypeID = DefaultDeviceTypeID
+	}
+	for _, d := range []struct {
+		p    *time.Duration
+		def  time.Duration
+		name string
+	}{
+		{&cfg.AccessTokenTTL, DefaultAccessTokenTTL, "AccessTokenTTL"},
+		{&cfg.RefreshTokenTTL, DefaultRefreshTokenTTL, "RefreshTokenTTL"},
+		{&cfg.CodeTTL, DefaultCodeTTL, "CodeTTL"},
+		{&cfg.KeepAliveInterval, DefaultKeepAlive, "KeepAliveInterval"},
+		{&cfg.TimeoutInterval, DefaultTimeout, "TimeoutInterval"},
+		{&cfg.HandshakeTimeout, 15 * time.Second, "HandshakeTimeout"},
+	} {
+		if *d.p < 0 {
+			return nil, fmt.Errorf("mockhub: %s must not be negative", d.name)
+		}
+		if *d.p == 0 {
+			*d.p = d.def
+		}
+	}
+	if cfg.MaxMessageSize == 0 {
+		cfg.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if cfg.MaxEvents <= 0 {
+		cfg.MaxEvents = DefaultMaxEvents
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &Server{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		now:       cfg.Now,
+		devices:   map[string]*device{},
+		devTokens: map[string]*deviceToken{},
+		tokenByID: map[string]*deviceToken{},
+		codes:     map[string]*authCode{},
+		access:    map[string]*accessToken{},
+		refresh:   map[string]*refreshToken{},
+		grants:    map[string]*grant{},
+		conns:     map[string]*hubConn{},
+		live:      map[*transport]struct{}{},
+		freeze:    newGate(),
+	}
+	s.events = newEventLog(cfg.MaxEvents, cfg.Now)
+	if err := s.startHub(); err != nil {
+		return nil, err
+	}
+	s.router = s.routes()
+	return s, nil
+}
+
+// ServeHTTP serves every route of the mock.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.ServeHTTP(w, r) }
+
+// Handler returns the Server as an http.Handler.
+func (s *Server) Handler() http.Handler { return s }
+
+// Config returns the effective configuration (defaults filled in).
+func (s *Server) Config() Config { return s.cfg }
+
+// Close ends every hub connection and stops the hub's goroutines. The
+// HTTP routes keep answering; the hub refuses new connections.
+func (s *Server) Close() error {
+	s.closeMux.Do(func() {
+		s.hubStop()
+		s.freeze.freeze(0)
+		s.mu.Lock()
+		live := make([]*transport, 0, len(s.live))
+		for tr := range s.live {
+			live = append(live, tr)
+		}
+		s.mu.Unlock()
+		for _, tr := range live {
+			tr.drop()
+		}
+	})
+	return nil
+}
+
+func (s *Server) routes() chi.Router {
+	r := chi.NewRouter()
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
+	})
+
+	r.Get("/signin/authorize", s.handleAuthorize)
+	r.Post("/signin/token", s.handleToken)
+
+	r.Route("/api/Device/userDevices", func(api chi.Router) {
+		api.Use(s.requireUser)
+		api.Post("/new/{deviceTypeId}", s.handleCreateDevice)
+		api.Post("/{userDeviceId}/tokens", s.handleCreateToken)
+		api.Get("/{userDeviceId}", s.handleGetDevice)
+	})
+
+	r.Group(func(g chi.Router) {
+		g.Use(s.hubGate)
+		s.hub.MapHTTP(func() signalr.MappableRouter { return chiMappable{g} }, HubPath)
+	})
+
+	r.Route("/mock", s.adminRoutes)
+
+	r.Get("/swagger", s.handleExplorer)
+	r.Get("/swagger/", s.handleExplorer)
+	r.Get("/swagger/index.html", s.handleExplorer)
+	r.Get("/swagger/v1/swagger.json", s.handleOpenAPI)
+	return r
+}
+
+// chiMappable lets signalr's MapHTTP register on a chi router, whose
+// HandleFunc takes an http.HandlerFunc rather than a plain func.
+type chiMappable struct{ r chi.Router }
+
+func (m chiMappable) Handle(p string, h http.Handler) { m.r.Handle(p, h) }
+func (m chiMappable) HandleFunc(p string, f func(http.ResponseWriter, *http.Request)) {
+	m.r.HandleFunc(p, f)
+}
