@@ -73,9 +73,10 @@ func (e *TokenError) Error() string {
 		s += fmt.Sprintf(" (HTTP %d %s)", e.Status, http.StatusText(e.Status))
 	}
 	if e.Code == "invalid_grant" {
-		if e.Op == "refresh" {
+		switch {
+		case e.Op == "refresh":
 			s += "; the sign-in expired or was revoked"
-		} else {
+		case e.Description == "":
 			s += "; the authorization code is invalid, expired or was already used"
 		}
 		s += "; " + ErrSignInAgain.Error()

@@ -177,6 +177,9 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 		case cb := <-f.callbacks:
 			end, answer, tok, err := check(cb.query)
 			cb.reply <- answer
+			if !end {
+				fmt.Fprintln(o.Out, "Ignored a sign-in response that does not belong to this sign-in (its state does not match); still waiting.")
+			}
 			if end {
 				c.log.Debug("oauth login finished", "via", "redirect", "ok", err == nil)
 				return tok, err

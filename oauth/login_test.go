@@ -141,8 +141,9 @@ func TestLoginIgnoresWrongStateThenAcceptsTheRightOne(t *testing.T) {
 	var wrongStatus int
 	var wrongPage string
 	browsed := make(chan struct{})
+	var out syncBuffer
 	tok, err := c.Login(context.Background(), LoginOptions{
-		Out:     io.Discard,
+		Out:     &out,
 		Timeout: time.Minute,
 		OpenBrowser: func(authURL string) error {
 			go func() {
@@ -172,6 +173,9 @@ func TestLoginIgnoresWrongStateThenAcceptsTheRightOne(t *testing.T) {
 	}
 	if tok.AccessToken == "" {
 		t.Fatal("no token")
+	}
+	if !strings.Contains(out.String(), "Ignored a sign-in response") {
+		t.Errorf("the ignored response was not reported: %q", out.String())
 	}
 	if wrongStatus != 400 || !strings.Contains(wrongPage, "ignored") {
 		t.Errorf("wrong state: %d %s", wrongStatus, wrongPage)
