@@ -7,6 +7,8 @@ import (
 
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/oauth"
 )
 
 // Exit codes of hubgate. Scripts branch on these.
@@ -17,6 +19,8 @@ const (
 	ExitConfig      = 3 // invalid configuration or key supplied by the user
 	ExitSecretStore = 4 // the OS secret store is unavailable or locked
 	ExitUnavailable = 5 // a needed resource is taken (port window full)
+	ExitSignIn      = 6 // the sign-in failed or must be repeated (denied, timed out, refused, invalid_grant)
+	ExitRemote      = 7 // the remote device service refused a request (an HTTP error status)
 )
 
 // usageError marks a command-line mistake.
@@ -36,6 +40,8 @@ var exitTable = []struct {
 	{func(err error) bool { return errors.Is(err, configs.ErrInvalidAccessKey) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrStoreUnavailable) }, ExitSecretStore},
 	{func(err error) bool { var p *server.PortWindowError; return errors.As(err, &p) }, ExitUnavailable},
+	{oauth.IsSignInError, ExitSignIn},
+	{func(err error) bool { var a *deviceapi.APIError; return errors.As(err, &a) }, ExitRemote},
 }
 
 func exitCode(err error) int {

@@ -1,0 +1,626 @@
+package main
+
+// `hubgate pair` and `hubgate unpair`: wiring of configs (settings, secret
+// store, state file), oauth (sign-in) and deviceapi (device and token).
+//
+// Choices where the issue is silent:
+//   - Order: flags and state are checked first (usage errors cost
+//     nothing), then the secret store (a canary write/read/delete), then
+//     the client secret is found, and only then does anything reach the
+//     service. A machine without a usable keyring fails before the
+//     sign-in, with nothing created anywhere.
+//   - Client secret: the keyring, else HUBGATE_CLIENT_SECRET, else one
+//     line from stdin (prompted on stderr, echo off on a terminal). Only a
+//     secret typed on stdin is stored (the environment stays the source
+//     for those who chose it).
+//   - Re-runs: when a device is paired, `--reuse` keeps that device: it
+//     signs in again, creates a new device token for the device, confirms
+//     the device and replaces the stored refresh token and device token
+//     (the previous device token stays valid on the service; no route to
+//     disable it is shown). `--replace` creates a new device and token and
+//     replaces everything local (the old device stays on the service; no
+//     delete route is shown). Without either, an interactive run asks, a
+//     non-interactive one is a usage error that says what exists.
+//   - Nothing half-stored: nothing local is written until every remote
+//     step succeeded; then the secrets are written and the state file
+//     last. If a write fails, the secrets this run wrote are restored to
+//     their previous values (or deleted), so the machine keeps either the
+//     old pairing or the new one. An error after the sign-in names what
+//     was created on the service, with its id.
+//   - Exit codes: see exitcodes.go (sign-in failures 6, refusals of the
+//     device service 7, secret store 4, configuration 3, usage 2).
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/oauth"
+)
+
+// EnvClientSecret supplies the OAuth client secret for headless use.
+const EnvClientSecret = "HUBGATE_CLIENT_SECRET"
+
+type pairFlags struct {
+	name       string
+	noBrowser  bool
+	jsonOut    bool
+	apiURL     string
+	clientID   string
+	deviceType string
+	replace    bool
+	reuse      bool
+	timeout    time.Duration
+}
+
+func newPairCommand(a *app) *cobra.Command {
+	var f pairFlags
+	cmd := &cobra.Command{
+		Use:   "pair",
+		Short: "Sign in, create the virtual controller (User Device) and its device token, keep the secrets",
+		Long: `Pair this machine with the remote device service: sign in with your browser,
+create a User Device of the configured device type, create its device token,
+confirm the device, then store the refresh token and the device token in the OS
+secret store and the device id and name in $XDG_CONFIG_HOME/hubgate/state.json.
+
+The api url, client id and device type id come from the flags, else from
+HUBGATE_API_URL, HUBGATE_CLIENT_ID and HUBGATE_DEVICE_TYPE, else from the config
+file. The client secret is never a flag: it comes from the OS secret store, else
+from HUBGATE_CLIENT_SECRET, else it is asked for on stdin (one line; it is then
+stored in the OS secret store).
+
+The sign-in address is always printed. A browser is opened with $BROWSER (the
+URL as its last argument) or xdg-open; --no-browser skips that and lets you
+paste the address the browser was redirected to.
+
+The secret store is checked before anything is created: without a usable one,
+pair stops and nothing is created. If a later step fails, nothing is kept
+locally and the message says what was created on the service.
+
+When a device is already paired, --reuse keeps it (new sign-in, new device token)
+and --replace creates a new device; one of them is required when stdin is not a
+terminal. 'hubgate unpair' removes the local secrets and state.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.pair(cmd.Context(), cmd, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.name, "name", "", `name of the new device (default "hubgate on <hostname>"; with --reuse, the paired name)`)
+	fl.BoolVar(&f.noBrowser, "no-browser", false, "do not open a browser; paste the redirected address instead")
+	fl.BoolVar(&f.jsonOut, "json", false, "print the result as one JSON object on stdout (no secrets)")
+	fl.StringVar(&f.apiURL, "api-url", "", "api url of the remote service (overrides HUBGATE_API_URL and the config)")
+	fl.StringVar(&f.clientID, "client-id", "", "OAuth client id (overrides HUBGATE_CLIENT_ID and the config)")
+	fl.StringVar(&f.deviceType, "device-type", "", "device type id of the device to create (overrides HUBGATE_DEVICE_TYPE and the config)")
+	fl.BoolVar(&f.replace, "replace", false, "when a device is paired: create a new device and replace the local pairing")
+	fl.BoolVar(&f.reuse, "reuse", false, "when a device is paired: keep it and renew its sign-in and device token")
+	fl.DurationVar(&f.timeout, "timeout", oauth.DefaultLoginTimeout, "how long to wait for the sign-in in the browser")
+	return cmd
+}
+
+func newUnpairCommand(a *app) *cobra.Command {
+	var keepSecret bool
+	cmd := &cobra.Command{
+		Use:   "unpair",
+		Short: "Remove the local pairing: stored secrets and the state file",
+		Long: `Remove what 'hubgate pair' stored on this machine: the refresh token, the device
+token and the client secret in the OS secret store, and the pairing state file.
+The device itself stays on the remote service (no delete route is known); remove
+it in the app if you no longer want it.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := a.pairEnv(nil)
+			if err != nil {
+				return err
+			}
+			return runUnpair(cmd.Context(), e, keepSecret)
+		},
+	}
+	cmd.Flags().BoolVar(&keepSecret, "keep-client-secret", false, "keep the OAuth client secret in the OS secret store")
+	return cmd
+}
+
+// pairEnv is what pair and unpair need from the outside world; tests
+// build one directly.
+type pairEnv struct {
+	stdio       Stdio
+	in          *bufio.Reader // stdin, shared by every prompt
+	getenv      func(string) string
+	store       configs.SecretStore
+	statePath   string // "" : configs.DefaultStatePath
+	interactive bool   // stdin is a terminal
+	stdinFile   *os.File
+	now         func() time.Time
+	httpClient  *http.Client // nil: package defaults
+	log         *slog.Logger
+	hostname    func() (string, error)
+	openBrowser func(string) error // nil: oauth's default ($BROWSER, xdg-open)
+}
+
+func (a *app) pairEnv(cfg *configs.Config) (pairEnv, error) {
+	log := slog.New(slog.DiscardHandler)
+	if cfg != nil {
+		log = a.logger(cfg)
+	}
+	e := pairEnv{
+		stdio:    a.stdio,
+		in:       bufio.NewReader(a.stdio.In),
+		getenv:   a.getenv,
+		store:    configs.NewKeyring(configs.KeyringOptions{Logger: log}),
+		now:      time.Now,
+		log:      log,
+		hostname: os.Hostname,
+	}
+	if f, ok := a.stdio.In.(*os.File); ok {
+		e.stdinFile = f
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			e.interactive = true
+		}
+	}
+	return e, nil
+}
+
+func (a *app) pair(ctx context.Context, cmd *cobra.Command, f pairFlags) error {
+	if f.reuse && f.replace {
+		return &usageError{errors.New("--reuse and --replace exclude each other")}
+	}
+	if f.timeout <= 0 {
+		return &usageError{fmt.Errorf("--timeout must be positive, got %s", f.timeout)}
+	}
+	var overrides []configs.Override
+	override := func(flag, path, value string) {
+		if cmd.Flags().Changed(flag) {
+			overrides = append(overrides, configs.Override{Path: path, Value: value, Origin: "flag --" + flag})
+		}
+	}
+	override("api-url", "remote.api_url", f.apiURL)
+	override("client-id", "remote.client_id", f.clientID)
+	override("device-type", "remote.device_type_id", f.deviceType)
+	cfg, err := a.loadConfig(overrides)
+	if err != nil {
+		return err
+	}
+	e, err := a.pairEnv(cfg)
+	if err != nil {
+		return err
+	}
+	res, err := runPair(ctx, e, cfg, f)
+	if err != nil {
+		return err
+	}
+	if f.jsonOut {
+		enc := json.NewEncoder(a.stdio.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	return nil
+}
+
+// pairResult is the --json output. It never holds a secret.
+type pairResult struct {
+	DeviceID     string    `json:"deviceId"`
+	DeviceName   string    `json:"deviceName"`
+	APIURL       string    `json:"apiUrl"`
+	DeviceTypeID string    `json:"deviceTypeId"`
+	TokenID      string    `json:"tokenId"`
+	PairedAt     time.Time `json:"pairedAt"`
+	Reused       bool      `json:"reused"` // the device existed before this run
+	StateFile    string    `json:"stateFile"`
+}
+
+// progress prints one step line on stderr.
+func (e pairEnv) progress(format string, args ...any) {
+	fmt.Fprintf(e.stdio.Err, "hubgate: "+format+"\n", args...)
+}
+
+// runPair runs the pairing; see the package comment of this file.
+func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (*pairResult, error) {
+	statePath := e.statePath
+	if statePath == "" {
+		p, err := configs.DefaultStatePath()
+		if err != nil {
+			return nil, err
+		}
+		statePath = p
+	}
+
+	// 1. What exists, and what this run will do.
+	prev, err := configs.LoadState(statePath)
+	switch {
+	case errors.Is(err, configs.ErrNoState):
+		prev = nil
+		if f.reuse {
+			return nil, &usageError{errors.New("--reuse: no device is paired on this machine; run 'hubgate pair' without --reuse")}
+		}
+	case err != nil:
+		if !f.replace {
+			return nil, fmt.Errorf("%w (or run 'hubgate pair --replace' to pair a new device over it)", err)
+		}
+		prev = nil
+	}
+	reuse := false
+	if prev != nil {
+		e.progress("a device is already paired: %s (%q) at %s, paired %s", prev.DeviceID, prev.DeviceName, prev.APIURL, prev.PairedAt.Local().Format(time.RFC1123))
+		switch {
+		case f.reuse:
+			reuse = true
+		case f.replace:
+		case e.interactive:
+			choice, err := e.ask("Reuse it (sign in again and get a new device token), replace it with a new device, or cancel? [reuse/replace/cancel]: ")
+			if err != nil {
+				return nil, err
+			}
+			switch strings.ToLower(strings.TrimSpace(choice)) {
+			case "reuse", "r":
+				reuse = true
+			case "replace", "new", "n":
+			default:
+				return nil, errors.New("pair canceled; nothing was changed")
+			}
+		default:
+			return nil, &usageError{fmt.Errorf("a device is already paired (%s %q at %s); run again with --reuse to keep it and renew its sign-in and device token, with --replace to create a new device (the old one stays on the service), or run 'hubgate unpair' first", prev.DeviceID, prev.DeviceName, prev.APIURL)}
+		}
+	}
+
+	// 2. Settings.
+	r := cfg.Remote
+	var problems []configs.FieldError
+	need := func(path, v, env string) {
+		if v == "" {
+			problems = append(problems, configs.FieldError{Path: path, Message: "must be set to pair (config file, " + env + " or the flag)"})
+		}
+	}
+	need("remote.api_url", r.APIURL, "HUBGATE_API_URL")
+	need("remote.client_id", r.ClientID, "HUBGATE_CLIENT_ID")
+	if !reuse {
+		need("remote.device_type_id", r.DeviceTypeID, "HUBGATE_DEVICE_TYPE")
+	}
+	if len(problems) > 0 {
+		return nil, &configs.ValidationError{Problems: problems}
+	}
+	apiURL := strings.TrimRight(r.APIURL, "/")
+	deviceType := r.DeviceTypeID
+	name := f.name
+	if reuse {
+		if strings.TrimRight(prev.APIURL, "/") != apiURL {
+			return nil, &usageError{fmt.Errorf("--reuse: the paired device belongs to %s but the configured api url is %s; use --replace to pair with %s", prev.APIURL, apiURL, apiURL)}
+		}
+		deviceType = prev.DeviceTypeID
+		if name == "" {
+			name = prev.DeviceName
+		}
+	}
+	if name == "" {
+		name = "hubgate"
+		if h, err := e.hostname(); err == nil && h != "" {
+			name = "hubgate on " + h
+		}
+	}
+
+	// 3. The secret store must work before anything is created remotely.
+	e.progress("checking the OS secret store")
+	if err := configs.CheckStore(ctx, e.store); err != nil {
+		return nil, fmt.Errorf("the OS secret store is not usable, so nothing was created: %w", err)
+	}
+
+	// 4. The client secret.
+	secret, secretSource, err := e.clientSecret(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.progress("using the client secret from %s", secretSource)
+
+	// 5. Sign in.
+	oc, err := oauth.New(oauth.Config{
+		APIURL:       apiURL,
+		AuthURL:      r.AuthURL,
+		ClientID:     r.ClientID,
+		ClientSecret: secret,
+		HTTPClient:   e.httpClient,
+		Logger:       e.log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	e.progress("signing in at %s", oc.AuthURL())
+	lo := oauth.LoginOptions{
+		Out:         e.stdio.Err,
+		NoBrowser:   f.noBrowser,
+		Timeout:     f.timeout,
+		Getenv:      e.getenv,
+		OpenBrowser: e.openBrowser,
+	}
+	if f.noBrowser {
+		lo.In = e.in
+	}
+	tok, err := oc.Login(ctx, lo)
+	if err != nil {
+		return nil, fmt.Errorf("sign-in failed, nothing was created: %w", err)
+	}
+	if tok.RefreshToken == "" {
+		return nil, errors.New("sign-in failed, nothing was created: the service issued no refresh token, so hubgate could not stay signed in")
+	}
+	e.progress("signed in")
+	// Rotated refresh tokens stay in memory until step 8 stores the last one.
+	ts := oc.TokenSource(context.WithoutCancel(ctx), tok, oauth.TokenSourceOptions{})
+
+	// 6. The device and its token.
+	api, err := deviceapi.New(deviceapi.Config{BaseURL: apiURL, TokenSource: ts, HTTPClient: e.httpClient, Logger: e.log, UserAgent: "hubgate/" + version()})
+	if err != nil {
+		return nil, err
+	}
+	var created []string // what this run created on the service, for messages
+	fail := func(step string, err error) error {
+		msg := "nothing was stored on this machine"
+		var ue *undoError
+		if errors.As(err, &ue) {
+			msg = "some secrets of this run may remain on this machine (run 'hubgate unpair')"
+		}
+		if len(created) > 0 {
+			msg = "created on the service and left there (hubgate cannot delete it): " + strings.Join(created, ", ") + "; " + msg
+		}
+		return fmt.Errorf("pair failed while %s: %w; %s", step, err, msg)
+	}
+	var dev *deviceapi.UserDevice
+	if reuse {
+		e.progress("reusing device %s (%q)", prev.DeviceID, name)
+		dev = &deviceapi.UserDevice{ID: prev.DeviceID}
+	} else {
+		e.progress("creating the device %q of type %s", name, deviceType)
+		dev, err = api.CreateDevice(ctx, deviceType, name)
+		if err != nil {
+			var ae *deviceapi.APIError
+			if !errors.As(err, &ae) {
+				created = append(created, "possibly a device (the request failed in transit; check the app)")
+			}
+			return nil, fail("creating the device", err)
+		}
+		created = append(created, "device "+dev.ID)
+		e.progress("created device %s", dev.ID)
+	}
+	e.progress("creating a device token")
+	dt, err := api.CreateToken(ctx, dev.ID)
+	if err != nil {
+		var ae *deviceapi.APIError
+		if reuse && errors.Is(err, deviceapi.ErrNotFound) {
+			err = fmt.Errorf("%w (the paired device no longer exists on the service; run 'hubgate pair --replace')", err)
+		} else if !errors.As(err, &ae) {
+			created = append(created, "possibly a device token (the request failed in transit)")
+		}
+		return nil, fail("creating the device token", err)
+	}
+	created = append(created, "device token "+dt.ID)
+	e.progress("created device token %s", dt.ID)
+	e.progress("confirming the device")
+	got, err := api.GetDevice(ctx, dev.ID)
+	if err != nil {
+		return nil, fail("confirming the device", err)
+	}
+	if got.ID != dev.ID {
+		return nil, fail("confirming the device", fmt.Errorf("the service answered with device %q", got.ID))
+	}
+	if got.NameOverride != "" {
+		name = got.NameOverride
+	}
+	final, err := ts.Token() // the latest refresh token, should one have rotated
+	if err != nil {
+		return nil, fail("reading the sign-in", err)
+	}
+
+	// 7. Everything local, in one undoable step.
+	e.progress("storing the refresh token and the device token in the OS secret store")
+	writes := []secretWrite{
+		{configs.AccountOAuthRefreshToken, final.RefreshToken},
+		{configs.AccountDeviceToken, dt.Token},
+	}
+	if secretSource == sourceStdin {
+		writes = append(writes, secretWrite{configs.AccountOAuthClientSecret, secret})
+	}
+	undo, err := storeSecrets(ctx, e.store, writes)
+	if err != nil {
+		return nil, fail("storing the secrets", withUndo(err, undo()))
+	}
+	st := configs.PairingState{
+		DeviceID:     dev.ID,
+		DeviceName:   name,
+		APIURL:       apiURL,
+		DeviceTypeID: deviceType,
+		TokenID:      dt.ID,
+		PairedAt:     e.now().UTC().Truncate(time.Second),
+	}
+	if err := configs.SaveState(statePath, st); err != nil {
+		return nil, fail("writing the state file", withUndo(err, undo()))
+	}
+	e.progress("wrote %s", statePath)
+	if reuse {
+		e.progress("paired: device %s (%q) kept, with a new device token %s (the previous token %s stays valid on the service)", dev.ID, name, dt.ID, prev.TokenID)
+	} else {
+		e.progress("paired: device %s (%q) at %s", dev.ID, name, apiURL)
+		if prev != nil {
+			e.progress("the previous device %s stays on the service; remove it in the app if you no longer want it", prev.DeviceID)
+		}
+	}
+	return &pairResult{
+		DeviceID: st.DeviceID, DeviceName: st.DeviceName, APIURL: st.APIURL, DeviceTypeID: st.DeviceTypeID,
+		TokenID: st.TokenID, PairedAt: st.PairedAt, Reused: reuse, StateFile: statePath,
+	}, nil
+}
+
+// Where the client secret came from.
+const (
+	sourceKeyring = "the OS secret store"
+	sourceEnv     = EnvClientSecret
+	sourceStdin   = "stdin"
+)
+
+// clientSecret finds the client secret: keyring, environment, stdin.
+func (e pairEnv) clientSecret(ctx context.Context) (string, string, error) {
+	s, err := e.store.Get(ctx, configs.AccountOAuthClientSecret)
+	switch {
+	case err == nil && s != "":
+		return s, sourceKeyring, nil
+	case err != nil && !errors.Is(err, configs.ErrSecretNotFound):
+		return "", "", fmt.Errorf("read the client secret: %w", err)
+	}
+	if s := e.getenv(EnvClientSecret); s != "" {
+		return s, sourceEnv, nil
+	}
+	fmt.Fprint(e.stdio.Err, "OAuth client secret (from the developer portal; input hidden on a terminal): ")
+	line, err := readSecretLine(e.in, e.stdinFile, e.interactive)
+	fmt.Fprintln(e.stdio.Err)
+	line = strings.TrimSpace(line)
+	if line == "" {
+		cause := "stdin gave an empty line"
+		if err != nil {
+			cause = "stdin ended (" + err.Error() + ")"
+		}
+		return "", "", &configs.ValidationError{Problems: []configs.FieldError{{
+			Message: "no OAuth client secret: " + cause + "; store it with 'hubgate pair' on a terminal, set " + EnvClientSecret + ", or pipe it on stdin",
+		}}}
+	}
+	return line, sourceStdin, nil
+}
+
+// ask prints a question on stderr and reads one line of stdin.
+func (e pairEnv) ask(question string) (string, error) {
+	fmt.Fprint(e.stdio.Err, question)
+	line, err := e.in.ReadString('\n')
+	if err != nil && line == "" {
+		return "", fmt.Errorf("no answer on stdin: %w", err)
+	}
+	return line, nil
+}
+
+// readLine reads one line (without its newline) from in.
+func readLine(in *bufio.Reader) (string, error) {
+	line, err := in.ReadString('\n')
+	if err == io.EOF && line != "" {
+		err = nil
+	}
+	return strings.TrimRight(line, "\r\n"), err
+}
+
+type secretWrite struct{ account, value string }
+
+// undoError is a failure to undo the secret writes of a failed run.
+type undoError struct{ err error }
+
+func (e *undoError) Error() string { return e.err.Error() }
+func (e *undoError) Unwrap() error { return e.err }
+
+// withUndo joins err with the result of an undo.
+func withUndo(err, undoErr error) error {
+	if undoErr == nil {
+		return err
+	}
+	return errors.Join(err, &undoError{undoErr})
+}
+
+// storeSecrets writes each secret, remembering the previous values; undo
+// puts back what was there before (or deletes what was not), and reports
+// what it could not undo.
+func storeSecrets(ctx context.Context, store configs.SecretStore, writes []secretWrite) (undo func() error, err error) {
+	type before struct {
+		account, value string
+		had            bool
+	}
+	var done []before
+	undo = func() error {
+		var errs []error
+		// A fresh context: the caller's may be what failed.
+		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		defer cancel()
+		for i := len(done) - 1; i >= 0; i-- {
+			b := done[i]
+			var err error
+			if b.had {
+				err = store.Set(uctx, b.account, b.value)
+			} else if err = store.Delete(uctx, b.account); errors.Is(err, configs.ErrSecretNotFound) {
+				err = nil
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("could not undo the write of %q (run 'hubgate unpair'): %w", b.account, err))
+			}
+		}
+		done = nil
+		return errors.Join(errs...)
+	}
+	for _, w := range writes {
+		old, gerr := store.Get(ctx, w.account)
+		had := gerr == nil
+		if gerr != nil && !errors.Is(gerr, configs.ErrSecretNotFound) {
+			return undo, fmt.Errorf("read the previous %q: %w", w.account, gerr)
+		}
+		if err := store.Set(ctx, w.account, w.value); err != nil {
+			// The write may have landed before the error (a timeout):
+			// undo it too.
+			done = append(done, before{w.account, old, had})
+			return undo, fmt.Errorf("store %q: %w", w.account, err)
+		}
+		done = append(done, before{w.account, old, had})
+	}
+	return undo, nil
+}
+
+// runUnpair removes the local secrets, then the state file.
+func runUnpair(ctx context.Context, e pairEnv, keepSecret bool) error {
+	statePath := e.statePath
+	if statePath == "" {
+		p, err := configs.DefaultStatePath()
+		if err != nil {
+			return err
+		}
+		statePath = p
+	}
+	st, stErr := configs.LoadState(statePath)
+	if stErr != nil && !errors.Is(stErr, configs.ErrNoState) {
+		e.progress("the state file is unreadable and will be removed: %v", stErr)
+	}
+	accounts := []string{configs.AccountOAuthRefreshToken, configs.AccountDeviceToken}
+	if !keepSecret {
+		accounts = append(accounts, configs.AccountOAuthClientSecret)
+	}
+	var removed []string
+	for _, acct := range accounts {
+		err := e.store.Delete(ctx, acct)
+		switch {
+		case err == nil:
+			removed = append(removed, acct)
+		case errors.Is(err, configs.ErrSecretNotFound):
+		default:
+			return fmt.Errorf("unpair stopped, the state file is kept: %w", err)
+		}
+	}
+	stateRemoved := false
+	if err := configs.RemoveState(statePath); err == nil {
+		stateRemoved = true
+	} else if !errors.Is(err, configs.ErrNoState) {
+		return err
+	}
+	if len(removed) == 0 && !stateRemoved {
+		e.progress("nothing to remove: no device is paired and no pairing secrets are stored")
+		return nil
+	}
+	if len(removed) > 0 {
+		e.progress("removed from the OS secret store: %s", strings.Join(removed, ", "))
+	}
+	if stateRemoved {
+		e.progress("removed %s", statePath)
+	}
+	if st != nil {
+		e.progress("the device %s (%q) still exists on %s: hubgate cannot delete it; remove it in the app if you no longer want it", st.DeviceID, st.DeviceName, st.APIURL)
+	}
+	return nil
+}

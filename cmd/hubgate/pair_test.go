@@ -1,0 +1,878 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dbus "github.com/godbus/dbus/v5"
+	ss "github.com/zalando/go-keyring/secret_service"
+
+	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/hub/mockhub"
+)
+
+// ---- helpers ----
+
+// startMock serves a mock remote service on 127.0.0.1; wrap, when set,
+// sits in front of it (to inject REST failures).
+func startMock(t *testing.T, cfg mockhub.Config, wrap func(http.Handler) http.Handler) (*mockhub.Server, string) {
+	t.Helper()
+	m, err := mockhub.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h http.Handler = m.Handler()
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() { srv.Close(); m.Close() })
+	return m, srv.URL
+}
+
+// pairEnviron is env() for pairing against the mock at apiURL, with curl
+// as the browser; extra entries win.
+func pairEnviron(t *testing.T, apiURL string, extra ...string) []string {
+	base := []string{
+		"HUBGATE_API_URL=" + apiURL,
+		"HUBGATE_CLIENT_ID=" + mockhub.DefaultClientID,
+		"HUBGATE_DEVICE_TYPE=" + mockhub.DefaultDeviceTypeID,
+		"HUBGATE_CLIENT_SECRET=" + mockhub.DefaultClientSecret,
+		"BROWSER=curl -fsSL",
+	}
+	e := env(t, append(base, extra...)...)
+	// Later entries win for exec, but keep it unambiguous: drop earlier
+	// duplicates.
+	seen := map[string]bool{}
+	var out []string
+	for i := len(e) - 1; i >= 0; i-- {
+		k, _, _ := strings.Cut(e[i], "=")
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append([]string{e[i]}, out...)
+	}
+	return out
+}
+
+func envValue(environ []string, key string) string {
+	v := ""
+	for _, kv := range environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
+}
+
+func statePathOf(environ []string) string {
+	return filepath.Join(envValue(environ, "XDG_CONFIG_HOME"), "hubgate", "state.json")
+}
+
+// fakeBrowser writes a shell script used as BROWSER (it gets the URL as $1).
+func fakeBrowser(t *testing.T, script string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "browser.sh")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func requireCurl(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("curl is not installed (apt-get install -y curl)")
+	}
+}
+
+var pairAccounts = []string{configs.AccountOAuthRefreshToken, configs.AccountDeviceToken, configs.AccountOAuthClientSecret}
+
+// lookupSecret reads an account of service hubgate from the Secret
+// Service with secret-tool ("" when absent).
+func lookupSecret(t *testing.T, account string) string {
+	t.Helper()
+	out, err := exec.Command("secret-tool", "lookup", "service", "hubgate", "username", account).Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "" // not found
+		}
+		t.Fatalf("secret-tool: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// clearPairSecrets removes the pairing accounts from the harness keyring.
+func clearPairSecrets(t *testing.T) {
+	t.Helper()
+	for _, acct := range pairAccounts {
+		exec.Command("secret-tool", "clear", "service", "hubgate", "username", acct).Run()
+	}
+}
+
+// assertNothingStored checks that no pairing secret and no state file exist.
+func assertNothingStored(t *testing.T, environ []string) {
+	t.Helper()
+	for _, acct := range pairAccounts {
+		if v := lookupSecret(t, acct); v != "" {
+			t.Errorf("the keyring holds %q after a failed pair", acct)
+		}
+	}
+	if _, err := os.Stat(statePathOf(environ)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the state file exists after a failed pair: %v", err)
+	}
+}
+
+func restEvents(m *mockhub.Server) []mockhub.Event {
+	var out []mockhub.Event
+	for _, e := range m.Events(0) {
+		if e.Source == mockhub.SourceREST {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// deviceTokenWorks asks the mock hub whether tok is a valid device token
+// (SignalR negotiate with the token as bearer and X-Device-Token).
+func deviceTokenWorks(t *testing.T, apiURL, tok string) bool {
+	t.Helper()
+	req, _ := http.NewRequest("POST", apiURL+"/device/negotiate?negotiateVersion=1", nil)
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("X-Device-Token", tok)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode == 200
+}
+
+// refreshTokenWorks redeems rt at the mock's token endpoint.
+func refreshTokenWorks(t *testing.T, apiURL, rt string) bool {
+	t.Helper()
+	req, _ := http.NewRequest("POST", apiURL+"/signin/token", strings.NewReader(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {rt}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(mockhub.DefaultClientID, mockhub.DefaultClientSecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode == 200
+}
+
+func assertNoSecretIn(t *testing.T, where, s string, secrets ...string) {
+	t.Helper()
+	for _, sec := range secrets {
+		if sec != "" && strings.Contains(s, sec) {
+			t.Errorf("%s contains a secret", where)
+		}
+	}
+}
+
+// ---- acceptance tests with the real binary and a real Secret Service ----
+
+func TestPairAgainstTheMockStoresSecretsInTheKeyring(t *testing.T) {
+	requireKeyring(t)
+	requireCurl(t)
+	clearPairSecrets(t)
+	t.Cleanup(func() { clearPairSecrets(t) })
+	m, apiURL := startMock(t, mockhub.Config{}, nil)
+	e := pairEnviron(t, apiURL)
+	r := runCmd(t, e, "", "pair", "--name", "desk pad", "--json", "--timeout", "50s")
+	t.Logf("stderr:\n%s\nstdout:\n%s", r.stderr, r.stdout)
+	if r.code != 0 {
+		t.Fatalf("pair: exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	var res pairResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("--json output %q: %v", r.stdout, err)
+	}
+	devs := m.Devices()
+	if len(devs) != 1 || devs[0].Device.ID != res.DeviceID || devs[0].Device.NameOverride != "desk pad" || devs[0].DeviceTypeID != mockhub.DefaultDeviceTypeID {
+		t.Fatalf("mock devices %+v, result %+v", devs, res)
+	}
+	if len(devs[0].Tokens) != 1 || devs[0].Tokens[0].ID != res.TokenID || res.APIURL != apiURL || res.DeviceName != "desk pad" || res.Reused {
+		t.Fatalf("result %+v tokens %+v", res, devs[0].Tokens)
+	}
+
+	// The secrets are in the Secret Service and work.
+	devTok := lookupSecret(t, configs.AccountDeviceToken)
+	refresh := lookupSecret(t, configs.AccountOAuthRefreshToken)
+	if devTok == "" || refresh == "" {
+		t.Fatalf("keyring: device token %v, refresh token %v", devTok != "", refresh != "")
+	}
+	if lookupSecret(t, configs.AccountOAuthClientSecret) != "" {
+		t.Error("a client secret from the environment was stored")
+	}
+	if !deviceTokenWorks(t, apiURL, devTok) {
+		t.Error("the stored device token is refused by the hub")
+	}
+	assertNoSecretIn(t, "the output", r.stdout+r.stderr, devTok, refresh, mockhub.DefaultClientSecret)
+
+	// The state file.
+	st, err := configs.LoadState(statePathOf(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.DeviceID != res.DeviceID || st.TokenID != res.TokenID || st.APIURL != apiURL || st.DeviceTypeID != mockhub.DefaultDeviceTypeID || st.DeviceName != "desk pad" {
+		t.Errorf("state %+v", st)
+	}
+	raw, _ := os.ReadFile(statePathOf(e))
+	assertNoSecretIn(t, "the state file", string(raw), devTok, refresh, mockhub.DefaultClientSecret)
+	for _, want := range []string{"checking the OS secret store", "signing in at " + apiURL + "/signin/authorize", "created device " + res.DeviceID, "created device token", "confirming the device", "paired:"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	// The refresh token is a live one (checked last: redeeming rotates it).
+	if !refreshTokenWorks(t, apiURL, refresh) {
+		t.Error("the stored refresh token is refused")
+	}
+}
+
+// Re-runs: without --reuse/--replace a non-interactive run refuses and
+// says what exists; --reuse keeps the device with a new token; --replace
+// creates a new device; unpair removes everything local.
+func TestPairRerunReuseReplaceAndUnpair(t *testing.T) {
+	requireKeyring(t)
+	requireCurl(t)
+	clearPairSecrets(t)
+	t.Cleanup(func() { clearPairSecrets(t) })
+	m, apiURL := startMock(t, mockhub.Config{}, nil)
+	e := pairEnviron(t, apiURL)
+	if r := runCmd(t, e, "", "pair", "--name", "first"); r.code != 0 {
+		t.Fatalf("first pair: %d %s", r.code, r.stderr)
+	}
+	first, _ := configs.LoadState(statePathOf(e))
+	firstTok := lookupSecret(t, configs.AccountDeviceToken)
+
+	r := runCmd(t, e, "", "pair")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "already paired") || !strings.Contains(r.stderr, first.DeviceID) ||
+		!strings.Contains(r.stderr, "--reuse") || !strings.Contains(r.stderr, "--replace") {
+		t.Fatalf("re-run without a choice: %d %s", r.code, r.stderr)
+	}
+	if len(m.Devices()) != 1 || lookupSecret(t, configs.AccountDeviceToken) != firstTok {
+		t.Fatal("the refused re-run changed something")
+	}
+	if r := runCmd(t, e, "", "pair", "--reuse", "--replace"); r.code != ExitUsage {
+		t.Errorf("--reuse --replace: %d", r.code)
+	}
+
+	r = runCmd(t, e, "", "pair", "--reuse", "--json")
+	if r.code != 0 {
+		t.Fatalf("--reuse: %d %s", r.code, r.stderr)
+	}
+	var res pairResult
+	json.Unmarshal([]byte(r.stdout), &res)
+	newTok := lookupSecret(t, configs.AccountDeviceToken)
+	if !res.Reused || res.DeviceID != first.DeviceID || res.TokenID == first.TokenID || res.DeviceName != "first" || newTok == firstTok || newTok == "" {
+		t.Fatalf("--reuse result %+v", res)
+	}
+	if len(m.Devices()) != 1 || !deviceTokenWorks(t, apiURL, newTok) {
+		t.Fatal("--reuse created a device or stored a bad token")
+	}
+
+	r = runCmd(t, e, "", "pair", "--replace", "--name", "second", "--json")
+	if r.code != 0 {
+		t.Fatalf("--replace: %d %s", r.code, r.stderr)
+	}
+	json.Unmarshal([]byte(r.stdout), &res)
+	if res.Reused || res.DeviceID == first.DeviceID || len(m.Devices()) != 2 || !strings.Contains(r.stderr, first.DeviceID+" stays on the service") {
+		t.Fatalf("--replace: %+v\n%s", res, r.stderr)
+	}
+
+	r = runCmd(t, e, "", "unpair")
+	if r.code != 0 || !strings.Contains(r.stderr, res.DeviceID) || !strings.Contains(r.stderr, "still exists") {
+		t.Fatalf("unpair: %d %s", r.code, r.stderr)
+	}
+	assertNothingStored(t, e)
+	if r := runCmd(t, e, "", "unpair"); r.code != 0 || !strings.Contains(r.stderr, "nothing to remove") {
+		t.Errorf("second unpair: %d %s", r.code, r.stderr)
+	}
+	if r := runCmd(t, e, "", "pair", "--reuse"); r.code != ExitUsage || !strings.Contains(r.stderr, "no device is paired") {
+		t.Errorf("--reuse with nothing paired: %d %s", r.code, r.stderr)
+	}
+}
+
+// The failure cases of the issue's "Done means": each ends with a clear
+// message, its own exit code, and nothing half-stored.
+func TestPairFailuresLeaveNothingStored(t *testing.T) {
+	requireKeyring(t)
+	requireCurl(t)
+	for _, tc := range []struct {
+		name      string
+		mock      mockhub.Config
+		wrap      func(http.Handler) http.Handler
+		browser   string // script; "" : curl -fsSL
+		args      []string
+		code      int
+		want      []string
+		remoteDev bool // a device was created on the service
+	}{
+		{
+			name: "denied consent",
+			mock: mockhub.Config{Consent: func(mockhub.ConsentRequest) bool { return false }},
+			code: ExitSignIn,
+			want: []string{"sign-in failed, nothing was created", "access_denied", "the user denied the request"},
+		},
+		{
+			name: "bad state",
+			browser: `loc=$(curl -sS -o /dev/null -w '%{redirect_url}' "$1") || exit 1
+curl -sS -o /dev/null "$(printf '%s' "$loc" | sed 's/state=[^&]*/state=forged/')"
+`,
+			args: []string{"--timeout", "4s"},
+			code: ExitSignIn,
+			want: []string{"Ignored a sign-in response", "state does not match", "sign-in timed out", "4s"},
+		},
+		{
+			name: "reused code",
+			browser: `loc=$(curl -sS -o /dev/null -w '%{redirect_url}' "$1") || exit 1
+code=$(printf '%s' "$loc" | sed -n 's/.*[?&]code=\([^&]*\).*/\1/p')
+curl -sS -o /dev/null -u mock-client:mock-secret -d grant_type=authorization_code --data-urlencode "code=$code" -d code_verifier=spent "${1%%/signin/authorize*}/signin/token"
+curl -sS -o /dev/null "$loc"
+`,
+			code: ExitSignIn,
+			want: []string{"token exchange was refused: invalid_grant", "already used", "sign in again"},
+		},
+		{
+			name:    "timeout",
+			browser: "exit 0\n",
+			args:    []string{"--timeout", "2s"},
+			code:    ExitSignIn,
+			want:    []string{"sign-in timed out", "2s"},
+		},
+		{
+			name: "unknown device type",
+			args: []string{"--device-type", "no-such-type"},
+			code: ExitRemote,
+			want: []string{"creating the device", "404", "nothing was stored on this machine"},
+		},
+		{
+			name: "token creation fails after the device was created",
+			wrap: func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if r.Method == "POST" && strings.HasSuffix(r.URL.Path, "/tokens") {
+						w.Header().Set("Content-Type", "application/problem+json")
+						w.WriteHeader(500)
+						io.WriteString(w, `{"title":"boom","status":500}`)
+						return
+					}
+					h.ServeHTTP(w, r)
+				})
+			},
+			code:      ExitRemote,
+			want:      []string{"creating the device token", "500", "left there", "nothing was stored on this machine"},
+			remoteDev: true,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clearPairSecrets(t)
+			t.Cleanup(func() { clearPairSecrets(t) })
+			m, apiURL := startMock(t, tc.mock, tc.wrap)
+			browser := "curl -fsSL"
+			if tc.browser != "" {
+				browser = fakeBrowser(t, tc.browser)
+			}
+			e := pairEnviron(t, apiURL, "BROWSER="+browser)
+			r := runCmd(t, e, "", append([]string{"pair"}, tc.args...)...)
+			t.Logf("stderr:\n%s", r.stderr)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d\nstderr: %s", r.code, tc.code, r.stderr)
+			}
+			last := r.stderr[strings.LastIndex(strings.TrimRight(r.stderr, "\n"), "\n")+1:]
+			if !strings.HasPrefix(last, "hubgate: ") {
+				t.Errorf("the last line is not the error: %q", last)
+			}
+			for _, want := range tc.want {
+				if !strings.Contains(r.stderr, want) {
+					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+				}
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout %q", r.stdout)
+			}
+			devs := m.Devices()
+			if tc.remoteDev {
+				if len(devs) != 1 || !strings.Contains(r.stderr, "device "+devs[0].Device.ID) {
+					t.Errorf("the message does not name the created device: %+v\n%s", devs, r.stderr)
+				}
+			} else if len(devs) != 0 {
+				t.Errorf("devices created: %+v", devs)
+			}
+			assertNothingStored(t, e)
+		})
+	}
+}
+
+// A locked collection: pair stops at the store check, before any request
+// to the service.
+func TestPairWithALockedKeyringCreatesNothing(t *testing.T) {
+	requireKeyring(t)
+	pwFile := os.Getenv("HUBGATE_TEST_KEYRING_PASSWORD_FILE")
+	if pwFile == "" {
+		t.Skip("locking needs the throwaway keyring of .ci/with-keyring")
+	}
+	pw, err := os.ReadFile(pwFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clearPairSecrets(t)
+	m, apiURL := startMock(t, mockhub.Config{}, nil)
+	e := pairEnviron(t, apiURL)
+
+	const login = "/org/freedesktop/secrets/collection/login"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "dbus-send", "--session", "--print-reply", "--dest=org.freedesktop.secrets",
+		"/org/freedesktop/secrets", "org.freedesktop.Secret.Service.Lock", "array:objpath:"+login).CombinedOutput()
+	if err != nil {
+		t.Fatalf("lock: %v %s", err, out)
+	}
+	unlocked := false
+	unlock := func() {
+		svc, err := ss.NewSecretService()
+		if err != nil {
+			t.Fatal(err)
+		}
+		session, err := svc.OpenSession()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer svc.Close(session)
+		if err := svc.Object("org.freedesktop.secrets", "/org/freedesktop/secrets").Call(
+			"org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface.UnlockWithMasterPassword", 0,
+			dbus.ObjectPath(login), ss.NewSecret(session.Path(), string(pw))).Err; err != nil {
+			t.Fatalf("unlock: %v", err)
+		}
+		unlocked = true
+	}
+	t.Cleanup(func() {
+		if !unlocked {
+			unlock()
+		}
+	})
+
+	r := runCmd(t, e, "", "pair")
+	t.Logf("stderr:\n%s", r.stderr)
+	if r.code != ExitSecretStore || !strings.Contains(r.stderr, "nothing was created") || !strings.Contains(r.stderr, "secret store") {
+		t.Fatalf("exit %d stderr %s", r.code, r.stderr)
+	}
+	if evs := m.Events(0); len(evs) != 0 {
+		t.Errorf("the service was contacted: %+v", evs)
+	}
+	unlock()
+	assertNothingStored(t, e)
+}
+
+// No D-Bus session at all: pair fails at once, nothing reaches the
+// service. (No harness needed.)
+func TestPairWithoutAnySecretStoreCreatesNothing(t *testing.T) {
+	if _, err := os.Stat(fmt.Sprintf("/run/user/%d/bus", os.Getuid())); err == nil {
+		t.Skip("this machine has a user session bus; the no-secret-store case cannot be arranged")
+	}
+	m, apiURL := startMock(t, mockhub.Config{}, nil)
+	var e []string
+	for _, kv := range pairEnviron(t, apiURL, "XDG_RUNTIME_DIR="+t.TempDir()) {
+		if !strings.HasPrefix(kv, "DBUS_SESSION_BUS_ADDRESS=") {
+			e = append(e, kv)
+		}
+	}
+	r := runCmd(t, e, "", "pair")
+	if r.code != ExitSecretStore || !strings.Contains(r.stderr, "nothing was created") || !strings.Contains(r.stderr, "never stores secrets in plaintext") {
+		t.Fatalf("exit %d stderr %s", r.code, r.stderr)
+	}
+	if evs := m.Events(0); len(evs) != 0 {
+		t.Errorf("the service was contacted: %+v", evs)
+	}
+	if _, err := os.Stat(statePathOf(e)); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a state file was written")
+	}
+	// unpair says so too.
+	if r := runCmd(t, e, "", "unpair"); r.code != ExitSecretStore {
+		t.Errorf("unpair: %d %s", r.code, r.stderr)
+	}
+}
+
+// --no-browser with the client secret typed on stdin: the secret line,
+// then the pasted redirect address; the typed secret is stored.
+func TestPairNoBrowserPasteAndSecretOnStdin(t *testing.T) {
+	requireKeyring(t)
+	clearPairSecrets(t)
+	t.Cleanup(func() { clearPairSecrets(t) })
+	m, apiURL := startMock(t, mockhub.Config{}, nil)
+	var e []string
+	for _, kv := range pairEnviron(t, apiURL, "BROWSER=/bin/false") {
+		if !strings.HasPrefix(kv, "HUBGATE_CLIENT_SECRET=") {
+			e = append(e, kv)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "pair", "--no-browser", "--json")
+	cmd.Env = e
+	stdin, _ := cmd.StdinPipe()
+	stderr, _ := cmd.StderrPipe()
+	var stdout strings.Builder
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var errText strings.Builder
+	var mu sync.Mutex
+	authURL := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			mu.Lock()
+			errText.WriteString(line + "\n")
+			mu.Unlock()
+			if u := strings.TrimSpace(line); strings.HasPrefix(u, apiURL+"/signin/authorize?") {
+				authURL <- u
+			}
+		}
+	}()
+	io.WriteString(stdin, mockhub.DefaultClientSecret+"\n")
+	var u string
+	select {
+	case u = <-authURL:
+	case <-ctx.Done():
+		t.Fatal("no authorization URL printed")
+	}
+	// The "browser" (another machine): follow the authorization page, read
+	// the address it was redirected to, paste it.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	io.WriteString(stdin, "not an address\n"+loc+"\n")
+	err = cmd.Wait()
+	mu.Lock()
+	text := errText.String()
+	mu.Unlock()
+	if err != nil {
+		t.Fatalf("pair: %v\n%s", err, text)
+	}
+	if !strings.Contains(text, "paste it here") || !strings.Contains(text, "carries no sign-in response") {
+		t.Errorf("stderr:\n%s", text)
+	}
+	if got := lookupSecret(t, configs.AccountOAuthClientSecret); got != mockhub.DefaultClientSecret {
+		t.Errorf("the typed client secret was not stored")
+	}
+	if len(m.Devices()) != 1 || lookupSecret(t, configs.AccountDeviceToken) == "" {
+		t.Error("not paired")
+	}
+	assertNoSecretIn(t, "the output", text+stdout.String(), mockhub.DefaultClientSecret)
+}
+
+func TestPairConfigAndUsageErrors(t *testing.T) {
+	e := env(t)
+	r := runCmd(t, e, "", "pair")
+	if r.code != ExitConfig || !strings.Contains(r.stderr, "remote.api_url") || !strings.Contains(r.stderr, "remote.client_id") || !strings.Contains(r.stderr, "remote.device_type_id") {
+		t.Errorf("no settings: %d %s", r.code, r.stderr)
+	}
+	r = runCmd(t, e, "", "pair", "--api-url", "http://example.com", "--client-id", "c", "--device-type", "d")
+	if r.code != ExitConfig || !strings.Contains(r.stderr, "flag --api-url") || !strings.Contains(r.stderr, "https") {
+		t.Errorf("plain http to a remote host: %d %s", r.code, r.stderr)
+	}
+	if r := runCmd(t, e, "", "pair", "--client-secret", "x"); r.code != ExitUsage {
+		t.Errorf("a --client-secret flag must not exist: %d", r.code)
+	}
+	if r := runCmd(t, e, "", "pair", "--timeout", "0s"); r.code != ExitUsage {
+		t.Errorf("--timeout 0: %d", r.code)
+	}
+	r = runCmd(t, e, "", "pair", "--help")
+	for _, want := range []string{"--no-browser", "--reuse", "--replace", "--json", "HUBGATE_CLIENT_SECRET", "never a flag"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("pair --help lacks %q", want)
+		}
+	}
+}
+
+// ---- in-process tests of the pairing logic (memory store) ----
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// follow is a browser: it follows the authorization URL and its redirect.
+func follow(u string) error {
+	go func() {
+		resp, err := http.Get(u)
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	return nil
+}
+
+// failingStore fails Set of one account (after n successful calls).
+type failingStore struct {
+	*configs.MemoryStore
+	account string
+}
+
+func (f *failingStore) Set(ctx context.Context, account, value string) error {
+	if account == f.account {
+		return &configs.StoreError{Op: "set", Account: account, Kind: configs.KindTimeout, Err: context.DeadlineExceeded}
+	}
+	return f.MemoryStore.Set(ctx, account, value)
+}
+
+func testPairEnv(t *testing.T, store configs.SecretStore, stdin string, envs map[string]string) (pairEnv, *lockedBuffer) {
+	var errBuf lockedBuffer
+	in := bufio.NewReader(strings.NewReader(stdin))
+	return pairEnv{
+		stdio:       Stdio{In: strings.NewReader(""), Out: io.Discard, Err: &errBuf},
+		in:          in,
+		getenv:      func(k string) string { return envs[k] },
+		store:       store,
+		statePath:   filepath.Join(t.TempDir(), "hubgate", "state.json"),
+		now:         time.Now,
+		log:         nil,
+		hostname:    func() (string, error) { return "testhost", nil },
+		openBrowser: follow,
+	}, &errBuf
+}
+
+func testConfig(t *testing.T, apiURL string) *configs.Config {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := configs.Load(configs.LoadOptions{
+		Env: func(k string) string {
+			return map[string]string{
+				"HUBGATE_API_URL":     apiURL,
+				"HUBGATE_CLIENT_ID":   mockhub.DefaultClientID,
+				"HUBGATE_DEVICE_TYPE": mockhub.DefaultDeviceTypeID,
+			}[k]
+		},
+		UserConfigDir: func() (string, error) { return dir, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func quietLog(e pairEnv) pairEnv {
+	e.log = slog.New(slog.DiscardHandler)
+	return e
+}
+
+// A secret write that fails after sign-in and device creation: the
+// earlier pairing's secrets are put back, no state changes, and the error
+// names the device created remotely.
+func TestRunPairRestoresThePreviousSecretsWhenAWriteFails(t *testing.T) {
+	m, apiURL := startMock(t, mockhub.Config{}, nil)
+	mem := configs.NewMemoryStore()
+	ctx := context.Background()
+	mem.Set(ctx, configs.AccountOAuthRefreshToken, "old-refresh")
+	mem.Set(ctx, configs.AccountOAuthClientSecret, mockhub.DefaultClientSecret)
+	e, errBuf := testPairEnv(t, &failingStore{mem, configs.AccountDeviceToken}, "", nil)
+	e = quietLog(e)
+	_, err := runPair(ctx, e, testConfig(t, apiURL), pairFlags{timeout: time.Minute})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if exitCode(err) != ExitSecretStore || !strings.Contains(err.Error(), "storing the secrets") || !strings.Contains(err.Error(), "nothing was stored on this machine") {
+		t.Fatalf("exit %d err %v", exitCode(err), err)
+	}
+	devs := m.Devices()
+	if len(devs) != 1 || !strings.Contains(err.Error(), "device "+devs[0].Device.ID) || !strings.Contains(err.Error(), "device token "+devs[0].Tokens[0].ID) {
+		t.Fatalf("the error does not name what was created: %v", err)
+	}
+	if v, _ := mem.Get(ctx, configs.AccountOAuthRefreshToken); v != "old-refresh" {
+		t.Errorf("the previous refresh token was not restored: %q", v)
+	}
+	if _, err := mem.Get(ctx, configs.AccountDeviceToken); !errors.Is(err, configs.ErrSecretNotFound) {
+		t.Errorf("device token: %v", err)
+	}
+	if _, err := os.Stat(e.statePath); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a state file was written")
+	}
+	if !strings.Contains(errBuf.String(), "using the client secret from the OS secret store") {
+		t.Errorf("stderr %s", errBuf.String())
+	}
+}
+
+// The state file cannot be written: the secrets written are undone.
+func TestRunPairUndoesSecretsWhenTheStateFileFails(t *testing.T) {
+	_, apiURL := startMock(t, mockhub.Config{}, nil)
+	mem := configs.NewMemoryStore()
+	e, _ := testPairEnv(t, mem, mockhub.DefaultClientSecret+"\n", nil)
+	e = quietLog(e)
+	// A directory where the state file should go makes the rename fail.
+	if err := os.MkdirAll(filepath.Join(e.statePath, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runPair(context.Background(), e, testConfig(t, apiURL), pairFlags{timeout: time.Minute, replace: true})
+	if err == nil || !strings.Contains(err.Error(), "writing the state file") {
+		t.Fatalf("err %v", err)
+	}
+	for _, acct := range pairAccounts {
+		if _, err := mem.Get(context.Background(), acct); !errors.Is(err, configs.ErrSecretNotFound) {
+			t.Errorf("%s left behind: %v", acct, err)
+		}
+	}
+}
+
+func TestRunPairClientSecretSources(t *testing.T) {
+	_, apiURL := startMock(t, mockhub.Config{}, nil)
+	ctx := context.Background()
+
+	// From stdin: stored.
+	mem := configs.NewMemoryStore()
+	e, errBuf := testPairEnv(t, mem, mockhub.DefaultClientSecret+"\n", nil)
+	e = quietLog(e)
+	res, err := runPair(ctx, e, testConfig(t, apiURL), pairFlags{timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := mem.Get(ctx, configs.AccountOAuthClientSecret); v != mockhub.DefaultClientSecret {
+		t.Error("the typed secret was not stored")
+	}
+	if res.DeviceName != "hubgate on testhost" || !strings.Contains(errBuf.String(), "OAuth client secret") {
+		t.Errorf("name %q stderr %s", res.DeviceName, errBuf.String())
+	}
+	assertNoSecretIn(t, "stderr", errBuf.String(), mockhub.DefaultClientSecret)
+
+	// From the environment: not stored.
+	mem = configs.NewMemoryStore()
+	e, _ = testPairEnv(t, mem, "", map[string]string{EnvClientSecret: mockhub.DefaultClientSecret})
+	if _, err := runPair(ctx, quietLog(e), testConfig(t, apiURL), pairFlags{timeout: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := mem.Get(ctx, configs.AccountOAuthClientSecret); !errors.Is(err, configs.ErrSecretNotFound) {
+		t.Error("a secret from the environment was stored")
+	}
+
+	// None: a configuration error before sign-in.
+	mem = configs.NewMemoryStore()
+	e, _ = testPairEnv(t, mem, "", nil)
+	_, err = runPair(ctx, quietLog(e), testConfig(t, apiURL), pairFlags{timeout: time.Minute})
+	if exitCode(err) != ExitConfig || !strings.Contains(err.Error(), EnvClientSecret) {
+		t.Fatalf("exit %d err %v", exitCode(err), err)
+	}
+
+	// A wrong secret: the exchange is refused (invalid_client), exit 6.
+	e, _ = testPairEnv(t, configs.NewMemoryStore(), "", map[string]string{EnvClientSecret: "wrong-secret-42"})
+	_, err = runPair(ctx, quietLog(e), testConfig(t, apiURL), pairFlags{timeout: time.Minute})
+	if exitCode(err) != ExitSignIn || !strings.Contains(err.Error(), "invalid_client") || strings.Contains(err.Error(), "wrong-secret-42") {
+		t.Fatalf("exit %d err %v", exitCode(err), err)
+	}
+}
+
+func TestRunPairInteractiveChoice(t *testing.T) {
+	m, apiURL := startMock(t, mockhub.Config{}, nil)
+	ctx := context.Background()
+	mem := configs.NewMemoryStore()
+	envs := map[string]string{EnvClientSecret: mockhub.DefaultClientSecret}
+	e, _ := testPairEnv(t, mem, "", envs)
+	first, err := runPair(ctx, quietLog(e), testConfig(t, apiURL), pairFlags{timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		answer  string
+		devices int
+		reused  bool
+		err     string
+	}{
+		{"cancel\n", 1, false, "canceled"},
+		{"", 1, false, "no answer"},
+		{"reuse\n", 1, true, ""},
+		{"replace\n", 2, false, ""},
+	} {
+		e2, errBuf := testPairEnv(t, mem, tc.answer, envs)
+		e2.statePath = e.statePath
+		e2.interactive = true
+		res, err := runPair(ctx, quietLog(e2), testConfig(t, apiURL), pairFlags{timeout: time.Minute})
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: err %v", tc.answer, err)
+			}
+		} else if err != nil || res.Reused != tc.reused {
+			t.Errorf("%q: %+v %v", tc.answer, res, err)
+		}
+		if n := len(m.Devices()); n != tc.devices {
+			t.Errorf("%q: %d devices", tc.answer, n)
+		}
+		if !strings.Contains(errBuf.String(), "already paired: "+first.DeviceID) {
+			t.Errorf("%q: the prompt does not say what exists: %s", tc.answer, errBuf.String())
+		}
+	}
+}
+
+func TestRunPairReuseOfADeletedDevice(t *testing.T) {
+	_, apiURL := startMock(t, mockhub.Config{}, nil)
+	e, _ := testPairEnv(t, configs.NewMemoryStore(), "", map[string]string{EnvClientSecret: mockhub.DefaultClientSecret})
+	configs.SaveState(e.statePath, configs.PairingState{DeviceID: "gone", DeviceName: "old", APIURL: apiURL, DeviceTypeID: mockhub.DefaultDeviceTypeID})
+	_, err := runPair(context.Background(), quietLog(e), testConfig(t, apiURL), pairFlags{timeout: time.Minute, reuse: true})
+	if exitCode(err) != ExitRemote || !strings.Contains(err.Error(), "--replace") {
+		t.Fatalf("exit %d err %v", exitCode(err), err)
+	}
+	// --reuse against another service is refused before anything happens.
+	configs.SaveState(e.statePath, configs.PairingState{DeviceID: "d", APIURL: "https://other.example.com"})
+	_, err = runPair(context.Background(), quietLog(e), testConfig(t, apiURL), pairFlags{timeout: time.Minute, reuse: true})
+	if exitCode(err) != ExitUsage || !strings.Contains(err.Error(), "other.example.com") {
+		t.Fatalf("exit %d err %v", exitCode(err), err)
+	}
+}
+
+func TestStoreSecretsUndo(t *testing.T) {
+	ctx := context.Background()
+	mem := configs.NewMemoryStore()
+	mem.Set(ctx, "a", "old-a")
+	undo, err := storeSecrets(ctx, mem, []secretWrite{{"a", "new-a"}, {"b", "new-b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := mem.Get(ctx, "b"); v != "new-b" {
+		t.Fatal("not written")
+	}
+	if err := undo(); err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := mem.Get(ctx, "a"); v != "old-a" {
+		t.Errorf("a = %q", v)
+	}
+	if _, err := mem.Get(ctx, "b"); !errors.Is(err, configs.ErrSecretNotFound) {
+		t.Errorf("b: %v", err)
+	}
+}
