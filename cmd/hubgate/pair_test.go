@@ -611,6 +611,76 @@ func TestPairConfigAndUsageErrors(t *testing.T) {
 	}
 }
 
+// The issue's "Done means": pair against a real `hubgate mock` process,
+// with curl as the browser, secrets in a real Secret Service afterwards.
+// Skipped until the mock command exists in this binary.
+func TestPairAgainstHubgateMockProcess(t *testing.T) {
+	requireKeyring(t)
+	requireCurl(t)
+	if r := runCmd(t, env(t), "", "mock", "--help"); r.code != 0 || !strings.Contains(r.stdout, "--listen") {
+		t.Skip("this binary has no 'hubgate mock' command yet")
+	}
+	clearPairSecrets(t)
+	t.Cleanup(func() { clearPairSecrets(t) })
+	mock := exec.Command(binary, "mock", "--listen", "127.0.0.1:0")
+	mock.Env = env(t)
+	stdout, err := mock.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mockErr lockedBuffer
+	mock.Stderr = &mockErr
+	if err := mock.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mock.Process.Kill(); mock.Wait() })
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			urls <- strings.TrimSpace(sc.Text())
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	var apiURL string
+	select {
+	case apiURL = <-urls:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("hubgate mock printed no URL; stderr: %s", mockErr.String())
+	}
+	if !strings.HasPrefix(apiURL, "http://127.0.0.1:") {
+		t.Fatalf("mock URL %q", apiURL)
+	}
+	e := pairEnviron(t, apiURL)
+	r := runCmd(t, e, "", "pair", "--json", "--name", "from the mock process")
+	if r.code != 0 {
+		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
+	}
+	var res pairResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(apiURL + "/mock/devices")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var devs []mockhub.DeviceInfo
+	if err := json.NewDecoder(resp.Body).Decode(&devs); err != nil {
+		t.Fatal(err)
+	}
+	if len(devs) != 1 || devs[0].Device.ID != res.DeviceID || len(devs[0].Tokens) != 1 || devs[0].Tokens[0].ID != res.TokenID {
+		t.Fatalf("mock devices %+v, result %+v", devs, res)
+	}
+	devTok := lookupSecret(t, configs.AccountDeviceToken)
+	if devTok == "" || lookupSecret(t, configs.AccountOAuthRefreshToken) == "" {
+		t.Fatal("the secrets are not in the Secret Service")
+	}
+	if !deviceTokenWorks(t, apiURL, devTok) {
+		t.Error("the stored device token is refused by the mock hub")
+	}
+}
+
 // ---- in-process tests of the pairing logic (memory store) ----
 
 type lockedBuffer struct {
