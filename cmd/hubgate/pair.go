@@ -121,11 +121,7 @@ The device itself stays on the remote service (no delete route is known); remove
 it in the app if you no longer want it.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := a.pairEnv(nil)
-			if err != nil {
-				return err
-			}
-			return runUnpair(cmd.Context(), e, keepSecret)
+			return runUnpair(cmd.Context(), a.pairEnv(nil), keepSecret)
 		},
 	}
 	cmd.Flags().BoolVar(&keepSecret, "keep-client-secret", false, "keep the OAuth client secret in the OS secret store")
@@ -149,7 +145,8 @@ type pairEnv struct {
 	openBrowser func(string) error // nil: oauth's default ($BROWSER, xdg-open)
 }
 
-func (a *app) pairEnv(cfg *configs.Config) (pairEnv, error) {
+// pairEnv builds the real environment; cfg (may be nil) sets the log.
+func (a *app) pairEnv(cfg *configs.Config) pairEnv {
 	log := slog.New(slog.DiscardHandler)
 	if cfg != nil {
 		log = a.logger(cfg)
@@ -169,7 +166,7 @@ func (a *app) pairEnv(cfg *configs.Config) (pairEnv, error) {
 			e.interactive = true
 		}
 	}
-	return e, nil
+	return e
 }
 
 func (a *app) pair(ctx context.Context, cmd *cobra.Command, f pairFlags) error {
@@ -192,11 +189,7 @@ func (a *app) pair(ctx context.Context, cmd *cobra.Command, f pairFlags) error {
 	if err != nil {
 		return err
 	}
-	e, err := a.pairEnv(cfg)
-	if err != nil {
-		return err
-	}
-	res, err := runPair(ctx, e, cfg, f)
+	res, err := runPair(ctx, a.pairEnv(cfg), cfg, f)
 	if err != nil {
 		return err
 	}
