@@ -1,0 +1,393 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hubgate/hubgate/deviceapi"
+)
+
+type slogLevel = slog.Level
+
+const (
+	levelInfo  = slog.LevelInfo
+	levelWarn  = slog.LevelWarn
+	levelError = slog.LevelError
+)
+
+// Client is the device-hub client. Build it with New, then call Run once;
+// read Events (one consumer) and, if wanted, Subscribe to states.
+type Client struct {
+	cfg Config
+	url *url.URL
+	log *slog.Logger
+
+	events chan Event
+	q      *queue
+	seq    atomic.Uint64
+
+	started atomic.Bool
+	runDone chan struct{} // closed when Run has returned
+
+	mu        sync.Mutex
+	state     State
+	watchers  map[*watcher]struct{}
+	finished  bool
+	sessionNo uint64   // sessions that reached the connected state
+	sess      *session // the connected session, nil when none
+	device    *deviceapi.UserDevice
+
+	// Listening: the wish (want, bumped wantGen on every request), what the
+	// current session announced (annGen, announced), and the rule inputs.
+	want          bool
+	wantGen       uint64
+	annGen        uint64
+	annSession    uint64
+	announced     bool
+	annErr        error // the hub's answer to the last announcement, if it failed
+	explicitStop  bool
+	listeningLost bool          // the last connection ended while listening was announced
+	annChanged    chan struct{} // closed and replaced when annGen/annSession/announced change
+
+	stats counters
+}
+
+type counters struct {
+	attempts, sessions, reconnects, restored atomic.Uint64
+	received, delivered, probeFails, revoked atomic.Uint64
+}
+
+// Stats are counters over the life of a Client.
+type Stats struct {
+	Attempts          uint64 // connection attempts
+	Sessions          uint64 // connections that reached the connected state
+	Reconnects        uint64 // Sessions after the first
+	ListeningRestored uint64 // DeviceStartedListening announced again on a new connection
+	Received          uint64 // events read from the wire
+	Delivered         uint64 // events handed to the consumer
+	Dropped           uint64 // events dropped because the queue was full
+	Queued            int    // events waiting for the consumer
+	ProbeFailures     uint64 // liveness probes that timed out
+	TokenRefusals     uint64 // attempts refused with 401/403
+}
+
+// New checks cfg and builds a Client. Nothing happens until Run.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("hub: Config.URL: %w", err)
+	}
+	c := &Client{
+		cfg:        cfg,
+		url:        u,
+		log:        cfg.Logger.With("component", "hub"),
+		events:     make(chan Event, 64),
+		q:          newQueue(cfg.QueueLimit),
+		runDone:    make(chan struct{}),
+		watchers:   map[*watcher]struct{}{},
+		annChanged: make(chan struct{}),
+	}
+	c.want = cfg.AutoListen
+	c.state = State{Status: StatusConnecting, Reason: "not started", Since: cfg.Now()}
+	return c, nil
+}
+
+// Events returns the one channel of hub events, in wire order. It is
+// closed after Run has returned and every event read before has been
+// delivered; the consumer must keep reading until then.
+func (c *Client) Events() <-chan Event { return c.events }
+
+// Device returns the latest device the hub reported (VerifySelf,
+// GetLatestDevice, DeviceProfileUpdate), nil before the first. Treat it as
+// read-only.
+func (c *Client) Device() *deviceapi.UserDevice {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.device
+}
+
+// Listening reports whether listening is announced on the current
+// connection.
+func (c *Client) Listening() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sess != nil && c.annSession == c.sess.id && c.announced
+}
+
+// Stats returns the counters.
+func (c *Client) Stats() Stats {
+	c.q.mu.Lock()
+	dropped, queued := c.q.dropped, len(c.q.items)
+	c.q.mu.Unlock()
+	return Stats{
+		Attempts:          c.stats.attempts.Load(),
+		Sessions:          c.stats.sessions.Load(),
+		Reconnects:        c.stats.reconnects.Load(),
+		ListeningRestored: c.stats.restored.Load(),
+		Received:          c.stats.received.Load(),
+		Delivered:         c.stats.delivered.Load(),
+		Dropped:           dropped,
+		Queued:            queued,
+		ProbeFailures:     c.stats.probeFails.Load(),
+		TokenRefusals:     c.stats.revoked.Load(),
+	}
+}
+
+// StartListening asks the client to listen: DeviceStartedListening is
+// announced now if connected, and after every reconnection. It waits until
+// the announcement is made or ctx ends; the wish stays recorded either way.
+func (c *Client) StartListening(ctx context.Context) error { return c.listen(ctx, true, "bridge") }
+
+// StopListening asks the client to stop listening: DeviceStoppedListening
+// is announced now if connected, and auto-listen stays off until the next
+// StartListening. It waits like StartListening.
+func (c *Client) StopListening(ctx context.Context) error { return c.listen(ctx, false, "bridge") }
+
+func (c *Client) listen(ctx context.Context, on bool, from string) error {
+	gen := c.requestListen(on, from)
+	for {
+		c.mu.Lock()
+		if c.finished {
+			c.mu.Unlock()
+			return ErrStopped
+		}
+		done := c.sess != nil && c.annSession == c.sess.id && c.annGen >= gen
+		annErr := c.annErr
+		ch := c.annChanged
+		c.mu.Unlock()
+		if done {
+			return annErr
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("hub: listening=%v recorded, not yet announced: %w", on, ctx.Err())
+		}
+	}
+}
+
+// requestListen records a listening wish and wakes the current session.
+func (c *Client) requestListen(on bool, from string) uint64 {
+	c.mu.Lock()
+	c.want = on
+	c.explicitStop = !on
+	c.wantGen++
+	gen := c.wantGen
+	s := c.sess
+	c.mu.Unlock()
+	c.log.Debug("listening requested", "listen", on, "from", from)
+	if s != nil {
+		s.kickAnnouncer()
+	}
+	return gen
+}
+
+func (c *Client) annChangedLocked() {
+	close(c.annChanged)
+	c.annChanged = make(chan struct{})
+}
+
+// received handles one hub invocation read from the wire (on the reader
+// goroutine, in wire order).
+func (c *Client) received(session uint64, target, invocationID string, args []json.RawMessage) {
+	e := Event{
+		Seq:          c.seq.Add(1),
+		Kind:         kindOf(target),
+		Target:       target,
+		Args:         args,
+		Received:     c.cfg.Now(),
+		Session:      session,
+		InvocationID: invocationID,
+	}
+	decodeEvent(&e)
+	c.stats.received.Add(1)
+	if e.DecodeErr != nil {
+		c.log.Warn("hub event arguments did not decode; delivered raw", "target", target, "seq", e.Seq, "err", e.DecodeErr)
+	}
+	if e.Kind == KindDeviceProfileUpdate && e.Device != nil {
+		c.setDevice(e.Device, "DeviceProfileUpdate")
+	}
+	if !c.q.push(e) {
+		c.log.Error("hub event dropped: the consumer is not keeping up", "target", target, "seq", e.Seq, "queued", c.q.len())
+	}
+	switch e.Kind {
+	case KindStartListening:
+		c.requestListen(true, "hub")
+	case KindStopListening:
+		c.requestListen(false, "hub")
+	}
+}
+
+// setDevice records a device the hub reported, if it is ours, and applies
+// the auto-listen rule.
+func (c *Client) setDevice(d *deviceapi.UserDevice, from string) {
+	if d.ID != "" && d.ID != c.cfg.DeviceID {
+		c.log.Warn("hub reported another device; ignored", "from", from, "device", d.ID)
+		return
+	}
+	c.mu.Lock()
+	c.device = d
+	s := c.sess
+	kick := false
+	if d.IsAutoListen && !c.explicitStop && !c.want {
+		c.want = true
+		c.wantGen++
+		kick = true
+	}
+	c.mu.Unlock()
+	if kick && s != nil {
+		s.kickAnnouncer()
+	}
+}
+
+// Run connects and stays connected until ctx ends, then shuts down
+// cleanly and returns nil. It returns early only with ErrWrongDevice, or
+// ErrAlreadyRunning when called twice.
+func (c *Client) Run(ctx context.Context) error {
+	if !c.started.CompareAndSwap(false, true) {
+		return ErrAlreadyRunning
+	}
+	go c.dispatch()
+	err := c.supervise(ctx)
+	c.q.close()
+	c.mu.Lock()
+	final := State{Status: StatusStopped, Cause: CauseShutdown, Reason: "stopped: the context ended"}
+	if err != nil {
+		final = State{Status: StatusStopped, Cause: CauseWrongDevice, Reason: scrubText(err.Error(), ""), Err: err}
+	}
+	c.sess = nil
+	c.setStateLocked(final)
+	c.finished = true
+	c.annChangedLocked()
+	c.closeWatchersLocked()
+	c.mu.Unlock()
+	close(c.runDone)
+	return err
+}
+
+// supervise is the reconnect loop.
+func (c *Client) supervise(ctx context.Context) error {
+	attempt := 0
+	everConnected := false
+	var lastRevokedHook time.Time
+	for ctx.Err() == nil {
+		c.stats.attempts.Add(1)
+		res := c.runSession(ctx)
+		if res.fatal != nil {
+			return res.fatal
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		if res.connected {
+			everConnected = true
+			attempt = 0
+		}
+		attempt++
+		status := StatusReconnecting
+		if !everConnected {
+			status = StatusConnecting
+		}
+		publish := func(delay time.Duration) {
+			now := c.cfg.Now()
+			c.setState(State{
+				Status:  status,
+				Cause:   res.cause,
+				Reason:  res.reason,
+				Err:     res.err,
+				Attempt: attempt,
+				Since:   now,
+				RetryAt: now.Add(delay),
+			})
+		}
+		delay := c.backoff(attempt)
+		switch res.cause {
+		case CauseUnauthorized:
+			c.stats.revoked.Add(1)
+			delay = c.jitter(c.cfg.Backoff.Revoked)
+			publish(delay)
+			if c.cfg.OnRevoked != nil && (lastRevokedHook.IsZero() || time.Since(lastRevokedHook) >= c.cfg.Backoff.Revoked) {
+				lastRevokedHook = time.Now()
+				if err := c.cfg.OnRevoked(ctx); err == nil && ctx.Err() == nil {
+					c.log.Info("a new device token was provided after a refusal; retrying")
+					delay = c.backoff(1)
+					publish(delay)
+				} else if ctx.Err() == nil {
+					c.log.Warn("no new device token after a refusal", "err", err)
+				}
+			}
+		case CauseUnavailable:
+			if res.retryAfter > delay {
+				delay = min(res.retryAfter, c.cfg.Backoff.Revoked)
+			}
+			publish(delay)
+		case CauseClosed:
+			if !res.allowReconnect {
+				delay = c.cfg.Backoff.Max
+			}
+			publish(delay)
+		default:
+			publish(delay)
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// backoff is the jittered delay before attempt n (n >= 1).
+func (c *Client) backoff(n int) time.Duration {
+	d := c.cfg.Backoff.Initial
+	for i := 1; i < n && d < c.cfg.Backoff.Max; i++ {
+		d *= 2
+	}
+	return c.jitter(min(d, c.cfg.Backoff.Max))
+}
+
+func (c *Client) jitter(d time.Duration) time.Duration {
+	if c.cfg.Backoff.Jitter <= 0 || d <= 0 {
+		return d
+	}
+	return d - time.Duration(rand.Float64()*c.cfg.Backoff.Jitter*float64(d))
+}
+
+// scrubText removes a token from a text.
+func scrubText(s, token string) string {
+	if token != "" && len(token) >= 4 {
+		s = strings.ReplaceAll(s, token, "[redacted]")
+	}
+	return s
+}
+
+// scrub returns err, or a copy of its text without the token when it
+// contains it (errors of this package never do).
+func scrub(err error, token string) error {
+	if err == nil || token == "" {
+		return err
+	}
+	var he *HTTPError
+	if errors.As(err, &he) {
+		return err
+	}
+	if strings.Contains(err.Error(), token) {
+		return errors.New(scrubText(err.Error(), token))
+	}
+	return err
+}

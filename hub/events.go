@@ -1,0 +1,194 @@
+package hub
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hubgate/hubgate/deviceapi"
+)
+
+// Kind is the kind of a hub-to-client event: the canonical name of the
+// target the hub invoked.
+type Kind string
+
+// Kinds.
+const (
+	KindDeviceCommand        Kind = "DeviceCommand"
+	KindDeviceProfileUpdate  Kind = "DeviceProfileUpdate"
+	KindDeviceSettingsUpdate Kind = "DeviceSettingsUpdate"
+	KindDeviceType           Kind = "DeviceType"
+	KindStartListening       Kind = "StartListening"
+	KindStopListening        Kind = "StopListening"
+	KindOther                Kind = "Other" // a target the spec does not name; see Event.Target
+)
+
+var kindByTarget = map[string]Kind{
+	"devicecommand":        KindDeviceCommand,
+	"deviceprofileupdate":  KindDeviceProfileUpdate,
+	"devicesettingsupdate": KindDeviceSettingsUpdate,
+	"devicetype":           KindDeviceType,
+	"startlistening":       KindStartListening,
+	"stoplistening":        KindStopListening,
+}
+
+func kindOf(target string) Kind {
+	switch k := Kind(target); k { // the usual spelling, without allocating
+	case KindDeviceCommand, KindDeviceProfileUpdate, KindDeviceSettingsUpdate, KindDeviceType, KindStartListening, KindStopListening:
+		return k
+	}
+	if k, ok := kindByTarget[strings.ToLower(target)]; ok {
+		return k
+	}
+	return KindOther
+}
+
+// Event is one hub-to-client invocation, in wire order.
+type Event struct {
+	// Seq is the arrival sequence number: it grows by one for every
+	// invocation read from the wire, across reconnections, for the life of
+	// the Client. Events reach the consumer in Seq order; a gap means events
+	// were dropped (Stats.Dropped).
+	Seq      uint64
+	Kind     Kind
+	Target   string            // the target as the hub spelled it
+	Args     []json.RawMessage // every argument, unchanged
+	Received time.Time         // when it was read (Config.Now)
+	Session  uint64            // the connection it arrived on
+	// InvocationID is set when the hub awaited a result (the client
+	// answered with an empty completion on arrival).
+	InvocationID string
+
+	Command string                // DeviceCommand: the command string
+	Macro   *deviceapi.Macro      // DeviceCommand: its macro; nil when absent or null
+	Device  *deviceapi.UserDevice // DeviceProfileUpdate: the device; nil when absent or null
+	// Payload is the first argument of DeviceSettingsUpdate, DeviceType and
+	// any other target (nil when none); all arguments stay in Args.
+	Payload json.RawMessage
+	// DecodeErr is set when a known argument did not decode into its type;
+	// the event is delivered anyway with the raw arguments.
+	DecodeErr error
+}
+
+func isNull(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s == "" || s == "null"
+}
+
+// decodeEvent fills the typed fields of e from its arguments.
+func decodeEvent(e *Event) {
+	switch e.Kind {
+	case KindDeviceCommand:
+		if len(e.Args) > 0 && !isNull(e.Args[0]) {
+			if err := json.Unmarshal(e.Args[0], &e.Command); err != nil {
+				e.DecodeErr = fmt.Errorf("hub: DeviceCommand command: %w", err)
+			}
+		}
+		if len(e.Args) > 1 && !isNull(e.Args[1]) {
+			m := new(deviceapi.Macro)
+			if err := json.Unmarshal(e.Args[1], m); err != nil {
+				if e.DecodeErr == nil {
+					e.DecodeErr = fmt.Errorf("hub: DeviceCommand macro: %w", err)
+				}
+			} else {
+				e.Macro = m
+			}
+		}
+	case KindDeviceProfileUpdate:
+		if len(e.Args) > 0 && !isNull(e.Args[0]) {
+			d := new(deviceapi.UserDevice)
+			if err := json.Unmarshal(e.Args[0], d); err != nil {
+				e.DecodeErr = fmt.Errorf("hub: DeviceProfileUpdate device: %w", err)
+			} else {
+				e.Device = d
+			}
+		}
+	case KindStartListening, KindStopListening:
+	default:
+		if len(e.Args) > 0 {
+			e.Payload = e.Args[0]
+		}
+	}
+}
+
+// queue holds decoded events between the reader and the dispatcher.
+type queue struct {
+	mu      sync.Mutex
+	items   []Event
+	spare   []Event
+	limit   int
+	signal  chan struct{} // one pending wake-up
+	closed  bool
+	dropped uint64
+}
+
+func newQueue(limit int) *queue {
+	return &queue{limit: limit, signal: make(chan struct{}, 1)}
+}
+
+// push appends e; it reports false when the queue is full or closed.
+func (q *queue) push(e Event) bool {
+	q.mu.Lock()
+	if q.closed || len(q.items) >= q.limit {
+		q.dropped++
+		q.mu.Unlock()
+		return false
+	}
+	q.items = append(q.items, e)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// take returns every queued event (the slice is reused by the next take)
+// and whether the queue is closed.
+func (q *queue) take() ([]Event, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.items
+	q.items = q.spare[:0]
+	q.spare = out
+	return out, q.closed
+}
+
+func (q *queue) close() {
+	q.mu.Lock()
+	q.closed = true
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (q *queue) len() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items)
+}
+
+// dispatch forwards queued events to the consumer channel in order until
+// the queue is closed and empty; then it closes the channel.
+func (c *Client) dispatch() {
+	defer close(c.events)
+	for {
+		batch, closed := c.q.take()
+		for i := range batch {
+			c.events <- batch[i]
+			c.stats.delivered.Add(1)
+			batch[i] = Event{}
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		if closed {
+			return
+		}
+		<-c.q.signal
+	}
+}

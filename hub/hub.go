@@ -1,0 +1,332 @@
+// Package hub owns the device-hub client: the SignalR connection of a
+// paired User Device to {api_url}/device (../shared/specs/device-hub.md).
+// It connects with the device token, identifies itself with VerifySelf,
+// resyncs with GetLatestDevice, runs the listening handshake, hands every
+// hub event to one consumer in the order it arrived on the wire, reconnects
+// forever, and publishes one stream of connection states with reasons. It
+// starts no runs: the bridge consumes its events.
+//
+// # How it uses philippseith/signalr
+//
+// The library (v0.11.0, ../shared/notes/signalr.md) runs the protocol
+// engine of one connection: handshake, keep-alive pings, the server
+// timeout, client-to-hub invocations and their completions. Everything it
+// gets wrong for a long-lived device is done here instead:
+//
+//   - Transport. The client dials the connection itself (negotiate POST
+//     with negotiateVersion=1, then the WebSocket upgrade through the
+//     configured *http.Client) and hands the library a signalr.Connection
+//     through WithConnector. Doing the dial here, rather than wrapping
+//     signalr.NewHTTPConnection, gives a typed HTTP status (401/403 tell a
+//     refused token apart from a network fault; 503 carries Retry-After),
+//     a receive limit that actually applies (the library raises the
+//     WebSocket read limit only on its own connection type, so a wrapped
+//     one stays at 32 KiB), and a connection that can be torn down at once
+//     (the library's own one lives on context.Background()).
+//   - Ordering and arity. The connection reads the JSON records (each ends
+//     with 0x1E) in wire order and takes every hub-to-client invocation out
+//     of the stream before the library sees it. Each one gets the next
+//     arrival sequence number, is decoded (unknown arguments are kept raw)
+//     and is queued for the consumer right there, on the one reader
+//     goroutine. The library only ever sees the handshake, pings,
+//     completions and close messages; a swallowed invocation is replaced by
+//     a ping (at most one a second) so that its server-timeout clock still
+//     sees traffic. This is the notes' "rewrite to one canonical receiver"
+//     design taken one step further: the library never dispatches an
+//     invocation, so it never reorders one (it runs each on its own
+//     goroutine), never answers an unexpected arity with the completion
+//     without invocationId that makes ASP.NET Core drop the connection, and
+//     never loses records that were read just before a disconnect (its
+//     reader reports a read error past records still being parsed). An
+//     invocation that carries an invocationId (an ASP.NET Core "client
+//     result") is answered with an empty completion for that id. Stream
+//     invocations are refused with a completion error; unknown message
+//     types (8 Ack, 9 Sequence: stateful reconnect is never negotiated) are
+//     dropped instead of failing the connection.
+//   - Reconnect. One library client serves one connection (its own
+//     backoff is StopBackOff); the supervisor in Run dials a fresh
+//     connection and builds a fresh library client for every attempt, so a
+//     failed handshake never leaves it retrying a dead connection, and it
+//     never gives up (the library's default stops after 15 minutes).
+//   - Invoke has no context and decodes results to interface{}: every call
+//     here has a timeout and results are re-marshalled into deviceapi
+//     types (numbers beyond 2^53 in unknown members lose precision there).
+//
+// # Choices where the spec says "not shown"
+//
+//   - Hub-to-client arguments: DeviceCommand(command string, macro Macro),
+//     DeviceProfileUpdate(device UserDevice) as the spec shows;
+//     DeviceSettingsUpdate, DeviceType, StartListening and StopListening
+//     take any arguments, kept raw in Event.Args (the first one also in
+//     Event.Payload). Extra or missing arguments never fail anything; an
+//     argument that does not decode sets Event.DecodeErr and the event is
+//     still delivered. Targets match case-insensitively, as in the official
+//     clients; an unknown target is delivered as KindOther.
+//   - GetLatestDevice is assumed to return a UserDevice; an answer that is
+//     not one is ignored (logged). VerifySelf must return the UserDevice
+//     whose id is Config.DeviceID, otherwise Run stops with ErrWrongDevice.
+//   - Listening: a hub StartListening is answered with
+//     DeviceStartedListening, StopListening with DeviceStoppedListening,
+//     after the event is queued for the consumer. Requests are
+//     level-triggered with a generation count: a burst of Start/Stop is
+//     answered by announcing the latest wish, and every hub request is
+//     confirmed even when nothing changed. A new connection starts not
+//     listening; after VerifySelf and GetLatestDevice the client announces
+//     DeviceStartedListening when it was listening before, or when
+//     auto-listen applies (Config.AutoListen or the device's isAutoListen)
+//     and no explicit StopListening (from the hub or the bridge) has been
+//     received since the last StartListening. A DeviceProfileUpdate that
+//     turns isAutoListen on starts listening under the same rule. On a
+//     clean shutdown (Run's context ends) the client announces
+//     DeviceStoppedListening if it was listening, then sends a close
+//     message.
+//   - Close from the hub: with allowReconnect the client reconnects after
+//     the normal backoff; without it, it waits Backoff.Max first (it still
+//     never gives up: a hub that means it answers the next attempt with
+//     401, which is classified).
+//   - 401 and 403 (on negotiate or on the upgrade) mean the device token is
+//     refused: revoked, disabled or unknown. The state says CauseUnauthorized
+//     (State.NeedsRepair), OnRevoked is asked for a new token, and unless it
+//     succeeds the next attempt waits Backoff.Revoked (5 min) instead of the
+//     fast backoff. 429 and 503 honour Retry-After (at most Backoff.Revoked).
+//   - Liveness: every ProbeInterval/2 the client invokes GetLatestDevice
+//     with a timeout of ProbeInterval/2 (one probe in flight). Any answer,
+//     even a hub error, proves the hub alive; a timeout tears the
+//     connection down with CauseUnresponsive. A hub that freezes is so
+//     noticed within ProbeInterval (at most twice the interval whatever the
+//     timing); the library's ServerTimeout (no frame at all for 30 s) is a
+//     second line.
+//   - The event queue between the wire and the consumer holds up to
+//     Config.QueueLimit events; beyond it new events are dropped, counted
+//     in Stats.Dropped and logged (their sequence numbers are skipped, so a
+//     consumer sees the gap).
+//   - Negotiate redirects (url/accessToken, Azure SignalR Service) are not
+//     followed: the attempt fails with CauseRefused.
+//
+// Tokens never reach a log line, an error or a State: they are sent only
+// in the Authorization and X-Device-Token headers, and any error text that
+// could echo one is scrubbed.
+package hub
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults of Config, in line with the official SignalR clients where they
+// have one.
+const (
+	DefaultKeepAlive        = 15 * time.Second
+	DefaultServerTimeout    = 30 * time.Second
+	DefaultHandshakeTimeout = 15 * time.Second
+	DefaultMaxMessageSize   = 1 << 20
+	DefaultProbeInterval    = 60 * time.Second
+	DefaultInvokeTimeout    = 15 * time.Second
+	DefaultShutdownTimeout  = 5 * time.Second
+	DefaultQueueLimit       = 1 << 16
+
+	DefaultBackoffInitial = 500 * time.Millisecond
+	DefaultBackoffMax     = 30 * time.Second
+	DefaultBackoffJitter  = 0.5
+	DefaultBackoffRevoked = 5 * time.Minute
+)
+
+// TokenSource returns the current device token. It is called before every
+// connection attempt, so a rotated token is picked up. The token is a
+// secret: it is never logged.
+type TokenSource func(ctx context.Context) (string, error)
+
+// StaticToken returns a TokenSource that always returns token.
+func StaticToken(token string) TokenSource {
+	return func(context.Context) (string, error) { return token, nil }
+}
+
+// Backoff configures the delays between connection attempts: attempt n
+// (n >= 1 since the last successful connection) waits
+// min(Max, Initial*2^(n-1)) minus a random part of up to Jitter of it.
+type Backoff struct {
+	Initial time.Duration // zero: 500 ms
+	Max     time.Duration // zero: 30 s
+	// Jitter is the fraction of each delay that is random, in [0, 1]; zero:
+	// 0.5. A negative value means no jitter.
+	Jitter float64
+	// Revoked is the delay while the device token is refused (401/403) and
+	// OnRevoked did not provide a new one; zero: 5 min.
+	Revoked time.Duration
+}
+
+// Config configures a Client. Only URL, DeviceID and TokenSource are
+// required; every zero value has a documented default.
+type Config struct {
+	// URL is the hub, {api_url}/device (http or https).
+	URL string
+	// DeviceID is the paired device; VerifySelf must return it.
+	DeviceID string
+	// TokenSource returns the device token.
+	TokenSource TokenSource
+
+	HTTPClient *http.Client     // negotiate and WebSocket upgrade; nil: a new client with http.DefaultTransport
+	Logger     *slog.Logger     // nil: discard
+	Now        func() time.Time // stamps states and events (timers use the real clock); nil: time.Now
+
+	// AutoListen announces listening after every connection unless
+	// listening was explicitly stopped (see the package doc).
+	AutoListen bool
+
+	KeepAlive        time.Duration // client pings when idle; zero: 15 s
+	ServerTimeout    time.Duration // no frame from the hub for this long drops the connection; zero: 30 s
+	HandshakeTimeout time.Duration // negotiate + upgrade, and the SignalR handshake, each; zero: 15 s
+	MaxMessageSize   int64         // receive limit of one WebSocket message; zero: 1 MiB
+	Backoff          Backoff
+	// ProbeInterval bounds the time to notice a frozen hub (see the package
+	// doc); zero: 60 s; negative: no probe.
+	ProbeInterval time.Duration
+	// InvokeTimeout bounds VerifySelf, GetLatestDevice and the listening
+	// announcements; zero: 15 s.
+	InvokeTimeout time.Duration
+	// ShutdownTimeout bounds the DeviceStoppedListening sent when Run's
+	// context ends; zero: 5 s.
+	ShutdownTimeout time.Duration
+	// QueueLimit bounds the events waiting for the consumer; zero: 65536.
+	QueueLimit int
+
+	// OnRevoked, when set, is called when the hub refuses the device token
+	// (401/403), at most once per Backoff.Revoked period. Returning nil
+	// means a new token is available from TokenSource and the client
+	// retries promptly; an error (for example "sign in again") keeps the
+	// slow pace. It runs on Run's goroutine with Run's context.
+	OnRevoked func(ctx context.Context) error
+}
+
+// Errors a caller branches on.
+var (
+	// ErrUnauthorized: the hub refused the device token (401/403).
+	ErrUnauthorized = errors.New("hub: device token refused (revoked, disabled or unknown): the device must be paired again")
+	// ErrWrongDevice: VerifySelf answered another device than Config.DeviceID. Run returns it.
+	ErrWrongDevice = errors.New("hub: VerifySelf answered another device than the paired one")
+	// ErrUnresponsive: the hub did not answer within the timeout.
+	ErrUnresponsive = errors.New("hub: no answer in time")
+	// ErrClosedByHub: the hub sent a close message.
+	ErrClosedByHub = errors.New("hub: the hub closed the connection")
+	// ErrProtocol: the hub sent something the SignalR JSON protocol does not allow.
+	ErrProtocol = errors.New("hub: protocol error")
+	// ErrAlreadyRunning: Run was called twice.
+	ErrAlreadyRunning = errors.New("hub: Run was already called")
+	// ErrNotConnected: a call needs a connection and there is none.
+	ErrNotConnected = errors.New("hub: not connected")
+	// ErrStopped: Run has returned.
+	ErrStopped = errors.New("hub: client stopped")
+)
+
+// HTTPError is a refused negotiate or WebSocket upgrade.
+type HTTPError struct {
+	Op         string // "negotiate" or "upgrade"
+	StatusCode int
+	RetryAfter time.Duration // from a Retry-After header, zero if none
+}
+
+func (e *HTTPError) Error() string {
+	s := fmt.Sprintf("hub: %s answered %d %s", e.Op, e.StatusCode, http.StatusText(e.StatusCode))
+	if e.RetryAfter > 0 {
+		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
+	}
+	return s
+}
+
+// Is makes errors.Is(err, ErrUnauthorized) true for 401 and 403.
+func (e *HTTPError) Is(target error) bool {
+	return target == ErrUnauthorized && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
+}
+
+// HubError is an error the hub answered an invocation with.
+type HubError struct {
+	Method  string
+	Message string
+}
+
+func (e *HubError) Error() string { return "hub: " + e.Method + " failed: " + e.Message }
+
+func (c *Config) fill() error {
+	if c.URL == "" {
+		return errors.New("hub: Config.URL is required")
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return fmt.Errorf("hub: Config.URL: %w", err)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http", "https":
+	default:
+		return fmt.Errorf("hub: Config.URL must be http or https, not %q", u.Scheme)
+	}
+	if c.DeviceID == "" {
+		return errors.New("hub: Config.DeviceID is required")
+	}
+	if c.TokenSource == nil {
+		return errors.New("hub: Config.TokenSource is required")
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	for _, d := range []struct {
+		p   *time.Duration
+		def time.Duration
+	}{
+		{&c.KeepAlive, DefaultKeepAlive},
+		{&c.ServerTimeout, DefaultServerTimeout},
+		{&c.HandshakeTimeout, DefaultHandshakeTimeout},
+		{&c.InvokeTimeout, DefaultInvokeTimeout},
+		{&c.ShutdownTimeout, DefaultShutdownTimeout},
+		{&c.ProbeInterval, DefaultProbeInterval},
+		{&c.Backoff.Initial, DefaultBackoffInitial},
+		{&c.Backoff.Max, DefaultBackoffMax},
+		{&c.Backoff.Revoked, DefaultBackoffRevoked},
+	} {
+		if *d.p == 0 {
+			*d.p = d.def
+		}
+	}
+	for name, d := range map[string]time.Duration{
+		"KeepAlive": c.KeepAlive, "ServerTimeout": c.ServerTimeout, "HandshakeTimeout": c.HandshakeTimeout,
+		"InvokeTimeout": c.InvokeTimeout, "ShutdownTimeout": c.ShutdownTimeout,
+		"Backoff.Initial": c.Backoff.Initial, "Backoff.Max": c.Backoff.Max, "Backoff.Revoked": c.Backoff.Revoked,
+	} {
+		if d < 0 {
+			return fmt.Errorf("hub: Config.%s must not be negative", name)
+		}
+	}
+	if c.Backoff.Max < c.Backoff.Initial {
+		c.Backoff.Max = c.Backoff.Initial
+	}
+	if c.Backoff.Jitter == 0 {
+		c.Backoff.Jitter = DefaultBackoffJitter
+	}
+	if c.Backoff.Jitter < 0 {
+		c.Backoff.Jitter = 0
+	}
+	if c.Backoff.Jitter > 1 {
+		c.Backoff.Jitter = 1
+	}
+	if c.MaxMessageSize == 0 {
+		c.MaxMessageSize = DefaultMaxMessageSize
+	}
+	if c.MaxMessageSize < 0 {
+		return errors.New("hub: Config.MaxMessageSize must not be negative")
+	}
+	if c.QueueLimit <= 0 {
+		c.QueueLimit = DefaultQueueLimit
+	}
+	return nil
+}

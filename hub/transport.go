@@ -1,0 +1,430 @@
+package hub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+const recordSeparator = 0x1E
+
+var (
+	pingRecord  = []byte("{\"type\":6}\x1e")
+	closeRecord = []byte("{\"type\":7}\x1e")
+	// errWriteClosed is returned to the library once the client has sent
+	// its own close message.
+	errWriteClosed = errors.New("hub: connection closing")
+	// ErrMessageTooLarge: the hub sent a message larger than MaxMessageSize.
+	ErrMessageTooLarge = errors.New("hub: message larger than the receive limit")
+)
+
+// userAgent is sent as X-SignalR-User-Agent, as the official clients do.
+const userAgent = "hubgate-hub/1.0 (Go; philippseith/signalr 0.11.0)"
+
+type negotiateResponse struct {
+	NegotiateVersion    int    `json:"negotiateVersion"`
+	ConnectionID        string `json:"connectionId"`
+	ConnectionToken     string `json:"connectionToken"`
+	URL                 string `json:"url"`
+	Error               string `json:"error"`
+	AvailableTransports []struct {
+		Transport string `json:"transport"`
+	} `json:"availableTransports"`
+}
+
+func authHeaders(token string) http.Header {
+	h := http.Header{}
+	h.Set("Authorization", "Bearer "+token)
+	h.Set("X-Device-Token", token)
+	h.Set("X-SignalR-User-Agent", userAgent)
+	return h
+}
+
+// retryAfter parses a Retry-After header (seconds or an HTTP date).
+func retryAfter(h http.Header, now time.Time) time.Duration {
+	v := strings.TrimSpace(h.Get("Retry-After"))
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+// dial negotiates and opens the WebSocket. It returns the connection and
+// the connection id.
+func (c *Client) dial(ctx context.Context, token string) (*websocket.Conn, string, error) {
+	negURL := *c.url
+	negURL.Path = strings.TrimSuffix(negURL.Path, "/") + "/negotiate"
+	q := negURL.Query()
+	q.Set("negotiateVersion", "1")
+	negURL.RawQuery = q.Encode()
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, negURL.String(), http.NoBody)
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header = authHeaders(token)
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return nil, "", fmt.Errorf("hub: negotiate: %w", err)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, "", &HTTPError{Op: "negotiate", StatusCode: resp.StatusCode, RetryAfter: retryAfter(resp.Header, time.Now())}
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("hub: negotiate: reading the answer: %w", err)
+	}
+	var neg negotiateResponse
+	if err := json.Unmarshal(body, &neg); err != nil {
+		return nil, "", fmt.Errorf("hub: negotiate: %w: answer is not JSON: %v", ErrProtocol, err)
+	}
+	if neg.Error != "" {
+		return nil, "", fmt.Errorf("%w: %s", errNegotiate, neg.Error)
+	}
+	if neg.URL != "" {
+		return nil, "", fmt.Errorf("%w: it redirects to another service, which is not supported", errNegotiate)
+	}
+	if len(neg.AvailableTransports) > 0 {
+		ok := false
+		for _, t := range neg.AvailableTransports {
+			ok = ok || strings.EqualFold(t.Transport, "WebSockets")
+		}
+		if !ok {
+			return nil, "", fmt.Errorf("%w: WebSockets are not offered", errNegotiate)
+		}
+	}
+	id := neg.ConnectionID
+	wsURL := *c.url
+	q = wsURL.Query()
+	if neg.NegotiateVersion >= 1 && neg.ConnectionToken != "" {
+		q.Set("id", neg.ConnectionToken)
+	} else {
+		q.Set("id", neg.ConnectionID)
+	}
+	wsURL.RawQuery = q.Encode()
+	if strings.EqualFold(wsURL.Scheme, "https") {
+		wsURL.Scheme = "wss"
+	} else {
+		wsURL.Scheme = "ws"
+	}
+	h := authHeaders(token)
+	for _, ck := range resp.Cookies() { // sticky sessions
+		h.Add("Cookie", ck.Name+"="+ck.Value)
+	}
+	ws, uresp, err := websocket.Dial(ctx, wsURL.String(), &websocket.DialOptions{
+		HTTPClient: c.cfg.HTTPClient,
+		HTTPHeader: h,
+	})
+	if err != nil {
+		if uresp != nil && uresp.StatusCode != http.StatusSwitchingProtocols && uresp.StatusCode != 0 {
+			return nil, "", &HTTPError{Op: "upgrade", StatusCode: uresp.StatusCode, RetryAfter: retryAfter(uresp.Header, time.Now())}
+		}
+		return nil, "", fmt.Errorf("hub: WebSocket upgrade: %w", err)
+	}
+	ws.SetReadLimit(c.cfg.MaxMessageSize)
+	return ws, id, nil
+}
+
+// wireMsg is one SignalR JSON record, as far as the client needs it.
+type wireMsg struct {
+	Type           int               `json:"type"`
+	Target         string            `json:"target"`
+	InvocationID   string            `json:"invocationId"`
+	Arguments      []json.RawMessage `json:"arguments"`
+	Error          string            `json:"error"`
+	AllowReconnect bool              `json:"allowReconnect"`
+}
+
+// closeInfo is a close message the hub sent.
+type closeInfo struct {
+	Error          string
+	AllowReconnect bool
+}
+
+// wsConn is the signalr.Connection of one session: a WebSocket whose
+// incoming records are tapped (see the package doc).
+type wsConn struct {
+	c       *Client
+	session uint64
+	ws      *websocket.Conn
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+
+	idMu sync.Mutex
+	id   string
+
+	// Read side: only one Read runs at a time; readMu is held for all of it.
+	readMu    sync.Mutex
+	dead      bool
+	handshook bool
+	partial   []byte   // an incomplete record (without separator)
+	out       [][]byte // records for the library, each with its separator
+	lastFwd   time.Time
+
+	closeMu  sync.Mutex
+	closeMsg *closeInfo // the hub's close message
+	libClose string     // the error of the library's own close message (why its loop ended)
+
+	writeClosed atomic.Bool
+	failOnce    sync.Once
+}
+
+func newWSConn(c *Client, session uint64, ws *websocket.Conn, id string) *wsConn {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &wsConn{c: c, session: session, ws: ws, id: id, ctx: ctx, cancel: cancel, lastFwd: time.Now()}
+}
+
+func (w *wsConn) Context() context.Context { return w.ctx }
+
+func (w *wsConn) ConnectionID() string {
+	w.idMu.Lock()
+	defer w.idMu.Unlock()
+	return w.id
+}
+
+func (w *wsConn) SetConnectionID(id string) {
+	w.idMu.Lock()
+	w.id = id
+	w.idMu.Unlock()
+}
+
+// fail ends the connection with cause (the first cause wins).
+func (w *wsConn) fail(cause error) {
+	w.failOnce.Do(func() { w.cancel(cause) })
+}
+
+// cause is why the connection ended, nil while it is up.
+func (w *wsConn) cause() error {
+	if w.ctx.Err() == nil {
+		return nil
+	}
+	return context.Cause(w.ctx)
+}
+
+func (w *wsConn) closeMessage() *closeInfo {
+	w.closeMu.Lock()
+	defer w.closeMu.Unlock()
+	return w.closeMsg
+}
+
+// libraryCloseReason is the error text of the library's close message, if
+// it sent one.
+func (w *wsConn) libraryCloseReason() string {
+	w.closeMu.Lock()
+	defer w.closeMu.Unlock()
+	return w.libClose
+}
+
+// Read hands the library the next record that is its business, one
+// record per call (the library's handshake reader drops whatever follows
+// the first record of a read). Every record of a WebSocket message is
+// handled as soon as the message is read, so an event read from the wire
+// is queued even if the connection ends right after.
+func (w *wsConn) Read(p []byte) (int, error) {
+	w.readMu.Lock()
+	defer w.readMu.Unlock()
+	for {
+		if len(w.out) > 0 {
+			n := copy(p, w.out[0])
+			if n == len(w.out[0]) {
+				w.out[0] = nil
+				w.out = w.out[1:]
+			} else {
+				w.out[0] = w.out[0][n:]
+			}
+			return n, nil
+		}
+		if w.dead || w.ctx.Err() != nil {
+			return 0, fmt.Errorf("hub: connection ended: %w", context.Cause(w.ctx))
+		}
+		_, data, err := w.ws.Read(w.ctx)
+		if err != nil {
+			w.fail(readError(err))
+			return 0, fmt.Errorf("hub: connection ended: %w", context.Cause(w.ctx))
+		}
+		if err := w.process(data); err != nil {
+			w.fail(err)
+			return 0, err
+		}
+	}
+}
+
+// readError turns a WebSocket read error into a cause.
+func readError(err error) error {
+	if strings.Contains(err.Error(), "read limited at") {
+		return fmt.Errorf("%w: %v", ErrMessageTooLarge, err)
+	}
+	if s := websocket.CloseStatus(err); s != -1 {
+		return fmt.Errorf("hub: WebSocket closed by the hub (status %d %s): %w", int(s), s, io.EOF)
+	}
+	return fmt.Errorf("hub: reading: %w", err)
+}
+
+// process cuts data into records, joining a record that began in an
+// earlier message, and handles each one.
+func (w *wsConn) process(data []byte) error {
+	if len(w.partial) > 0 {
+		data = append(w.partial, data...)
+		w.partial = nil
+	}
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, recordSeparator)
+		if i < 0 {
+			if len(data) > int(w.c.cfg.MaxMessageSize) {
+				return fmt.Errorf("%w: an unterminated record exceeds %d bytes", ErrMessageTooLarge, w.c.cfg.MaxMessageSize)
+			}
+			w.partial = append([]byte(nil), data...)
+			return nil
+		}
+		if i > 0 {
+			out, err := w.handle(data[: i+1 : i+1])
+			if err != nil {
+				return err
+			}
+			if out != nil {
+				w.out = append(w.out, out)
+				w.lastFwd = time.Now()
+			}
+		}
+		data = data[i+1:]
+	}
+	return nil
+}
+
+// handle decides what becomes of one record (with its separator): the
+// bytes to forward to the library, or nil to swallow it.
+func (w *wsConn) handle(rec []byte) ([]byte, error) {
+	body := rec[:len(rec)-1]
+	if !w.handshook {
+		w.handshook = true // the handshake response: the library checks it
+		return rec, nil
+	}
+	var m wireMsg
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("%w: a record is not JSON: %v", ErrProtocol, err)
+	}
+	switch m.Type {
+	case 1: // Invocation: ours, in wire order.
+		w.c.received(w.session, m.Target, m.InvocationID, m.Arguments)
+		if m.InvocationID != "" {
+			w.writeAsync(completionRecord(m.InvocationID, ""))
+		}
+		return w.keepAlive(), nil
+	case 4: // StreamInvocation: no hub-to-client streams here.
+		if m.InvocationID != "" {
+			w.writeAsync(completionRecord(m.InvocationID, "streaming to the device is not supported"))
+		}
+		w.c.log.Warn("hub sent a stream invocation; refused", "target", m.Target)
+		return w.keepAlive(), nil
+	case 2, 3, 5, 6:
+		return rec, nil
+	case 7:
+		w.closeMu.Lock()
+		w.closeMsg = &closeInfo{Error: m.Error, AllowReconnect: m.AllowReconnect}
+		w.closeMu.Unlock()
+		return rec, nil
+	default: // 8 Ack, 9 Sequence (never negotiated) or a future type: ignore.
+		w.c.log.Debug("hub sent an unknown message type; ignored", "type", m.Type)
+		return w.keepAlive(), nil
+	}
+}
+
+// keepAlive returns a ping for the library when it has not been handed
+// anything for a second, so that its server-timeout clock sees traffic.
+func (w *wsConn) keepAlive() []byte {
+	if time.Since(w.lastFwd) >= time.Second {
+		return pingRecord
+	}
+	return nil
+}
+
+func completionRecord(id, errText string) []byte {
+	m := map[string]any{"type": 3, "invocationId": id}
+	if errText != "" {
+		m["error"] = errText
+	}
+	b, _ := json.Marshal(m)
+	return append(b, recordSeparator)
+}
+
+func (w *wsConn) writeAsync(rec []byte) {
+	go func() { _, _ = w.Write(rec) }()
+}
+
+// Write sends one record (the library writes each message in one call).
+func (w *wsConn) Write(p []byte) (int, error) {
+	if bytes.HasPrefix(p, []byte(`{"type":7`)) {
+		// The library ends its loop with a close message that says why
+		// (its Err() is overwritten by "backoff exceeded" afterwards).
+		var m wireMsg
+		if json.Unmarshal(bytes.TrimSuffix(p, []byte{recordSeparator}), &m) == nil && m.Error != "" {
+			w.closeMu.Lock()
+			if w.libClose == "" {
+				w.libClose = m.Error
+			}
+			w.closeMu.Unlock()
+		}
+	}
+	if w.writeClosed.Load() {
+		return 0, errWriteClosed
+	}
+	if err := w.ws.Write(w.ctx, websocket.MessageText, p); err != nil {
+		if w.ctx.Err() == nil {
+			w.fail(fmt.Errorf("hub: writing: %w", err))
+		}
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// closeGracefully sends a close message and stops every later write.
+func (w *wsConn) closeGracefully() {
+	if w.writeClosed.Load() || w.ctx.Err() != nil {
+		return
+	}
+	_, _ = w.Write(closeRecord)
+	w.writeClosed.Store(true)
+}
+
+// shutdown ends the connection: with a WebSocket closing handshake
+// (bounded by wait) when graceful, at once otherwise. When it returns no
+// Read is in progress and no record of this connection will be handled.
+func (w *wsConn) shutdown(cause error, graceful bool, wait time.Duration) {
+	if graceful && w.ctx.Err() == nil {
+		done := make(chan struct{})
+		go func() {
+			_ = w.ws.Close(websocket.StatusNormalClosure, "")
+			close(done)
+		}()
+		t := time.NewTimer(wait)
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+	w.fail(cause)
+	_ = w.ws.CloseNow()
+	w.readMu.Lock()
+	w.dead = true
+	w.out, w.partial = nil, nil
+	w.readMu.Unlock()
+}
