@@ -161,9 +161,40 @@ func (c *Client) ChatWithTools(ctx context.Context, req ChatRequest, exec ToolEx
 		for _, r := range results {
 			msgs = append(msgs, ToolMessage(r))
 		}
+		// The chat route starts a fresh run when the tool messages name no
+		// live run: make sure ours still waits before posting, and cancel a
+		// fresh run if the window between the check and the post was lost.
+		if h, herr := c.Health(ctx); herr == nil && (h.ActiveRequestID == nil || *h.ActiveRequestID != requestID || !h.AwaitingToolResults) {
+			return nil, fmt.Errorf("chat tool loop, run %s: %w", requestID, ErrRunLost)
+		}
 		next := req
 		next.Messages = slices.Clone(msgs)
 		comp, err = c.postChat(ctx, next, requestID)
+		if newID := completionRunID(comp, err); newID != "" && newID != requestID {
+			lost := fmt.Errorf("chat tool loop, run %s: %w (the server started run %s instead)", requestID, ErrRunLost, newID)
+			return nil, c.abandon(ctx, "chat tool loop", newID, lost)
+		}
 	}
 	return comp, err
+}
+
+// completionRunID is the request id of the run a chat answer (or a failed
+// run's error) describes, or "".
+func completionRunID(comp *ChatCompletion, err error) string {
+	if comp == nil {
+		var re *RunError
+		if errors.As(err, &re) {
+			comp = re.Completion
+			if comp == nil && re.Record != nil {
+				return re.Record.RequestID
+			}
+		}
+	}
+	if comp == nil {
+		return ""
+	}
+	if comp.Service != nil && comp.Service.RequestID != "" {
+		return comp.Service.RequestID
+	}
+	return comp.ID
 }

@@ -116,6 +116,10 @@ func TestChatWithToolsTwoRounds(t *testing.T) {
 	var mu sync.Mutex
 	var problems []string
 	f := newFake(t, map[string]http.HandlerFunc{
+		// The loop checks that its run still waits before each round.
+		"GET /health": func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, 200, Health{Status: "ok", Service: ServiceID, Busy: true, AwaitingToolResults: true, ActiveRequestID: ptrTo("automate-run-ct")})
+		},
 		"POST /v1/chat/completions": func(w http.ResponseWriter, r *http.Request) {
 			var req ChatRequest
 			json.NewDecoder(r.Body).Decode(&req)
@@ -213,3 +217,5 @@ func TestChatGiveUpCancels(t *testing.T) {
 		t.Fatalf("want abandon with cancel, got %v", err)
 	}
 }
+
+func ptrTo[T any](v T) *T { return &v }

@@ -410,3 +410,30 @@ func TestIntegrationDiscover(t *testing.T) {
 		t.Fatalf("wrong key: want %q, got %v", want, err)
 	}
 }
+
+// A chat tool loop whose parked run expired must not run the task again:
+// the server takes stale tool messages for a new conversation.
+func TestIntegrationChatWithToolsNeverRunsTwice(t *testing.T) {
+	rs := startReal(t, 300*time.Millisecond)
+	c := rs.client(t, automate.ClientOptions{})
+	var calls int
+	slow := func(ctx context.Context, tc []automate.ToolCall) ([]automate.ToolResult, error) {
+		calls++
+		waitHealth(t, c, "the parked run to expire", func(h *automate.Health) bool { return !h.Busy })
+		return []automate.ToolResult{automate.TextResult(tc[0].ID, "late")}, nil
+	}
+	req := automate.ChatRequest{
+		Messages: []automate.ChatMessage{automate.TextMessage("user", "weather\n#!tool get_weather {}\n#!answer sunny")},
+		Tools:    []automate.ChatTool{{Type: "function", Function: automate.ChatFunction{Name: "get_weather"}}},
+	}
+	_, err := c.ChatWithTools(context.Background(), req, slow)
+	if !errors.Is(err, automate.ErrRunLost) {
+		t.Fatalf("ChatWithTools = %v, want ErrRunLost", err)
+	}
+	if calls != 1 {
+		t.Errorf("the executor ran %d times", calls)
+	}
+	if h, err := c.Health(context.Background()); err != nil || h.Busy {
+		t.Errorf("a run is left behind: %+v %v", h, err)
+	}
+}

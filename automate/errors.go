@@ -31,6 +31,11 @@ var (
 	ErrRunFailed = errors.New("automate: run did not complete")
 	// ErrNoServer: port discovery found no Automate server.
 	ErrNoServer = errors.New("automate: no Automate server found")
+	// ErrRunLost: a chat tool loop found its parked run gone (its
+	// tool-result wait expired, or it was cancelled or timed out); the
+	// server took the tool messages for a new conversation and started a
+	// fresh run, which the loop cancelled instead of running the task twice.
+	ErrRunLost = errors.New("automate: the parked run is gone; its tool results were not delivered")
 )
 
 // RunTimedOutPrefix starts the message of the 400 answered when timeoutMs
