@@ -437,7 +437,7 @@ func TestConfinement(t *testing.T) {
 	}
 	s := env.stepList()
 	for i := 0; i < 7; i++ {
-		if s[i].Status != "failed" || !strings.Contains(s[i].ResultSummary, "outside the workspace") || s[i].ProducedFilePath != "" || s[i].ProducedContent != "" {
+		if s[i].Status != "failed" || !strings.Contains(s[i].ResultSummary, "outside the folder this run is confined to") || s[i].ProducedFilePath != "" || s[i].ProducedContent != "" {
 			t.Errorf("step %d (%s): %s %q", i+1, s[i].Title, s[i].Status, s[i].ResultSummary)
 		}
 	}

@@ -46,7 +46,7 @@ func (t *Toolbox) RunCommand(ctx context.Context, command string) (Outcome, erro
 	}
 	env := t.cfg.Env
 	if env == nil {
-		env = os.Environ()
+		env = ChildEnviron()
 	}
 	res, err := runShell(ctx, dir, env, command, t.cfg.MaxOutputBytes)
 	out := Outcome{

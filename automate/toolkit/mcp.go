@@ -60,7 +60,8 @@ type McpConfig struct {
 	// timeout (the streams are long-lived) over http.DefaultTransport.
 	HTTPClient *http.Client
 	// Env is the base environment of stdio servers, to which each server's
-	// env is added. Nil: this process's environment.
+	// env is added. Nil: ChildEnviron() (this process's environment
+	// without hubgate's secrets).
 	Env []string
 	// ClientName and ClientVersion identify this client to the servers.
 	// Zero: "hubgate" and "dev".
@@ -167,7 +168,7 @@ func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) 
 		cmd := exec.Command(s.Command, s.Args...)
 		env := cfg.Env
 		if env == nil {
-			env = os.Environ()
+			env = ChildEnviron()
 		}
 		env = slices.Clone(env)
 		for _, k := range slices.Sorted(maps.Keys(s.Env)) {

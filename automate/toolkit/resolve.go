@@ -29,7 +29,7 @@ type EscapeError struct {
 }
 
 func (e *EscapeError) Error() string {
-	return fmt.Sprintf("path %q resolves to %s, outside the workspace %s (restrictToWorkspace)", e.Path, e.Resolved, e.Root)
+	return fmt.Sprintf("path %q resolves to %s, outside the folder this run is confined to (%s)", e.Path, e.Resolved, e.Root)
 }
 
 // Resolve returns the absolute path a tool acts on for path: a relative
