@@ -46,10 +46,12 @@ type Client struct {
 	sess      *session // the connected session, nil when none
 	device    *deviceapi.UserDevice
 
-	// Listening: the wish (want, bumped wantGen on every request), what the
-	// current session announced (annGen, announced), and the rule inputs.
+	// Listening: the wish (want; every request bumps wantGen and queues a
+	// wish for the current connection), what the current connection
+	// announced (annGen, announced), and the rule inputs.
 	want          bool
 	wantGen       uint64
+	wishes        []wish
 	annGen        uint64
 	annSession    uint64
 	announced     bool
@@ -100,6 +102,7 @@ func New(cfg Config) (*Client, error) {
 		annChanged: make(chan struct{}),
 	}
 	c.want = cfg.AutoListen
+	c.wantGen = 1 // the initial wish
 	c.state = State{Status: StatusConnecting, Reason: "not started", Since: cfg.Now()}
 	return c, nil
 }
@@ -186,12 +189,32 @@ func (c *Client) requestListen(on bool, from string) uint64 {
 	c.wantGen++
 	gen := c.wantGen
 	s := c.sess
+	if s != nil {
+		c.addWishLocked(wish{gen: gen, on: on})
+	}
 	c.mu.Unlock()
 	c.log.Debug("listening requested", "listen", on, "from", from)
 	if s != nil {
 		s.kickAnnouncer()
 	}
 	return gen
+}
+
+// wish is one listening request to announce on the current connection.
+type wish struct {
+	gen uint64
+	on  bool
+}
+
+// maxWishes bounds the announcements waiting on a slow hub; beyond it the
+// oldest are dropped (the latest wish always stays).
+const maxWishes = 256
+
+func (c *Client) addWishLocked(w wish) {
+	if len(c.wishes) >= maxWishes {
+		c.wishes = append(c.wishes[:0], c.wishes[len(c.wishes)-maxWishes/2:]...)
+	}
+	c.wishes = append(c.wishes, w)
 }
 
 func (c *Client) annChangedLocked() {
@@ -244,6 +267,9 @@ func (c *Client) setDevice(d *deviceapi.UserDevice, from string) {
 	if d.IsAutoListen && !c.explicitStop && !c.want {
 		c.want = true
 		c.wantGen++
+		if s != nil {
+			c.addWishLocked(wish{gen: c.wantGen, on: true})
+		}
 		kick = true
 	}
 	c.mu.Unlock()

@@ -67,19 +67,21 @@
 //     whose id is Config.DeviceID, otherwise Run stops with ErrWrongDevice.
 //   - Listening: a hub StartListening is answered with
 //     DeviceStartedListening, StopListening with DeviceStoppedListening,
-//     after the event is queued for the consumer. Requests are
-//     level-triggered with a generation count: a burst of Start/Stop is
-//     answered by announcing the latest wish, and every hub request is
-//     confirmed even when nothing changed. A new connection starts not
-//     listening; after VerifySelf and GetLatestDevice the client announces
-//     DeviceStartedListening when it was listening before, or when
-//     auto-listen applies (Config.AutoListen or the device's isAutoListen)
-//     and no explicit StopListening (from the hub or the bridge) has been
-//     received since the last StartListening. A DeviceProfileUpdate that
-//     turns isAutoListen on starts listening under the same rule. On a
-//     clean shutdown (Run's context ends) the client announces
-//     DeviceStoppedListening if it was listening, then sends a close
-//     message.
+//     one announcement per request, in order, after the event is queued
+//     for the consumer (a request the hub repeats is confirmed again). The
+//     bridge's StartListening/StopListening calls are announced the same
+//     way. A new connection starts not listening; after VerifySelf and
+//     GetLatestDevice the client announces DeviceStartedListening when it
+//     was listening before, or when auto-listen applies (Config.AutoListen
+//     or the device's isAutoListen) and no explicit StopListening (from the
+//     hub or the bridge) has come since the last StartListening; requests
+//     made while disconnected collapse into that one wish. A
+//     DeviceProfileUpdate that turns isAutoListen on starts listening under
+//     the same rule. A hub error answering an announcement is logged and
+//     returned to the bridge's call; it does not drop the connection (a
+//     timeout does). On a clean shutdown (Run's context ends) the client
+//     announces DeviceStoppedListening if it was listening, then sends a
+//     close message and closes the WebSocket normally.
 //   - Close from the hub: with allowReconnect the client reconnects after
 //     the normal backoff; without it, it waits Backoff.Max first (it still
 //     never gives up: a hub that means it answers the next attempt with

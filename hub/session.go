@@ -189,11 +189,15 @@ func (s *session) run(ctx context.Context) (sessionResult, bool) {
 	if n > 1 {
 		c.stats.reconnects.Add(1)
 	}
-	c.announced, c.annErr = false, nil
+	// A new connection starts not listening: announce the current wish if
+	// it is to listen, forget the requests made while disconnected.
+	c.announced, c.annErr, c.annSession = false, nil, s.id
+	c.wishes = c.wishes[:0]
 	if c.want {
-		c.annSession = 0 // announce on this connection
+		c.annGen = c.wantGen - 1
+		c.wishes = append(c.wishes, wish{gen: c.wantGen, on: true})
 	} else {
-		c.annSession, c.annGen = s.id, c.wantGen // a new connection starts not listening
+		c.annGen = c.wantGen
 	}
 	c.annChangedLocked()
 	c.setStateLocked(State{Status: StatusConnected, Session: s.id, Reason: "connected; device verified"})
@@ -363,67 +367,70 @@ func (s *session) kickAnnouncer() {
 	}
 }
 
-// announcer brings the hub's view of listening in line with the wish.
+// announcer announces the queued listening wishes on this connection,
+// one invocation per wish, in order.
 func (s *session) announcer() {
 	c := s.c
 	for {
-		select {
-		case <-s.conn.ctx.Done():
+		c.mu.Lock()
+		if c.sess != s {
+			c.mu.Unlock()
 			return
-		case <-s.kick:
 		}
-		for {
-			c.mu.Lock()
-			if c.sess != s {
-				c.mu.Unlock()
-				return
-			}
-			want, gen := c.want, c.wantGen
-			inSync := c.annSession == s.id && c.annGen == gen
+		if len(c.wishes) == 0 {
 			c.mu.Unlock()
-			if inSync {
-				break
-			}
-			method := "DeviceStoppedListening"
-			if want {
-				method = "DeviceStartedListening"
-			}
-			_, err := s.invoke(s.conn.ctx, c.cfg.InvokeTimeout, method)
-			var he *HubError
-			if err != nil && !errors.As(err, &he) {
-				if s.conn.ctx.Err() == nil {
-					s.conn.fail(fmt.Errorf("hub: %s: %w", method, err))
-				}
+			select {
+			case <-s.conn.ctx.Done():
 				return
+			case <-s.kick:
 			}
-			if err != nil {
-				c.log.Error("the hub refused a listening announcement", "method", method, "err", err)
-			}
-			c.mu.Lock()
-			if c.sess != s {
-				c.mu.Unlock()
-				return
-			}
-			c.annSession, c.annGen, c.annErr = s.id, gen, err
-			if err == nil {
-				c.announced = want
-				if want {
-					if !s.startedOnce && c.listeningLost {
-						c.stats.restored.Add(1)
-						c.listeningLost = false
-					}
-					s.startedOnce = true
-				}
-			}
-			c.annChangedLocked()
-			if c.announced {
-				c.setStateLocked(State{Status: StatusListening, Session: s.id, Reason: "listening announced"})
-			} else {
-				c.setStateLocked(State{Status: StatusConnected, Session: s.id, Reason: "not listening"})
-			}
-			c.mu.Unlock()
-			c.log.Debug("listening announced", "method", method, "session", s.id)
+			continue
 		}
+		w := c.wishes[0]
+		c.mu.Unlock()
+
+		method := "DeviceStoppedListening"
+		if w.on {
+			method = "DeviceStartedListening"
+		}
+		_, err := s.invoke(s.conn.ctx, c.cfg.InvokeTimeout, method)
+		var he *HubError
+		if err != nil && !errors.As(err, &he) {
+			if s.conn.ctx.Err() == nil {
+				s.conn.fail(fmt.Errorf("hub: %s: %w", method, err))
+			}
+			return
+		}
+		if err != nil {
+			c.log.Error("the hub refused a listening announcement", "method", method, "err", err)
+		}
+		c.mu.Lock()
+		if c.sess != s {
+			c.mu.Unlock()
+			return
+		}
+		if len(c.wishes) > 0 && c.wishes[0] == w {
+			c.wishes = c.wishes[1:]
+		}
+		c.annGen, c.annErr = w.gen, err
+		if err == nil {
+			c.announced = w.on
+			if w.on {
+				if !s.startedOnce && c.listeningLost {
+					c.stats.restored.Add(1)
+					c.listeningLost = false
+				}
+				s.startedOnce = true
+			}
+		}
+		c.annChangedLocked()
+		if c.announced {
+			c.setStateLocked(State{Status: StatusListening, Session: s.id, Reason: "listening announced"})
+		} else {
+			c.setStateLocked(State{Status: StatusConnected, Session: s.id, Reason: "not listening"})
+		}
+		c.mu.Unlock()
+		c.log.Debug("listening announced", "method", method, "session", s.id)
 	}
 }
 
