@@ -74,7 +74,7 @@ func TestChatValidation(t *testing.T) {
 		{map[string]any{"messages": []any{}}, "The latest user message must contain string content"},
 		{map[string]any{"messages": []any{user([]any{map[string]any{"type": "text", "text": "hi"}})}}, "The latest user message must contain string content"},
 		{map[string]any{"messages": []any{user("ok"), user(nil)}}, "The latest user message must contain string content"},
-		{map[string]any{"messages": []any{user("hi")}, "timeout_ms": 10}, "timeout_ms must be at least 1000"},
+		{map[string]any{"messages": []any{user("hi")}, "timeout_ms": 10}, "timeoutMs must be at least 1000"},
 		{map[string]any{"messages": []any{user("hi")}, "service": map[string]any{"answerContract": 1}}, "answerContract must be a string"},
 		{map[string]any{"messages": []any{user("hi")}, "service": map[string]any{"continuation": 1}}, "continuation must be a boolean"},
 		{map[string]any{"messages": []any{user("hi")}, "service": map[string]any{"include": 1}}, "include must be an object"},

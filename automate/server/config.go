@@ -24,6 +24,10 @@ type Config struct {
 	// ToolWait is how long a parked run waits for tool results per round
 	// before it cancels itself. Zero: 2 minutes.
 	ToolWait time.Duration
+	// InitTimeout bounds how long the engine may report `initializing`
+	// before the run fails with 400 "Timed out initializing the on-device
+	// assistant". Zero: 15 minutes.
+	InitTimeout time.Duration
 	// AppVersion is reported in /health and records. Zero: "dev".
 	AppVersion string
 	// ConfiguredMcpServers are the names of the user's configured MCP

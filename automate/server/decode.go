@@ -147,7 +147,8 @@ func (o object) timeout(key string) (int64, error) {
 		return 0, invalid("%s must be a number", key)
 	}
 	if f < automate.MinTimeoutMs {
-		return 0, invalid("%s must be at least %d", key, automate.MinTimeoutMs)
+		// The contract's text, on the chat route's timeout_ms too.
+		return 0, invalid("timeoutMs must be at least %d", automate.MinTimeoutMs)
 	}
 	if f > maxTimeoutMs {
 		return 0, invalid("%s must be at most %d", key, maxTimeoutMs)

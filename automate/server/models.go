@@ -208,15 +208,33 @@ func (s *Server) applyLaunchSelection(ls LaunchSelection) {
 				fail(err.Error())
 				return
 			}
-			if err := s.engine.ActivateModel(ctx, m.Name); err != nil {
-				fail(err.Error())
+			// Switch only while holding the slot, like Select: never under
+			// a run, never racing a client's select.
+			s.mu.Lock()
+			if s.closed {
+				s.mu.Unlock()
 				return
 			}
-			s.mu.Lock()
-			s.appModel = m.Name
+			if s.active == nil && !s.switching {
+				s.switching = true
+				pinned := s.pin != nil
+				s.appModel = m.Name
+				s.mu.Unlock()
+				err := error(nil)
+				if !pinned { // a client's pin wins; unpinning returns to this
+					err = s.engine.ActivateModel(ctx, m.Name)
+				}
+				s.mu.Lock()
+				s.switching = false
+				s.mu.Unlock()
+				if err != nil {
+					fail(err.Error())
+					return
+				}
+				s.log.Info("launch model selection applied", "model", m.Name, "pinned_meanwhile", pinned)
+				return
+			}
 			s.mu.Unlock()
-			s.log.Info("launch model selection applied", "model", m.Name)
-			return
 		}
 		select {
 		case <-ctx.Done():

@@ -24,6 +24,7 @@ var (
 	causeTimeout  = errors.New("run timeout")
 	causeToolWait = errors.New("no tool results within the wait")
 	causeShutdown = errors.New("server stopped")
+	causeInit     = errors.New("initialization took too long")
 )
 
 type phase int
@@ -39,16 +40,17 @@ const (
 // neither is ever held while calling into the engine (an engine may hold
 // its own lock while it calls Env).
 type run struct {
-	srv     *Server
-	id      string
-	token   string
-	spec    *runSpec
-	task    *assistant.Task
-	started time.Time
-	ctx     context.Context
-	cancel  context.CancelCauseFunc
-	timer   *time.Timer // the run timeout, armed once at start
-	done    chan struct{}
+	srv       *Server
+	id        string
+	token     string
+	spec      *runSpec
+	task      *assistant.Task
+	started   time.Time
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	timer     *time.Timer // the run timeout, armed once at start
+	done      chan struct{}
+	initTimer *time.Timer // armed while the engine reports initializing
 
 	mu         sync.Mutex
 	phase      phase
@@ -59,7 +61,7 @@ type run struct {
 	callSeq    int
 	pending    []automate.ToolCall // calls of the current round
 	received   map[string]automate.ToolResult
-	resultsCh  chan []automate.ToolResult
+	resultsCh  chan []automate.ToolResult // the current round's; capacity 1, one send per round
 	waitTimer  *time.Timer
 	snapshot   *automate.RunRecord // set while parked and once ended
 	endErr     error               // an error answer instead of a record (timeout, init failure)
@@ -84,20 +86,21 @@ func (s *Server) startRun(spec *runSpec) (*run, error) {
 		return nil, busyError(status)
 	}
 	r := &run{
-		srv:       s,
-		id:        newRequestID(),
-		token:     newResumeToken(),
-		spec:      spec,
-		started:   s.now(),
-		done:      make(chan struct{}),
-		changed:   make(chan struct{}),
-		resultsCh: make(chan []automate.ToolResult, 1),
+		srv:     s,
+		id:      newRequestID(),
+		token:   newResumeToken(),
+		spec:    spec,
+		started: s.now(),
+		done:    make(chan struct{}),
+		changed: make(chan struct{}),
 	}
 	task := spec.task
 	task.RequestID = r.id
 	task.Workspace = s.workspace
 	switch {
 	case s.cfg.WorkspaceRestriction != "":
+		// The user's own restriction is also where relative paths land.
+		task.Workspace = s.cfg.WorkspaceRestriction
 		task.Confine = s.cfg.WorkspaceRestriction
 	case spec.restrictToWorkspace:
 		task.Confine = s.workspace
@@ -153,6 +156,10 @@ func (r *run) finish(res *assistant.Result, err error) {
 	case errors.As(err, &initErr):
 		status, code, endErr = automate.StatusFailed, automate.ErrorModelLoadFailed, invalid("%s", initErr.Message)
 		answer = initErr.Message
+	case errors.Is(cause, causeInit):
+		status, code = automate.StatusFailed, automate.ErrorModelLoadFailed
+		answer = assistant.MessageInitTimeout
+		endErr = invalid("%s", assistant.MessageInitTimeout)
 	case errors.Is(cause, causeForce):
 		status = automate.StatusTerminated
 	case errors.Is(cause, causeShutdown):
@@ -184,16 +191,15 @@ func (r *run) finish(res *assistant.Result, err error) {
 	if r.waitTimer != nil {
 		r.waitTimer.Stop()
 	}
+	if r.initTimer != nil {
+		r.initTimer.Stop()
+	}
 	r.emitLocked(automate.ChannelResult, map[string]any{"status": status, "errorCode": code})
 	rec := r.recordLocked(rt, status, answer, code, res)
-	r.snapshot = rec
-	r.endErr = endErr
-	r.phase = phaseEnded
-	r.pending = nil
 	r.mu.Unlock()
 
-	// Free the slot before waking the waiters: a caller that gets its
-	// record may start the next run at once.
+	// Free the slot before the outcome becomes visible: a caller that gets
+	// its record may start the next run at once.
 	s := r.srv
 	s.mu.Lock()
 	if s.active == r {
@@ -208,6 +214,7 @@ func (r *run) finish(res *assistant.Result, err error) {
 	r.cancel(context.Canceled) // release the context's resources
 
 	r.mu.Lock()
+	r.snapshot, r.endErr, r.phase, r.pending = rec, endErr, phaseEnded, nil
 	close(r.changed)
 	r.changed = make(chan struct{})
 	r.mu.Unlock()
@@ -273,7 +280,7 @@ func (r *run) deliver(results []automate.ToolResult) {
 	r.waitTimer.Stop()
 	r.pending, r.received, r.snapshot = nil, nil, nil
 	r.phase = phaseRunning
-	r.resultsCh <- ordered
+	r.resultsCh <- ordered // never blocks: capacity 1, one send per round
 	close(r.changed)
 	r.changed = make(chan struct{})
 }
@@ -407,6 +414,17 @@ func (e *runEnv) SetStatus(status string) {
 	r.srv.mu.Unlock()
 	r.mu.Lock()
 	r.emitLocked(automate.ChannelStatus, map[string]string{"status": status})
+	// The initialization limit runs while the engine says it initializes.
+	switch {
+	case status == automate.WorkflowInitializing && r.initTimer == nil && r.phase != phaseEnded:
+		r.initTimer = time.AfterFunc(r.srv.initTimeout, func() {
+			r.cancel(causeInit)
+			r.srv.engine.Terminate()
+		})
+	case status != automate.WorkflowInitializing && r.initTimer != nil:
+		r.initTimer.Stop()
+		r.initTimer = nil
+	}
 	r.mu.Unlock()
 }
 
@@ -450,6 +468,15 @@ func (e *runEnv) CallClientTools(ctx context.Context, calls []assistant.ClientCa
 	}
 	rt := r.srv.engine.Runtime()
 	r.mu.Lock()
+	if r.ctx.Err() != nil || ctx.Err() != nil {
+		// Stopped between the engine's last look and this call: never
+		// answer a stopped run as parked.
+		r.mu.Unlock()
+		if r.ctx.Err() != nil {
+			return nil, context.Cause(r.ctx)
+		}
+		return nil, context.Cause(ctx)
+	}
 	if r.phase != phaseRunning {
 		r.mu.Unlock()
 		return nil, errors.New("run is not running")
@@ -473,6 +500,8 @@ func (e *runEnv) CallClientTools(ctx context.Context, calls []assistant.ClientCa
 	}
 	r.round++
 	round := r.round
+	results := make(chan []automate.ToolResult, 1)
+	r.resultsCh = results
 	r.pending = pending
 	r.received = make(map[string]automate.ToolResult, len(pending))
 	r.phase = phaseParked
@@ -492,9 +521,19 @@ func (e *runEnv) CallClientTools(ctx context.Context, calls []assistant.ClientCa
 	r.srv.log.Info("run parked for tool results", "request_id", r.id, "calls", len(pending))
 
 	select {
-	case results := <-r.resultsCh:
-		return results, nil
+	case res := <-results:
+		return res, nil
 	case <-ctx.Done():
+		// Leave the parked state so that nobody sees a stopped run as
+		// waiting; finish follows at once.
+		r.mu.Lock()
+		if r.phase == phaseParked && r.round == round {
+			r.waitTimer.Stop()
+			r.pending, r.received, r.snapshot = nil, nil, nil
+			r.phase = phaseRunning
+		}
+		r.resultsCh = nil
+		r.mu.Unlock()
 		return nil, context.Cause(ctx)
 	}
 }

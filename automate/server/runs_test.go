@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/automate/server"
 )
 
@@ -310,16 +311,75 @@ func TestRunTimeoutIs400AndFreesTheSlot(t *testing.T) {
 
 func TestTimeoutCoversResumeRounds(t *testing.T) {
 	h := newHarness(t)
-	_, rec := h.run(map[string]any{"prompt": "x\n#!tool lookup {}\n#!sleep 30000", "timeoutMs": 1500, "clientTools": []any{echoTool}})
+	start := time.Now()
+	_, rec := h.run(map[string]any{"prompt": "x\n#!tool lookup {}\n#!sleep 30000", "timeoutMs": 4000, "clientTools": []any{echoTool}})
 	if rec.Status != "awaiting_tool_results" {
 		t.Fatalf("not parked: %s", brief(rec))
 	}
-	time.Sleep(700 * time.Millisecond)
+	time.Sleep(time.Until(start.Add(2500 * time.Millisecond)))
+	resumed := time.Now()
 	r, _ := h.resume(rec.ResumeToken, automate.TextResult(rec.ToolCalls[0].ID, "found"))
-	// The timeout was armed at start: 1500ms total, not 1500ms from resume.
-	r.envelope(t, 400, "invalid_request_error", "Automate run timed out after 1500ms")
+	r.envelope(t, 400, "invalid_request_error", "Automate run timed out after 4000ms")
+	// Armed once at start: the run ends about 1.5s after the resume. A
+	// timeout re-armed by the resume would take the full 4s.
+	if d := time.Since(resumed); d >= 3500*time.Millisecond {
+		t.Errorf("the timeout fired %v after the resume: it was re-armed", d)
+	}
 	r404, _ := h.resume(rec.ResumeToken, automate.TextResult("call_1", "x"))
 	r404.envelope(t, 404, "not_found", "No suspended run matches that resume token")
+}
+
+func TestInitializationLimit(t *testing.T) {
+	h := newHarness(t,
+		withEngineConfig(func(c *scripted.Config) { c.ColdStart = time.Minute }),
+		withServerConfig(func(c *server.Config) { c.InitTimeout = 300 * time.Millisecond }))
+	h.do("POST", "/v1/runs", map[string]any{"prompt": "x"}).
+		envelope(t, 400, "invalid_request_error", "Timed out initializing the on-device assistant")
+	hl := h.waitFor("free slot", func(hl automate.Health) bool { return !hl.Busy })
+	if hl.WorkerRunning {
+		t.Errorf("a worker that never came up is reported running: %+v", hl)
+	}
+}
+
+// A caller that gets its record can start the next run at once, even while
+// others poll /health (the slot is freed before the outcome is visible).
+func TestNextRunStartsRightAfterARecord(t *testing.T) {
+	h := newHarness(t, withEngineConfig(func(c *scripted.Config) { c.Logger = nil }))
+	stop := make(chan struct{})
+	defer close(stop)
+	for i := 0; i < 2; i++ {
+		go func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					h.srv.Health()
+				}
+			}
+		}()
+	}
+	for i := 0; i < 300; i++ {
+		r, rec := h.run(map[string]any{"prompt": "quick", "include": map[string]bool{"steps": false, "trace": false, "events": false}})
+		if r.status != 200 {
+			t.Fatalf("run %d: %d %s", i, r.status, r.body)
+		}
+		if rec.Status != "completed" {
+			t.Fatalf("run %d: %s", i, brief(rec))
+		}
+	}
+}
+
+func TestCommandsDoNotSeeHubgateSecrets(t *testing.T) {
+	t.Setenv("HUBGATE_AUTOMATE_KEY", "leak-check-automate-key-0123456789")
+	h := newHarness(t)
+	r, rec := h.run(map[string]any{"prompt": "x\n#!run env", "allowDestructiveTools": true})
+	if r.status != 200 || len(toolSteps(rec.Steps)) != 1 || toolSteps(rec.Steps)[0].Status != "success" {
+		t.Fatalf("%d %s", r.status, brief(rec))
+	}
+	if strings.Contains(string(r.body), "leak-check-automate-key") {
+		t.Error("a command printed the access key into the record")
+	}
 }
 
 func TestCallerToolLoop(t *testing.T) {
@@ -528,6 +588,11 @@ func TestRestrictToWorkspaceNarrowsAndDoesNotPersist(t *testing.T) {
 	_, rec = h2.run(map[string]any{"prompt": "x\n#!write " + filepath.Join(own, "ok.txt") + " yes", "restrictToWorkspace": true})
 	if rec.Steps[0].Status != "success" {
 		t.Errorf("write inside the user's restriction: %+v", rec.Steps[0])
+	}
+	// Relative paths land in the user's restriction folder.
+	_, rec = h2.run(map[string]any{"prompt": "x\n#!write rel.txt yes"})
+	if rec.Steps[0].Status != "success" || rec.Steps[0].ProducedFilePath != filepath.Join(own, "rel.txt") {
+		t.Errorf("relative write under the user's restriction: %+v", rec.Steps[0])
 	}
 }
 

@@ -19,6 +19,12 @@
 //     server shutdown) carries CANCELED.
 //   - A soft cancel of a parked run lands at once (a parked run is between
 //     steps).
+//   - The 15-minute initialization limit runs while the engine reports the
+//     workflow status `initializing`; on expiry the run fails
+//     (MODEL_LOAD_FAILED), the worker is killed and the request gets the
+//     400 of the contract.
+//   - With the user's own workspace restriction, relative paths resolve in
+//     that folder.
 //   - Tool results may answer part of a round: the run stays parked, the
 //     answer lists the calls still pending, and the wait starts again. A
 //     resume whose token names the live run while it is executing (a retried
@@ -73,15 +79,16 @@ import (
 
 // Server is an Automate server. Create it with New; serve its Handler.
 type Server struct {
-	cfg        Config
-	engine     assistant.Assistant
-	log        *slog.Logger
-	now        func() time.Time
-	workspace  string
-	toolWait   time.Duration
-	appVersion string
-	sys        systemInfo
-	handler    http.Handler
+	cfg         Config
+	engine      assistant.Assistant
+	log         *slog.Logger
+	now         func() time.Time
+	workspace   string
+	toolWait    time.Duration
+	initTimeout time.Duration
+	appVersion  string
+	sys         systemInfo
+	handler     http.Handler
 	// healthStatic is the pre-encoded fixed part of /health.
 	healthStatic []byte
 	keyHash      atomic.Pointer[[sha256.Size]byte]
@@ -119,6 +126,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.toolWait <= 0 {
 		s.toolWait = automate.DefaultToolWait
+	}
+	s.initTimeout = cfg.InitTimeout
+	if s.initTimeout <= 0 {
+		s.initTimeout = automate.InitializationLimit
 	}
 	if s.appVersion == "" {
 		s.appVersion = "dev"
@@ -187,6 +198,15 @@ func (s *Server) Workspace() string { return s.workspace }
 func (s *Server) Close(ctx context.Context) error {
 	s.mu.Lock()
 	s.closed = true
+	for s.switching { // a model switch in progress finishes first
+		s.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("server: a model switch did not finish: %w", ctx.Err())
+		case <-time.After(10 * time.Millisecond):
+		}
+		s.mu.Lock()
+	}
 	r := s.active
 	pinned := s.pin != nil
 	s.pin = nil
