@@ -10,6 +10,10 @@ import (
 // access key for headless use; when set it wins over the secret store.
 const EnvAutomateKey = "HUBGATE_AUTOMATE_KEY"
 
+// MessageSecureStorageUnavailable is the contract's text for a server that
+// cannot keep its access key in secure OS storage.
+const MessageSecureStorageUnavailable = "This server cannot be enabled because secure operating-system storage is unavailable"
+
 // KeySource says where an access key came from.
 type KeySource string
 
@@ -47,6 +51,8 @@ func AutomateKey(ctx context.Context, store SecretStore, getenv func(string) str
 			return "", "", err
 		}
 		return key, KeyCreated, nil
+	case errors.Is(err, ErrStoreUnavailable):
+		return "", "", fmt.Errorf("%s (set %s to run without the OS secret store): %w", MessageSecureStorageUnavailable, EnvAutomateKey, err)
 	default:
 		return "", "", fmt.Errorf("read the Automate access key (set %s to run without the secret store): %w", EnvAutomateKey, err)
 	}
@@ -61,6 +67,9 @@ func RotateAutomateKey(ctx context.Context, store SecretStore) (string, error) {
 		return "", err
 	}
 	if err := store.Set(ctx, AccountAutomateAccessKey, key); err != nil {
+		if errors.Is(err, ErrStoreUnavailable) {
+			return "", fmt.Errorf("%s: %w", MessageSecureStorageUnavailable, err)
+		}
 		return "", fmt.Errorf("store the Automate access key: %w", err)
 	}
 	return key, nil

@@ -30,8 +30,10 @@ import (
 type Assistant interface {
 	// Run executes one task and returns when it reaches a terminal state.
 	// ctx is cancelled when the run must stop at once (force cancel, run
-	// timeout, tool-result wait expired); the engine then returns promptly,
-	// with any error. A soft cancel is seen through env.Checkpoint.
+	// timeout, tool-result wait expired, initialization limit) and also when
+	// a soft cancel lands while the run is parked in CallClientTools (a
+	// parked run is between steps); the engine then returns promptly, with
+	// any error. Otherwise a soft cancel is seen through env.Checkpoint.
 	//
 	// Errors: ErrCanceled (from Checkpoint) ends the run canceled;
 	// *InitError fails the request with 400 and no record; any other error

@@ -298,7 +298,8 @@ func TestServeWithoutAnyKeySourceRefusesAndSaysWhy(t *testing.T) {
 		}
 	}
 	r := runCmd(t, clean, "", "automate", "serve", "--port", "0")
-	if r.code != ExitSecretStore || !strings.Contains(r.stderr, "HUBGATE_AUTOMATE_KEY") || !strings.Contains(r.stderr, "secret store") {
+	if r.code != ExitSecretStore || !strings.Contains(r.stderr, "HUBGATE_AUTOMATE_KEY") ||
+		!strings.Contains(r.stderr, "This server cannot be enabled because secure operating-system storage is unavailable") {
 		t.Errorf("exit %d stderr %q", r.code, r.stderr)
 	}
 	if r.stdout != "" {
