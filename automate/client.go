@@ -275,8 +275,22 @@ func (c *Client) postRun(ctx context.Context, path string, body any, requestID s
 // does not stop the run, so it cancels explicitly when the run is still
 // going. With a known requestID it cancels only that run (activeRequestId
 // matches); without one it cancels when the server is busy.
+// leaveRunning marks a context whose end must not cancel the run.
+type leaveRunning struct{}
+
+// LeaveRunning returns a context for requests whose run must go on when
+// the caller stops waiting for it (a daemon that shuts down and leaves the
+// run to the server): when it ends, the client sends no explicit cancel.
+func LeaveRunning(ctx context.Context) context.Context {
+	return context.WithValue(ctx, leaveRunning{}, true)
+}
+
 func (c *Client) abandon(ctx context.Context, op, requestID string, cause error) error {
 	ae := &AbandonedError{Op: op, RequestID: requestID, Err: cause}
+	if ctx.Value(leaveRunning{}) != nil {
+		c.log.Info("automate run left running by the caller", "op", op, "requestId", requestID)
+		return ae
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cancelTimeout)
 	defer cancel()
 	h, err := c.Health(cctx)

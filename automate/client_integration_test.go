@@ -437,3 +437,27 @@ func TestIntegrationChatWithToolsNeverRunsTwice(t *testing.T) {
 		t.Errorf("a run is left behind: %+v %v", h, err)
 	}
 }
+
+// A caller that stops waiting under LeaveRunning sends no cancel: the run
+// goes on on the server.
+func TestIntegrationLeaveRunningSendsNoCancel(t *testing.T) {
+	rs := startReal(t, time.Minute)
+	c := rs.client(t, automate.ClientOptions{})
+	ctx, cancel := context.WithCancel(automate.LeaveRunning(context.Background()))
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Run(ctx, automate.RunRequest{Prompt: "long\n#!sleep 60000"})
+		done <- err
+	}()
+	waitHealth(t, c, "the run to start", func(h *automate.Health) bool { return h.Busy })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run = %v", err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	h, err := c.Health(context.Background())
+	if err != nil || !h.Busy {
+		t.Fatalf("the run was cancelled: %+v %v", h, err)
+	}
+	c.Cancel(context.Background(), true)
+}
