@@ -442,7 +442,8 @@ func TestIntegrationChatWithToolsNeverRunsTwice(t *testing.T) {
 // goes on on the server.
 func TestIntegrationLeaveRunningSendsNoCancel(t *testing.T) {
 	rs := startReal(t, time.Minute)
-	c := rs.client(t, automate.ClientOptions{})
+	// A give-up would force-cancel (which ends the run at once) were it sent.
+	c := rs.client(t, automate.ClientOptions{ForceCancelOnGiveUp: true})
 	ctx, cancel := context.WithCancel(automate.LeaveRunning(context.Background()))
 	done := make(chan error, 1)
 	go func() {
