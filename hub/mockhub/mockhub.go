@@ -186,7 +186,7 @@ type Server struct {
 
 	mu        sync.Mutex
 	devices   map[string]*device
-	order     []string // device ids in creation order
+	order     []string                // device ids in creation order
 	devTokens map[string]*deviceToken // by SHA-256 of the token
 	tokenByID map[string]*deviceToken
 	codes     map[string]*authCode

@@ -1,0 +1,293 @@
+package mockhub_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/philippseith/signalr"
+
+	"github.com/hubgate/hubgate/hub/mockhub"
+)
+
+func TestDropFault(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{})
+	d1, t1, _ := s.CreateDevice("", "one")
+	d2, t2, _ := s.CreateDevice("", "two")
+	c1, err := rawDial(t, ts.URL, hubHeaders(t1.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := rawDial(t, ts.URL, hubHeaders(t2.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "two connections", func() bool { return s.Connections(d1.ID) == 1 && s.Connections(d2.ID) == 1 })
+
+	var st mockhub.FaultState
+	if code, _, body := call(t, "POST", ts.URL+"/mock/faults", "", `{"drop":true}`, &st); code != 200 || st.Dropped != 2 {
+		t.Fatalf("drop: %d %s", code, body)
+	}
+	for _, c := range []*rawConn{c1, c2} {
+		if !c.closed(wait) {
+			t.Fatal("a connection survived the drop")
+		}
+		// Abrupt: no SignalR close message, no WebSocket close frame.
+		c.mu.Lock()
+		err := c.err
+		c.mu.Unlock()
+		if websocket.CloseStatus(err) != -1 {
+			t.Errorf("the drop sent a close frame: %v", err)
+		}
+	}
+	eventually(t, "devices disconnected", func() bool {
+		return !deviceInfo(t, ts.URL, d1.ID).Connected && !deviceInfo(t, ts.URL, d2.ID).Connected
+	})
+	// New connections are welcome at once.
+	if _, err := rawDial(t, ts.URL, hubHeaders(t1.Token)); err != nil {
+		t.Errorf("reconnect after a drop: %v", err)
+	}
+	// The Go client reconnects by itself after a drop.
+	r := newReceiver()
+	c := dial(t, ts.URL, t2.Token, r)
+	states := make(chan signalr.ClientState, 100)
+	c.ObserveStateChanged(states)
+	s.DropConnections()
+	waitLeft(t, states)
+	wctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := <-c.WaitForState(wctx, signalr.ClientConnected); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "reconnected", func() bool { return s.Connections(d2.ID) == 1 })
+	if err := s.PushCommand(d2.ID, "after drop", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := recv(t, r.commands, "DeviceCommand"); got.Command != "after drop" {
+		t.Errorf("got %+v", got)
+	}
+}
+
+func TestRefuseFault(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{})
+	dev, tok, _ := s.CreateDevice("", "")
+	old, err := rawDial(t, ts.URL, hubHeaders(tok.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st mockhub.FaultState
+	if code, _, body := call(t, "POST", ts.URL+"/mock/faults", "", `{"refuseFor":"1m"}`, &st); code != 200 || st.RefusingUntil == nil || st.Dropped != 0 {
+		t.Fatalf("refuse: %d %s", code, body)
+	}
+	_, err = rawDial(t, ts.URL, hubHeaders(tok.Token))
+	var se *statusError
+	if !errors.As(err, &se) || se.code != 503 {
+		t.Fatalf("negotiate while refusing: %v", err)
+	}
+	if ra, _ := strconv.Atoi(se.header.Get("Retry-After")); ra < 1 || ra > 60 {
+		t.Errorf("Retry-After %q", se.header.Get("Retry-After"))
+	}
+	_, err = signalr.NewHTTPConnection(context.Background(), ts.URL+"/device",
+		signalr.WithHTTPHeaders(func() http.Header { return hubHeaders(tok.Token) }))
+	if err == nil || !strings.Contains(err.Error(), "503") {
+		t.Errorf("Go client while refusing: %v", err)
+	}
+	// Without negotiation (skipNegotiation), the WebSocket start is refused too.
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/device", &websocket.DialOptions{HTTPHeader: hubHeaders(tok.Token)})
+	if err == nil || resp == nil || resp.StatusCode != 503 {
+		t.Errorf("direct WebSocket while refusing: %v", err)
+	}
+	// The existing connection keeps working.
+	old.invoke("1", "VerifySelf")
+	if f, err := old.next(wait); err != nil || f.Type != 3 || f.Error != "" {
+		t.Errorf("existing connection: %+v %v", f, err)
+	}
+	if err := s.PushCommand(dev.ID, "still here", nil); err != nil {
+		t.Error(err)
+	}
+	if f, err := old.next(wait); err != nil || f.Target != "DeviceCommand" {
+		t.Errorf("push while refusing: %+v %v", f, err)
+	}
+	refused := 0
+	for _, e := range s.Events(0) {
+		if e.Action == "refused" && e.Status == 503 {
+			refused++
+		}
+	}
+	if refused != 3 {
+		t.Errorf("%d refusals logged", refused)
+	}
+	// Ending the refusal.
+	var ended mockhub.FaultState
+	if code, _, _ := call(t, "POST", ts.URL+"/mock/faults", "", `{"refuseFor":"0s"}`, &ended); code != 200 || ended.RefusingUntil != nil {
+		t.Fatalf("end refusal: %+v", ended)
+	}
+	if _, err := rawDial(t, ts.URL, hubHeaders(tok.Token)); err != nil {
+		t.Errorf("after the refusal: %v", err)
+	}
+}
+
+func TestFreezeFaultStopsTrafficWithoutClosing(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{KeepAliveInterval: 50 * time.Millisecond})
+	dev, tok, _ := s.CreateDevice("", "")
+	c, err := rawDial(t, ts.URL, hubHeaders(tok.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pings flow while not frozen.
+	if !c.ping(wait) {
+		t.Fatal("no ping before the freeze")
+	}
+	var st mockhub.FaultState
+	if code, _, body := call(t, "POST", ts.URL+"/mock/faults", "", `{"freeze":"10m"}`, &st); code != 200 || st.FrozenUntil == nil {
+		t.Fatalf("freeze: %d %s", code, body)
+	}
+	c.drain(300 * time.Millisecond) // frames already on their way
+	if err := c.invoke("42", "VerifySelf"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PushCommand(dev.ID, "while frozen", nil); err != nil {
+		t.Fatal(err)
+	}
+	// Nothing arrives for 20 keep-alive intervals: no pings, no result, no push.
+	if f, err := c.any(time.Second); err == nil {
+		t.Fatalf("a frame arrived while frozen: %+v", f)
+	} else if errors.Is(err, errClosed) {
+		t.Fatal("the freeze closed the connection")
+	}
+	if s.Connections(dev.ID) != 1 {
+		t.Error("the mock forgot the frozen connection")
+	}
+	if deviceInfo(t, ts.URL, dev.ID).Device.IsVerified {
+		t.Error("VerifySelf ran while frozen")
+	}
+	// A new negotiation hangs rather than failing fast.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/device/negotiate?negotiateVersion=1", nil)
+	req.Header = hubHeaders(tok.Token)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Errorf("negotiate answered %d while frozen", resp.StatusCode)
+	}
+	cancel()
+
+	// Thaw: the connection resumes; the result and the push arrive.
+	var thawed mockhub.FaultState
+	if code, _, _ := call(t, "POST", ts.URL+"/mock/faults", "", `{"freeze":"0s"}`, &thawed); code != 200 || thawed.FrozenUntil != nil {
+		t.Fatalf("thaw: %+v", thawed)
+	}
+	var gotResult, gotPush bool
+	for !gotResult || !gotPush {
+		f, err := c.next(wait)
+		if err != nil {
+			t.Fatalf("after the thaw: %v (result %v, push %v)", err, gotResult, gotPush)
+		}
+		gotResult = gotResult || f.Type == 3 && f.InvocationID == "42"
+		gotPush = gotPush || f.Target == "DeviceCommand"
+	}
+	if !c.ping(wait) {
+		t.Error("no ping after the thaw")
+	}
+}
+
+func TestFreezeIsNoticedByAGoClient(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{KeepAliveInterval: 100 * time.Millisecond})
+	dev, tok, _ := s.CreateDevice("", "")
+	r := newReceiver()
+	c := dial(t, ts.URL, tok.Token, r, signalr.TimeoutInterval(time.Second), signalr.KeepAliveInterval(200*time.Millisecond))
+	if err := invoke(c, wait, nil, "VerifySelf"); err != nil {
+		t.Fatal(err)
+	}
+	first := s.Events(0)
+	states := make(chan signalr.ClientState, 100)
+	c.ObserveStateChanged(states)
+	s.Freeze(10 * time.Minute)
+	waitLeft(t, states) // the client's server timeout fired
+	// The mock did not close the connection: it still counts it.
+	if n := s.Connections(dev.ID); n != 1 {
+		t.Errorf("connections while frozen: %d", n)
+	}
+	s.Freeze(0)
+	wctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if err := <-c.WaitForState(wctx, signalr.ClientConnected); err != nil {
+		t.Fatal(err)
+	}
+	// The old connection is gone, a new one is up.
+	var oldID string
+	for _, e := range first {
+		if e.Action == "connected" {
+			oldID = e.ConnectionID
+		}
+	}
+	if _, err := s.WaitEvent(wctx, 0, func(e mockhub.Event) bool { return e.Action == "disconnected" && e.ConnectionID == oldID }); err != nil {
+		t.Fatal("the frozen connection never ended after the thaw")
+	}
+	eventually(t, "new connection", func() bool { return s.Connections(dev.ID) == 1 })
+	if err := invoke(c, wait, nil, "VerifySelf"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestFaultRequestValidation(t *testing.T) {
+	_, ts := newMock(t, mockhub.Config{})
+	for _, body := range []string{`{"freeze":"soon"}`, `{"freeze":5}`, `{"refuseFor":"-1s"}`, `{"drop":"yes"}`, `{"explode":true}`, `[1]`} {
+		if code, _, _ := call(t, "POST", ts.URL+"/mock/faults", "", body, nil); code != 400 {
+			t.Errorf("%s: %d", body, code)
+		}
+	}
+	var st mockhub.FaultState
+	if code, _, _ := call(t, "POST", ts.URL+"/mock/faults", "", nil, &st); code != 200 || st.Dropped != 0 || st.FrozenUntil != nil || st.RefusingUntil != nil {
+		t.Errorf("empty request: %d %+v", code, st)
+	}
+}
+
+// ping waits for a ping frame.
+func (c *rawConn) ping(timeout time.Duration) bool {
+	deadline := time.After(timeout)
+	for {
+		select {
+		case f, ok := <-c.frames:
+			if !ok {
+				return false
+			}
+			if f.Type == 6 {
+				return true
+			}
+		case <-deadline:
+			return false
+		}
+	}
+}
+
+// drain discards frames for d.
+func (c *rawConn) drain(d time.Duration) {
+	deadline := time.After(d)
+	for {
+		select {
+		case <-c.frames:
+		case <-deadline:
+			return
+		}
+	}
+}
+
+// any returns the next frame of any type.
+func (c *rawConn) any(timeout time.Duration) (frame, error) {
+	select {
+	case f, ok := <-c.frames:
+		if !ok {
+			return frame{}, errClosed
+		}
+		return f, nil
+	case <-time.After(timeout):
+		return frame{}, context.DeadlineExceeded
+	}
+}
