@@ -418,11 +418,16 @@ func (w *wsConn) shutdown(cause error, graceful bool, wait time.Duration) {
 		select {
 		case <-done:
 		case <-t.C:
+			w.c.log.Debug("the hub did not complete the WebSocket closing handshake in time", "session", w.session, "wait", wait)
 		}
 		t.Stop()
+		// Cancelling the context closes the connection under a pending
+		// Read; a Close still waiting ends by its own timeouts.
+		w.fail(cause)
+	} else {
+		w.fail(cause)
+		_ = w.ws.CloseNow()
 	}
-	w.fail(cause)
-	_ = w.ws.CloseNow()
 	w.readMu.Lock()
 	w.dead = true
 	w.out, w.partial = nil, nil
