@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -67,6 +69,107 @@ type AutomateConfig struct {
 	ModelsFile string `yaml:"models_file"`
 	// Engine selects the assistant engine (see Engines).
 	Engine string `yaml:"engine"`
+	// OpenAI configures the "openai" engine (an OpenAI-compatible upstream
+	// such as Ollama, llama-server, vLLM or LM Studio). Validate checks it
+	// only when Engine is "openai".
+	OpenAI OpenAIConfig `yaml:"openai"`
+}
+
+// OpenAIConfig is the automate.openai section: the engine that drives an
+// OpenAI-compatible chat-completions upstream with tools.
+type OpenAIConfig struct {
+	// Upstream is the root URL of the model server (a trailing /v1 is
+	// accepted). Default http://127.0.0.1:11434 (Ollama on loopback).
+	Upstream string `yaml:"upstream"`
+	// Model is the upstream model serving runs; "": the first downloaded,
+	// tool-capable model of the upstream's catalog.
+	Model string `yaml:"model"`
+	// APIKeyEnv names the environment variable holding the upstream's API
+	// key; "": no key is sent. The key itself never goes in the file.
+	APIKeyEnv string `yaml:"api_key_env"`
+	// MaxSteps is the step budget of a run (tool calls); beyond it the run
+	// fails with EXECUTION_TIMEOUT.
+	MaxSteps int `yaml:"max_steps"`
+	// ToolTimeout bounds one built-in or MCP tool call (TOOL_TIMEOUT).
+	ToolTimeout time.Duration `yaml:"tool_timeout"`
+	// RunBudget bounds a run's execution (EXECUTION_TIMEOUT); 0: none (the
+	// request's timeoutMs still applies).
+	RunBudget time.Duration `yaml:"run_budget"`
+	// MaxOutputTokens is max_tokens of each upstream call (thinkingLevel
+	// max raises it); 0: not sent.
+	MaxOutputTokens int `yaml:"max_output_tokens"`
+	// ContextSize is the context window reported and enforced; 0: asked
+	// from the upstream, else derived from the machine's RAM.
+	ContextSize int `yaml:"context_size"`
+	// ThinkingLevel is the user's setting used when a run sends none: ""
+	// (send nothing), low, medium, high or max.
+	ThinkingLevel string `yaml:"thinking_level"`
+	// Stream asks the upstream to stream its answers (hubgate measures the
+	// time to first token from the stream).
+	Stream bool `yaml:"stream"`
+	// SchemaRetries is how many invalid calls of one tool in a row end the
+	// run with SCHEMA_INVALID.
+	SchemaRetries int `yaml:"schema_retries"`
+	// FetchMaxBytes and FetchTimeout limit the fetch_url tool.
+	FetchMaxBytes int           `yaml:"fetch_max_bytes"`
+	FetchTimeout  time.Duration `yaml:"fetch_timeout"`
+	// SkillsDir is the folder of AI Skills (<id>.md or <id>/SKILL.md with
+	// name and description front matter); "": no skills.
+	SkillsDir string `yaml:"skills_dir"`
+	// SkillBudget and McpServerBudget cap how many skills and configured
+	// MCP servers the relevance step adds to a run (selected ones always
+	// come in).
+	SkillBudget     int `yaml:"skill_budget"`
+	McpServerBudget int `yaml:"mcp_server_budget"`
+	// ConversationStore is the JSON file that keeps the conversation for
+	// continuation across restarts; "": <user config dir>/hubgate/automate-conversation.json.
+	ConversationStore string `yaml:"conversation_store"`
+	// KnownModels are models the user knows of but has not downloaded;
+	// they join the catalog with downloaded false.
+	KnownModels []KnownModel `yaml:"known_models"`
+	// McpServers are the user's configured MCP servers.
+	McpServers []McpServerConfig `yaml:"mcp_servers"`
+}
+
+// KnownModel is an entry of automate.openai.known_models.
+type KnownModel struct {
+	Name                   string  `yaml:"name"`
+	Family                 string  `yaml:"family"`
+	ParameterCountBillions float64 `yaml:"parameter_count_billions"` // 0: unknown
+	FileSizeMb             float64 `yaml:"file_size_mb"`             // 0: unknown
+	SupportsTools          bool    `yaml:"supports_tools"`
+}
+
+// McpServerConfig is an entry of automate.openai.mcp_servers. Values of
+// env and headers may name environment variables as ${VAR}, expanded when
+// the server is started; a value that looks like a secret must be such a
+// reference (secrets never go in the file).
+type McpServerConfig struct {
+	Name        string            `yaml:"name"`
+	Description string            `yaml:"description"`
+	Transport   string            `yaml:"transport"` // stdio, http or sse
+	Command     string            `yaml:"command"`   // stdio
+	Args        []string          `yaml:"args"`      // stdio
+	Env         map[string]string `yaml:"env"`       // stdio
+	URL         string            `yaml:"url"`       // http, sse
+	Headers     map[string]string `yaml:"headers"`   // http, sse
+	// RequireApproval: nil means true (configured servers need approval,
+	// i.e. allowDestructiveTools, by default).
+	RequireApproval *bool    `yaml:"require_approval"`
+	DisabledTools   []string `yaml:"disabled_tools"`
+}
+
+// NeedsApproval reports whether calls of the server need approval (true
+// unless require_approval is false).
+func (m McpServerConfig) NeedsApproval() bool { return m.RequireApproval == nil || *m.RequireApproval }
+
+// McpServerNames lists the names of the configured MCP servers.
+func (o OpenAIConfig) McpServerNames() []string {
+	names := make([]string, 0, len(o.McpServers))
+	for _, m := range o.McpServers {
+		names = append(names, m.Name)
+	}
+	return names
 }
 
 // Allowed values.
@@ -74,7 +177,11 @@ var (
 	LogLevels  = []string{"debug", "info", "warn", "error"}
 	LogFormats = []string{"text", "json"}
 	// Engines lists the assistant engines this build knows.
-	Engines = []string{"scripted"}
+	Engines = []string{"scripted", "openai"}
+	// McpTransports lists the transports of a configured MCP server.
+	McpTransports = []string{"stdio", "http", "sse"}
+	// ThinkingLevels lists automate.openai.thinking_level values ("" too).
+	ThinkingLevels = []string{"low", "medium", "high", "max"}
 )
 
 // Automate port window (mirrors the Automate contract).
@@ -102,6 +209,9 @@ var envVars = []EnvVar{
 	{"HUBGATE_AUTOMATE_PORT", "automate.port"},
 	{"HUBGATE_AUTOMATE_WORKSPACE", "automate.workspace"},
 	{"HUBGATE_TOOL_WAIT", "automate.tool_wait"},
+	{"HUBGATE_AUTOMATE_ENGINE", "automate.engine"},
+	{"HUBGATE_OPENAI_UPSTREAM", "automate.openai.upstream"},
+	{"HUBGATE_OPENAI_MODEL", "automate.openai.model"},
 }
 
 // EnvVars returns the environment variable table (for help texts).
@@ -304,6 +414,15 @@ func (c *Config) resolve(opts LoadOptions) []FieldError {
 			c.setSource("automate.workspace", "default (user config dir)")
 		}
 	}
+	if a.OpenAI.ConversationStore == "" {
+		if dir, err := opts.UserConfigDir(); err == nil {
+			a.OpenAI.ConversationStore = filepath.Join(dir, "hubgate", "automate-conversation.json")
+			c.setSource("automate.openai.conversation_store", "default (user config dir)")
+		} else if a.Engine == "openai" {
+			problems = append(problems, FieldError{Path: "automate.openai.conversation_store",
+				Message: "not set, and the default (<user config dir>/hubgate/automate-conversation.json) needs a user config directory: " + err.Error()})
+		}
+	}
 	for _, p := range []struct {
 		path string
 		v    *string
@@ -311,6 +430,8 @@ func (c *Config) resolve(opts LoadOptions) []FieldError {
 		{"automate.workspace", &a.Workspace},
 		{"automate.workspace_restriction", &a.WorkspaceRestriction},
 		{"automate.models_file", &a.ModelsFile},
+		{"automate.openai.skills_dir", &a.OpenAI.SkillsDir},
+		{"automate.openai.conversation_store", &a.OpenAI.ConversationStore},
 	} {
 		if *p.v != "~" && !strings.HasPrefix(*p.v, "~/") {
 			continue
@@ -379,11 +500,182 @@ func (c *Config) validate() *ValidationError {
 		bad("automate.tool_wait", "must be a positive duration; got %s", a.ToolWait)
 	}
 	oneOf("automate.engine", a.Engine, Engines)
+	if a.Engine == "openai" {
+		problems = append(problems, c.validateOpenAI()...)
+	}
 
 	if len(problems) == 0 {
 		return nil
 	}
 	return &ValidationError{Problems: problems}
+}
+
+// sourceNear is the source of path, or of the nearest enclosing list item
+// or list that has one (a key missing from a list item has no source of
+// its own).
+func (c *Config) sourceNear(path string) string {
+	for path != "" {
+		if s := c.Source(path); s != "" {
+			return s
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			return ""
+		}
+		path = path[:i]
+	}
+	return ""
+}
+
+// validateOpenAI checks the automate.openai section.
+func (c *Config) validateOpenAI() []FieldError {
+	var problems []FieldError
+	bad := func(path, format string, args ...any) {
+		problems = append(problems, FieldError{Path: path, Message: fmt.Sprintf(format, args...), Source: c.sourceNear(path)})
+	}
+	const p = "automate.openai."
+	o := c.Automate.OpenAI
+	if msg := checkUpstreamURL(o.Upstream); msg != "" {
+		bad(p+"upstream", "%s", msg)
+	}
+	if o.APIKeyEnv != "" && !envNameRE.MatchString(o.APIKeyEnv) {
+		bad(p+"api_key_env", "must be the name of an environment variable (letters, digits, _), not the key itself")
+	}
+	atLeast := func(key string, v, min int) {
+		if v < min {
+			bad(p+key, "must be at least %d; got %d", min, v)
+		}
+	}
+	atLeast("max_steps", o.MaxSteps, 1)
+	atLeast("max_output_tokens", o.MaxOutputTokens, 0)
+	atLeast("context_size", o.ContextSize, 0)
+	atLeast("schema_retries", o.SchemaRetries, 1)
+	atLeast("fetch_max_bytes", o.FetchMaxBytes, 1)
+	atLeast("skill_budget", o.SkillBudget, 0)
+	atLeast("mcp_server_budget", o.McpServerBudget, 0)
+	if o.ToolTimeout <= 0 {
+		bad(p+"tool_timeout", "must be a positive duration; got %s", o.ToolTimeout)
+	}
+	if o.FetchTimeout <= 0 {
+		bad(p+"fetch_timeout", "must be a positive duration; got %s", o.FetchTimeout)
+	}
+	if o.RunBudget < 0 {
+		bad(p+"run_budget", "must be 0 (none) or a positive duration; got %s", o.RunBudget)
+	}
+	if o.ThinkingLevel != "" && !slices.Contains(ThinkingLevels, o.ThinkingLevel) {
+		bad(p+"thinking_level", "must be empty or one of %s; got %q", strings.Join(ThinkingLevels, ", "), o.ThinkingLevel)
+	}
+	for _, f := range []struct{ key, v string }{{"skills_dir", o.SkillsDir}, {"conversation_store", o.ConversationStore}} {
+		if f.v != "" && !filepath.IsAbs(f.v) {
+			bad(p+f.key, "must be an absolute path; got %q", f.v)
+		}
+	}
+
+	seen := map[string]int{}
+	for i, m := range o.KnownModels {
+		ip := fmt.Sprintf("%sknown_models[%d]", p, i)
+		if strings.TrimSpace(m.Name) == "" {
+			bad(ip+".name", "must be set")
+		} else if first, dup := seen[strings.ToLower(m.Name)]; dup {
+			bad(ip+".name", "%q is already listed at known_models[%d]", m.Name, first)
+		} else {
+			seen[strings.ToLower(m.Name)] = i
+		}
+		if m.ParameterCountBillions < 0 {
+			bad(ip+".parameter_count_billions", "must not be negative")
+		}
+		if m.FileSizeMb < 0 {
+			bad(ip+".file_size_mb", "must not be negative")
+		}
+	}
+
+	names := map[string]int{}
+	for i, m := range o.McpServers {
+		ip := fmt.Sprintf("%smcp_servers[%d]", p, i)
+		if msg := checkMcpName(m.Name); msg != "" {
+			bad(ip+".name", "%s", msg)
+		} else if first, dup := names[m.Name]; dup {
+			bad(ip+".name", "%q is already configured at mcp_servers[%d]", m.Name, first)
+		} else {
+			names[m.Name] = i
+		}
+		if len(m.Description) > 1024 {
+			bad(ip+".description", "must be at most 1024 characters")
+		}
+		switch m.Transport {
+		case "stdio":
+			if m.Command == "" {
+				bad(ip+".command", "must be set for the stdio transport")
+			}
+			if m.URL != "" || len(m.Headers) > 0 {
+				bad(ip+".transport", "stdio takes command, args and env, not url or headers")
+			}
+		case "http", "sse":
+			if u, err := url.Parse(m.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad(ip+".url", "must be an absolute http(s) URL for the %s transport", m.Transport)
+			} else if u.User != nil {
+				bad(ip+".url", "must not contain user info (credentials never go in the configuration)")
+			}
+			if m.Command != "" || len(m.Args) > 0 || len(m.Env) > 0 {
+				bad(ip+".transport", "%s takes url and headers, not command, args or env", m.Transport)
+			}
+		default:
+			bad(ip+".transport", "must be one of %s; got %q", strings.Join(McpTransports, ", "), m.Transport)
+		}
+		for _, kv := range []struct {
+			what string
+			m    map[string]string
+		}{{"env", m.Env}, {"headers", m.Headers}} {
+			for _, k := range slices.Sorted(maps.Keys(kv.m)) {
+				if looksSecret(k) || strings.EqualFold(k, "authorization") {
+					if !envRefRE.MatchString(kv.m[k]) {
+						bad(ip+"."+kv.what+"."+k, "looks like a secret: write a reference such as ${MY_VAR} and set MY_VAR in hubgate's environment; secrets never go in the config file")
+					}
+				}
+			}
+		}
+		for j, t := range m.DisabledTools {
+			if strings.TrimSpace(t) == "" {
+				bad(fmt.Sprintf("%s.disabled_tools[%d]", ip, j), "must not be empty")
+			}
+		}
+	}
+	return problems
+}
+
+var (
+	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	// envRefRE: a value that carries its secret through ${VAR} references
+	// only (for example "Bearer ${TOKEN}").
+	envRefRE  = regexp.MustCompile(`^[^$]*(\$\{[A-Za-z_][A-Za-z0-9_]*\}[^$]*)+$`)
+	mcpNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+)
+
+// checkMcpName applies the Automate contract's MCP server name rule.
+func checkMcpName(name string) string {
+	if name == "" || len(name) > 64 || !mcpNameRE.MatchString(name) {
+		return fmt.Sprintf("must be 1 to 64 lowercase letters, digits and single hyphens, without a leading or trailing hyphen; got %q", name)
+	}
+	return ""
+}
+
+// checkUpstreamURL returns "" for an acceptable upstream URL, else the
+// problem. Plain http is allowed for any host (local model servers rarely
+// speak TLS); credentials are not.
+func checkUpstreamURL(raw string) string {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "":
+		if err == nil && u.User != nil {
+			return "must not contain user info (credentials never go in the configuration)"
+		}
+		return fmt.Sprintf("must be an absolute http(s) URL such as http://127.0.0.1:11434; got %q", raw)
+	case u.User != nil:
+		return "must not contain user info (credentials never go in the configuration)"
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return fmt.Sprintf("must not have a query or fragment; got %q", raw)
+	}
+	return ""
 }
 
 // checkServiceURL returns "" for an acceptable remote URL, else the

@@ -74,6 +74,19 @@ func TestLoadDefaults(t *testing.T) {
 			Workspace: filepath.Join(f.configDir, "hubgate", "automate-http-workspace"),
 			ToolWait:  2 * time.Minute,
 			Engine:    "scripted",
+			OpenAI: OpenAIConfig{
+				Upstream:          "http://127.0.0.1:11434",
+				MaxSteps:          32,
+				ToolTimeout:       2 * time.Minute,
+				MaxOutputTokens:   4096,
+				Stream:            true,
+				SchemaRetries:     3,
+				FetchMaxBytes:     1 << 20,
+				FetchTimeout:      20 * time.Second,
+				SkillBudget:       3,
+				McpServerBudget:   2,
+				ConversationStore: filepath.Join(f.configDir, "hubgate", "automate-conversation.json"),
+			},
 		},
 	}
 	got := *cfg
@@ -262,13 +275,16 @@ func TestEnvTable(t *testing.T) {
 		"remote.api_url": "https://api.example.com", "remote.auth_url": "https://login.example.com/authorize",
 		"remote.client_id": "client-1", "remote.device_type_id": "dt-7",
 		"automate.port": "4321", "automate.workspace": "/srv/ws", "automate.tool_wait": "45s",
+		"automate.engine": "openai", "automate.openai.upstream": "http://10.0.0.5:8080", "automate.openai.model": "qwen3:8b",
 	}
 	want := map[string]string{
 		"HUBGATE_LOG_LEVEL": "log.level", "HUBGATE_LOG_FORMAT": "log.format",
 		"HUBGATE_API_URL": "remote.api_url", "HUBGATE_AUTH_URL": "remote.auth_url",
 		"HUBGATE_CLIENT_ID": "remote.client_id", "HUBGATE_DEVICE_TYPE": "remote.device_type_id",
 		"HUBGATE_AUTOMATE_PORT": "automate.port", "HUBGATE_AUTOMATE_WORKSPACE": "automate.workspace",
-		"HUBGATE_TOOL_WAIT": "automate.tool_wait",
+		"HUBGATE_TOOL_WAIT":       "automate.tool_wait",
+		"HUBGATE_AUTOMATE_ENGINE": "automate.engine", "HUBGATE_OPENAI_UPSTREAM": "automate.openai.upstream",
+		"HUBGATE_OPENAI_MODEL": "automate.openai.model",
 	}
 	table := EnvVars()
 	if len(table) != len(want) {
@@ -314,7 +330,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"unknown nested key", "log:\n  level: debug\n  colour: true\n",
 			[]string{"log.colour: unknown key; known keys of log: level, format (FILE:3)"}},
 		{"unknown key deeper in the file", "automate:\n  port: 4317\n  tool-wait: 1m\n",
-			[]string{"automate.tool-wait: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine (FILE:3)"}},
+			[]string{"automate.tool-wait: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai (FILE:3)"}},
 		{"secret-looking key", "remote:\n  client_secret: hunter2\n",
 			[]string{"remote.client_secret: unknown key; known keys of remote: api_url, auth_url, client_id, device_type_id; secrets are never read from the config file, hubgate keeps them in the OS secret store (FILE:2)"}},
 		{"duplicate key", "log:\n  level: debug\n  level: warn\n",
@@ -340,7 +356,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"all problems at once", "log:\n  level: loud\n  format: xml\nautomate:\n  port: x\n  bogus: 1\n",
 			[]string{
 				`automate.port: must be an integer; got "x" (FILE:5)`,
-				"automate.bogus: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine (FILE:6)",
+				"automate.bogus: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai (FILE:6)",
 				`log.level: must be one of debug, info, warn, error; got "loud" (FILE:2)`,
 				`log.format: must be one of text, json; got "xml" (FILE:3)`,
 			}},
@@ -399,7 +415,7 @@ func TestValidationMessages(t *testing.T) {
 		{"models file relative", []Override{{Path: "automate.models_file", Value: "models.json"}}, `automate.models_file: must be an absolute path; got "models.json"`},
 		{"tool wait zero", []Override{{Path: "automate.tool_wait", Value: "0s"}}, `automate.tool_wait: must be a positive duration; got 0s`},
 		{"tool wait negative", []Override{{Path: "automate.tool_wait", Value: "-5s"}}, `automate.tool_wait: must be a positive duration; got -5s`},
-		{"engine", []Override{{Path: "automate.engine", Value: "openai"}}, `automate.engine: must be one of scripted; got "openai"`},
+		{"engine", []Override{{Path: "automate.engine", Value: "gpt"}}, `automate.engine: must be one of scripted, openai; got "gpt"`},
 		{"unknown override", []Override{{Path: "automate.speed", Value: "1"}}, `automate.speed: unknown setting`},
 		{"override naming a section", []Override{{Path: "automate", Value: "1"}}, `automate: unknown setting`},
 		{"bad override value", []Override{{Path: "automate.port", Value: "4317x", Origin: "flag --port"}}, `automate.port: must be an integer; got "4317x"`},
@@ -539,5 +555,147 @@ func TestConfigHelpers(t *testing.T) {
 	}
 	if !slices.Equal(paths, []string{"log.level", "log.format", "automate.workspace", "automate.tool_wait", "automate.engine"}) {
 		t.Fatalf("zero Config problems: %v", paths)
+	}
+}
+
+func TestOpenAISectionFromFile(t *testing.T) {
+	f := newFixture(t)
+	f.writeDefault(t, `automate:
+  engine: openai
+  openai:
+    upstream: http://127.0.0.1:8080/v1
+    model: qwen3:8b
+    api_key_env: MY_UPSTREAM_KEY
+    max_steps: 12
+    thinking_level: max
+    skills_dir: ~/skills
+    known_models:
+      - {name: "qwen3:32b", family: qwen3, parameter_count_billions: 32.8, file_size_mb: 20000, supports_tools: true}
+    mcp_servers:
+      - name: files
+        description: My notes
+        transport: stdio
+        command: npx
+        args: ["-y", "@modelcontextprotocol/server-filesystem", "/notes"]
+        env: {NOTES_TOKEN: "${NOTES_TOKEN}", LANG: C}
+        require_approval: false
+      - name: tracker
+        description: The tracker
+        transport: http
+        url: https://mcp.example.com/mcp
+        headers: {Authorization: "Bearer ${TRACKER_TOKEN}"}
+        disabled_tools: [delete_issue]
+`)
+	cfg, err := Load(f.opts(LoadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cfg.Automate.OpenAI
+	if o.Upstream != "http://127.0.0.1:8080/v1" || o.Model != "qwen3:8b" || o.APIKeyEnv != "MY_UPSTREAM_KEY" || o.MaxSteps != 12 ||
+		o.ThinkingLevel != "max" || o.SkillsDir != filepath.Join(f.home, "skills") || o.ToolTimeout != 2*time.Minute {
+		t.Fatalf("%+v", o)
+	}
+	if len(o.KnownModels) != 1 || o.KnownModels[0] != (KnownModel{Name: "qwen3:32b", Family: "qwen3", ParameterCountBillions: 32.8, FileSizeMb: 20000, SupportsTools: true}) {
+		t.Fatalf("known models %+v", o.KnownModels)
+	}
+	if len(o.McpServers) != 2 {
+		t.Fatalf("mcp servers %+v", o.McpServers)
+	}
+	files, tracker := o.McpServers[0], o.McpServers[1]
+	if files.Name != "files" || files.Transport != "stdio" || files.Command != "npx" ||
+		!slices.Equal(files.Args, []string{"-y", "@modelcontextprotocol/server-filesystem", "/notes"}) ||
+		files.Env["NOTES_TOKEN"] != "${NOTES_TOKEN}" || files.Env["LANG"] != "C" || files.NeedsApproval() {
+		t.Fatalf("files %+v", files)
+	}
+	if tracker.URL != "https://mcp.example.com/mcp" || tracker.Headers["Authorization"] != "Bearer ${TRACKER_TOKEN}" ||
+		!tracker.NeedsApproval() || !slices.Equal(tracker.DisabledTools, []string{"delete_issue"}) {
+		t.Fatalf("tracker %+v (approval defaults to true)", tracker)
+	}
+	if got := o.McpServerNames(); !slices.Equal(got, []string{"files", "tracker"}) {
+		t.Fatalf("names %v", got)
+	}
+	if s := cfg.Source("automate.openai.mcp_servers[1].url"); !strings.HasSuffix(s, "config.yaml:23") {
+		t.Fatalf("source of a list item's key = %q", s)
+	}
+}
+
+func TestOpenAISectionProblems(t *testing.T) {
+	tests := []struct {
+		name, section string
+		want          []string // problem strings without sources
+	}{
+		{"upstream scheme", "upstream: ftp://x", []string{`automate.openai.upstream: must be an absolute http(s) URL such as http://127.0.0.1:11434; got "ftp://x"`}},
+		{"upstream credentials", "upstream: http://me:pw@127.0.0.1:11434", []string{`automate.openai.upstream: must not contain user info (credentials never go in the configuration)`}},
+		{"key in place of a name", "api_key_env: sk-abc123", []string{`automate.openai.api_key_env: must be the name of an environment variable (letters, digits, _), not the key itself`}},
+		{"budgets", "max_steps: 0\nschema_retries: 0\ntool_timeout: 0s\nrun_budget: -1s\nthinking_level: huge",
+			[]string{"automate.openai.max_steps: must be at least 1; got 0", "automate.openai.schema_retries: must be at least 1; got 0",
+				"automate.openai.tool_timeout: must be a positive duration; got 0s", "automate.openai.run_budget: must be 0 (none) or a positive duration; got -1s",
+				`automate.openai.thinking_level: must be empty or one of low, medium, high, max; got "huge"`}},
+		{"relative skills dir", "skills_dir: skills", []string{`automate.openai.skills_dir: must be an absolute path; got "skills"`}},
+		{"known models", "known_models:\n      - {name: a}\n      - {name: A, file_size_mb: -1}\n      - {family: x}",
+			[]string{`automate.openai.known_models[1].name: "A" is already listed at known_models[0]`, "automate.openai.known_models[1].file_size_mb: must not be negative",
+				"automate.openai.known_models[2].name: must be set"}},
+		{"mcp server rules", `mcp_servers:
+      - {name: Bad--Name, description: x, transport: stdio}
+      - {name: web, description: x, transport: http, url: "not a url", command: node}
+      - {name: web, description: x, transport: pigeon}
+      - {name: leak, description: x, transport: sse, url: "http://127.0.0.1:1/sse", headers: {Authorization: "Bearer abc123"}}
+      - {name: envleak, description: x, transport: stdio, command: srv, env: {API_KEY: abc, OK_TOKEN: "${T}"}, disabled_tools: [""]}`,
+			[]string{
+				`automate.openai.mcp_servers[0].name: must be 1 to 64 lowercase letters, digits and single hyphens, without a leading or trailing hyphen; got "Bad--Name"`,
+				"automate.openai.mcp_servers[0].command: must be set for the stdio transport",
+				"automate.openai.mcp_servers[1].url: must be an absolute http(s) URL for the http transport",
+				"automate.openai.mcp_servers[1].transport: http takes url and headers, not command, args or env",
+				`automate.openai.mcp_servers[2].name: "web" is already configured at mcp_servers[1]`,
+				`automate.openai.mcp_servers[2].transport: must be one of stdio, http, sse; got "pigeon"`,
+				"automate.openai.mcp_servers[3].headers.Authorization: looks like a secret: write a reference such as ${MY_VAR} and set MY_VAR in hubgate's environment; secrets never go in the config file",
+				"automate.openai.mcp_servers[4].env.API_KEY: looks like a secret: write a reference such as ${MY_VAR} and set MY_VAR in hubgate's environment; secrets never go in the config file",
+				"automate.openai.mcp_servers[4].disabled_tools[0]: must not be empty",
+			}},
+		{"list shapes", "known_models: qwen\nmcp_servers:\n      - name: [a]\n        env: [x]\n        args: {a: b}",
+			[]string{"automate.openai.known_models: must be a list, not a single value", "automate.openai.mcp_servers[0].name: must be a single value, not a list",
+				"automate.openai.mcp_servers[0].env: must be a mapping, not a list", "automate.openai.mcp_servers[0].args: must be a list, not a mapping",
+				`automate.openai.mcp_servers[0].transport: must be one of stdio, http, sse; got ""`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t)
+			indented := "    " + strings.ReplaceAll(tc.section, "\n", "\n    ")
+			f.writeDefault(t, "automate:\n  engine: openai\n  openai:\n"+indented+"\n")
+			_, err := Load(f.opts(LoadOptions{}))
+			verr := mustValidationError(t, err)
+			var got []string
+			for _, p := range verr.Problems {
+				if p.Source == "" {
+					t.Errorf("problem without a source: %v", p)
+				}
+				p.Source = ""
+				got = append(got, p.String())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("problems:\n got %q\nwant %q", got, tc.want)
+			}
+			for _, secret := range []string{"abc123", "sk-abc"} {
+				if strings.Contains(err.Error(), secret) && tc.name != "key in place of a name" {
+					t.Fatalf("error echoes a secret: %v", err)
+				}
+			}
+			if strings.Contains(err.Error(), "sk-abc123") {
+				t.Fatalf("error echoes the key: %v", err)
+			}
+		})
+	}
+}
+
+func TestOpenAISectionIgnoredForScriptedAndNotSettableByFlags(t *testing.T) {
+	f := newFixture(t)
+	f.writeDefault(t, "automate:\n  openai:\n    max_steps: 0\n")
+	if _, err := Load(f.opts(LoadOptions{})); err != nil {
+		t.Fatalf("the openai section is checked only for the openai engine: %v", err)
+	}
+	_, err := Load(f.opts(LoadOptions{Overrides: []Override{{Path: "automate.openai.mcp_servers", Value: "x", Origin: "flag --x"}}}))
+	verr := mustValidationError(t, err)
+	if len(verr.Problems) != 1 || verr.Problems[0].String() != "automate.openai.mcp_servers: can only be set in the config file (flag --x)" {
+		t.Fatalf("%v", err)
 	}
 }

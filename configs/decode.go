@@ -18,7 +18,11 @@ import (
 // Config struct (by yaml tags), so that every problem names the full key
 // path and the line, and so that the file, the environment and overrides
 // share one parser per value type. Adding a key means adding a tagged field
-// of a supported type (string, int, bool, time.Duration) or a nested struct.
+// of a supported type (string, int, float64, bool, *bool, time.Duration) or a
+// nested struct. Lists ([]T of a scalar or of a struct) and string maps
+// (map[string]string) are leaves that only the file can set; a list item
+// that is a struct is decoded like a section, and its keys are reported as
+// path[i].key.
 
 var durationType = reflect.TypeFor[time.Duration]()
 
@@ -78,6 +82,10 @@ func keysOf(t reflect.Type) []string {
 
 func isSection(t reflect.Type) bool { return t.Kind() == reflect.Struct }
 
+// fileOnly reports whether values of type t can only come from the file
+// (lists and maps have no one-line syntax for the environment or flags).
+func fileOnly(t reflect.Type) bool { return t.Kind() == reflect.Slice || t.Kind() == reflect.Map }
+
 // leafPaths lists every settable path of struct type t.
 func leafPaths(t reflect.Type, prefix string) []string {
 	var out []string
@@ -100,6 +108,14 @@ func leafPaths(t reflect.Type, prefix string) []string {
 // FieldError (without path or source).
 func setLeaf(v reflect.Value, s string) error {
 	switch {
+	case v.Kind() == reflect.Pointer:
+		p := reflect.New(v.Type().Elem())
+		if err := setLeaf(p.Elem(), s); err != nil {
+			return err
+		}
+		v.Set(p)
+	case fileOnly(v.Type()):
+		return fmt.Errorf("can only be set in the config file")
 	case v.Type() == durationType:
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		if err != nil {
@@ -114,6 +130,12 @@ func setLeaf(v reflect.Value, s string) error {
 			return fmt.Errorf("must be an integer; got %q", s)
 		}
 		v.SetInt(n)
+	case v.Kind() == reflect.Float64:
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return fmt.Errorf("must be a number; got %q", s)
+		}
+		v.SetFloat(f)
 	case v.Kind() == reflect.Bool:
 		b, err := strconv.ParseBool(strings.TrimSpace(s))
 		if err != nil {
@@ -252,16 +274,25 @@ func (d *decoder) section(n *yaml.Node, v reflect.Value, path string) {
 	}
 }
 
-// leaf applies a scalar node to the leaf field v.
+// leaf applies a node to the leaf field v: a scalar, or for a list or map
+// field a sequence or mapping.
 func (d *decoder) leaf(n *yaml.Node, v reflect.Value, path string) {
 	n = resolveAlias(n)
-	if n.Kind != yaml.ScalarNode {
-		d.problem(path, n.Line, "must be a single value, not %s", nodeKindName(n))
-		return
-	}
-	if n.Tag == "!!null" {
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		v.SetZero()
 		d.cfg.setSource(path, d.at(n.Line))
+		return
+	}
+	switch v.Kind() {
+	case reflect.Slice:
+		d.list(n, v, path)
+		return
+	case reflect.Map:
+		d.stringMap(n, v, path)
+		return
+	}
+	if n.Kind != yaml.ScalarNode {
+		d.problem(path, n.Line, "must be a single value, not %s", nodeKindName(n))
 		return
 	}
 	if err := setLeaf(v, n.Value); err != nil {
@@ -280,4 +311,68 @@ func looksSecret(key string) bool {
 		}
 	}
 	return false
+}
+
+// list applies a sequence node to the slice field v.
+func (d *decoder) list(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.SequenceNode {
+		d.problem(path, n.Line, "must be a list, not %s", nodeKindName(n))
+		return
+	}
+	if len(n.Content) == 0 {
+		v.SetZero() // an empty list is no list
+		d.cfg.setSource(path, d.at(n.Line))
+		return
+	}
+	out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		item = resolveAlias(item)
+		ip := fmt.Sprintf("%s[%d]", path, i)
+		ev := out.Index(i)
+		if isSection(ev.Type()) {
+			d.cfg.setSource(ip, d.at(item.Line))
+			d.section(item, ev, ip)
+			continue
+		}
+		if item.Kind != yaml.ScalarNode || item.Tag == "!!null" {
+			d.problem(ip, item.Line, "must be a single value, not %s", nodeKindName(item))
+			continue
+		}
+		if err := setLeaf(ev, item.Value); err != nil {
+			d.problem(ip, item.Line, "%s", err.Error())
+		}
+	}
+	v.Set(out)
+	d.cfg.setSource(path, d.at(n.Line))
+}
+
+// stringMap applies a mapping node of single values to the map field v.
+func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.problem(path, n.Line, "must be a mapping, not %s", nodeKindName(n))
+		return
+	}
+	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := resolveAlias(n.Content[i]), resolveAlias(n.Content[i+1])
+		kp := path + "." + kn.Value
+		if first, dup := seen[kn.Value]; dup {
+			d.problem(kp, kn.Line, "duplicate key (first set at line %d)", first)
+			continue
+		}
+		seen[kn.Value] = kn.Line
+		if vn.Kind != yaml.ScalarNode {
+			d.problem(kp, vn.Line, "must be a single value, not %s", nodeKindName(vn))
+			continue
+		}
+		ev := reflect.New(v.Type().Elem()).Elem()
+		if err := setLeaf(ev, vn.Value); err != nil {
+			d.problem(kp, vn.Line, "%s", err.Error())
+			continue
+		}
+		m.SetMapIndex(reflect.ValueOf(kn.Value).Convert(v.Type().Key()), ev)
+	}
+	v.Set(m)
+	d.cfg.setSource(path, d.at(n.Line))
 }

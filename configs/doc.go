@@ -19,7 +19,15 @@
 //     rejected (credentials never live in the config);
 //   - secrets are never read from the file or from configs' environment
 //     variables; an unknown key that looks like a secret gets a hint saying
-//     so.
+//     so;
+//   - lists (automate.openai.known_models, mcp_servers) and string maps (an
+//     MCP server's env and headers) can only be set in the file; problems in
+//     a list item name it as path[i].key. In a configured MCP server's env
+//     or headers, a key that looks like a secret (or Authorization) must
+//     carry its value as ${VAR} references to hubgate's environment;
+//   - the automate.openai section is checked only when automate.engine is
+//     openai, so a scripted setup is never refused for it; its upstream may
+//     use plain http on any host (local model servers rarely speak TLS).
 //
 // Secrets (secrets.go, keyring.go): SecretStore is the small interface every
 // consumer depends on. Keyring implements it over the OS Secret Service
