@@ -34,6 +34,7 @@ type Client struct {
 	events chan Event
 	q      *queue
 	seq    atomic.Uint64
+	connNo atomic.Uint64 // numbers WebSocket connections (Event.Session, State.Session)
 
 	started atomic.Bool
 	runDone chan struct{} // closed when Run has returned

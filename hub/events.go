@@ -56,7 +56,7 @@ type Event struct {
 	Target   string            // the target as the hub spelled it
 	Args     []json.RawMessage // every argument, unchanged
 	Received time.Time         // when it was read (Config.Now)
-	Session  uint64            // the connection it arrived on
+	Session  uint64            // the WebSocket connection it arrived on (see State.Session)
 	// InvocationID is set when the hub awaited a result (the client
 	// answered with an empty completion on arrival).
 	InvocationID string

@@ -20,9 +20,6 @@ import (
 // errNegotiate marks a negotiate answer that refuses the connection.
 var errNegotiate = errors.New("hub: negotiate refused the connection")
 
-// connNo numbers WebSocket connections (Event.Session, State.Session).
-var connNo atomic.Uint64
-
 // session is one WebSocket connection with its own library client.
 type session struct {
 	c           *Client
@@ -109,7 +106,7 @@ func (c *Client) runSession(ctx context.Context) sessionResult {
 		return r
 	}
 
-	s := &session{c: c, id: connNo.Add(1), kick: make(chan struct{}, 1)}
+	s := &session{c: c, id: c.connNo.Add(1), kick: make(chan struct{}, 1)}
 	s.conn = newWSConn(c, s.id, ws, connID)
 	var used atomic.Bool
 	sc, err := signalr.NewClient(s.conn.ctx,

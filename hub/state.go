@@ -42,7 +42,7 @@ type State struct {
 	Cause   Cause  // why not connected; CauseNone while connected
 	Reason  string // human-readable, never holds a token
 	Err     error  // the error behind Reason, if any (scrubbed)
-	Session uint64 // connection number (1 = the first successful one); the current or last one
+	Session uint64 // the current or last WebSocket connection, numbered from 1 per Client (failed handshakes count too)
 	Attempt int    // failed attempts since the last successful connection
 	RetryAt time.Time
 	Since   time.Time
