@@ -1,0 +1,256 @@
+package journal
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+)
+
+// Command is a received DeviceCommand as RecordCommand writes it.
+type Command struct {
+	Seq        uint64    // hub arrival sequence number (hub.Event.Seq); 0 when not from the hub
+	Session    uint64    // hub connection number (hub.Event.Session)
+	ReceivedAt time.Time // zero: Options.Now()
+	Text       string    // the command string
+	MacroID    string
+	MacroName  string
+	MacroJSON  []byte   // the macro as received (JSON); nil when none
+	Rule       string   // the matched rule's name; "" when none matched (yet)
+	Decision   Decision // zero: DecisionReceived
+	Note       string   // why (free text for history)
+}
+
+// Outcome is how a run ended, for RunFinished. A failed request (the POST
+// or a resume failed without a run record, schemaVersion != 1) has Err set
+// and Status empty; the command's decision then becomes failed.
+type Outcome struct {
+	RequestID   string // "" keeps the one RunParked stored
+	Status      automate.RunStatus
+	ErrorCode   string
+	Answer      string
+	FinalAnswer *string
+	StartedAt   time.Time
+	CompletedAt time.Time
+	DurationMs  int64
+	Usage       *automate.Usage
+	Err         string // a failed request, not a failed run
+}
+
+// OutcomeOf builds the Outcome of a terminal RunRecord.
+func OutcomeOf(rec *automate.RunRecord) Outcome {
+	return Outcome{
+		RequestID:   rec.RequestID,
+		Status:      rec.Status,
+		ErrorCode:   rec.ErrorCode,
+		Answer:      rec.Answer,
+		FinalAnswer: rec.FinalAnswer,
+		StartedAt:   rec.StartedAt.Time,
+		CompletedAt: rec.CompletedAt.Time,
+		DurationMs:  rec.DurationMs,
+		Usage:       rec.Usage,
+	}
+}
+
+// RecordCommand writes a received command, before the bridge acts on it,
+// and returns its id. When the same hub event (same boot, session and
+// seq > 0) was already recorded it writes nothing and returns the existing
+// id with duplicate = true.
+func (j *Journal) RecordCommand(ctx context.Context, c Command) (id int64, duplicate bool, err error) {
+	if j.readOnly {
+		return 0, false, ErrReadOnly
+	}
+	if c.Decision == "" {
+		c.Decision = DecisionReceived
+	}
+	if !c.Decision.Valid() {
+		return 0, false, fmt.Errorf("%w: decision %q", ErrInvalid, c.Decision)
+	}
+	seq, err := seqToDB("seq", c.Seq)
+	if err != nil {
+		return 0, false, err
+	}
+	session, err := seqToDB("session", c.Session)
+	if err != nil {
+		return 0, false, err
+	}
+	var macro any
+	if len(c.MacroJSON) > 0 {
+		if !json.Valid(c.MacroJSON) {
+			return 0, false, fmt.Errorf("%w: macro is not valid JSON", ErrInvalid)
+		}
+		macro = string(c.MacroJSON)
+	}
+	now := j.now()
+	if c.ReceivedAt.IsZero() {
+		c.ReceivedAt = now
+	}
+	var decided, queued int64
+	if c.Decision != DecisionReceived {
+		decided = toDB(now)
+	}
+	if c.Decision == DecisionQueued {
+		queued = toDB(now)
+	}
+	err = j.db.QueryRowContext(ctx, `
+INSERT INTO commands(boot, touched_boot, session, seq, received_at, text, macro_id, macro_name, macro_json,
+                     rule, decision, note, decided_at, queued_at, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(boot, session, seq) WHERE seq > 0 DO NOTHING
+RETURNING id`,
+		j.boot, j.boot, session, seq, toDB(c.ReceivedAt), c.Text, c.MacroID, c.MacroName, macro,
+		c.Rule, string(c.Decision), c.Note, decided, queued, toDB(now)).Scan(&id)
+	if err == nil {
+		return id, false, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, false, fmt.Errorf("journal: recording a command: %w", err)
+	}
+	err = j.db.QueryRowContext(ctx, `SELECT id FROM commands WHERE boot = ? AND session = ? AND seq = ?`,
+		j.boot, session, seq).Scan(&id)
+	if err != nil {
+		return 0, false, fmt.Errorf("journal: recording a command: finding the duplicate: %w", err)
+	}
+	j.log.Debug("journal: duplicate delivery", "command", id, "session", c.Session, "seq", c.Seq)
+	return id, true, nil
+}
+
+// update applies set (with args) to command id when cond holds, stamping
+// updated_at and touched_boot; otherwise it tells ErrNotFound from ErrConflict.
+func (j *Journal) update(ctx context.Context, op string, id int64, cond, set string, args ...any) error {
+	if j.readOnly {
+		return ErrReadOnly
+	}
+	args = append(args, j.boot, toDB(j.now()), id)
+	res, err := j.db.ExecContext(ctx,
+		`UPDATE commands SET `+set+`, touched_boot = ?, updated_at = ? WHERE id = ? AND (`+cond+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("journal: %s: %w", op, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("journal: %s: %w", op, err)
+	}
+	if n == 1 {
+		return nil
+	}
+	var decision, run string
+	err = j.db.QueryRowContext(ctx, `SELECT decision, run FROM commands WHERE id = ?`, id).Scan(&decision, &run)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("%w: %s: id %d", ErrNotFound, op, id)
+	}
+	if err != nil {
+		return fmt.Errorf("journal: %s: %w", op, err)
+	}
+	if run == "" {
+		run = "none"
+	}
+	return fmt.Errorf("%w: %s: command %d has decision %s, run %s", ErrConflict, op, id, decision, run)
+}
+
+// SetDecision records the bridge's decision about a command that has no
+// run attached (any decision; queued also stamps queuedAt once).
+func (j *Journal) SetDecision(ctx context.Context, id int64, d Decision, note string) error {
+	if !d.Valid() {
+		return fmt.Errorf("%w: decision %q", ErrInvalid, d)
+	}
+	now := toDB(j.now())
+	return j.update(ctx, "set decision", id, `run = ''`,
+		`decision = ?, note = ?, decided_at = ?,
+		 queued_at = CASE WHEN ? = 'queued' AND queued_at = 0 THEN ? ELSE queued_at END`,
+		string(d), note, now, string(d), now)
+}
+
+// Dequeued takes a queued command off the queue to start it: its decision
+// becomes started (RunStarted follows).
+func (j *Journal) Dequeued(ctx context.Context, id int64) error {
+	now := toDB(j.now())
+	return j.update(ctx, "dequeue", id, `decision = 'queued' AND run = ''`,
+		`decision = 'started', dequeued_at = ?, decided_at = ?`, now, now)
+}
+
+// Abandon gives up a command that never got a run: queued, undecided, or
+// dequeued but never posted. Its decision becomes abandoned.
+func (j *Journal) Abandon(ctx context.Context, id int64, note string) error {
+	now := toDB(j.now())
+	return j.update(ctx, "abandon", id, `run = '' AND decision IN ('received', 'queued', 'started')`,
+		`decision = 'abandoned', note = ?, decided_at = ?`, note, now)
+}
+
+// RunStarted records that the run's POST is about to be sent, with the
+// taskId it carries; at zero means now. It is written BEFORE the POST, so
+// that a crash after it leaves a row Recover reports as in flight. The
+// decision becomes started (a queued command is dequeued by it).
+func (j *Journal) RunStarted(ctx context.Context, id int64, taskID string, at time.Time) error {
+	now := j.now()
+	if at.IsZero() {
+		at = now
+	}
+	return j.update(ctx, "run started", id, `run = '' AND decision IN ('received', 'queued', 'started')`,
+		`run = 'running', task_id = ?, run_started_at = ?,
+		 dequeued_at = CASE WHEN decision = 'queued' THEN ? ELSE dequeued_at END,
+		 decided_at = CASE WHEN decision = 'started' THEN decided_at ELSE ? END,
+		 decision = 'started'`,
+		taskID, toDB(at), toDB(now), toDB(now))
+}
+
+// RunParked records that the run is awaiting tool results, with its
+// request id and resume token (stored; never logged or shown in history).
+func (j *Journal) RunParked(ctx context.Context, id int64, requestID, resumeToken string) error {
+	return j.update(ctx, "run parked", id, `run IN ('running', 'parked')`,
+		`run = 'parked', request_id = ?, resume_token = ?, parked_at = ?, status = ?`,
+		requestID, resumeToken, toDB(j.now()), string(automate.StatusAwaitingToolResults))
+}
+
+// RunResumed records that tool results were posted for a parked run: it is
+// running again and its resume token is spent (cleared).
+func (j *Journal) RunResumed(ctx context.Context, id int64) error {
+	return j.update(ctx, "run resumed", id, `run = 'parked'`, `run = 'running', resume_token = '', status = ''`)
+}
+
+// RunFinished records how a running or parked run ended.
+func (j *Journal) RunFinished(ctx context.Context, id int64, o Outcome) error {
+	if o.Status == "" && o.Err == "" {
+		return fmt.Errorf("%w: an outcome needs a terminal status or a request error", ErrInvalid)
+	}
+	if o.Status != "" && !o.Status.Terminal() {
+		return fmt.Errorf("%w: status %q is not terminal (use RunParked)", ErrInvalid, o.Status)
+	}
+	var usage, final any
+	if o.Usage != nil {
+		u, err := jsonOrNil(o.Usage)
+		if err != nil {
+			return fmt.Errorf("%w: usage: %v", ErrInvalid, err)
+		}
+		usage = u
+	}
+	if o.FinalAnswer != nil {
+		final = *o.FinalAnswer
+	}
+	decision := "" // unchanged
+	if o.Status == "" {
+		decision = string(DecisionFailed)
+	}
+	return j.update(ctx, "run finished", id, `run IN ('running', 'parked')`,
+		`run = 'finished', resume_token = '',
+		 request_id = CASE WHEN ? = '' THEN request_id ELSE ? END,
+		 status = ?, error_code = ?, answer = ?, final_answer = ?,
+		 started_at = ?, completed_at = ?, duration_ms = ?, usage = ?, error = ?, finished_at = ?,
+		 decision = CASE WHEN ? = '' THEN decision ELSE ? END`,
+		o.RequestID, o.RequestID,
+		string(o.Status), o.ErrorCode, o.Answer, final,
+		toDB(o.StartedAt), toDB(o.CompletedAt), o.DurationMs, usage, o.Err, toDB(j.now()),
+		decision, decision)
+}
+
+// MarkInterrupted records that a run in flight when the daemon stopped was
+// reconciled as lost (the server does not know it any more, or its outcome
+// cannot be had); note says why.
+func (j *Journal) MarkInterrupted(ctx context.Context, id int64, note string) error {
+	return j.update(ctx, "mark interrupted", id, `run IN ('running', 'parked')`,
+		`run = 'interrupted', resume_token = '', note = ?, finished_at = ?`, note, toDB(j.now()))
+}

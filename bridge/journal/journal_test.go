@@ -1,0 +1,867 @@
+package journal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock {
+	return &clock{t: time.Date(2026, 11, 21, 19, 49, 38, 123456789, time.UTC)}
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+	return c.t
+}
+
+func openTest(t testing.TB, path string, clk *clock) *Journal {
+	t.Helper()
+	opts := Options{}
+	if clk != nil {
+		opts.Now = clk.Now
+	}
+	j, err := Open(path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { j.Close() })
+	return j
+}
+
+func mustGet(t testing.TB, j *Journal, id int64) Entry {
+	t.Helper()
+	e, err := j.Get(context.Background(), id)
+	if err != nil {
+		t.Fatalf("Get(%d): %v", id, err)
+	}
+	return e
+}
+
+func mustRecord(t testing.TB, j *Journal, c Command) int64 {
+	t.Helper()
+	id, dup, err := j.RecordCommand(context.Background(), c)
+	if err != nil {
+		t.Fatalf("RecordCommand: %v", err)
+	}
+	if dup {
+		t.Fatalf("RecordCommand(%+v): unexpected duplicate (id %d)", c, id)
+	}
+	return id
+}
+
+func pragma(t testing.TB, j *Journal, name string) string {
+	t.Helper()
+	var v string
+	if err := j.db.QueryRow(`PRAGMA ` + name).Scan(&v); err != nil {
+		t.Fatalf("PRAGMA %s: %v", name, err)
+	}
+	return v
+}
+
+func TestSchemaVersionMatchesMigrations(t *testing.T) {
+	if CurrentSchema != len(migrations) {
+		t.Fatalf("CurrentSchema = %d, but there are %d migrations", CurrentSchema, len(migrations))
+	}
+}
+
+func TestOpenCreatesPrivateFilesAndSettings(t *testing.T) {
+	base := t.TempDir()
+	path := filepath.Join(base, "state", "hubgate", "journal.db")
+	j := openTest(t, path, nil)
+	mustRecord(t, j, Command{Text: "x"}) // makes SQLite create the -wal file
+
+	for _, dir := range []string{filepath.Join(base, "state"), filepath.Join(base, "state", "hubgate")} {
+		fi, err := os.Stat(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != 0o700 {
+			t.Errorf("%s: mode %o, want 0700", dir, got)
+		}
+	}
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		fi, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != 0o600 {
+			t.Errorf("%s: mode %o, want 0600", f, got)
+		}
+	}
+	if got := pragma(t, j, "journal_mode"); got != "wal" {
+		t.Errorf("journal_mode = %q, want wal", got)
+	}
+	if got := pragma(t, j, "synchronous"); got != "2" { // FULL
+		t.Errorf("synchronous = %s, want 2 (FULL, the default)", got)
+	}
+	if got := pragma(t, j, "busy_timeout"); got != "5000" {
+		t.Errorf("busy_timeout = %s, want 5000", got)
+	}
+	if got := pragma(t, j, "user_version"); got != "1" {
+		t.Errorf("user_version = %s, want 1", got)
+	}
+	if j.Path() != path || j.Boot() != 1 {
+		t.Errorf("Path %q Boot %d, want %q and 1", j.Path(), j.Boot(), path)
+	}
+
+	normal, err := Open(filepath.Join(base, "n.db"), Options{Synchronous: SyncNormal, BusyTimeout: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer normal.Close()
+	if got := pragma(t, normal, "synchronous"); got != "1" {
+		t.Errorf("synchronous = %s, want 1 (NORMAL)", got)
+	}
+	if got := pragma(t, normal, "busy_timeout"); got != "1500" {
+		t.Errorf("busy_timeout = %s, want 1500", got)
+	}
+	if _, err := Open(filepath.Join(base, "x.db"), Options{Synchronous: "OFF"}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("Open with synchronous OFF: %v, want ErrInvalid", err)
+	}
+}
+
+func TestOpenPathWithURISyntax(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "we?ird #dir", "j.db")
+	j := openTest(t, path, nil)
+	mustRecord(t, j, Command{Text: "x"})
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the database is not at the literal path: %v", err)
+	}
+	r, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	h, err := r.History(context.Background(), HistoryQuery{})
+	if err != nil || len(h) != 1 {
+		t.Fatalf("History = %d entries, %v", len(h), err)
+	}
+}
+
+func TestLifecycle(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	j := openTest(t, filepath.Join(t.TempDir(), "j.db"), clk)
+
+	received := clk.Now().Add(-time.Second)
+	macro := []byte(`{"id":"m1","name":"Summarize","commands":["sum"],"events":[{"type":"Type","text":"hello"}]}`)
+	id := mustRecord(t, j, Command{Seq: 7, Session: 2, ReceivedAt: received, Text: "sum",
+		MacroID: "m1", MacroName: "Summarize", MacroJSON: macro, Rule: "summarize"})
+	e := mustGet(t, j, id)
+	if e.Decision != DecisionReceived || !e.DecidedAt.IsZero() || e.Run != RunNone {
+		t.Fatalf("after RecordCommand: %+v", e)
+	}
+	if !e.ReceivedAt.Equal(received) || e.Seq != 7 || e.Session != 2 || e.Boot != j.Boot() ||
+		e.Command != "sum" || e.MacroID != "m1" || e.MacroName != "Summarize" || string(e.Macro) != string(macro) || e.Rule != "summarize" {
+		t.Fatalf("recorded fields: %+v", e)
+	}
+
+	t1 := clk.Advance(time.Second)
+	if err := j.SetDecision(ctx, id, DecisionQueued, "busy: queued behind 3"); err != nil {
+		t.Fatal(err)
+	}
+	e = mustGet(t, j, id)
+	if e.Decision != DecisionQueued || !e.QueuedAt.Equal(t1) || !e.DecidedAt.Equal(t1) || e.Note != "busy: queued behind 3" {
+		t.Fatalf("after SetDecision(queued): %+v", e)
+	}
+
+	t2 := clk.Advance(time.Second)
+	if err := j.Dequeued(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	e = mustGet(t, j, id)
+	if e.Decision != DecisionStarted || !e.DequeuedAt.Equal(t2) || !e.QueuedAt.Equal(t1) {
+		t.Fatalf("after Dequeued: %+v", e)
+	}
+
+	t3 := clk.Advance(time.Second)
+	postAt := t3.Add(-time.Millisecond)
+	if err := j.RunStarted(ctx, id, "task-1", postAt); err != nil {
+		t.Fatal(err)
+	}
+	e = mustGet(t, j, id)
+	if e.Run != RunRunning || e.TaskID != "task-1" || !e.RunStartedAt.Equal(postAt) || !e.DecidedAt.Equal(t2) || !e.UpdatedAt.Equal(t3) {
+		t.Fatalf("after RunStarted: %+v", e)
+	}
+
+	t4 := clk.Advance(time.Second)
+	if err := j.RunParked(ctx, id, "req-1", "resume-secret-1"); err != nil {
+		t.Fatal(err)
+	}
+	e = mustGet(t, j, id)
+	if e.Run != RunParked || e.RequestID != "req-1" || e.ResumeToken != "resume-secret-1" ||
+		e.Status != automate.StatusAwaitingToolResults || !e.ParkedAt.Equal(t4) {
+		t.Fatalf("after RunParked: %+v", e)
+	}
+	if err := j.RunResumed(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	e = mustGet(t, j, id)
+	if e.Run != RunRunning || e.ResumeToken != "" || e.Status != "" {
+		t.Fatalf("after RunResumed: %+v", e)
+	}
+	if err := j.RunParked(ctx, id, "req-1", "resume-secret-2"); err != nil {
+		t.Fatal(err)
+	}
+
+	t5 := clk.Advance(time.Second)
+	final := "The summary."
+	srvStart, srvEnd := t3.Add(2*time.Millisecond), t5.Add(-time.Millisecond)
+	usage := &automate.Usage{InputTokens: 120, OutputTokens: 45, GenerationMs: 900, TTFTMs: 80, TPS: 50.5}
+	if err := j.RunFinished(ctx, id, Outcome{Status: automate.StatusCompleted, Answer: "Done: the summary.",
+		FinalAnswer: &final, StartedAt: srvStart, CompletedAt: srvEnd, DurationMs: 1997, Usage: usage}); err != nil {
+		t.Fatal(err)
+	}
+	e = mustGet(t, j, id)
+	if e.Run != RunFinished || e.Decision != DecisionStarted || e.RequestID != "req-1" || e.ResumeToken != "" ||
+		e.Status != automate.StatusCompleted || e.Answer != "Done: the summary." || e.FinalAnswer == nil || *e.FinalAnswer != final ||
+		!e.StartedAt.Equal(srvStart) || !e.CompletedAt.Equal(srvEnd) || e.DurationMs != 1997 ||
+		!reflect.DeepEqual(e.Usage, usage) || e.Error != "" || !e.FinishedAt.Equal(t5) || e.ErrorCode != "" {
+		t.Fatalf("after RunFinished: %+v", e)
+	}
+}
+
+func TestRunStartedDirectlyAndOutcomeOf(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	j := openTest(t, filepath.Join(t.TempDir(), "j.db"), clk)
+
+	// received -> RunStarted (no SetDecision in between), zero time = now.
+	id := mustRecord(t, j, Command{Text: "go"})
+	now := clk.Advance(time.Minute)
+	if err := j.RunStarted(ctx, id, "", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	e := mustGet(t, j, id)
+	if e.Decision != DecisionStarted || !e.DecidedAt.Equal(now) || !e.RunStartedAt.Equal(now) || !e.DequeuedAt.IsZero() {
+		t.Fatalf("after RunStarted from received: %+v", e)
+	}
+	rec := &automate.RunRecord{SchemaVersion: 1, RequestID: "req-9", Status: automate.StatusFailed,
+		ErrorCode: automate.ErrorExecutionTimeout, Answer: "timed out",
+		StartedAt: automate.Timestamp{Time: now}, CompletedAt: automate.Timestamp{Time: now.Add(time.Second)}, DurationMs: 1000}
+	if err := j.RunFinished(ctx, id, OutcomeOf(rec)); err != nil {
+		t.Fatal(err)
+	}
+	e = mustGet(t, j, id)
+	if e.Status != automate.StatusFailed || e.ErrorCode != automate.ErrorExecutionTimeout || e.RequestID != "req-9" ||
+		e.FinalAnswer != nil || e.Usage != nil || e.Decision != DecisionStarted {
+		t.Fatalf("after RunFinished(failed run): %+v", e)
+	}
+
+	// queued -> RunStarted dequeues.
+	id2 := mustRecord(t, j, Command{Text: "later", Decision: DecisionQueued})
+	e = mustGet(t, j, id2)
+	if e.QueuedAt.IsZero() || e.DecidedAt.IsZero() {
+		t.Fatalf("recorded as queued: %+v", e)
+	}
+	if err := j.RunStarted(ctx, id2, "t2", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	e = mustGet(t, j, id2)
+	if e.Decision != DecisionStarted || e.DequeuedAt.IsZero() {
+		t.Fatalf("RunStarted on a queued command: %+v", e)
+	}
+}
+
+func TestFailedRequest(t *testing.T) {
+	ctx := context.Background()
+	j := openTest(t, filepath.Join(t.TempDir(), "j.db"), newClock())
+	id := mustRecord(t, j, Command{Text: "go"})
+	if err := j.RunStarted(ctx, id, "t", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.RunFinished(ctx, id, Outcome{Err: "POST /v1/runs: connection refused"}); err != nil {
+		t.Fatal(err)
+	}
+	e := mustGet(t, j, id)
+	if e.Decision != DecisionFailed || e.Run != RunFinished || e.Error != "POST /v1/runs: connection refused" || e.Status != "" {
+		t.Fatalf("failed request: %+v", e)
+	}
+}
+
+func TestInvalidArguments(t *testing.T) {
+	ctx := context.Background()
+	j := openTest(t, filepath.Join(t.TempDir(), "j.db"), nil)
+	id := mustRecord(t, j, Command{Text: "x"})
+	if err := j.RunStarted(ctx, id, "t", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		err  error
+	}{
+		{"unknown decision", func() error { _, _, err := j.RecordCommand(ctx, Command{Decision: "maybe"}); return err }()},
+		{"bad macro JSON", func() error { _, _, err := j.RecordCommand(ctx, Command{MacroJSON: []byte(`{"id":`)}); return err }()},
+		{"seq out of range", func() error { _, _, err := j.RecordCommand(ctx, Command{Seq: 1 << 63}); return err }()},
+		{"SetDecision unknown", j.SetDecision(ctx, id, "later", "")},
+		{"RunFinished empty outcome", j.RunFinished(ctx, id, Outcome{})},
+		{"RunFinished parked status", j.RunFinished(ctx, id, Outcome{Status: automate.StatusAwaitingToolResults})},
+		{"History negative limit", func() error { _, err := j.History(ctx, HistoryQuery{Limit: -1}); return err }()},
+	}
+	for _, c := range cases {
+		if !errors.Is(c.err, ErrInvalid) {
+			t.Errorf("%s: err = %v, want ErrInvalid", c.name, c.err)
+		}
+	}
+	if e := mustGet(t, j, id); e.Run != RunRunning {
+		t.Errorf("a rejected RunFinished changed the row: %+v", e)
+	}
+	var n int
+	if err := j.db.QueryRow(`SELECT count(*) FROM commands`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("rows = %d (%v), want 1: rejected commands must not be written", n, err)
+	}
+}
+
+func TestTransitionsRefused(t *testing.T) {
+	ctx := context.Background()
+	j := openTest(t, filepath.Join(t.TempDir(), "j.db"), nil)
+
+	mk := func(steps ...func(id int64) error) int64 {
+		id := mustRecord(t, j, Command{Text: "x"})
+		for _, s := range steps {
+			if err := s(id); err != nil {
+				t.Fatalf("setting up: %v", err)
+			}
+		}
+		return id
+	}
+	start := func(id int64) error { return j.RunStarted(ctx, id, "t", time.Time{}) }
+	park := func(id int64) error { return j.RunParked(ctx, id, "r", "tok") }
+	finish := func(id int64) error { return j.RunFinished(ctx, id, Outcome{Status: automate.StatusCompleted}) }
+	drop := func(id int64) error { return j.SetDecision(ctx, id, DecisionDropped, "busy") }
+	abandon := func(id int64) error { return j.Abandon(ctx, id, "gone") }
+	interrupt := func(id int64) error { return j.MarkInterrupted(ctx, id, "lost") }
+
+	received := mk()
+	running := mk(start)
+	parked := mk(start, park)
+	finished := mk(start, finish)
+	dropped := mk(drop)
+	abandoned := mk(abandon)
+	interrupted := mk(start, interrupt)
+
+	refused := []struct {
+		name string
+		id   int64
+		op   func(id int64) error
+	}{
+		{"Dequeued on received", received, func(id int64) error { return j.Dequeued(ctx, id) }},
+		{"Dequeued on running", running, func(id int64) error { return j.Dequeued(ctx, id) }},
+		{"RunParked on received", received, park},
+		{"RunResumed on running", running, func(id int64) error { return j.RunResumed(ctx, id) }},
+		{"RunFinished on received", received, finish},
+		{"RunFinished twice", finished, finish},
+		{"RunFinished on interrupted", interrupted, finish},
+		{"RunStarted twice", running, start},
+		{"RunStarted on dropped", dropped, start},
+		{"RunStarted on abandoned", abandoned, start},
+		{"RunStarted on finished", finished, start},
+		{"SetDecision with a run", running, drop},
+		{"SetDecision on parked", parked, drop},
+		{"Abandon a running run", running, abandon},
+		{"Abandon dropped", dropped, abandon},
+		{"MarkInterrupted finished", finished, interrupt},
+		{"MarkInterrupted received", received, interrupt},
+	}
+	for _, c := range refused {
+		before := mustGet(t, j, c.id)
+		err := c.op(c.id)
+		if !errors.Is(err, ErrConflict) {
+			t.Errorf("%s: err = %v, want ErrConflict", c.name, err)
+			continue
+		}
+		if after := mustGet(t, j, c.id); !reflect.DeepEqual(before, after) {
+			t.Errorf("%s: refused change modified the row:\n%+v\n%+v", c.name, before, after)
+		}
+	}
+	for name, err := range map[string]error{
+		"SetDecision":     j.SetDecision(ctx, 999, DecisionDropped, ""),
+		"Dequeued":        j.Dequeued(ctx, 999),
+		"Abandon":         j.Abandon(ctx, 999, ""),
+		"RunStarted":      j.RunStarted(ctx, 999, "", time.Time{}),
+		"RunParked":       j.RunParked(ctx, 999, "", ""),
+		"RunResumed":      j.RunResumed(ctx, 999),
+		"RunFinished":     j.RunFinished(ctx, 999, Outcome{Err: "x"}),
+		"MarkInterrupted": j.MarkInterrupted(ctx, 999, ""),
+		"Get":             func() error { _, err := j.Get(ctx, 999); return err }(),
+	} {
+		if !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s(999): err = %v, want ErrNotFound", name, err)
+		}
+	}
+
+	// The allowed ones, for contrast.
+	if err := j.Abandon(ctx, received, "shutdown"); err != nil {
+		t.Errorf("Abandon(received): %v", err)
+	}
+	if e := mustGet(t, j, received); e.Decision != DecisionAbandoned || e.Note != "shutdown" {
+		t.Errorf("after Abandon: %+v", e)
+	}
+	if err := j.MarkInterrupted(ctx, parked, "server restarted"); err != nil {
+		t.Errorf("MarkInterrupted(parked): %v", err)
+	}
+	if e := mustGet(t, j, parked); e.Run != RunInterrupted || e.ResumeToken != "" || e.Note != "server restarted" || e.FinishedAt.IsZero() {
+		t.Errorf("after MarkInterrupted: %+v", e)
+	}
+	if err := j.SetDecision(ctx, dropped, DecisionIgnored, "not listening"); err != nil {
+		t.Errorf("SetDecision on a decided command without a run: %v", err)
+	}
+}
+
+func TestDuplicateDelivery(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "j.db")
+	j, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := mustRecord(t, j, Command{Seq: 5, Session: 1, Text: "a", Rule: "r1"})
+	id, dup, err := j.RecordCommand(ctx, Command{Seq: 5, Session: 1, Text: "a (again)", Rule: "r2"})
+	if err != nil || !dup || id != first {
+		t.Fatalf("second delivery: id %d dup %v err %v, want %d true nil", id, dup, err, first)
+	}
+	if e := mustGet(t, j, first); e.Command != "a" || e.Rule != "r1" {
+		t.Errorf("the duplicate overwrote the row: %+v", e)
+	}
+	// Same seq on another session, and seq 0, are distinct.
+	other := mustRecord(t, j, Command{Seq: 5, Session: 2, Text: "b"})
+	z1 := mustRecord(t, j, Command{Text: "local 1"})
+	z2 := mustRecord(t, j, Command{Text: "local 2"})
+	if other == first || z1 == z2 {
+		t.Fatalf("distinct commands got the same id: %d %d %d %d", first, other, z1, z2)
+	}
+	j.Close()
+
+	// After a restart the hub numbers events from 1 again: same session+seq
+	// in a new boot is a new command.
+	j2 := openTest(t, path, nil)
+	again, dup, err := j2.RecordCommand(ctx, Command{Seq: 5, Session: 1, Text: "new boot"})
+	if err != nil || dup || again == first {
+		t.Fatalf("after restart: id %d dup %v err %v", again, dup, err)
+	}
+	h, err := j2.History(ctx, HistoryQuery{})
+	if err != nil || len(h) != 5 {
+		t.Fatalf("History: %d entries, %v; want 5", len(h), err)
+	}
+}
+
+func TestDuplicateDeliveryConcurrent(t *testing.T) {
+	ctx := context.Background()
+	j := openTest(t, filepath.Join(t.TempDir(), "j.db"), nil)
+	const n = 16
+	ids := make([]int64, n)
+	dups := make([]bool, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			id, dup, err := j.RecordCommand(ctx, Command{Seq: 42, Session: 3, Text: "same"})
+			if err != nil {
+				t.Error(err)
+			}
+			ids[i], dups[i] = id, dup
+		}()
+	}
+	wg.Wait()
+	fresh := 0
+	for i := range n {
+		if ids[i] != ids[0] {
+			t.Fatalf("ids differ: %v", ids)
+		}
+		if !dups[i] {
+			fresh++
+		}
+	}
+	if fresh != 1 {
+		t.Fatalf("%d callers saw a fresh insert, want exactly 1 (%v)", fresh, dups)
+	}
+}
+
+func TestHistory(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	j := openTest(t, filepath.Join(t.TempDir(), "j.db"), clk)
+	var ids []int64
+	for i := range 7 {
+		clk.Advance(time.Second)
+		ids = append(ids, mustRecord(t, j, Command{Seq: uint64(i + 1), Session: 1, Text: "c" + string(rune('0'+i))}))
+	}
+	if err := j.RunStarted(ctx, ids[6], "t", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.RunParked(ctx, ids[6], "req", "very-secret-resume-token"); err != nil {
+		t.Fatal(err)
+	}
+
+	page1, err := j.History(ctx, HistoryQuery{Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := entryIDs(page1); !reflect.DeepEqual(got, []int64{ids[6], ids[5], ids[4]}) {
+		t.Fatalf("page 1 = %v", got)
+	}
+	page2, err := j.History(ctx, HistoryQuery{Limit: 3, BeforeID: page1[2].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := entryIDs(page2); !reflect.DeepEqual(got, []int64{ids[3], ids[2], ids[1]}) {
+		t.Fatalf("page 2 = %v", got)
+	}
+	page3, err := j.History(ctx, HistoryQuery{Limit: 3, BeforeID: page2[2].ID})
+	if err != nil || !reflect.DeepEqual(entryIDs(page3), []int64{ids[0]}) {
+		t.Fatalf("page 3 = %v, %v", entryIDs(page3), err)
+	}
+	all, err := j.History(ctx, HistoryQuery{})
+	if err != nil || len(all) != 7 {
+		t.Fatalf("default limit: %d entries, %v", len(all), err)
+	}
+
+	parked := page1[0]
+	if parked.ResumeToken != "" {
+		t.Fatal("History returned the resume token")
+	}
+	if parked.Run != RunParked || parked.RequestID != "req" {
+		t.Fatalf("parked entry: %+v", parked)
+	}
+	if g := mustGet(t, j, ids[6]); g.ResumeToken != "very-secret-resume-token" {
+		t.Fatalf("Get lost the resume token: %q", g.ResumeToken)
+	}
+	full := mustGet(t, j, ids[6])
+	b, err := json.Marshal(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "very-secret-resume-token") {
+		t.Fatalf("the resume token is in the JSON encoding: %s", b)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"id", "boot", "seq", "session", "receivedAt", "command", "decision", "run", "taskId", "runStartedAt", "parkedAt", "requestId", "status", "updatedAt"} {
+		if _, ok := m[k]; !ok {
+			t.Errorf("JSON lacks %q: %s", k, b)
+		}
+	}
+	for _, k := range []string{"finishedAt", "completedAt", "queuedAt", "finalAnswer", "usage"} {
+		if _, ok := m[k]; ok {
+			t.Errorf("JSON has unset %q: %s", k, b)
+		}
+	}
+}
+
+func entryIDs(es []Entry) []int64 {
+	out := make([]int64, len(es))
+	for i, e := range es {
+		out[i] = e.ID
+	}
+	return out
+}
+
+func TestEntryJSONRoundTrip(t *testing.T) {
+	final := "f"
+	e := Entry{ID: 3, Boot: 1, Session: 2, Seq: 9, ReceivedAt: time.Unix(1700000000, 5).UTC(), Command: "c",
+		Macro: json.RawMessage(`{"id":"m"}`), Decision: DecisionStarted, Run: RunFinished, Status: automate.StatusCompleted,
+		Answer: "a", FinalAnswer: &final, Usage: &automate.Usage{InputTokens: 1}, UpdatedAt: time.Unix(1700000001, 0).UTC(),
+		ResumeToken: "tok"}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Entry
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	e.ResumeToken = ""
+	if !reflect.DeepEqual(e, back) {
+		t.Fatalf("round trip:\n%+v\n%+v", e, back)
+	}
+}
+
+// fill writes one command in each state and returns their ids.
+func fill(t testing.TB, j *Journal, clk *clock, tag string) map[string]int64 {
+	t.Helper()
+	ctx := context.Background()
+	ids := map[string]int64{}
+	rec := func(name string, d Decision) int64 {
+		clk.Advance(time.Second)
+		id := mustRecord(t, j, Command{Text: tag + " " + name, Rule: "rule-" + name, Decision: d,
+			MacroJSON: []byte(`{"name":"` + name + `"}`), MacroName: name})
+		ids[name] = id
+		return id
+	}
+	check := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec("undecided", "")
+	check(j.SetDecision(ctx, rec("queued", ""), DecisionQueued, "busy"))
+	rec("queued2", DecisionQueued)
+	check(j.Dequeued(ctx, rec("dequeued", DecisionQueued)))
+	check(j.RunStarted(ctx, rec("running", ""), "task-running", time.Time{}))
+	id := rec("parked", "")
+	check(j.RunStarted(ctx, id, "task-parked", time.Time{}))
+	check(j.RunParked(ctx, id, "req-parked", "tok-"+tag))
+	id = rec("finished", "")
+	check(j.RunStarted(ctx, id, "task-finished", time.Time{}))
+	final := "final " + tag
+	check(j.RunFinished(ctx, id, Outcome{RequestID: "req-finished", Status: automate.StatusCompleted, Answer: "answer " + tag,
+		FinalAnswer: &final, StartedAt: clk.Now(), CompletedAt: clk.Advance(time.Second), DurationMs: 1000,
+		Usage: &automate.Usage{InputTokens: 10, OutputTokens: 20, TPS: 1.5}}))
+	check(j.SetDecision(ctx, rec("dropped", ""), DecisionDropped, "busy"))
+	check(j.SetDecision(ctx, rec("ignored", ""), DecisionIgnored, "no rule"))
+	id = rec("interrupted", "")
+	check(j.RunStarted(ctx, id, "task-int", time.Time{}))
+	check(j.MarkInterrupted(ctx, id, "lost"))
+	check(j.Abandon(ctx, rec("abandoned", DecisionQueued), "too old"))
+	return ids
+}
+
+func TestReopenKeepsEverything(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "j.db")
+	clk := newClock()
+	j, err := Open(path, Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, j, clk, "first")
+	before, err := j.History(ctx, HistoryQuery{Limit: MaxHistoryLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var beforeFull []Entry
+	for _, e := range before {
+		beforeFull = append(beforeFull, mustGet(t, j, e.ID))
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a clean close should checkpoint and remove the -wal file: %v", err)
+	}
+
+	j2 := openTest(t, path, clk)
+	if j2.Boot() != 2 {
+		t.Errorf("second boot id = %d, want 2", j2.Boot())
+	}
+	after, err := j2.History(ctx, HistoryQuery{Limit: MaxHistoryLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Fatalf("history changed across reopen:\n%+v\n%+v", before, after)
+	}
+	for _, e := range beforeFull {
+		if got := mustGet(t, j2, e.ID); !reflect.DeepEqual(got, e) {
+			t.Fatalf("entry %d changed across reopen:\n%+v\n%+v", e.ID, e, got)
+		}
+	}
+	if err := j2.IntegrityCheck(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRecover(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "j.db")
+	clk := newClock()
+	j, err := Open(path, Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := fill(t, j, clk, "old")
+	j.Close()
+
+	j2 := openTest(t, path, clk)
+	fill(t, j2, clk, "current") // this boot's own rows are never "left behind"
+	now := clk.Advance(time.Hour)
+	r, err := j2.Recover(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := entryIDs(r.Undecided), []int64{ids["undecided"]}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Undecided = %v, want %v", got, want)
+	}
+	if got, want := entryIDs(r.Queued), []int64{ids["queued"], ids["queued2"], ids["dequeued"]}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Queued = %v, want %v (oldest first)", got, want)
+	}
+	if got, want := entryIDs(r.InFlight), []int64{ids["running"], ids["parked"]}; !reflect.DeepEqual(got, want) {
+		t.Errorf("InFlight = %v, want %v", got, want)
+	}
+	if len(r.InFlight) == 2 {
+		if p := r.InFlight[1]; p.ResumeToken != "tok-old" || p.RequestID != "req-parked" || p.Run != RunParked {
+			t.Errorf("parked in-flight entry: %+v", p)
+		}
+		if p := r.InFlight[0]; p.TaskID != "task-running" || p.Run != RunRunning {
+			t.Errorf("running in-flight entry: %+v", p)
+		}
+	}
+	if len(r.Queued) > 0 {
+		q := r.Queued[0]
+		if got := r.Age(q); got != now.Sub(q.ReceivedAt) || got < time.Hour {
+			t.Errorf("Age = %v", got)
+		}
+	}
+	if r.Empty() {
+		t.Error("Empty() on a non-empty recovery")
+	}
+
+	// Settle everything; a second Recover finds nothing.
+	for _, e := range r.Undecided {
+		if err := j2.Abandon(ctx, e.ID, "daemon restarted before deciding"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j2.RunStarted(ctx, r.Queued[0].ID, "resumed-after-restart", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range r.Queued[1:] {
+		if err := j2.Abandon(ctx, e.ID, "too old"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := j2.MarkInterrupted(ctx, r.InFlight[0].ID, "unknown to the server"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j2.RunFinished(ctx, r.InFlight[1].ID, Outcome{Status: automate.StatusCanceled, ErrorCode: automate.ErrorCanceled}); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := j2.Recover(ctx, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r2.Empty() {
+		t.Fatalf("after settling: %+v", r2)
+	}
+}
+
+func TestSchemaVersions(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.db")
+	if _, err := OpenReadOnly(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("OpenReadOnly(missing): %v, want fs.ErrNotExist", err)
+	}
+	if _, err := os.Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("OpenReadOnly created the file")
+	}
+
+	empty := filepath.Join(dir, "empty.db")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenReadOnly(empty); !errors.Is(err, ErrSchemaMismatch) {
+		t.Errorf("OpenReadOnly(empty file): %v, want ErrSchemaMismatch", err)
+	}
+
+	newer := filepath.Join(dir, "newer.db")
+	j, err := Open(newer, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := j.db.Exec(`PRAGMA user_version = 99`); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	if _, err := Open(newer, Options{}); !errors.Is(err, ErrSchemaTooNew) {
+		t.Errorf("Open(newer): %v, want ErrSchemaTooNew", err)
+	}
+	if _, err := OpenReadOnly(newer); !errors.Is(err, ErrSchemaTooNew) {
+		t.Errorf("OpenReadOnly(newer): %v, want ErrSchemaTooNew", err)
+	}
+
+	garbage := filepath.Join(dir, "garbage.db")
+	if err := os.WriteFile(garbage, []byte(strings.Repeat("not a database ", 100)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(garbage, Options{}); err == nil {
+		t.Error("Open(garbage) succeeded")
+	}
+}
+
+func TestReadOnly(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "j.db")
+	clk := newClock()
+	j := openTest(t, path, clk)
+	ids := fill(t, j, clk, "x")
+
+	r, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Boot() != 0 {
+		t.Errorf("read-only Boot = %d", r.Boot())
+	}
+	want, _ := j.History(ctx, HistoryQuery{})
+	got, err := r.History(ctx, HistoryQuery{})
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("read-only History differs (%v)", err)
+	}
+	for name, err := range map[string]error{
+		"RecordCommand":   func() error { _, _, err := r.RecordCommand(ctx, Command{}); return err }(),
+		"SetDecision":     r.SetDecision(ctx, ids["undecided"], DecisionDropped, ""),
+		"Dequeued":        r.Dequeued(ctx, ids["queued"]),
+		"Abandon":         r.Abandon(ctx, ids["queued"], ""),
+		"RunStarted":      r.RunStarted(ctx, ids["undecided"], "", time.Time{}),
+		"RunParked":       r.RunParked(ctx, ids["running"], "", ""),
+		"RunResumed":      r.RunResumed(ctx, ids["parked"]),
+		"RunFinished":     r.RunFinished(ctx, ids["running"], Outcome{Err: "x"}),
+		"MarkInterrupted": r.MarkInterrupted(ctx, ids["running"], ""),
+		"Recover":         func() error { _, err := r.Recover(ctx, time.Now()); return err }(),
+	} {
+		if !errors.Is(err, ErrReadOnly) {
+			t.Errorf("read-only %s: %v, want ErrReadOnly", name, err)
+		}
+	}
+	// The database refuses writes too, not only the Go guard.
+	if _, err := r.db.Exec(`DELETE FROM commands`); err == nil {
+		t.Error("a read-only connection deleted rows")
+	}
+	if n, _ := j.History(ctx, HistoryQuery{}); len(n) != len(want) {
+		t.Error("rows vanished")
+	}
+	// Works on a stopped daemon's journal as well.
+	j.Close()
+	r2, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	got2, err := r2.History(ctx, HistoryQuery{})
+	if err != nil || !reflect.DeepEqual(got2, want) {
+		t.Fatalf("History after the writer closed differs (%v)", err)
+	}
+	if err := r2.IntegrityCheck(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
