@@ -38,14 +38,14 @@ type Rule struct {
 	maxAge        time.Duration
 	runOnRecovery bool
 
-	command              string
-	glob, re             *regexp.Regexp
-	macroName, macroID   string
-	eventType            string
-	hasMacroCriteria     bool
-	run                  *compiledRun
-	clientTools          []automate.ClientTool
-	clientToolNames      []string
+	command            string
+	glob, re           *regexp.Regexp
+	macroName, macroID string
+	eventType          string
+	hasMacroCriteria   bool
+	run                *compiledRun
+	clientTools        []automate.ClientTool
+	clientToolNames    []string
 }
 
 type compiledRun struct {

@@ -10,21 +10,22 @@
 // A rule (Spec) has a name, match criteria, a busy policy and a run
 // template. The keys are snake_case in YAML and JSON alike:
 //
-//	- name: lights                    # required, unique
-//	  match:                          # all given criteria must hold; at least one
-//	    command: "lights on"          # exact, case-sensitive
-//	    command_glob: "lights *"      # whole text; * ? [a-z] [!a-z] \x
-//	    command_regex: '(?i)lights (?P<state>on|off)'  # RE2, whole text
-//	    macro_name: Lights            # exact
-//	    macro_id: 6f0c...             # exact
-//	    event_type: Type              # the macro has an event of this type
-//	  busy: queue                     # single (default) | queue | restart
-//	  queue_limit: 5                  # busy: queue only; default 5
-//	  max_age: 10m                    # default 10m
-//	  run_on_recovery: false
-//	  run:
-//	    prompt: "Turn the lights {{.Named.state}}"   # required
-//	    ...                           # every RunRequest option, see RunTemplate
+//	rules:
+//	  - name: lights                  # required, unique
+//	    match:                        # all given criteria must hold; at least one
+//	      command: "lights on"        # exact, case-sensitive
+//	      command_glob: "lights *"    # whole text; * ? [a-z] [!a-z] \x
+//	      command_regex: '(?i)lights (?P<state>on|off)'  # RE2, whole text
+//	      macro_name: Lights          # exact
+//	      macro_id: 6f0c...           # exact
+//	      event_type: Type            # the macro has an event of this type
+//	    busy: queue                   # single (default) | queue | restart
+//	    queue_limit: 5                # busy: queue only; default 5
+//	    max_age: 10m                  # default 10m
+//	    run_on_recovery: false
+//	    run:
+//	      prompt: "Turn the lights {{.Named.state}}"   # required
+//	      client_tools: [notify]      # every RunRequest option, see RunTemplate
 //
 // The first rule (in configuration order) whose criteria all hold wins.
 // Glob: * matches any run of characters including "/", ? one character,
@@ -75,7 +76,8 @@
 // S, contains SUB S, hasPrefix P S, hasSuffix P S, default DEF V. Compile
 // parses every template and checks field names statically ({{.Comand}} is
 // an error at load, inside with and range too when the type is known);
-// range over a number is rejected, and one rendering is limited to 1 MiB.
+// range over a number and recursive template calls are rejected, and one
+// rendering is limited to 1 MiB.
 // An empty answer_contract rendering sends no contract; a blank prompt
 // rendering is a render error (the server would reject it).
 //

@@ -121,6 +121,7 @@ func parseTemplate(name, src string, root reflect.Type, strictKeys bool) (*templ
 	if err != nil {
 		return nil, err
 	}
+	calls := map[string][]string{} // template -> templates it invokes
 	for _, tt := range t.Templates() {
 		if tt.Tree == nil || tt.Root == nil {
 			continue
@@ -133,16 +134,59 @@ func parseTemplate(name, src string, root reflect.Type, strictKeys bool) (*templ
 		if c.err != nil {
 			return nil, c.err
 		}
+		calls[tt.Name()] = c.calls
+	}
+	if cyc := findCycle(calls); cyc != "" {
+		return nil, fmt.Errorf("template: %s: template %q calls itself (recursion is not allowed in rule templates)", name, cyc)
 	}
 	return t, nil
 }
 
+// findCycle returns a template that (indirectly) invokes itself, or "".
+func findCycle(calls map[string][]string) string {
+	const (
+		visiting = 1
+		done     = 2
+	)
+	state := map[string]int{}
+	var visit func(n string) string
+	visit = func(n string) string {
+		switch state[n] {
+		case visiting:
+			return n
+		case done:
+			return ""
+		}
+		state[n] = visiting
+		for _, m := range calls[n] {
+			if c := visit(m); c != "" {
+				return c
+			}
+		}
+		state[n] = done
+		return ""
+	}
+	names := make([]string, 0, len(calls))
+	for n := range calls {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if c := visit(n); c != "" {
+			return c
+		}
+	}
+	return ""
+}
+
 // checker finds, before any command arrives, field names the data does not
-// have ({{.Comand}}) and ranges over numbers (which could spin for long).
+// have ({{.Comand}}) and ranges over numbers (which could spin for long);
+// it collects the templates invoked so that recursion can be refused.
 type checker struct {
-	tree *parse.Tree
-	root reflect.Type // type of $; nil when unknown
-	err  error
+	tree  *parse.Tree
+	root  reflect.Type // type of $; nil when unknown
+	calls []string     // names of the templates invoked
+	err   error
 }
 
 func (c *checker) fail(n parse.Node, format string, args ...any) {
@@ -192,6 +236,7 @@ func (c *checker) node(n parse.Node, dot reflect.Type) {
 		c.list(n.List, elem)
 		c.list(n.ElseList, dot)
 	case *parse.TemplateNode:
+		c.calls = append(c.calls, n.Name)
 		c.pipe(n.Pipe, dot)
 	case *parse.ListNode:
 		c.list(n, dot)

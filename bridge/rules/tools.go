@@ -83,8 +83,8 @@ func ParseNotify(arguments json.RawMessage) (Notification, error) {
 
 // commandTool is a compiled command tool.
 type commandTool struct {
-	spec  CommandToolSpec // defaults filled
-	def   automate.ClientTool
+	spec    CommandToolSpec // defaults filled
+	def     automate.ClientTool
 	argv    []*template.Template // argv[1:]
 	where   string
 	invalid bool // has problems (reported); a rule naming it adds none
