@@ -1,0 +1,296 @@
+package llm_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/llm"
+	"github.com/hubgate/hubgate/automate/server"
+)
+
+const testKey = "llm-test-key-0123456789abcdefghijkl"
+
+// harness runs the real Automate server over HTTP on loopback with the
+// llm engine in front of an upstream.
+type harness struct {
+	t         *testing.T
+	eng       *llm.Engine
+	srv       *server.Server
+	url       string
+	workspace string
+	client    *http.Client
+}
+
+type harnessOpts struct {
+	engine  llm.Config
+	server  server.Config
+	noCheck bool // skip the goroutine check at cleanup
+}
+
+func quietLogger() *slog.Logger {
+	if os.Getenv("HUBGATE_TEST_VERBOSE") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
+// newHarness starts the server and the engine for upstreamURL. mods adjust
+// the configuration. At cleanup it closes everything and checks that no
+// goroutine of the engine, the toolkit, the MCP SDK or an upstream
+// connection is left.
+func newHarness(t *testing.T, upstreamURL string, mods ...func(*harnessOpts)) *harness {
+	t.Helper()
+	o := harnessOpts{
+		engine: llm.Config{
+			Upstream:          upstreamURL,
+			Logger:            quietLogger(),
+			ConversationStore: t.TempDir() + "/conversation.json",
+			DialRetryWait:     20 * time.Millisecond,
+			TotalMemory:       func() uint64 { return 32 << 30 },
+		},
+		server: server.Config{Key: testKey, Workspace: t.TempDir(), AppVersion: "9.9.9-test", Logger: quietLogger()},
+	}
+	for _, m := range mods {
+		m(&o)
+	}
+	eng := llm.New(o.engine)
+	cfg := o.server
+	cfg.Assistant = eng
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	h := &harness{t: t, eng: eng, srv: srv, url: ts.URL, workspace: srv.Workspace(),
+		// No keep-alive: a connection left open is always the engine's.
+		client: &http.Client{Timeout: 90 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if err := srv.Close(ctx); err != nil {
+			t.Errorf("server Close: %v", err)
+		}
+		ts.Close()
+		eng.Close()
+		if !o.noCheck && !t.Failed() {
+			checkNoLeftovers(t)
+		}
+	})
+	return h
+}
+
+// leftoverMarkers are stack frames that must not survive a run.
+var leftoverMarkers = []string{
+	"hubgate/automate/llm.",
+	"hubgate/automate/toolkit.",
+	"modelcontextprotocol/go-sdk/",
+	"net/http.(*persistConn)",
+}
+
+// checkNoLeftovers waits until no goroutine runs code of the engine, the
+// toolkit or the MCP SDK and no client connection is open.
+func checkNoLeftovers(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		bad := leftovers()
+		if len(bad) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines outlived the runs:\n\n%s", len(bad), strings.Join(bad, "\n\n"))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func leftovers() []string {
+	buf := make([]byte, 1<<22)
+	n := runtime.Stack(buf, true)
+	var bad []string
+	for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+		if strings.Contains(g, "checkNoLeftovers") || strings.Contains(g, "leftovers()") {
+			continue
+		}
+		for _, m := range leftoverMarkers {
+			if strings.Contains(g, m) {
+				bad = append(bad, g)
+				break
+			}
+		}
+	}
+	return bad
+}
+
+type response struct {
+	status int
+	body   []byte
+}
+
+func (h *harness) do(method, path string, body any) response {
+	h.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, h.url+path, rd)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		h.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, body: b}
+}
+
+// run posts a native run and decodes its record (200 or 500).
+func (h *harness) run(body map[string]any) (int, automate.RunRecord) {
+	h.t.Helper()
+	r := h.do("POST", "/v1/runs", body)
+	var rec automate.RunRecord
+	if r.status == 200 || r.status == 500 {
+		if err := json.Unmarshal(r.body, &rec); err != nil {
+			h.t.Fatalf("decode record: %v: %s", err, r.body)
+		}
+		if rec.SchemaVersion != 1 {
+			h.t.Fatalf("not a record: %s", r.body)
+		}
+	} else {
+		h.t.Logf("run answered %d: %s", r.status, r.body)
+	}
+	return r.status, rec
+}
+
+func (h *harness) resume(token string, results ...automate.ToolResult) (int, automate.RunRecord) {
+	h.t.Helper()
+	r := h.do("POST", "/v1/runs/"+token+"/tool-results", map[string]any{"results": results})
+	var rec automate.RunRecord
+	if r.status == 200 || r.status == 500 {
+		if err := json.Unmarshal(r.body, &rec); err != nil {
+			h.t.Fatalf("decode record: %v: %s", err, r.body)
+		}
+	}
+	return r.status, rec
+}
+
+// runAsync posts a run in the background.
+func (h *harness) runAsync(body map[string]any) <-chan response {
+	ch := make(chan response, 1)
+	go func() {
+		b, _ := json.Marshal(body)
+		req, _ := http.NewRequest("POST", h.url+"/v1/runs", bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		resp, err := h.client.Do(req)
+		if err != nil {
+			ch <- response{status: -1, body: []byte(err.Error())}
+			return
+		}
+		defer resp.Body.Close()
+		rb, _ := io.ReadAll(resp.Body)
+		ch <- response{status: resp.StatusCode, body: rb}
+	}()
+	return ch
+}
+
+func receive(t *testing.T, ch <-chan response) (int, automate.RunRecord) {
+	t.Helper()
+	select {
+	case r := <-ch:
+		var rec automate.RunRecord
+		if r.status == 200 || r.status == 500 {
+			if err := json.Unmarshal(r.body, &rec); err != nil {
+				t.Fatalf("decode: %v: %s", err, r.body)
+			}
+		} else {
+			t.Logf("answer %d: %s", r.status, r.body)
+		}
+		return r.status, rec
+	case <-time.After(60 * time.Second):
+		t.Fatal("no answer within 60s")
+	}
+	return 0, automate.RunRecord{}
+}
+
+func (h *harness) health() automate.Health {
+	h.t.Helper()
+	r := h.do("GET", "/health", nil)
+	var hl automate.Health
+	if err := json.Unmarshal(r.body, &hl); err != nil {
+		h.t.Fatalf("health: %d %s", r.status, r.body)
+	}
+	return hl
+}
+
+func (h *harness) waitFor(what string, cond func(automate.Health) bool) automate.Health {
+	h.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		hl := h.health()
+		if cond(hl) {
+			return hl
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s; last health %+v", what, hl)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (h *harness) catalog() automate.CatalogResponse {
+	h.t.Helper()
+	r := h.do("GET", "/v1/automate/models", nil)
+	var c automate.CatalogResponse
+	if err := json.Unmarshal(r.body, &c); err != nil {
+		h.t.Fatalf("catalog: %d %s", r.status, r.body)
+	}
+	return c
+}
+
+// waitCatalog waits until the catalog is ready.
+func (h *harness) waitCatalog() automate.CatalogResponse {
+	h.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		c := h.catalog()
+		if c.Catalog.Status == automate.CatalogReady {
+			return c
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("catalog still %s", c.Catalog.Status)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func stepNamed(rec automate.RunRecord, tool string) (automate.Step, bool) {
+	for _, s := range rec.Steps {
+		if s.ToolName == tool {
+			return s, true
+		}
+	}
+	return automate.Step{}, false
+}
+
+func ptr[T any](v T) *T { return &v }
