@@ -96,12 +96,16 @@ func (j *Journal) RecordCommand(ctx context.Context, c Command) (id int64, dupli
 	if c.Decision == DecisionQueued {
 		queued = toDB(now)
 	}
-	err = j.db.QueryRowContext(ctx, `
+	ins, err := j.stmt(ctx, `
 INSERT INTO commands(boot, touched_boot, session, seq, received_at, text, macro_id, macro_name, macro_json,
                      rule, decision, note, decided_at, queued_at, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT(boot, session, seq) WHERE seq > 0 DO NOTHING
-RETURNING id`,
+RETURNING id`)
+	if err != nil {
+		return 0, false, fmt.Errorf("journal: recording a command: %w", err)
+	}
+	err = ins.QueryRowContext(ctx,
 		j.boot, j.boot, session, seq, toDB(c.ReceivedAt), c.Text, c.MacroID, c.MacroName, macro,
 		c.Rule, string(c.Decision), c.Note, decided, queued, toDB(now)).Scan(&id)
 	if err == nil {
@@ -126,8 +130,11 @@ func (j *Journal) update(ctx context.Context, op string, id int64, cond, set str
 		return ErrReadOnly
 	}
 	args = append(args, j.boot, toDB(j.now()), id)
-	res, err := j.db.ExecContext(ctx,
-		`UPDATE commands SET `+set+`, touched_boot = ?, updated_at = ? WHERE id = ? AND (`+cond+`)`, args...)
+	st, err := j.stmt(ctx, `UPDATE commands SET `+set+`, touched_boot = ?, updated_at = ? WHERE id = ? AND (`+cond+`)`)
+	if err != nil {
+		return fmt.Errorf("journal: %s: %w", op, err)
+	}
+	res, err := st.ExecContext(ctx, args...)
 	if err != nil {
 		return fmt.Errorf("journal: %s: %w", op, err)
 	}

@@ -18,17 +18,19 @@
 //
 // Durability: every method is one transaction and returns only after its
 // COMMIT. In WAL mode with synchronous=NORMAL a commit is a write() into the
-// -wal file without an fsync; it survives the process being killed
+// -wal file without an fsync: it survives the process being killed
 // (SIGKILL, a panic, the OOM killer), because the data is in the kernel's
-// page cache, but the last transactions before a power loss or kernel crash
-// may be lost (the database stays consistent). synchronous=FULL fsyncs the
-// WAL at every commit and survives power loss too. The cost was measured
-// (see BenchmarkCommandLifecycle and the bridge report): on the development
-// machine a command's three writes (RecordCommand, RunStarted, RunFinished)
-// take ~0.2 ms with NORMAL and a few milliseconds with FULL (one fsync per
-// write), which is negligible next to a run that lasts minutes and next to
-// a human pressing a button, so the default is FULL (SyncFull). SyncNormal
-// is available for slow disks.
+// page cache (TestCrashSIGKILL checks exactly that), but the last
+// transactions before a power loss or kernel crash may be lost; the
+// database stays consistent either way. synchronous=FULL fsyncs the WAL at
+// every commit and survives power loss too. The cost was measured
+// (BenchmarkBeforePost, BenchmarkCommandLifecycle; figures in the bridge
+// report): on the development VM (ext4 on virtio) a commit costs tens of
+// microseconds with NORMAL and about half a millisecond or more with FULL.
+// Two commits (RecordCommand, RunStarted) sit between a hub event and the
+// run's POST, whose latency target is a p50 of 0.5 ms, so FULL would spend
+// the whole budget on fsyncs: the default is therefore SyncNormal, and
+// SyncFull is one option away for a machine where power loss is the worry.
 //
 // Files: Open creates the parent directory with mode 0700 when it is missing
 // (an existing directory is left as it is) and the database with mode 0600;
@@ -85,6 +87,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	_ "modernc.org/sqlite" // database/sql driver "sqlite"
@@ -162,7 +165,7 @@ type Options struct {
 	// Now is the clock for the times the journal stamps itself (decidedAt,
 	// finishedAt, updatedAt, boots). Nil: time.Now.
 	Now func() time.Time
-	// Synchronous is the durability level. Zero: SyncFull.
+	// Synchronous is the durability level. Zero: SyncNormal.
 	Synchronous Sync
 	// BusyTimeout is how long a statement waits for a lock held by another
 	// connection. Zero: 5 s.
@@ -172,6 +175,8 @@ type Options struct {
 // Journal is an open journal. Its methods are safe for concurrent use.
 type Journal struct {
 	db       *sql.DB
+	stmtMu   sync.Mutex
+	stmts    map[string]*sql.Stmt // prepared once: parsing is a third of a write's cost
 	path     string
 	readOnly bool
 	boot     int64
@@ -202,7 +207,7 @@ func Open(path string, opts Options) (*Journal, error) {
 		opts.Now = time.Now
 	}
 	if opts.Synchronous == "" {
-		opts.Synchronous = SyncFull
+		opts.Synchronous = SyncNormal
 	}
 	if opts.Synchronous != SyncFull && opts.Synchronous != SyncNormal {
 		return nil, fmt.Errorf("%w: synchronous %q", ErrInvalid, opts.Synchronous)
@@ -320,8 +325,32 @@ func (j *Journal) checkMode(ctx context.Context) error {
 	return nil
 }
 
+// stmt returns the prepared statement for q, preparing it once.
+func (j *Journal) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	j.stmtMu.Lock()
+	defer j.stmtMu.Unlock()
+	if st, ok := j.stmts[q]; ok {
+		return st, nil
+	}
+	st, err := j.db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if j.stmts == nil {
+		j.stmts = map[string]*sql.Stmt{}
+	}
+	j.stmts[q] = st
+	return st, nil
+}
+
 // Close closes the journal. A clean close checkpoints the WAL.
 func (j *Journal) Close() error {
+	j.stmtMu.Lock()
+	for _, st := range j.stmts {
+		st.Close()
+	}
+	j.stmts = nil
+	j.stmtMu.Unlock()
 	if err := j.db.Close(); err != nil {
 		return fmt.Errorf("journal: closing: %w", err)
 	}

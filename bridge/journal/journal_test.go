@@ -116,8 +116,8 @@ func TestOpenCreatesPrivateFilesAndSettings(t *testing.T) {
 	if got := pragma(t, j, "journal_mode"); got != "wal" {
 		t.Errorf("journal_mode = %q, want wal", got)
 	}
-	if got := pragma(t, j, "synchronous"); got != "2" { // FULL
-		t.Errorf("synchronous = %s, want 2 (FULL, the default)", got)
+	if got := pragma(t, j, "synchronous"); got != "1" { // NORMAL
+		t.Errorf("synchronous = %s, want 1 (NORMAL, the default)", got)
 	}
 	if got := pragma(t, j, "busy_timeout"); got != "5000" {
 		t.Errorf("busy_timeout = %s, want 5000", got)
@@ -129,15 +129,15 @@ func TestOpenCreatesPrivateFilesAndSettings(t *testing.T) {
 		t.Errorf("Path %q Boot %d, want %q and 1", j.Path(), j.Boot(), path)
 	}
 
-	normal, err := Open(filepath.Join(base, "n.db"), Options{Synchronous: SyncNormal, BusyTimeout: 1500 * time.Millisecond})
+	full, err := Open(filepath.Join(base, "n.db"), Options{Synchronous: SyncFull, BusyTimeout: 1500 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer normal.Close()
-	if got := pragma(t, normal, "synchronous"); got != "1" {
-		t.Errorf("synchronous = %s, want 1 (NORMAL)", got)
+	defer full.Close()
+	if got := pragma(t, full, "synchronous"); got != "2" {
+		t.Errorf("synchronous = %s, want 2 (FULL)", got)
 	}
-	if got := pragma(t, normal, "busy_timeout"); got != "1500" {
+	if got := pragma(t, full, "busy_timeout"); got != "1500" {
 		t.Errorf("busy_timeout = %s, want 1500", got)
 	}
 	if _, err := Open(filepath.Join(base, "x.db"), Options{Synchronous: "OFF"}); !errors.Is(err, ErrInvalid) {
