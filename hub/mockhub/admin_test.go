@@ -1,0 +1,368 @@
+package mockhub_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/hub/mockhub"
+)
+
+func TestAdminDevices(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{DeviceTypeID: "pad"})
+	var created mockhub.CreatedDevice
+	if st, _, body := call(t, "POST", ts.URL+"/mock/devices", "", nil, &created); st != 201 {
+		t.Fatalf("create with no body: %d %s", st, body)
+	}
+	if created.Device.NameOverride != "Mock device" || created.Token.UserDeviceID != created.Device.ID || len(created.Token.Token) != 43 {
+		t.Errorf("created %+v", created)
+	}
+	var named mockhub.CreatedDevice
+	if st, _, body := call(t, "POST", ts.URL+"/mock/devices", "", `{"deviceTypeId":"pad","name":"Named"}`, &named); st != 201 || named.Device.NameOverride != "Named" {
+		t.Fatalf("create named: %d %s", st, body)
+	}
+	for body, want := range map[string]int{
+		`{"deviceTypeId":"other"}`: 404,
+		`{"nmae":"typo"}`:          400,
+		`{"name":`:                 400,
+		`{"name":"a"} {}`:          400,
+	} {
+		if st, _, _ := call(t, "POST", ts.URL+"/mock/devices", "", body, nil); st != want {
+			t.Errorf("create %s: %d, want %d", body, st, want)
+		}
+	}
+
+	st, _, raw := call(t, "GET", ts.URL+"/mock/devices", "", nil, nil)
+	var list []mockhub.DeviceInfo
+	json.Unmarshal([]byte(raw), &list)
+	if st != 200 || len(list) != 2 || list[0].Device.ID != created.Device.ID || list[1].Device.ID != named.Device.ID {
+		t.Fatalf("list: %d %s", st, raw)
+	}
+	if list[0].DeviceTypeID != "pad" || list[0].Connected || len(list[0].Tokens) != 1 || list[0].Tokens[0].ID != created.Token.ID {
+		t.Errorf("info %+v", list[0])
+	}
+	if strings.Contains(raw, created.Token.Token) {
+		t.Error("GET /mock/devices shows a token")
+	}
+	if got := s.Devices(); len(got) != 2 {
+		t.Errorf("Devices() = %d", len(got))
+	}
+
+	// Pushes: unknown device 404, bad bodies 400, no connection 409.
+	id := created.Device.ID
+	for _, tc := range []struct {
+		path, body string
+		want       int
+	}{
+		{"/mock/devices/nope/command", `{"command":"x"}`, 404},
+		{"/mock/devices/" + id + "/command", `{}`, 400},
+		{"/mock/devices/" + id + "/command", ``, 400},
+		{"/mock/devices/" + id + "/command", `{"command":"x","extra":1}`, 400},
+		{"/mock/devices/" + id + "/command", `{"command":"x"}`, 409},
+		{"/mock/devices/" + id + "/start-listening", ``, 409},
+		{"/mock/devices/" + id + "/stop-listening", ``, 409},
+		{"/mock/devices/nope/start-listening", ``, 404},
+		{"/mock/devices/" + id + "/settings", `{"a":`, 400},
+		{"/mock/devices/" + id + "/settings", `{"a":1}`, 409},
+		{"/mock/devices/" + id + "/profile", `[]`, 400},
+		{"/mock/devices/nope/profile", `{"id":"p"}`, 404},
+	} {
+		st, h, body := call(t, "POST", ts.URL+tc.path, "", tc.body, nil)
+		if st != tc.want || h.Get("Content-Type") != "application/problem+json" {
+			t.Errorf("POST %s %s: %d %s, want %d", tc.path, tc.body, st, body, tc.want)
+		}
+	}
+
+	// A profile is stored even without a connection, and REST shows it.
+	var pr mockhub.ProfileResult
+	if st, _, body := call(t, "POST", ts.URL+"/mock/devices/"+id+"/profile", "", `{"id":"p1","name":"Office","configuration":{"macros":[]}}`, &pr); st != 200 || pr.Delivered != 0 {
+		t.Fatalf("profile: %d %s", st, body)
+	}
+	var dev deviceapi.UserDevice
+	call(t, "GET", ts.URL+"/api/Device/userDevices/"+id, signIn(t, ts.URL).AccessToken, nil, &dev)
+	if dev.CurrentProfile == nil || dev.CurrentProfile.Name != "Office" {
+		t.Errorf("REST after profile: %+v", dev)
+	}
+}
+
+func TestAdminAnswersLoopbackOnly(t *testing.T) {
+	s, _ := newMock(t, mockhub.Config{})
+	for _, addr := range []string{"192.0.2.10:5555", "[2001:db8::1]:5555"} {
+		req := httptest.NewRequest("GET", "/mock/devices", nil)
+		req.RemoteAddr = addr
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != 403 {
+			t.Errorf("admin from %s: %d", addr, rec.Code)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:5555", "[::1]:5555"} {
+		req := httptest.NewRequest("GET", "/mock/devices", nil)
+		req.RemoteAddr = addr
+		rec := httptest.NewRecorder()
+		s.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			t.Errorf("admin from %s: %d", addr, rec.Code)
+		}
+	}
+	// The service routes answer anyone.
+	req := httptest.NewRequest("GET", "/swagger/v1/swagger.json", nil)
+	req.RemoteAddr = "192.0.2.10:5555"
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Errorf("swagger from a remote peer: %d", rec.Code)
+	}
+}
+
+func TestEventLogOrderAndRedaction(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{})
+	var secrets []string
+
+	// OAuth: a sign-in, a refresh, a reused code, a bad secret.
+	p := newPKCE()
+	c := code(t, ts.URL, p)
+	a := token(t, ts.URL, codeForm(c, p), true, mockhub.DefaultClientSecret)
+	r := token(t, ts.URL, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {a.RefreshToken}}, false, mockhub.DefaultClientSecret)
+
+	// REST: device and token.
+	var dev deviceapi.UserDevice
+	call(t, "POST", ts.URL+"/api/Device/userDevices/new/mock-controller?name=Log", r.AccessToken, nil, &dev)
+	var tok deviceapi.DeviceToken
+	call(t, "POST", ts.URL+"/api/Device/userDevices/"+dev.ID+"/tokens", r.AccessToken, nil, &tok)
+	call(t, "GET", ts.URL+"/api/Device/userDevices/"+dev.ID, "not-a-token", nil, nil)
+	secrets = append(secrets, tok.Token, "not-a-token")
+
+	token(t, ts.URL, codeForm(c, p), true, mockhub.DefaultClientSecret)
+	token(t, ts.URL, codeForm("x", p), true, "wrong-client-secret")
+	secrets = append(secrets, c, p.verifier, p.challenge, a.AccessToken, a.RefreshToken, r.AccessToken, r.RefreshToken,
+		mockhub.DefaultClientSecret, "wrong-client-secret")
+
+	// Hub: a connection with the token, a call, a rejection.
+	hc, err := rawDial(t, ts.URL, hubHeaders(tok.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc.invoke("1", "VerifySelf")
+	hc.next(wait)
+	rawDial(t, ts.URL, hubHeaders("wrong-device-token"))
+	secrets = append(secrets, "wrong-device-token")
+
+	st, _, raw := call(t, "GET", ts.URL+"/mock/events", "", nil, nil)
+	if st != 200 {
+		t.Fatalf("events: %d", st)
+	}
+	for _, sec := range secrets {
+		if strings.Contains(raw, sec) {
+			t.Errorf("the event log contains a secret (%d chars)", len(sec))
+		}
+	}
+	var page mockhub.EventsPage
+	json.Unmarshal([]byte(raw), &page)
+	var got []string
+	for i, e := range page.Events {
+		if e.Seq != int64(i+1) {
+			t.Errorf("event %d has seq %d", i, e.Seq)
+		}
+		if e.Time.IsZero() {
+			t.Errorf("event %d has no time", i)
+		}
+		got = append(got, e.Source+" "+e.Action)
+	}
+	want := []string{
+		"oauth authorize", "oauth token", "oauth token",
+		"rest CreateUserDevice", "rest CreateDeviceToken", "rest GET /api/Device/userDevices/" + dev.ID,
+		"oauth token", "oauth token",
+		"hub connected", "hub VerifySelf", "hub rejected",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	ev := page.Events
+	if ev[1].Status != 200 || ev[1].Args["grantType"] != "authorization_code" || ev[1].Args["clientAuth"] != "basic" {
+		t.Errorf("token event %+v", ev[1])
+	}
+	if ev[2].Status != 200 || ev[2].Args["grantType"] != "refresh_token" || ev[2].Args["clientAuth"] != "body" {
+		t.Errorf("refresh event %+v", ev[2])
+	}
+	if ev[3].DeviceID != dev.ID || ev[3].Status != 200 || ev[3].Args["name"] != "Log" {
+		t.Errorf("create event %+v", ev[3])
+	}
+	if ev[4].TokenID != tok.ID || ev[4].DeviceID != dev.ID {
+		t.Errorf("token event %+v", ev[4])
+	}
+	if ev[5].Status != 401 {
+		t.Errorf("unauthorised REST event %+v", ev[5])
+	}
+	if ev[6].Status != 400 || ev[6].Error != "invalid_grant" || ev[6].Args["revokedGrant"] != true {
+		t.Errorf("reused code event %+v", ev[6])
+	}
+	if ev[7].Status != 401 || ev[7].Error != "invalid_client" {
+		t.Errorf("bad client event %+v", ev[7])
+	}
+	if ev[9].DeviceID != dev.ID || ev[9].ConnectionID == "" || ev[9].ConnectionID != ev[8].ConnectionID || ev[8].Args["transport"] != "websockets" {
+		t.Errorf("hub events %+v %+v", ev[8], ev[9])
+	}
+	if ev[10].Status != 401 || ev[10].Error != "unknown device token" {
+		t.Errorf("rejection %+v", ev[10])
+	}
+
+	// since filters; a bad since is refused.
+	var later mockhub.EventsPage
+	call(t, "GET", ts.URL+"/mock/events?since=9", "", nil, &later)
+	if len(later.Events) != 2 || later.Events[0].Seq != 10 || later.Last != 11 {
+		t.Errorf("since=9: %+v", later)
+	}
+	call(t, "GET", ts.URL+"/mock/events?since=11", "", nil, &later)
+	if len(later.Events) != 0 || later.Last != 11 {
+		t.Errorf("since=last: %+v", later)
+	}
+	for _, q := range []string{"since=-1", "since=x", "wait=2m", "wait=soon"} {
+		if st, _, _ := call(t, "GET", ts.URL+"/mock/events?"+q, "", nil, nil); st != 400 {
+			t.Errorf("%s: %d", q, st)
+		}
+	}
+	if evs := s.Events(10); len(evs) != 1 || evs[0].Action != "rejected" {
+		t.Errorf("Events(10) = %+v", evs)
+	}
+}
+
+func TestEventsLongPoll(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{})
+	admin := &mockhub.AdminClient{BaseURL: ts.URL}
+	got := make(chan mockhub.EventsPage, 1)
+	go func() {
+		page, err := admin.Events(context.Background(), 0, 50*time.Second)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- page
+	}()
+	// The waiting call returns once a client does something.
+	deadline := time.Now().Add(wait)
+	for len(got) == 0 && time.Now().Before(deadline) {
+		call(t, "GET", ts.URL+"/api/Device/userDevices/x", "", nil, nil)
+		time.Sleep(20 * time.Millisecond)
+	}
+	select {
+	case page := <-got:
+		if len(page.Events) == 0 || page.Events[0].Source != mockhub.SourceREST {
+			t.Errorf("long poll: %+v", page)
+		}
+	case <-time.After(wait):
+		t.Fatal("the long poll never returned")
+	}
+	// WaitEvent finds a later match.
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	go func() {
+		if resp, err := http.Get(ts.URL + "/api/Device/userDevices/y"); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	e, err := s.WaitEvent(ctx, 0, func(e mockhub.Event) bool { return strings.HasSuffix(e.Action, "/y") })
+	if err != nil || e.Status != 401 {
+		t.Errorf("WaitEvent: %+v %v", e, err)
+	}
+}
+
+func TestEventLogIsBounded(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{MaxEvents: 5})
+	for range 12 {
+		call(t, "GET", ts.URL+"/api/Device/userDevices/x", "", nil, nil)
+	}
+	evs := s.Events(0)
+	if len(evs) != 5 || evs[0].Seq != 8 || evs[4].Seq != 12 {
+		t.Errorf("kept %d events from %d", len(evs), evs[0].Seq)
+	}
+}
+
+func TestAdminClient(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{})
+	ctx := context.Background()
+	admin := &mockhub.AdminClient{BaseURL: ts.URL + "/"}
+	created, err := admin.CreateDevice(ctx, mockhub.CreateDeviceRequest{Name: "via client"})
+	if err != nil || created.Device.NameOverride != "via client" {
+		t.Fatalf("CreateDevice: %+v %v", created, err)
+	}
+	_, err = admin.Command(ctx, created.Device.ID, "x", nil)
+	var ae *mockhub.AdminError
+	if !errors.As(err, &ae) || ae.Status != 409 || !strings.Contains(err.Error(), "no hub connection") {
+		t.Errorf("Command without a connection: %v", err)
+	}
+	c, err := rawDial(t, ts.URL, hubHeaders(created.Token.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "connection", func() bool { return s.Connections(created.Device.ID) == 1 })
+	macro := &deviceapi.Macro{ID: "m", Name: "M", Commands: []string{"go"}, Events: []deviceapi.MacroEvent{{EventType: "Pause", Extra: map[string]json.RawMessage{"milliseconds": json.RawMessage("50")}}}}
+	if res, err := admin.Command(ctx, created.Device.ID, "go", macro); err != nil || res.Delivered != 1 {
+		t.Fatalf("Command: %+v %v", res, err)
+	}
+	f, _ := c.next(wait)
+	if f.Target != "DeviceCommand" || !strings.Contains(string(f.Arguments[1]), `"milliseconds":50`) {
+		t.Errorf("pushed %+v", f)
+	}
+	if _, err := admin.StartListening(ctx, created.Device.ID); err != nil {
+		t.Error(err)
+	}
+	if _, err := admin.StopListening(ctx, created.Device.ID); err != nil {
+		t.Error(err)
+	}
+	if _, err := admin.Settings(ctx, created.Device.ID, json.RawMessage(`[1,2]`)); err != nil {
+		t.Error(err)
+	}
+	if _, err := admin.Profile(ctx, created.Device.ID, json.RawMessage(`{"id":"p"}`)); err != nil {
+		t.Error(err)
+	}
+	for _, want := range []string{"StartListening", "StopListening", "DeviceSettingsUpdate", "DeviceProfileUpdate"} {
+		if f, err := c.next(wait); err != nil || f.Target != want {
+			t.Errorf("want %s, got %+v %v", want, f, err)
+		}
+	}
+	list, err := admin.Devices(ctx)
+	if err != nil || len(list) != 1 || !list[0].Connected {
+		t.Errorf("Devices: %+v %v", list, err)
+	}
+	d := mockhub.Duration(time.Minute)
+	st, err := admin.Faults(ctx, mockhub.Faults{RefuseFor: &d})
+	if err != nil || st.RefusingUntil == nil {
+		t.Errorf("Faults: %+v %v", st, err)
+	}
+	res, err := admin.DisableToken(ctx, created.Token.ID)
+	if err != nil || res.Dropped != 1 {
+		t.Errorf("DisableToken: %+v %v", res, err)
+	}
+	page, err := admin.Events(ctx, 0, 0)
+	if err != nil || len(page.Events) == 0 {
+		t.Errorf("Events: %v", err)
+	}
+	if _, err := (&mockhub.AdminClient{BaseURL: "http://127.0.0.1:1"}).Devices(ctx); err == nil {
+		t.Error("no error from a closed port")
+	}
+}
+
+func TestCloseEndsHubConnections(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{})
+	_, tok, _ := s.CreateDevice("", "")
+	c, err := rawDial(t, ts.URL, hubHeaders(tok.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if !c.closed(wait) {
+		t.Fatal("connection survived Close")
+	}
+	_, err = rawDial(t, ts.URL, hubHeaders(tok.Token))
+	var se *statusError
+	if !errors.As(err, &se) || se.code != http.StatusServiceUnavailable {
+		t.Errorf("dial after Close: %v", err)
+	}
+}

@@ -1,0 +1,217 @@
+package mockhub_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testenv"
+)
+
+// jsDevice is a running testdata/npm/signalr-device.cjs.
+type jsDevice struct {
+	cmd    *exec.Cmd
+	lines  chan map[string]any
+	mu     sync.Mutex
+	stderr strings.Builder
+	done   chan struct{} // closed when node exited
+}
+
+// startJSDevice runs the official @microsoft/signalr client as a device.
+// The token goes through the environment, never argv.
+func startJSDevice(t *testing.T, hubURL, token string, env ...string) *jsDevice {
+	t.Helper()
+	node := testenv.RequireNode(t)
+	testenv.NpmBin(t, "@microsoft/signalr/package.json")
+	script := filepath.Join(testenv.ModuleRoot(t), testenv.NpmDir, "signalr-device.cjs")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Env = append(append(os.Environ(), "HUB_URL="+hubURL, "DEVICE_TOKEN="+token), env...)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &jsDevice{cmd: cmd, lines: make(chan map[string]any, 100), done: make(chan struct{})}
+	cmd.Stderr = writerFunc(func(b []byte) (int, error) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.stderr.Write(b)
+	})
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			var m map[string]any
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				d.lines <- m
+			}
+		}
+		close(d.lines)
+		cmd.Wait()
+		close(d.done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-d.done
+	})
+	return d
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+func (d *jsDevice) Stderr() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stderr.String()
+}
+
+// expect waits for the next line and checks its event.
+func (d *jsDevice) expect(t *testing.T, event string) map[string]any {
+	t.Helper()
+	select {
+	case m, ok := <-d.lines:
+		if !ok {
+			t.Fatalf("node exited before %q; stderr: %s", event, d.Stderr())
+		}
+		if m["event"] != event {
+			t.Fatalf("node said %v, want %q; stderr: %s", m, event, d.Stderr())
+		}
+		return m
+	case <-time.After(time.Minute):
+		t.Fatalf("no %q from node; stderr: %s", event, d.Stderr())
+	}
+	return nil
+}
+
+func (d *jsDevice) exitCode(t *testing.T) int {
+	t.Helper()
+	for range d.lines {
+	}
+	select {
+	case <-d.done:
+	case <-time.After(time.Minute):
+		t.Fatal("node did not exit")
+	}
+	return d.cmd.ProcessState.ExitCode()
+}
+
+func decodeAs[T any](t *testing.T, v any) T {
+	t.Helper()
+	var out T
+	b, _ := json.Marshal(v)
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestOfficialSignalRClient: the official @microsoft/signalr npm client
+// connects with a device token, calls VerifySelf, receives a DeviceCommand
+// pushed through the admin API, and is refused once the token is disabled.
+func TestOfficialSignalRClient(t *testing.T) {
+	for _, tc := range []struct {
+		transport, auth, wire string
+	}{
+		{"WebSockets", "both", "websockets"},
+		{"WebSockets", "header", "websockets"},
+		{"WebSockets", "bearer", "websockets"},
+		{"ServerSentEvents", "both", "sse"},
+		{"ServerSentEvents", "bearer", "sse"},
+	} {
+		t.Run(tc.transport+"/"+tc.auth, func(t *testing.T) {
+			s, ts := newMock(t, mockhub.Config{})
+			dev, tok, _ := s.CreateDevice("", "JS "+tc.transport)
+			js := startJSDevice(t, ts.URL+"/device", tok.Token, "TRANSPORT="+tc.transport, "AUTH="+tc.auth)
+			js.expect(t, "connected")
+			self := decodeAs[deviceapi.UserDevice](t, js.expect(t, "verified")["device"])
+			if self.ID != dev.ID || !self.IsVerified || !self.IsConnected {
+				t.Errorf("VerifySelf = %+v", self)
+			}
+			js.expect(t, "listening")
+			if !deviceInfo(t, ts.URL, dev.ID).Device.IsListening {
+				t.Error("DeviceStartedListening did not set isListening")
+			}
+
+			hold := 80.0
+			macro := deviceapi.Macro{ID: "0d9e2f7a-5b6c-4d3e-8f1a-2b3c4d5e6f70", Name: "Save", Commands: []string{"save it"},
+				Events: []deviceapi.MacroEvent{{EventType: deviceapi.EventKeyPress, Keys: []string{"ControlLeft", "S"}, HoldTimeMilliseconds: &hold},
+					{EventType: "PlayAudio", Extra: map[string]json.RawMessage{"file": json.RawMessage(`"ding.wav"`)}}}}
+			var pr mockhub.PushResult
+			if st, _, body := call(t, "POST", ts.URL+"/mock/devices/"+dev.ID+"/command", "", mockhub.CommandRequest{Command: "save it", Macro: &macro}, &pr); st != 200 || pr.Delivered != 1 {
+				t.Fatalf("command: %d %s", st, body)
+			}
+			got := js.expect(t, "command")
+			m := decodeAs[deviceapi.Macro](t, got["macro"])
+			if got["command"] != "save it" || m.ID != macro.ID || len(m.Events) != 2 || m.Events[0].Keys[1] != "S" ||
+				*m.Events[0].HoldTimeMilliseconds != 80 || string(m.Events[1].Extra["file"]) != `"ding.wav"` {
+				t.Errorf("the JS client received %v", got)
+			}
+			js.expect(t, "stopped")
+			if code := js.exitCode(t); code != 0 {
+				t.Fatalf("node exit %d: %s", code, js.Stderr())
+			}
+
+			// The transport really was the one asked for.
+			var transport any
+			for _, e := range s.Events(0) {
+				if e.Action == "connected" && e.DeviceID == dev.ID {
+					transport = e.Args["transport"]
+				}
+			}
+			if transport != tc.wire {
+				t.Errorf("connected over %v, want %s", transport, tc.wire)
+			}
+			eventually(t, "disconnect", func() bool { return !deviceInfo(t, ts.URL, dev.ID).Connected })
+
+			// Disabled token: refused.
+			if st, _, _ := call(t, "POST", ts.URL+"/mock/tokens/"+tok.ID+"/disable", "", nil, nil); st != 200 {
+				t.Fatal("disable")
+			}
+			js = startJSDevice(t, ts.URL+"/device", tok.Token, "TRANSPORT="+tc.transport, "AUTH="+tc.auth, "MODE=reject")
+			rej := js.expect(t, "rejected")
+			if rej["statusCode"] != 401.0 && !strings.Contains(rej["error"].(string), "401") {
+				t.Errorf("rejection %v", rej)
+			}
+			if code := js.exitCode(t); code != 0 {
+				t.Errorf("node exit %d: %s", code, js.Stderr())
+			}
+			if strings.Contains(js.Stderr(), tok.Token) {
+				t.Error("the token reached node's stderr")
+			}
+		})
+	}
+}
+
+// TestOfficialSignalRClientDroppedByDisable: a live JS connection ends
+// when its token is disabled.
+func TestOfficialSignalRClientDroppedByDisable(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{})
+	dev, tok, _ := s.CreateDevice("", "")
+	js := startJSDevice(t, ts.URL+"/device", tok.Token)
+	js.expect(t, "connected")
+	js.expect(t, "verified")
+	js.expect(t, "listening")
+	if n, err := s.DisableToken(tok.ID); err != nil || n != 1 {
+		t.Fatalf("DisableToken: %d %v", n, err)
+	}
+	js.expect(t, "closed")
+	if code := js.exitCode(t); code != 3 {
+		t.Errorf("node exit %d after its connection was dropped", code)
+	}
+	eventually(t, "disconnect", func() bool { return s.Connections(dev.ID) == 0 })
+}
