@@ -35,6 +35,7 @@ type Config struct {
 	Log      LogConfig      `yaml:"log"`
 	Remote   RemoteConfig   `yaml:"remote"`
 	Automate AutomateConfig `yaml:"automate"`
+	Bridge   BridgeConfig   `yaml:"bridge"` // bridge.go
 
 	file    string            // the config file read, "" when none
 	sources map[string]string // field path -> where its value came from
@@ -73,6 +74,9 @@ type AutomateConfig struct {
 	// such as Ollama, llama-server, vLLM or LM Studio). Validate checks it
 	// only when Engine is "openai".
 	OpenAI OpenAIConfig `yaml:"openai"`
+	// Target is where the bridge's runs go: cohosted (this process serves
+	// the Automate server) or external (see AutomateTargets).
+	Target string `yaml:"target"`
 }
 
 // OpenAIConfig is the automate.openai section: the engine that drives an
@@ -212,6 +216,9 @@ var envVars = []EnvVar{
 	{"HUBGATE_AUTOMATE_ENGINE", "automate.engine"},
 	{"HUBGATE_OPENAI_UPSTREAM", "automate.openai.upstream"},
 	{"HUBGATE_OPENAI_MODEL", "automate.openai.model"},
+	{"HUBGATE_AUTOMATE_TARGET", "automate.target"},
+	{"HUBGATE_JOURNAL", "bridge.journal"},
+	{"HUBGATE_CONTROL_SOCKET", "bridge.control_socket"},
 }
 
 // EnvVars returns the environment variable table (for help texts).
@@ -383,13 +390,17 @@ func Load(opts LoadOptions) (*Config, error) {
 	problems = append(problems, cfg.resolve(opts)...)
 	if verr := cfg.validate(); verr != nil {
 		// A value that failed to parse already has its problem; skip rule
-		// messages about the same field.
+		// messages about the same field, or about the same bridge list
+		// entry (see bridgeEntry).
 		bad := map[string]bool{}
 		for _, p := range problems {
 			bad[p.Path] = true
+			if e := bridgeEntry(p.Path); e != "" {
+				bad[e] = true
+			}
 		}
 		for _, p := range verr.Problems {
-			if !bad[p.Path] {
+			if e := bridgeEntry(p.Path); !bad[p.Path] && (e == "" || !bad[e]) {
 				problems = append(problems, p)
 			}
 		}
@@ -443,7 +454,7 @@ func (c *Config) resolve(opts LoadOptions) []FieldError {
 		}
 		*p.v = filepath.Join(home, strings.TrimPrefix(*p.v, "~"))
 	}
-	return problems
+	return append(problems, c.resolveBridge(opts)...)
 }
 
 // Validate checks every rule and returns a *ValidationError listing all
@@ -503,6 +514,8 @@ func (c *Config) validate() *ValidationError {
 	if a.Engine == "openai" {
 		problems = append(problems, c.validateOpenAI()...)
 	}
+
+	problems = append(problems, c.validateBridge()...)
 
 	if len(problems) == 0 {
 		return nil

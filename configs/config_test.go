@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hubgate/hubgate/bridge/rules"
 )
 
 // env returns an Env lookup over a fixed map (nothing from the real
@@ -87,6 +89,14 @@ func TestLoadDefaults(t *testing.T) {
 				McpServerBudget:   2,
 				ConversationStore: filepath.Join(f.configDir, "hubgate", "automate-conversation.json"),
 			},
+			Target: "cohosted",
+		},
+		Bridge: BridgeConfig{
+			Unmatched:     rules.UnmatchedSpec{Action: "ignore", Busy: "single", MaxAge: 10 * time.Minute},
+			CancelGrace:   10 * time.Second,
+			OnShutdown:    "cancel",
+			Journal:       filepath.Join(f.home, ".local", "share", "hubgate", "journal.db"),
+			ControlSocket: filepath.Join(f.configDir, "hubgate", "control.sock"),
 		},
 	}
 	got := *cfg
@@ -276,6 +286,7 @@ func TestEnvTable(t *testing.T) {
 		"remote.client_id": "client-1", "remote.device_type_id": "dt-7",
 		"automate.port": "4321", "automate.workspace": "/srv/ws", "automate.tool_wait": "45s",
 		"automate.engine": "openai", "automate.openai.upstream": "http://10.0.0.5:8080", "automate.openai.model": "qwen3:8b",
+		"automate.target": "external", "bridge.journal": "/var/lib/me/journal.db", "bridge.control_socket": "/run/me/hubgate.sock",
 	}
 	want := map[string]string{
 		"HUBGATE_LOG_LEVEL": "log.level", "HUBGATE_LOG_FORMAT": "log.format",
@@ -284,7 +295,9 @@ func TestEnvTable(t *testing.T) {
 		"HUBGATE_AUTOMATE_PORT": "automate.port", "HUBGATE_AUTOMATE_WORKSPACE": "automate.workspace",
 		"HUBGATE_TOOL_WAIT":       "automate.tool_wait",
 		"HUBGATE_AUTOMATE_ENGINE": "automate.engine", "HUBGATE_OPENAI_UPSTREAM": "automate.openai.upstream",
-		"HUBGATE_OPENAI_MODEL": "automate.openai.model",
+		"HUBGATE_OPENAI_MODEL":    "automate.openai.model",
+		"HUBGATE_AUTOMATE_TARGET": "automate.target", "HUBGATE_JOURNAL": "bridge.journal",
+		"HUBGATE_CONTROL_SOCKET": "bridge.control_socket",
 	}
 	table := EnvVars()
 	if len(table) != len(want) {
@@ -326,11 +339,11 @@ func TestLoadDecodeErrors(t *testing.T) {
 		want []string // every FieldError.String(), "FILE" stands for the file path
 	}{
 		{"unknown section", "lgo:\n  level: debug\n",
-			[]string{"lgo: unknown key; known sections: log, remote, automate (FILE:1)"}},
+			[]string{"lgo: unknown key; known sections: log, remote, automate, bridge (FILE:1)"}},
 		{"unknown nested key", "log:\n  level: debug\n  colour: true\n",
 			[]string{"log.colour: unknown key; known keys of log: level, format (FILE:3)"}},
 		{"unknown key deeper in the file", "automate:\n  port: 4317\n  tool-wait: 1m\n",
-			[]string{"automate.tool-wait: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai (FILE:3)"}},
+			[]string{"automate.tool-wait: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target (FILE:3)"}},
 		{"secret-looking key", "remote:\n  client_secret: hunter2\n",
 			[]string{"remote.client_secret: unknown key; known keys of remote: api_url, auth_url, client_id, device_type_id; secrets are never read from the config file, hubgate keeps them in the OS secret store (FILE:2)"}},
 		{"duplicate key", "log:\n  level: debug\n  level: warn\n",
@@ -346,7 +359,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"value for a section", "log: debug\n",
 			[]string{"log: must be a mapping of keys (level, format), not a single value (FILE:1)"}},
 		{"list at the top", "- log\n",
-			[]string{"the file must be a mapping of sections (log, remote, automate), not a list (FILE:1)"}},
+			[]string{"the file must be a mapping of sections (log, remote, automate, bridge), not a list (FILE:1)"}},
 		{"syntax error", "log:\n  level: debug\n format: json\n",
 			[]string{"invalid YAML: did not find expected key (FILE:2)"}}, // yaml.v3 names the line of the enclosing block
 		{"two documents", "log:\n  level: debug\n---\nlog:\n  level: warn\n",
@@ -356,7 +369,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"all problems at once", "log:\n  level: loud\n  format: xml\nautomate:\n  port: x\n  bogus: 1\n",
 			[]string{
 				`automate.port: must be an integer; got "x" (FILE:5)`,
-				"automate.bogus: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai (FILE:6)",
+				"automate.bogus: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target (FILE:6)",
 				`log.level: must be one of debug, info, warn, error; got "loud" (FILE:2)`,
 				`log.format: must be one of text, json; got "xml" (FILE:3)`,
 			}},
@@ -497,6 +510,7 @@ func TestPathsExpandAndDefault(t *testing.T) {
 	t.Run("no user config dir", func(t *testing.T) {
 		o := f.opts(LoadOptions{})
 		o.UserConfigDir = func() (string, error) { return "", errors.New("neither $XDG_CONFIG_HOME nor $HOME are defined") }
+		o.Env = env(map[string]string{"XDG_RUNTIME_DIR": "/run/user/1000"}) // the control socket's default
 		_, err := Load(o)
 		verr := mustValidationError(t, err)
 		if len(verr.Problems) != 1 || verr.Problems[0].Path != "automate.workspace" ||
@@ -504,7 +518,7 @@ func TestPathsExpandAndDefault(t *testing.T) {
 			t.Fatalf("%v", err)
 		}
 		// ... unless the workspace is given.
-		o.Env = env(map[string]string{"HUBGATE_AUTOMATE_WORKSPACE": "/w"})
+		o.Env = env(map[string]string{"HUBGATE_AUTOMATE_WORKSPACE": "/w", "XDG_RUNTIME_DIR": "/run/user/1000"})
 		if cfg, err := Load(o); err != nil || cfg.Automate.Workspace != "/w" {
 			t.Fatalf("%v", err)
 		}
@@ -553,7 +567,8 @@ func TestConfigHelpers(t *testing.T) {
 			t.Fatalf("source %q on a hand-built config", p.Source)
 		}
 	}
-	if !slices.Equal(paths, []string{"log.level", "log.format", "automate.workspace", "automate.tool_wait", "automate.engine"}) {
+	if !slices.Equal(paths, []string{"log.level", "log.format", "automate.workspace", "automate.tool_wait", "automate.engine",
+		"automate.target", "bridge.cancel_grace", "bridge.on_shutdown", "bridge.journal", "bridge.control_socket"}) {
 		t.Fatalf("zero Config problems: %v", paths)
 	}
 }

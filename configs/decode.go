@@ -290,6 +290,19 @@ func (d *decoder) leaf(n *yaml.Node, v reflect.Value, path string) {
 	case reflect.Map:
 		d.stringMap(n, v, path)
 		return
+	case reflect.Interface: // free-form (bridge.go)
+		if val, ok := d.generic(n, path); ok {
+			v.Set(reflect.ValueOf(&val).Elem())
+		}
+		return
+	case reflect.Pointer:
+		if isSection(v.Type().Elem()) { // an optional sub-section: a fresh value
+			p := reflect.New(v.Type().Elem())
+			d.cfg.setSource(path, d.at(n.Line))
+			d.section(n, p.Elem(), path)
+			v.Set(p)
+			return
+		}
 	}
 	if n.Kind != yaml.ScalarNode {
 		d.problem(path, n.Line, "must be a single value, not %s", nodeKindName(n))
@@ -362,11 +375,17 @@ func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		seen[kn.Value] = kn.Line
+		ev := reflect.New(v.Type().Elem()).Elem()
+		if ev.Kind() == reflect.Interface { // free-form values (bridge.go)
+			if val, ok := d.generic(vn, kp); ok {
+				m.SetMapIndex(reflect.ValueOf(kn.Value).Convert(v.Type().Key()), reflect.ValueOf(&val).Elem())
+			}
+			continue
+		}
 		if vn.Kind != yaml.ScalarNode {
 			d.problem(kp, vn.Line, "must be a single value, not %s", nodeKindName(vn))
 			continue
 		}
-		ev := reflect.New(v.Type().Elem()).Elem()
 		if err := setLeaf(ev, vn.Value); err != nil {
 			d.problem(kp, vn.Line, "%s", err.Error())
 			continue

@@ -1,0 +1,265 @@
+package configs
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hubgate/hubgate/bridge/rules"
+)
+
+// This file holds the bridge section (routing rules, command tools, the
+// unmatched action, cancel and shutdown behaviour, the journal and the
+// control socket), automate.target, and the decoding of free-form values
+// (the JSON Schema of a command tool, hitl_answers) that only rules use.
+
+// BridgeConfig is the bridge section.
+type BridgeConfig struct {
+	// Rules are the routing rules (first match wins); see package
+	// bridge/rules for the language. Validate compiles them.
+	Rules []rules.Spec `yaml:"rules"`
+	// CommandTools are the user's command tools (off unless enabled).
+	CommandTools []rules.CommandToolSpec `yaml:"command_tools"`
+	// Unmatched says what happens to a command no rule matches.
+	Unmatched rules.UnmatchedSpec `yaml:"unmatched"`
+	// CancelGrace: a soft cancel (StopOutputs, restart, giving up) is
+	// escalated to a forced one after this long.
+	CancelGrace time.Duration `yaml:"cancel_grace"`
+	// StopListeningCancels: StopListening also cancels the current run.
+	StopListeningCancels bool `yaml:"stop_listening_cancels"`
+	// OnShutdown is what happens to the current run when the daemon stops:
+	// cancel or leave (see OnShutdownActions).
+	OnShutdown string `yaml:"on_shutdown"`
+	// Journal is the SQLite journal file (absolute); Load fills the default
+	// <user data dir>/hubgate/journal.db, where the user data dir is
+	// $XDG_DATA_HOME, else ~/.local/share.
+	Journal string `yaml:"journal"`
+	// ControlSocket is the Unix socket of `hubgate status` and friends
+	// (absolute); Load fills the default $XDG_RUNTIME_DIR/hubgate/control.sock,
+	// else <user config dir>/hubgate/control.sock.
+	ControlSocket string `yaml:"control_socket"`
+}
+
+// Allowed values of the bridge section and of automate.target.
+var (
+	// AutomateTargets: cohosted serves the Automate server in-process;
+	// external uses the desktop application's server (port discovery).
+	AutomateTargets   = []string{"cohosted", "external"}
+	OnShutdownActions = []string{"cancel", "leave"}
+)
+
+// Limits of the bridge section.
+const (
+	MaxCancelGrace = 10 * time.Minute
+	// MaxSocketPath is the longest Unix socket path (sun_path holds 108
+	// bytes with the terminating NUL on Linux; 104 on the BSDs).
+	MaxSocketPath = 103
+)
+
+// RuleSet compiles the rules, command tools and unmatched action (Validate
+// has already checked them when the Config came from Load).
+func (b BridgeConfig) RuleSet() (*rules.Set, error) {
+	return rules.Compile(b.Rules, b.CommandTools, b.Unmatched)
+}
+
+// resolveBridge fills the derived defaults of the bridge section and
+// expands "~/" in its paths.
+func (c *Config) resolveBridge(opts LoadOptions) []FieldError {
+	var problems []FieldError
+	b := &c.Bridge
+	if b.Journal == "" {
+		if dir, err := userDataDir(opts); err != nil {
+			problems = append(problems, FieldError{Path: "bridge.journal",
+				Message: "not set, and the default (<user data dir>/hubgate/journal.db) needs $XDG_DATA_HOME or a home directory: " + err.Error()})
+		} else {
+			b.Journal = filepath.Join(dir, "hubgate", "journal.db")
+			c.setSource("bridge.journal", "default (user data dir)")
+		}
+	}
+	if b.ControlSocket == "" {
+		if rt := opts.Env("XDG_RUNTIME_DIR"); filepath.IsAbs(rt) {
+			b.ControlSocket = filepath.Join(rt, "hubgate", "control.sock")
+			c.setSource("bridge.control_socket", "default ($XDG_RUNTIME_DIR)")
+		} else if dir, err := opts.UserConfigDir(); err == nil {
+			b.ControlSocket = filepath.Join(dir, "hubgate", "control.sock")
+			c.setSource("bridge.control_socket", "default (user config dir)")
+		} else {
+			problems = append(problems, FieldError{Path: "bridge.control_socket",
+				Message: "not set, and the default needs $XDG_RUNTIME_DIR or a user config directory: " + err.Error()})
+		}
+	}
+	expand := func(path string, v *string) {
+		if *v != "~" && !strings.HasPrefix(*v, "~/") {
+			return
+		}
+		home, err := opts.HomeDir()
+		if err != nil {
+			problems = append(problems, FieldError{Path: path, Message: "cannot expand ~: " + err.Error(), Source: c.sourceNear(path)})
+			return
+		}
+		*v = filepath.Join(home, strings.TrimPrefix(*v, "~"))
+	}
+	expand("bridge.journal", &b.Journal)
+	expand("bridge.control_socket", &b.ControlSocket)
+	for i := range b.CommandTools {
+		expand(fmt.Sprintf("bridge.command_tools[%d].workdir", i), &b.CommandTools[i].Workdir)
+	}
+	return problems
+}
+
+// userDataDir is $XDG_DATA_HOME when absolute, else ~/.local/share.
+func userDataDir(opts LoadOptions) (string, error) {
+	if d := opts.Env("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return d, nil
+	}
+	home, err := opts.HomeDir()
+	if err != nil {
+		return "", err
+	}
+	if home == "" {
+		return "", errors.New("the home directory is unknown")
+	}
+	return filepath.Join(home, ".local", "share"), nil
+}
+
+// validateBridge checks automate.target and the bridge section, compiling
+// the rules: every rules.Problem becomes a FieldError whose path is the
+// field's ("bridge.rules[2].match.command_regex"), whose message names the
+// rule (`rule "lights": error parsing regexp: ...`) and whose source is the
+// line of the field, or of the nearest enclosing entry that has one.
+func (c *Config) validateBridge() []FieldError {
+	var problems []FieldError
+	bad := func(path, format string, args ...any) {
+		problems = append(problems, FieldError{Path: path, Message: fmt.Sprintf(format, args...), Source: c.sourceNear(path)})
+	}
+	if !slices.Contains(AutomateTargets, c.Automate.Target) {
+		bad("automate.target", "must be one of %s; got %q", strings.Join(AutomateTargets, ", "), c.Automate.Target)
+	}
+	b := c.Bridge
+	if b.CancelGrace <= 0 || b.CancelGrace > MaxCancelGrace {
+		bad("bridge.cancel_grace", "must be a positive duration up to %s; got %s", MaxCancelGrace, b.CancelGrace)
+	}
+	if !slices.Contains(OnShutdownActions, b.OnShutdown) {
+		bad("bridge.on_shutdown", "must be one of %s; got %q", strings.Join(OnShutdownActions, ", "), b.OnShutdown)
+	}
+	for _, f := range []struct{ path, v string }{{"bridge.journal", b.Journal}, {"bridge.control_socket", b.ControlSocket}} {
+		switch {
+		case f.v == "":
+			bad(f.path, "must be set")
+		case !filepath.IsAbs(f.v):
+			bad(f.path, "must be an absolute path; got %q", f.v)
+		}
+	}
+	if n := len(b.ControlSocket); n > MaxSocketPath {
+		bad("bridge.control_socket", "is %d bytes long; a Unix socket path must be at most %d", n, MaxSocketPath)
+	}
+	if _, err := b.RuleSet(); err != nil {
+		var rerr *rules.Error
+		if !errors.As(err, &rerr) {
+			bad("bridge.rules", "%v", err)
+			return problems
+		}
+		for _, p := range rerr.Problems {
+			msg := p.Message
+			switch {
+			case p.Section == rules.SectionRules && p.Name != "":
+				msg = fmt.Sprintf("rule %q: %s", p.Name, msg)
+			case p.Section == rules.SectionCommandTools && p.Name != "":
+				msg = fmt.Sprintf("command tool %q: %s", p.Name, msg)
+			}
+			bad("bridge."+p.Path(), "%s", msg)
+		}
+	}
+	return problems
+}
+
+// bridgeEntry is the rule or command tool a path is in
+// ("bridge.rules[2]" for "bridge.rules[2].match.command"), or "". Load
+// drops the rule problems of an entry that failed to decode: a rule with a
+// misspelt key would otherwise also be reported as missing that key.
+func bridgeEntry(path string) string {
+	if !strings.HasPrefix(path, "bridge.") {
+		return ""
+	}
+	if i := strings.IndexByte(path, ']'); i >= 0 {
+		return path[:i+1]
+	}
+	return ""
+}
+
+// maxGenericValues bounds the values one free-form setting may expand to
+// (YAML aliases can otherwise multiply a small file into a huge value).
+const maxGenericValues = 10000
+
+// generic decodes a free-form node (a JSON Schema, a hitl answer) into
+// plain values: map[string]any, []any, string, int, float64, bool or nil.
+// Mapping keys are taken as strings. It reports false after recording a
+// problem.
+func (d *decoder) generic(n *yaml.Node, path string) (any, bool) {
+	budget := maxGenericValues
+	var walk func(n *yaml.Node, path string) (any, bool)
+	walk = func(n *yaml.Node, path string) (any, bool) {
+		n = resolveAlias(n)
+		if budget--; budget < 0 {
+			d.problem(path, n.Line, "is too large (more than %d values)", maxGenericValues)
+			return nil, false
+		}
+		switch n.Kind {
+		case yaml.MappingNode:
+			m := make(map[string]any, len(n.Content)/2)
+			seen := map[string]int{}
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				kn := resolveAlias(n.Content[i])
+				kp := path + "." + kn.Value
+				if kn.Kind != yaml.ScalarNode {
+					d.problem(kp, kn.Line, "a key must be a single value, not %s", nodeKindName(kn))
+					return nil, false
+				}
+				if first, dup := seen[kn.Value]; dup {
+					d.problem(kp, kn.Line, "duplicate key (first set at line %d)", first)
+					return nil, false
+				}
+				seen[kn.Value] = kn.Line
+				v, ok := walk(n.Content[i+1], kp)
+				if !ok {
+					return nil, false
+				}
+				m[kn.Value] = v
+			}
+			return m, true
+		case yaml.SequenceNode:
+			l := make([]any, 0, len(n.Content))
+			for i, item := range n.Content {
+				v, ok := walk(item, fmt.Sprintf("%s[%d]", path, i))
+				if !ok {
+					return nil, false
+				}
+				l = append(l, v)
+			}
+			return l, true
+		case yaml.ScalarNode:
+			var v any
+			if err := n.Decode(&v); err != nil {
+				d.problem(path, n.Line, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+				return nil, false
+			}
+			switch v.(type) {
+			case nil, string, int, int64, uint64, float64, bool:
+				return v, true
+			}
+			return n.Value, true // timestamps and other resolved types stay text
+		}
+		d.problem(path, n.Line, "unsupported YAML node")
+		return nil, false
+	}
+	v, ok := walk(n, path)
+	if ok {
+		d.cfg.setSource(path, d.at(n.Line))
+	}
+	return v, ok
+}
