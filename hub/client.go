@@ -235,11 +235,13 @@ func (c *Client) received(session uint64, target, invocationID string, args []js
 		Session:      session,
 		InvocationID: invocationID,
 	}
-	decodeEvent(&e)
-	c.stats.received.Add(1)
-	if e.DecodeErr != nil {
-		c.log.Warn("hub event arguments did not decode; delivered raw", "target", target, "seq", e.Seq, "err", e.DecodeErr)
+	// A command's macro is decoded by the dispatcher (off the reader
+	// goroutine: it is the costly part); everything else here, because
+	// the device and listening side effects happen in wire order.
+	if e.Kind != KindDeviceCommand {
+		c.decode(&e)
 	}
+	c.stats.received.Add(1)
 	if e.Kind == KindDeviceProfileUpdate && e.Device != nil {
 		c.setDevice(e.Device, "DeviceProfileUpdate")
 	}
@@ -251,6 +253,13 @@ func (c *Client) received(session uint64, target, invocationID string, args []js
 		c.requestListen(true, "hub")
 	case KindStopListening:
 		c.requestListen(false, "hub")
+	}
+}
+
+func (c *Client) decode(e *Event) {
+	decodeEvent(e)
+	if e.DecodeErr != nil {
+		c.log.Warn("hub event arguments did not decode; delivered raw", "target", e.Target, "seq", e.Seq, "err", e.DecodeErr)
 	}
 }
 

@@ -179,6 +179,9 @@ func (c *Client) dispatch() {
 	for {
 		batch, closed := c.q.take()
 		for i := range batch {
+			if batch[i].Kind == KindDeviceCommand {
+				c.decode(&batch[i])
+			}
 			c.events <- batch[i]
 			c.stats.delivered.Add(1)
 			batch[i] = Event{}

@@ -98,10 +98,12 @@
 //     noticed within ProbeInterval (at most twice the interval whatever the
 //     timing); the library's ServerTimeout (no frame at all for 30 s) is a
 //     second line.
-//   - The event queue between the wire and the consumer holds up to
-//     Config.QueueLimit events; beyond it new events are dropped, counted
-//     in Stats.Dropped and logged (their sequence numbers are skipped, so a
-//     consumer sees the gap).
+//   - The reader never waits for the consumer (that would stall pings and
+//     completions): events wait in a queue of up to Config.QueueLimit
+//     events (besides the Events channel's 64 and the batch being handed
+//     over); beyond it new events are dropped, counted in Stats.Dropped and
+//     logged, and their sequence numbers are skipped, so a consumer sees
+//     the gap.
 //   - Negotiate redirects (url/accessToken, Azure SignalR Service) are not
 //     followed: the attempt fails with CauseRefused.
 //

@@ -216,13 +216,9 @@ func (s *session) run(ctx context.Context) (sessionResult, bool) {
 		case <-ctx.Done():
 			return sessionResult{connected: true, cause: CauseShutdown}, true
 		case <-closed:
-			r, _ := s.ended()
-			r.connected = true
-			return r, false
+			return s.endedConnected(), false
 		case <-s.conn.ctx.Done():
-			r, _ := s.ended()
-			r.connected = true
-			return r, false
+			return s.endedConnected(), false
 		case <-probe:
 			if !probing {
 				probing = true
@@ -236,6 +232,16 @@ func (s *session) run(ctx context.Context) (sessionResult, bool) {
 			}
 		}
 	}
+}
+
+// endedConnected explains the end of a connection that was up.
+func (s *session) endedConnected() sessionResult {
+	r, ok := s.ended()
+	if !ok {
+		r = failed(CauseNetwork, errors.New("hub: the connection ended"), "")
+	}
+	r.connected = true
+	return r
 }
 
 // takeDevice records a device from an invocation result, if it is one.

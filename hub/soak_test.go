@@ -41,7 +41,7 @@ func TestSoakFaults(t *testing.T) {
 	env := newMockEnv(t, mockhub.Config{})
 	cfg := env.config(t)
 	cfg.AutoListen = true
-	cfg.ProbeInterval = 400 * time.Millisecond
+	cfg.ProbeInterval = 600 * time.Millisecond
 	cfg.HandshakeTimeout = 2 * time.Second
 	cfg.InvokeTimeout = 2 * time.Second
 	cfg.Backoff = Backoff{Initial: 10 * time.Millisecond, Max: 100 * time.Millisecond}
