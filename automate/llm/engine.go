@@ -229,7 +229,14 @@ func New(cfg Config) *Engine {
 	}
 	fc := cfg.FetchClient
 	if fc == nil {
-		fc = &http.Client{Timeout: cfg.FetchTimeout}
+		// Its own transport, so that a run's cleanup closes only its
+		// connections.
+		fc = &http.Client{Timeout: cfg.FetchTimeout, Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
+			TLSHandshakeTimeout: 10 * time.Second,
+			IdleConnTimeout:     30 * time.Second,
+		}}
 	}
 	memFn := cfg.TotalMemory
 	if memFn == nil {

@@ -29,6 +29,7 @@ type fakeUpstream struct {
 	gate     chan struct{} // when set, catalog endpoints wait for it
 	ps       []psEntry
 	nCtx     int // llama-server /props n_ctx
+	aborted  int // chat requests whose client went away while the reply waited
 }
 
 type fakeModel struct {
@@ -251,6 +252,24 @@ func (f *fakeUpstream) seen() []seenRequest {
 	return append([]seenRequest(nil), f.requests...)
 }
 
+func (f *fakeUpstream) abortedCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.aborted
+}
+
+// waitRequests waits until n chat requests arrived.
+func (f *fakeUpstream) waitRequests(n int) {
+	f.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for len(f.seen()) < n {
+		if time.Now().After(deadline) {
+			f.t.Fatalf("fake upstream: %d requests, want %d", len(f.seen()), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (f *fakeUpstream) remaining() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -284,6 +303,9 @@ func (f *fakeUpstream) chat(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-rp.wait:
 		case <-r.Context().Done():
+			f.mu.Lock()
+			f.aborted++
+			f.mu.Unlock()
 			return
 		}
 	}

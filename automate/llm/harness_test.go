@@ -76,6 +76,11 @@ func newHarness(t *testing.T, upstreamURL string, mods ...func(*harnessOpts)) *h
 		// No keep-alive: a connection left open is always the engine's.
 		client: &http.Client{Timeout: 90 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
 	t.Cleanup(func() {
+		// Checked before anything is closed: whatever a run started must
+		// be gone once it ended, not only once the engine closes.
+		if !o.noCheck && !t.Failed() {
+			checkNoLeftovers(t)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		if err := srv.Close(ctx); err != nil {
@@ -83,9 +88,6 @@ func newHarness(t *testing.T, upstreamURL string, mods ...func(*harnessOpts)) *h
 		}
 		ts.Close()
 		eng.Close()
-		if !o.noCheck && !t.Failed() {
-			checkNoLeftovers(t)
-		}
 	})
 	return h
 }

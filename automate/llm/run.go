@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
+	"net/http"
 	"os"
 	"slices"
 	"strconv"
@@ -68,6 +70,7 @@ type run struct {
 
 	tools      *toolset
 	pool       *toolkit.McpPool
+	mcpHTTP    *http.Client // the run's MCP HTTP connections, closed with the run
 	configured map[string]automate.InlineMcpServer // the run's configured MCP servers by name
 	box        *toolkit.Toolbox
 
@@ -120,6 +123,9 @@ func (e *Engine) Run(ctx context.Context, task *assistant.Task, env assistant.En
 func (r *run) cleanup() {
 	if r.pool != nil {
 		r.pool.Close()
+	}
+	if r.mcpHTTP != nil {
+		r.mcpHTTP.CloseIdleConnections()
 	}
 	if r.cancelCtx != nil {
 		r.cancelCtx()
@@ -223,7 +229,7 @@ func (r *run) chooseSkills() []string {
 			}
 		}
 	}
-	sel := selectCandidates(cands, selected, r.task.Prompt+"\n"+r.task.AdditionalWorkflowPrompt, max(r.e.cfg.SkillBudget, 0)+len(selected), r.e.cfg.SkillChars)
+	sel := selectCandidates(cands, selected, r.task.Prompt+"\n"+r.task.AdditionalWorkflowPrompt, max(r.e.cfg.SkillBudget, 0), r.e.cfg.SkillChars)
 	var out []string
 	for _, id := range sel.IDs {
 		out = append(out, byID[id].Prompt())
@@ -246,7 +252,7 @@ func (r *run) chooseMcpServers() []automate.InlineMcpServer {
 		cands = append(cands, candidate{id: s.Name, name: s.Name, description: s.Description})
 	}
 	sel := selectCandidates(cands, r.task.SelectedMcpServerIDs, r.task.Prompt+"\n"+r.task.AdditionalWorkflowPrompt,
-		max(r.e.cfg.McpServerBudget, 0)+len(r.task.SelectedMcpServerIDs), 0)
+		max(r.e.cfg.McpServerBudget, 0), 0)
 	var out []automate.InlineMcpServer
 	for _, name := range sel.IDs {
 		s := byName[name]
@@ -286,7 +292,12 @@ func (r *run) openTools() error {
 	}
 	servers := append(slices.Clone(r.task.McpServers), r.chooseMcpServers()...)
 	if len(servers) > 0 {
-		r.pool = toolkit.ConnectMcp(r.ctx, servers, toolkit.McpConfig{ConnectTimeout: r.e.cfg.MCPConnectTimeout, Logger: r.e.log})
+		r.mcpHTTP = &http.Client{Transport: &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
+			TLSHandshakeTimeout: 10 * time.Second,
+		}}
+		r.pool = toolkit.ConnectMcp(r.ctx, servers, toolkit.McpConfig{ConnectTimeout: r.e.cfg.MCPConnectTimeout, HTTPClient: r.mcpHTTP, Logger: r.e.log})
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
@@ -577,16 +588,16 @@ func (r *run) endConversation(res *assistant.Result) {
 	} else {
 		msgs = []chatMessage{{Role: "user", Content: r.task.Prompt}}
 	}
+	closing := res.Answer
+	if closing == "" && res.Status != automate.StatusCompleted {
+		closing = fmt.Sprintf("(The run ended %s before it finished.)", res.Status)
+	}
 	if last := msgs[len(msgs)-1]; last.Role != "assistant" || len(last.ToolCalls) > 0 {
-		text := res.Answer
-		if text == "" {
-			text = fmt.Sprintf("(The run ended %s before it finished.)", res.Status)
-		}
-		msgs = append(msgs, chatMessage{Role: "assistant", Content: text})
+		msgs = append(msgs, chatMessage{Role: "assistant", Content: closing})
 	}
 	r.e.endConversation(r.w, msgs, turn{
 		RequestID: r.task.RequestID, Model: r.model, Prompt: r.task.Prompt,
-		Answer: res.Answer, Status: string(res.Status), At: r.startedRun,
+		Answer: closing, Status: string(res.Status), At: r.startedRun,
 	})
 }
 
@@ -920,7 +931,12 @@ func (r *run) runTool(t *tool, args json.RawMessage, st *automate.Step) (text st
 	}
 	r.finish(st, automate.StepSuccess, out.Summary)
 	switch t.name {
-	case toolkit.ToolReadFile, toolkit.ToolListDir:
+	case toolkit.ToolReadFile:
+		return out.Content, nil, nil, false
+	case toolkit.ToolListDir:
+		if out.Content == "" {
+			return "(the folder is empty)", nil, nil, false
+		}
 		return out.Content, nil, nil, false
 	case toolkit.ToolRunCommand:
 		return fmt.Sprintf("exit code %d\n%s", out.ExitCode, out.Content), nil, nil, false

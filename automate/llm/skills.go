@@ -152,8 +152,9 @@ func (s Skill) Prompt() string {
 // term counts once, at its highest weight), and its score is the sum over
 // the prompt's distinct terms. A candidate is relevant from a score of 2
 // (a name word, or two description words, in the prompt). Selected ids
-// come first, always, in the order given (unknown ids are ignored); the
-// rest of the budget goes to relevant candidates by score, then id. For
+// come first, always, in the order given (unknown ids are ignored), and
+// count against the budget; what the budget has left goes to relevant
+// candidates by score, then id. For
 // skills the budget is a number of skills and a total of instruction
 // characters (selected skills count against both but are never dropped).
 
