@@ -193,7 +193,11 @@ func TestFetchURL(t *testing.T) {
 // tokens; a model that refuses the parameter gets none from then on.
 func TestThinkingLevels(t *testing.T) {
 	up := newFakeUpstream(t, "ollama", qwen, fakeModel{name: "plain:1b", family: "plain", params: "1B", caps: []string{"completion", "tools"}})
-	h := newHarness(t, up.url(), func(o *harnessOpts) { o.engine.ThinkingLevel = "medium"; o.engine.MaxOutputTokens = 1000; o.engine.Model = "qwen3:8b" })
+	h := newHarness(t, up.url(), func(o *harnessOpts) {
+		o.engine.ThinkingLevel = "medium"
+		o.engine.MaxOutputTokens = 1000
+		o.engine.Model = "qwen3:8b"
+	})
 	for _, tc := range []struct {
 		level, effort string
 		tokens        int

@@ -70,7 +70,7 @@ type run struct {
 
 	tools      *toolset
 	pool       *toolkit.McpPool
-	mcpHTTP    *http.Client // the run's MCP HTTP connections, closed with the run
+	mcpHTTP    *http.Client                        // the run's MCP HTTP connections, closed with the run
 	configured map[string]automate.InlineMcpServer // the run's configured MCP servers by name
 	box        *toolkit.Toolbox
 
