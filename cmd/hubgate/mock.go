@@ -1,0 +1,514 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/hub/mockhub"
+)
+
+// envMockSecret overrides the mock's OAuth client secret (a test
+// credential); envMockURL is the default --url of the admin subcommands.
+const (
+	envMockSecret = "HUBGATE_MOCK_CLIENT_SECRET"
+	envMockURL    = "HUBGATE_MOCK_URL"
+)
+
+type mockFlags struct {
+	listen       string
+	clientID     string
+	clientSecret string
+	deviceType   string
+	denyConsent  bool
+	accessTTL    time.Duration
+	refreshTTL   time.Duration
+	keepAlive    time.Duration
+	timeout      time.Duration
+}
+
+func newMockCommand(a *app) *cobra.Command {
+	var f mockFlags
+	cmd := &cobra.Command{
+		Use:   "mock",
+		Short: "Run the mock remote device service, or drive a running one",
+		Long: `Run the mock of the remote device service on this machine: OAuth sign-in
+(/signin/authorize, /signin/token), the device REST routes, the SignalR device hub
+at /device, an admin API under /mock (loopback peers only) and an API explorer at
+/swagger. Everything is in memory. Once it accepts connections it prints its base
+URL (http://127.0.0.1:<port>) on stdout; SIGINT or SIGTERM stops it cleanly.
+
+Defaults: client id mock-client, client secret mock-secret, device type
+mock-controller. The client secret is a test credential of the mock: set it with
+` + envMockSecret + ` (preferred) or --client-secret; never reuse a real secret.
+
+The subcommands drive a running mock through its admin API; they take the base
+URL from --url or ` + envMockURL + `.`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &usageError{fmt.Errorf("unknown command %q for %q; see '%s --help'", args[0], c.CommandPath(), c.CommandPath())}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runMock(cmd.Context(), f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.listen, "listen", "127.0.0.1:0", "address to listen on (port 0: any free port)")
+	fl.StringVar(&f.clientID, "client-id", "", "OAuth client id (default mock-client)")
+	fl.StringVar(&f.clientSecret, "client-secret", "", "OAuth client secret of the mock, a TEST credential (default mock-secret; prefer "+envMockSecret+")")
+	fl.StringVar(&f.deviceType, "device-type", "", "the device type id User Devices are created with (default mock-controller)")
+	fl.BoolVar(&f.denyConsent, "deny-consent", false, "the authorization page denies every request (redirects with error=access_denied)")
+	fl.DurationVar(&f.accessTTL, "access-token-ttl", 0, "lifetime of access tokens (default 1h)")
+	fl.DurationVar(&f.refreshTTL, "refresh-token-ttl", 0, "lifetime of refresh tokens (default 720h)")
+	fl.DurationVar(&f.keepAlive, "hub-keepalive", 0, "hub keep-alive ping interval (default 15s)")
+	fl.DurationVar(&f.timeout, "hub-timeout", 0, "the hub drops a client silent for this long (default 30s)")
+	cmd.AddCommand(
+		newMockDevicesCommand(a), newMockCreateDeviceCommand(a), newMockSendCommand(a),
+		newMockProfileCommand(a), newMockListeningCommand(a, true), newMockListeningCommand(a, false),
+		newMockSettingsCommand(a), newMockDisableTokenCommand(a), newMockFaultCommand(a), newMockEventsCommand(a),
+	)
+	return cmd
+}
+
+func (a *app) runMock(ctx context.Context, f mockFlags) error {
+	if _, _, err := net.SplitHostPort(f.listen); err != nil {
+		return &usageError{fmt.Errorf("--listen must be host:port, got %q", f.listen)}
+	}
+	log := a.logger(&configs.Config{Log: configs.LogConfig{Level: a.logLevel, Format: a.logFormat}})
+	secret := f.clientSecret
+	if secret == "" {
+		secret = a.getenv(envMockSecret)
+	}
+	cfg := mockhub.Config{
+		ClientID: f.clientID, ClientSecret: secret, DeviceTypeID: f.deviceType,
+		AccessTokenTTL: f.accessTTL, RefreshTokenTTL: f.refreshTTL,
+		KeepAliveInterval: f.keepAlive, TimeoutInterval: f.timeout,
+		Logger: log,
+	}
+	if f.denyConsent {
+		cfg.Consent = func(mockhub.ConsentRequest) bool { return false }
+	}
+	srv, err := mockhub.New(cfg)
+	if err != nil {
+		return &usageError{err}
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return fmt.Errorf("mock: %w", err)
+	}
+	addr := ln.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	base := "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
+
+	hs := &http.Server{
+		Handler:           srv,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.Background() },
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.Serve(ln) }()
+	fmt.Fprintln(a.stdio.Out, base)
+	eff := srv.Config()
+	fmt.Fprintf(a.stdio.Err, "hubgate: mock remote service at %s (client id %s, device type %s); admin API %s/mock, explorer %s/swagger\n",
+		base, eff.ClientID, eff.DeviceTypeID, base, base)
+	if !addr.IP.IsLoopback() {
+		fmt.Fprintf(a.stdio.Err, "hubgate: warning: the mock listens on %s, beyond loopback; its admin API still answers loopback peers only\n", addr)
+	}
+	log.Info("mock listening", "url", base)
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("mock: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("stopping the mock")
+	srv.Close()
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(stopCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		_ = hs.Close()
+	}
+	return nil
+}
+
+// ---- admin subcommands ------------------------------------------------------
+
+// mockClientFlags are the flags every admin subcommand shares.
+type mockClientFlags struct {
+	url  string
+	json bool
+}
+
+func (m *mockClientFlags) register(cmd *cobra.Command, withJSON bool) {
+	cmd.Flags().StringVar(&m.url, "url", "", "base URL of the running mock (default $"+envMockURL+")")
+	if withJSON {
+		cmd.Flags().BoolVar(&m.json, "json", false, "print the answer as JSON")
+	}
+}
+
+func (a *app) mockAdmin(m *mockClientFlags) (*mockhub.AdminClient, error) {
+	u := m.url
+	if u == "" {
+		u = a.getenv(envMockURL)
+	}
+	if u == "" {
+		return nil, &usageError{errors.New("--url (or " + envMockURL + ") is required: the base URL 'hubgate mock' printed")}
+	}
+	if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return nil, &usageError{fmt.Errorf("--url must be an http URL like http://127.0.0.1:43123, got %q", u)}
+	}
+	return &mockhub.AdminClient{BaseURL: u}, nil
+}
+
+func mockRequired(cmd *cobra.Command, names ...string) error {
+	for _, n := range names {
+		if v, _ := cmd.Flags().GetString(n); v == "" {
+			return &usageError{fmt.Errorf("%s needs --%s", cmd.CommandPath(), n)}
+		}
+	}
+	return nil
+}
+
+// readInput reads a file, or stdin for "-".
+func (a *app) mockReadInput(name string) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(a.stdio.In)
+	}
+	return os.ReadFile(name)
+}
+
+func (a *app) mockPrintJSON(v any) error {
+	enc := json.NewEncoder(a.stdio.Out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// mockCommand builds an admin subcommand; run gets the client.
+func (a *app) mockCommand(use, short string, withJSON bool, run func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error) (*cobra.Command, *mockClientFlags) {
+	m := &mockClientFlags{}
+	cmd := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := a.mockAdmin(m)
+			if err != nil {
+				return err
+			}
+			return run(cmd.Context(), c, m, cmd)
+		},
+	}
+	m.register(cmd, withJSON)
+	return cmd, m
+}
+
+func (a *app) mockPrintPush(m *mockClientFlags, res mockhub.PushResult, what string) error {
+	if m.json {
+		return a.mockPrintJSON(res)
+	}
+	_, err := fmt.Fprintf(a.stdio.Out, "%s delivered to %d connection(s)\n", what, res.Delivered)
+	return err
+}
+
+func newMockDevicesCommand(a *app) *cobra.Command {
+	cmd, _ := a.mockCommand("devices", "List the mock's devices, their flags and hub connections", true,
+		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, _ *cobra.Command) error {
+			list, err := c.Devices(ctx)
+			if err != nil {
+				return err
+			}
+			if m.json {
+				return a.mockPrintJSON(list)
+			}
+			tw := tabwriter.NewWriter(a.stdio.Out, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tNAME\tTYPE\tCONNECTIONS\tVERIFIED\tLISTENING\tTOKENS")
+			for _, d := range list {
+				var toks []string
+				for _, t := range d.Tokens {
+					s := t.ID
+					if t.IsDisabled {
+						s += " (disabled)"
+					}
+					toks = append(toks, s)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%v\t%v\t%s\n", d.Device.ID, d.Device.NameOverride, d.DeviceTypeID,
+					d.Connections, d.Device.IsVerified, d.Device.IsListening, strings.Join(toks, ", "))
+			}
+			return tw.Flush()
+		})
+	return cmd
+}
+
+func newMockCreateDeviceCommand(a *app) *cobra.Command {
+	var name, typeID string
+	cmd, _ := a.mockCommand("create-device", "Create a device and its device token without OAuth (prints both as JSON, token included)", false,
+		func(ctx context.Context, c *mockhub.AdminClient, _ *mockClientFlags, _ *cobra.Command) error {
+			created, err := c.CreateDevice(ctx, mockhub.CreateDeviceRequest{DeviceTypeID: typeID, Name: name})
+			if err != nil {
+				return err
+			}
+			return a.mockPrintJSON(created)
+		})
+	cmd.Flags().StringVar(&name, "name", "", "device name (default \"Mock device\")")
+	cmd.Flags().StringVar(&typeID, "device-type", "", "device type id (default: the mock's)")
+	return cmd
+}
+
+func newMockSendCommand(a *app) *cobra.Command {
+	var device, command, macroFile string
+	cmd, _ := a.mockCommand("send", "Push a DeviceCommand (command and macro) to a device's hub connections", true,
+		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
+			if err := mockRequired(cmd, "device", "command"); err != nil {
+				return err
+			}
+			var macro *deviceapi.Macro
+			if macroFile != "" {
+				b, err := a.mockReadInput(macroFile)
+				if err != nil {
+					return fmt.Errorf("--macro: %w", err)
+				}
+				macro = &deviceapi.Macro{}
+				if err := json.Unmarshal(b, macro); err != nil {
+					return &usageError{fmt.Errorf("--macro %s is not a Macro JSON object: %w", macroFile, err)}
+				}
+			}
+			res, err := c.Command(ctx, device, command, macro)
+			if err != nil {
+				return err
+			}
+			return a.mockPrintPush(m, res, "DeviceCommand")
+		})
+	cmd.Flags().StringVar(&device, "device", "", "device id")
+	cmd.Flags().StringVar(&command, "command", "", "the command string")
+	cmd.Flags().StringVar(&macroFile, "macro", "", "JSON file of the Macro to send (- for stdin; default: a macro made from the command)")
+	return cmd
+}
+
+func newMockProfileCommand(a *app) *cobra.Command {
+	var device, file string
+	cmd, _ := a.mockCommand("profile", "Set a device's current profile and push DeviceProfileUpdate", true,
+		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
+			if err := mockRequired(cmd, "device", "file"); err != nil {
+				return err
+			}
+			b, err := a.mockReadInput(file)
+			if err != nil {
+				return fmt.Errorf("--file: %w", err)
+			}
+			if !json.Valid(b) {
+				return &usageError{fmt.Errorf("--file %s is not JSON", file)}
+			}
+			res, err := c.Profile(ctx, device, b)
+			if err != nil {
+				return err
+			}
+			if m.json {
+				return a.mockPrintJSON(res)
+			}
+			_, err = fmt.Fprintf(a.stdio.Out, "profile set; DeviceProfileUpdate delivered to %d connection(s)\n", res.Delivered)
+			return err
+		})
+	cmd.Flags().StringVar(&device, "device", "", "device id")
+	cmd.Flags().StringVar(&file, "file", "", "JSON file of the Profile (- for stdin)")
+	return cmd
+}
+
+func newMockListeningCommand(a *app, start bool) *cobra.Command {
+	use, target := "stop-listening", "StopListening"
+	if start {
+		use, target = "start-listening", "StartListening"
+	}
+	var device string
+	cmd, _ := a.mockCommand(use, "Push "+target+" to a device's hub connections", true,
+		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
+			if err := mockRequired(cmd, "device"); err != nil {
+				return err
+			}
+			var res mockhub.PushResult
+			var err error
+			if start {
+				res, err = c.StartListening(ctx, device)
+			} else {
+				res, err = c.StopListening(ctx, device)
+			}
+			if err != nil {
+				return err
+			}
+			return a.mockPrintPush(m, res, target)
+		})
+	cmd.Flags().StringVar(&device, "device", "", "device id")
+	return cmd
+}
+
+func newMockSettingsCommand(a *app) *cobra.Command {
+	var device, file string
+	cmd, _ := a.mockCommand("settings", "Push DeviceSettingsUpdate with any JSON value", true,
+		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
+			if err := mockRequired(cmd, "device", "file"); err != nil {
+				return err
+			}
+			b, err := a.mockReadInput(file)
+			if err != nil {
+				return fmt.Errorf("--file: %w", err)
+			}
+			if !json.Valid(b) {
+				return &usageError{fmt.Errorf("--file %s is not JSON", file)}
+			}
+			res, err := c.Settings(ctx, device, b)
+			if err != nil {
+				return err
+			}
+			return a.mockPrintPush(m, res, "DeviceSettingsUpdate")
+		})
+	cmd.Flags().StringVar(&device, "device", "", "device id")
+	cmd.Flags().StringVar(&file, "file", "", "JSON file of the settings (- for stdin)")
+	return cmd
+}
+
+func newMockDisableTokenCommand(a *app) *cobra.Command {
+	var tokenID string
+	cmd, _ := a.mockCommand("disable-token", "Disable a device token and drop the hub connections using it", true,
+		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
+			if err := mockRequired(cmd, "token-id"); err != nil {
+				return err
+			}
+			res, err := c.DisableToken(ctx, tokenID)
+			if err != nil {
+				return err
+			}
+			if m.json {
+				return a.mockPrintJSON(res)
+			}
+			_, err = fmt.Fprintf(a.stdio.Out, "token %s disabled; %d connection(s) dropped\n", res.Token.ID, res.Dropped)
+			return err
+		})
+	cmd.Flags().StringVar(&tokenID, "token-id", "", "id of the device token (not the token itself)")
+	return cmd
+}
+
+func newMockFaultCommand(a *app) *cobra.Command {
+	var drop bool
+	var refuseFor, freeze time.Duration
+	cmd, _ := a.mockCommand("fault", "Inject hub faults: drop every connection, refuse new ones for a while, or freeze", true,
+		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
+			var f mockhub.Faults
+			f.Drop = drop
+			if cmd.Flags().Changed("refuse-for") {
+				if refuseFor < 0 {
+					return &usageError{errors.New("--refuse-for must not be negative")}
+				}
+				d := mockhub.Duration(refuseFor)
+				f.RefuseFor = &d
+			}
+			if cmd.Flags().Changed("freeze") {
+				if freeze < 0 {
+					return &usageError{errors.New("--freeze must not be negative")}
+				}
+				d := mockhub.Duration(freeze)
+				f.Freeze = &d
+			}
+			if !f.Drop && f.RefuseFor == nil && f.Freeze == nil {
+				return &usageError{errors.New("fault needs --drop, --refuse-for or --freeze")}
+			}
+			st, err := c.Faults(ctx, f)
+			if err != nil {
+				return err
+			}
+			if m.json {
+				return a.mockPrintJSON(st)
+			}
+			msg := fmt.Sprintf("dropped %d connection(s)", st.Dropped)
+			if st.RefusingUntil != nil {
+				msg += "; refusing new connections until " + st.RefusingUntil.Local().Format(time.TimeOnly)
+			}
+			if st.FrozenUntil != nil {
+				msg += "; frozen until " + st.FrozenUntil.Local().Format(time.TimeOnly)
+			}
+			_, err = fmt.Fprintln(a.stdio.Out, msg)
+			return err
+		})
+	cmd.Flags().BoolVar(&drop, "drop", false, "close every hub connection now")
+	cmd.Flags().DurationVar(&refuseFor, "refuse-for", 0, "answer 503 to new hub connections for this long (0s ends it)")
+	cmd.Flags().DurationVar(&freeze, "freeze", 0, "stop all hub traffic for this long without closing (0s thaws)")
+	return cmd
+}
+
+func newMockEventsCommand(a *app) *cobra.Command {
+	var since int64
+	var follow bool
+	cmd, _ := a.mockCommand("events", "Show what clients did (OAuth, REST and hub calls), in order", true,
+		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, _ *cobra.Command) error {
+			if since < 0 {
+				return &usageError{errors.New("--since must be >= 0")}
+			}
+			for {
+				var waitFor time.Duration
+				if follow {
+					waitFor = 30 * time.Second
+				}
+				page, err := c.Events(ctx, since, waitFor)
+				if err != nil {
+					if follow && ctx.Err() != nil {
+						return nil
+					}
+					return err
+				}
+				if m.json && !follow {
+					return a.mockPrintJSON(page)
+				}
+				for _, e := range page.Events {
+					if m.json {
+						b, _ := json.Marshal(e)
+						fmt.Fprintf(a.stdio.Out, "%s\n", b)
+					} else {
+						fmt.Fprintln(a.stdio.Out, formatMockEvent(e))
+					}
+					since = e.Seq
+				}
+				if !follow {
+					return nil
+				}
+			}
+		})
+	cmd.Flags().Int64Var(&since, "since", 0, "show events after this sequence number")
+	cmd.Flags().BoolVar(&follow, "follow", false, "keep waiting for new events (JSON lines with --json) until interrupted")
+	return cmd
+}
+
+func formatMockEvent(e mockhub.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%5d %s %-5s %s", e.Seq, e.Time.Local().Format("15:04:05.000"), e.Source, e.Action)
+	if e.DeviceID != "" {
+		fmt.Fprintf(&b, " device=%s", e.DeviceID)
+	}
+	if e.Status != 0 {
+		fmt.Fprintf(&b, " status=%d", e.Status)
+	}
+	if e.Error != "" {
+		fmt.Fprintf(&b, " error=%q", e.Error)
+	}
+	if len(e.Args) > 0 {
+		args, _ := json.Marshal(e.Args)
+		fmt.Fprintf(&b, " args=%s", args)
+	}
+	return b.String()
+}

@@ -1,0 +1,345 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/philippseith/signalr"
+
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/hub/mockhub"
+)
+
+// mockProc is a running `hubgate mock`.
+type mockProc struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	url    string
+	mu     sync.Mutex
+	stderr strings.Builder
+	done   chan struct{}
+}
+
+func (p *mockProc) Stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+// startMockProc starts `hubgate mock args...` and waits for its URL line.
+func startMockProc(t *testing.T, environ []string, args ...string) *mockProc {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"mock"}, args...)...)
+	cmd.Env = environ
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &mockProc{t: t, cmd: cmd, done: make(chan struct{})}
+	cmd.Stderr = writerTo(func(b []byte) (int, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.stderr.Write(b)
+	})
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, stdout)
+		cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			<-p.done
+			t.Fatalf("mock exited before printing its URL: %s", p.Stderr())
+		}
+		p.url = line
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no URL within 30s; stderr: %s", p.Stderr())
+	}
+	return p
+}
+
+type writerTo func([]byte) (int, error)
+
+func (f writerTo) Write(b []byte) (int, error) { return f(b) }
+
+func (p *mockProc) stop(sig syscall.Signal) int {
+	p.t.Helper()
+	p.cmd.Process.Signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		p.t.Fatalf("mock did not stop on %v; stderr: %s", sig, p.Stderr())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+type mockReceiver struct {
+	signalr.Receiver
+	commands chan [2]any
+}
+
+func (r *mockReceiver) DeviceCommand(command string, macro deviceapi.Macro) {
+	r.commands <- [2]any{command, macro}
+}
+
+// The receiver must have every method the hub calls: a missing one makes
+// the Go client answer with a bad completion, and the hub closes the
+// connection.
+func (r *mockReceiver) StartListening()                          {}
+func (r *mockReceiver) StopListening()                           {}
+func (r *mockReceiver) DeviceSettingsUpdate(json.RawMessage)     {}
+func (r *mockReceiver) DeviceProfileUpdate(deviceapi.UserDevice) {}
+
+type quietLogger struct{}
+
+func (quietLogger) Log(...any) error { return nil }
+
+// connectDevice connects the Go SignalR client as a device and calls
+// VerifySelf.
+func connectDevice(t *testing.T, base, tok string) *mockReceiver {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &mockReceiver{commands: make(chan [2]any, 10)}
+	c, err := signalr.NewClient(ctx,
+		signalr.WithConnector(func() (signalr.Connection, error) {
+			cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+			defer ccancel()
+			return signalr.NewHTTPConnection(cctx, base+"/device",
+				signalr.WithHTTPHeaders(func() http.Header {
+					return http.Header{"Authorization": {"Bearer " + tok}, "X-Device-Token": {tok}}
+				}),
+				signalr.WithTransports(signalr.TransportWebSockets))
+		}),
+		signalr.WithReceiver(r), signalr.Logger(quietLogger{}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Start()
+	t.Cleanup(func() { cancel(); c.Stop() })
+	select {
+	case res := <-c.Invoke("VerifySelf"):
+		if res.Error != nil {
+			t.Fatalf("VerifySelf: %v", res.Error)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("VerifySelf never answered")
+	}
+	return r
+}
+
+func TestMockCommand(t *testing.T) {
+	const secret = "acceptance-test-secret"
+	e := env(t, "HUBGATE_MOCK_CLIENT_SECRET="+secret)
+	p := startMockProc(t, e, "--listen", "127.0.0.1:0", "--device-type", "pad")
+	if !strings.HasPrefix(p.url, "http://127.0.0.1:") {
+		t.Fatalf("URL %q", p.url)
+	}
+
+	// create-device prints the device and its token.
+	r := runCmd(t, e, "", "mock", "create-device", "--url", p.url, "--name", "cli pad")
+	var created mockhub.CreatedDevice
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &created) != nil || created.Device.NameOverride != "cli pad" || created.Token.Token == "" {
+		t.Fatalf("create-device: %+v", r)
+	}
+	id := created.Device.ID
+
+	// send before a device connects: 409, a clear message, exit 1.
+	r = runCmd(t, e, "", "mock", "send", "--url", p.url, "--device", id, "--command", "hello")
+	if r.code != ExitError || !strings.Contains(r.stderr, "no hub connection") {
+		t.Errorf("send without a connection: %+v", r)
+	}
+
+	rx := connectDevice(t, p.url, created.Token.Token)
+	macroFile := filepath.Join(t.TempDir(), "macro.json")
+	os.WriteFile(macroFile, []byte(`{"id":"m-1","name":"Greet","commands":["hello"],"events":[{"eventType":"Type","text":"hi there"}]}`), 0o600)
+	// The URL can come from HUBGATE_MOCK_URL.
+	r = runCmd(t, append(e, "HUBGATE_MOCK_URL="+p.url), "", "mock", "send", "--device", id, "--command", "hello", "--macro", macroFile)
+	if r.code != 0 || !strings.Contains(r.stdout, "delivered to 1 connection") {
+		t.Fatalf("send: %+v", r)
+	}
+	select {
+	case got := <-rx.commands:
+		m := got[1].(deviceapi.Macro)
+		if got[0] != "hello" || m.ID != "m-1" || m.Events[0].Text() != "hi there" {
+			t.Errorf("received %v", got)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the device never received the command")
+	}
+	// The macro can come from stdin.
+	r = runCmd(t, e, `{"id":"m-2","name":"Stdin","commands":["x"],"events":[]}`, "mock", "send", "--url", p.url, "--device", id, "--command", "x", "--macro", "-", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, `"delivered": 1`) {
+		t.Fatalf("send --macro -: %+v", r)
+	}
+	if got := <-rx.commands; got[1].(deviceapi.Macro).Name != "Stdin" {
+		t.Errorf("received %v", got)
+	}
+
+	// devices --json shows the connection and the flags.
+	r = runCmd(t, e, "", "mock", "devices", "--url", p.url, "--json")
+	var list []mockhub.DeviceInfo
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &list) != nil || len(list) != 1 || !list[0].Connected || !list[0].Device.IsVerified || list[0].DeviceTypeID != "pad" {
+		t.Errorf("devices: %+v", r)
+	}
+	r = runCmd(t, e, "", "mock", "devices", "--url", p.url)
+	if r.code != 0 || !strings.Contains(r.stdout, id) || !strings.Contains(r.stdout, "cli pad") {
+		t.Errorf("devices table: %+v", r)
+	}
+
+	// events: VerifySelf is there, the token is not.
+	r = runCmd(t, e, "", "mock", "events", "--url", p.url, "--json")
+	var page mockhub.EventsPage
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &page) != nil {
+		t.Fatalf("events: %+v", r)
+	}
+	verified := false
+	for _, ev := range page.Events {
+		verified = verified || ev.Action == "VerifySelf" && ev.DeviceID == id
+	}
+	if !verified || strings.Contains(r.stdout, created.Token.Token) {
+		t.Errorf("events: %s", r.stdout)
+	}
+	if r := runCmd(t, e, "", "mock", "events", "--url", p.url, "--since", "1"); r.code != 0 || !strings.Contains(r.stdout, "VerifySelf") {
+		t.Errorf("events text: %+v", r)
+	}
+
+	// Listening, settings, profile, faults, disable-token.
+	for _, args := range [][]string{
+		{"start-listening", "--device", id},
+		{"stop-listening", "--device", id},
+	} {
+		if r := runCmd(t, e, "", append(append([]string{"mock"}, args...), "--url", p.url)...); r.code != 0 || !strings.Contains(r.stdout, "delivered to 1") {
+			t.Errorf("%v: %+v", args, r)
+		}
+	}
+	if r := runCmd(t, e, `{"volume":3}`, "mock", "settings", "--url", p.url, "--device", id, "--file", "-"); r.code != 0 {
+		t.Errorf("settings: %+v", r)
+	}
+	if r := runCmd(t, e, `{"id":"p","name":"Office"}`, "mock", "profile", "--url", p.url, "--device", id, "--file", "-"); r.code != 0 || !strings.Contains(r.stdout, "profile set") {
+		t.Errorf("profile: %+v", r)
+	}
+	if r := runCmd(t, e, "", "mock", "fault", "--url", p.url, "--refuse-for", "1m", "--json"); r.code != 0 || !strings.Contains(r.stdout, "refusingUntil") {
+		t.Errorf("fault: %+v", r)
+	}
+	if r := runCmd(t, e, "", "mock", "fault", "--url", p.url, "--refuse-for", "0s"); r.code != 0 {
+		t.Errorf("fault end: %+v", r)
+	}
+	if r := runCmd(t, e, "", "mock", "disable-token", "--url", p.url, "--token-id", created.Token.ID); r.code != 0 || !strings.Contains(r.stdout, "1 connection(s) dropped") {
+		t.Errorf("disable-token: %+v", r)
+	}
+
+	// The client secret came from HUBGATE_MOCK_CLIENT_SECRET.
+	tokenStatus := func(secret string) (int, string) {
+		req, _ := http.NewRequest("POST", p.url+"/signin/token", strings.NewReader(url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"x"}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.SetBasicAuth(mockhub.DefaultClientID, secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body struct {
+			Error string `json:"error"`
+		}
+		json.NewDecoder(resp.Body).Decode(&body)
+		return resp.StatusCode, body.Error
+	}
+	if st, code := tokenStatus(secret); st != 400 || code != "invalid_grant" {
+		t.Errorf("with the configured secret: %d %s", st, code)
+	}
+	if st, code := tokenStatus(mockhub.DefaultClientSecret); st != 401 || code != "invalid_client" {
+		t.Errorf("with the default secret: %d %s", st, code)
+	}
+	if strings.Contains(p.Stderr(), secret) {
+		t.Error("the client secret reached the log")
+	}
+
+	if code := p.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM exit %d; stderr %s", code, p.Stderr())
+	}
+}
+
+func TestMockStopsOnSIGINTWithAConnectedDevice(t *testing.T) {
+	e := env(t)
+	p := startMockProc(t, e, "--deny-consent")
+	r := runCmd(t, e, "", "mock", "create-device", "--url", p.url)
+	var created mockhub.CreatedDevice
+	json.Unmarshal([]byte(r.stdout), &created)
+	connectDevice(t, p.url, created.Token.Token)
+	// --deny-consent: the authorization page redirects with access_denied.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get(p.url + "/signin/authorize?" + url.Values{
+		"response_type": {"code"}, "client_id": {"mock-client"}, "redirect_uri": {"http://127.0.0.1:9/cb"}, "state": {"s"},
+		"code_challenge": {"E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"}, "code_challenge_method": {"S256"},
+	}.Encode())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc, _ := url.Parse(resp.Header.Get("Location")); resp.StatusCode != 302 || loc.Query().Get("error") != "access_denied" {
+		t.Errorf("deny-consent: %d %s", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if code := p.stop(syscall.SIGINT); code != 0 {
+		t.Errorf("SIGINT exit %d; stderr %s", code, p.Stderr())
+	}
+}
+
+func TestMockUsageErrors(t *testing.T) {
+	e := env(t)
+	for _, args := range [][]string{
+		{"mock", "--listen", "nonsense"},
+		{"mock", "--hub-timeout", "-1s"},
+		{"mock", "bogus"},
+		{"mock", "send", "--device", "x", "--command", "y"}, // no URL
+		{"mock", "send", "--url", "http://127.0.0.1:1", "--command", "y"},
+		{"mock", "send", "--url", "not a url", "--device", "x", "--command", "y"},
+		{"mock", "fault", "--url", "http://127.0.0.1:1"},
+		{"mock", "events", "--url", "http://127.0.0.1:1", "--since", "-2"},
+	} {
+		r := runCmd(t, e, "", args...)
+		if r.code != ExitUsage || !strings.HasPrefix(r.stderr, "hubgate: ") {
+			t.Errorf("%v: exit %d stderr %q", args, r.code, r.stderr)
+		}
+	}
+	// A mock that is not running: a plain error.
+	r := runCmd(t, e, "", "mock", "devices", "--url", "http://127.0.0.1:1")
+	if r.code != ExitError || !strings.Contains(r.stderr, "mock admin API") {
+		t.Errorf("devices against nothing: %+v", r)
+	}
+	r = runCmd(t, e, "", "mock", "--help")
+	for _, want := range []string{"--listen", "HUBGATE_MOCK_CLIENT_SECRET", "send", "fault", "events", "disable-token"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("mock --help lacks %q", want)
+		}
+	}
+}
