@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -192,14 +193,25 @@ func bridgeEntry(path string) string {
 	return ""
 }
 
+// genericMap applies a mapping of free-form values (map[string]any) to v.
+func (d *decoder) genericMap(n *yaml.Node, v reflect.Value, path string) {
+	if n.Kind != yaml.MappingNode {
+		d.problem(path, n.Line, "must be a mapping, not %s", nodeKindName(n))
+		return
+	}
+	if val, ok := d.generic(n, path); ok {
+		v.Set(reflect.ValueOf(val))
+	}
+}
+
 // maxGenericValues bounds the values one free-form setting may expand to
 // (YAML aliases can otherwise multiply a small file into a huge value).
 const maxGenericValues = 10000
 
 // generic decodes a free-form node (a JSON Schema, a hitl answer) into
 // plain values: map[string]any, []any, string, int, float64, bool or nil.
-// Mapping keys are taken as strings. It reports false after recording a
-// problem.
+// Mapping keys are taken as strings. Every value gets its source line. It
+// reports false after recording a problem.
 func (d *decoder) generic(n *yaml.Node, path string) (any, bool) {
 	budget := maxGenericValues
 	var walk func(n *yaml.Node, path string) (any, bool)
@@ -230,16 +242,19 @@ func (d *decoder) generic(n *yaml.Node, path string) (any, bool) {
 					return nil, false
 				}
 				m[kn.Value] = v
+				d.cfg.setSource(kp, d.at(kn.Line))
 			}
 			return m, true
 		case yaml.SequenceNode:
 			l := make([]any, 0, len(n.Content))
 			for i, item := range n.Content {
-				v, ok := walk(item, fmt.Sprintf("%s[%d]", path, i))
+				ip := fmt.Sprintf("%s[%d]", path, i)
+				v, ok := walk(item, ip)
 				if !ok {
 					return nil, false
 				}
 				l = append(l, v)
+				d.cfg.setSource(ip, d.at(resolveAlias(item).Line))
 			}
 			return l, true
 		case yaml.ScalarNode:

@@ -288,6 +288,10 @@ func (d *decoder) leaf(n *yaml.Node, v reflect.Value, path string) {
 		d.list(n, v, path)
 		return
 	case reflect.Map:
+		if v.Type().Elem().Kind() == reflect.Interface { // free-form (bridge.go)
+			d.genericMap(n, v, path)
+			return
+		}
 		d.stringMap(n, v, path)
 		return
 	case reflect.Interface: // free-form (bridge.go)
@@ -375,17 +379,11 @@ func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string) {
 			continue
 		}
 		seen[kn.Value] = kn.Line
-		ev := reflect.New(v.Type().Elem()).Elem()
-		if ev.Kind() == reflect.Interface { // free-form values (bridge.go)
-			if val, ok := d.generic(vn, kp); ok {
-				m.SetMapIndex(reflect.ValueOf(kn.Value).Convert(v.Type().Key()), reflect.ValueOf(&val).Elem())
-			}
-			continue
-		}
 		if vn.Kind != yaml.ScalarNode {
 			d.problem(kp, vn.Line, "must be a single value, not %s", nodeKindName(vn))
 			continue
 		}
+		ev := reflect.New(v.Type().Elem()).Elem()
 		if err := setLeaf(ev, vn.Value); err != nil {
 			d.problem(kp, vn.Line, "%s", err.Error())
 			continue

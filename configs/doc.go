@@ -27,7 +27,18 @@
 //     carry its value as ${VAR} references to hubgate's environment;
 //   - the automate.openai section is checked only when automate.engine is
 //     openai, so a scripted setup is never refused for it; its upstream may
-//     use plain http on any host (local model servers rarely speak TLS).
+//     use plain http on any host (local model servers rarely speak TLS);
+//   - the bridge section (bridge.go) holds the routing rules, command tools
+//     and unmatched action of package bridge/rules; Validate compiles them,
+//     so a bad rule is refused at load with the field path, the rule's name
+//     and the file line ("bridge.rules[2].match.command_regex: rule
+//     "lights": error parsing regexp: ... (config.yaml:14)"); a rule whose
+//     keys failed to decode gets no further rule messages. Free-form values
+//     (a command tool's JSON Schema, hitl_answers) are plain YAML values,
+//     bounded against alias expansion. bridge.journal defaults to
+//     $XDG_DATA_HOME (else ~/.local/share)/hubgate/journal.db, and
+//     bridge.control_socket to $XDG_RUNTIME_DIR/hubgate/control.sock (else
+//     <user config dir>/hubgate/control.sock, at most 103 bytes).
 //
 // Secrets (secrets.go, keyring.go): SecretStore is the small interface every
 // consumer depends on. Keyring implements it over the OS Secret Service
