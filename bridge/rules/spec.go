@@ -105,7 +105,7 @@ type RunTemplate struct {
 	// AnswerContract: an empty rendering sends no contract.
 	AnswerContract string `yaml:"answer_contract,omitempty" json:"answer_contract,omitempty"`
 	// TimeoutMs: 0 is the server default (900000); otherwise at least 1000.
-	TimeoutMs int64 `yaml:"timeout_ms,omitempty" json:"timeout_ms,omitempty"`
+	TimeoutMs int `yaml:"timeout_ms,omitempty" json:"timeout_ms,omitempty"`
 	// ThinkingLevel: "" (the user's setting), low, medium, high or max.
 	ThinkingLevel         string       `yaml:"thinking_level,omitempty" json:"thinking_level,omitempty"`
 	RestrictToWorkspace   bool         `yaml:"restrict_to_workspace,omitempty" json:"restrict_to_workspace,omitempty"`
