@@ -865,3 +865,48 @@ func TestReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRunRefusedDetachesTheRun(t *testing.T) {
+	j, err := Open(filepath.Join(t.TempDir(), "j.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	ctx := context.Background()
+	id, _, err := j.RecordCommand(ctx, Command{Text: "hello", Rule: "r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := j.RunStarted(ctx, id, "task", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.RunRefused(ctx, id, "409"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.SetDecision(ctx, id, DecisionQueued, "waiting"); err != nil {
+		t.Fatalf("decide after a refused run: %v", err)
+	}
+	e, err := j.Get(ctx, id)
+	if err != nil || e.Run != RunNone || e.Decision != DecisionQueued || e.TaskID != "" {
+		t.Fatalf("entry %+v %v", e, err)
+	}
+	// A parked run (request id known) is never "refused".
+	id2, _, _ := j.RecordCommand(ctx, Command{Text: "x"})
+	j.RunStarted(ctx, id2, "t", time.Time{})
+	j.RunParked(ctx, id2, "automate-run-1", "rt_x")
+	if err := j.RunRefused(ctx, id2, "409"); err == nil {
+		t.Error("refused a run that exists")
+	}
+	// The next boot sees the refused command as queued, not in flight.
+	path := j.Path()
+	j.Close()
+	j2, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	rec, err := j2.Recover(ctx, time.Now())
+	if err != nil || len(rec.Queued) != 1 || rec.Queued[0].ID != id || len(rec.InFlight) != 1 || rec.InFlight[0].ID != id2 {
+		t.Fatalf("recovery %+v %v", rec, err)
+	}
+}

@@ -1,0 +1,612 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/hub"
+)
+
+// Hub is what the bridge needs of the device-hub connection (hub.Client).
+type Hub interface {
+	Events() <-chan hub.Event
+	Listening() bool
+	State() hub.State
+	Device() *deviceapi.UserDevice
+}
+
+// Automate is what the bridge needs of the Automate server (automate.Client).
+type Automate interface {
+	Run(ctx context.Context, req automate.RunRequest) (*automate.RunRecord, error)
+	ResumeRun(ctx context.Context, parked *automate.RunRecord, results []automate.ToolResult) (*automate.RunRecord, error)
+	Cancel(ctx context.Context, force bool) (*automate.CancelResponse, error)
+	Health(ctx context.Context) (*automate.Health, error)
+}
+
+// Journal is what the bridge needs of the run journal (*journal.Journal).
+type Journal interface {
+	RecordCommand(ctx context.Context, c journal.Command) (id int64, duplicate bool, err error)
+	SetDecision(ctx context.Context, id int64, decision journal.Decision, note string) error
+	RunStarted(ctx context.Context, id int64, taskID string, at time.Time) error
+	RunParked(ctx context.Context, id int64, requestID, resumeToken string) error
+	RunResumed(ctx context.Context, id int64) error
+	RunRefused(ctx context.Context, id int64, note string) error
+	RunFinished(ctx context.Context, id int64, o journal.Outcome) error
+	Dequeued(ctx context.Context, id int64) error
+	Abandon(ctx context.Context, id int64, note string) error
+	MarkInterrupted(ctx context.Context, id int64, note string) error
+	Recover(ctx context.Context, now time.Time) (journal.Recovery, error)
+	History(ctx context.Context, q journal.HistoryQuery) ([]journal.Entry, error)
+}
+
+// ShutdownPolicy says what happens to the current run when the daemon stops.
+type ShutdownPolicy string
+
+const (
+	ShutdownCancel ShutdownPolicy = "cancel" // cancel it explicitly (the default)
+	ShutdownLeave  ShutdownPolicy = "leave"  // leave it running on the server
+)
+
+// Options configures a Bridge. Zero values are documented per field.
+type Options struct {
+	Hub      Hub      // required
+	Automate Automate // required
+	Journal  Journal  // required
+	Rules    *rules.Set
+	// Tools executes the client tools hubgate runs itself. Zero: notify
+	// only (through Notify), with the command tools of Rules.
+	Tools *Tools
+	// CancelGrace is how long a soft cancel may take before it is escalated
+	// to a force cancel. Zero: 10s.
+	CancelGrace time.Duration
+	// StopListeningCancels cancels the current run when the hub says
+	// StopListening. Zero: the run goes on.
+	StopListeningCancels bool
+	// OnShutdown decides the current run's fate when Run's context ends.
+	// Zero: ShutdownCancel.
+	OnShutdown ShutdownPolicy
+	// ReadyPoll is how often /health is polled while a run started
+	// elsewhere holds the slot. Zero: 1s.
+	ReadyPoll time.Duration
+	// Target describes the Automate server for status (mode and endpoint).
+	Target Target
+	// DeviceID is the paired device, for status.
+	DeviceID string
+	Logger   *slog.Logger     // Zero: slog.Default()
+	Now      func() time.Time // Zero: time.Now
+}
+
+// Target describes where runs go.
+type Target struct {
+	Mode     string `json:"mode"` // cohosted or external
+	Endpoint string `json:"endpoint"`
+}
+
+// Bridge maps hub events onto runs. Create it with New and call Run.
+type Bridge struct {
+	opts    Options
+	log     *slog.Logger
+	now     func() time.Time
+	tools   *Tools
+	started time.Time
+	wake    chan struct{} // the loop re-examines its queue
+	done    chan runDone  // a runner finished
+
+	mu            sync.Mutex
+	current       *runState // the run in flight (or being cancelled)
+	queue         []*pending
+	set           *rules.Set // Options.Rules with the latest profile's macros
+	waitingReady  bool       // a run started elsewhere holds the slot
+	counters      Counters
+	notifications []Notification
+}
+
+// pending is a command waiting for the slot.
+type pending struct {
+	id       int64
+	cmd      rules.Command
+	rule     *rules.Rule
+	req      automate.RunRequest
+	queuedAt time.Time
+}
+
+// runState is the run in flight.
+type runState struct {
+	*pending
+	ctx       context.Context
+	cancel    context.CancelFunc
+	startedAt time.Time
+
+	// guarded by Bridge.mu
+	requestID       string
+	parked          bool
+	cancelRequested bool
+	escalation      *time.Timer
+}
+
+// runDone reports a runner's end to the loop.
+type runDone struct {
+	run  *runState
+	busy bool // the server answered 409: no run started
+}
+
+// Counters are the bridge's lifetime counts, for status.
+type Counters struct {
+	Received  int `json:"received"`
+	Started   int `json:"started"`
+	Completed int `json:"completed"`
+	Failed    int `json:"failed"`
+	Queued    int `json:"queued"`
+	Dropped   int `json:"dropped"`
+	Ignored   int `json:"ignored"`
+	Canceled  int `json:"canceled"`
+}
+
+// New returns a bridge for opts.
+func New(opts Options) (*Bridge, error) {
+	if opts.Hub == nil || opts.Automate == nil || opts.Journal == nil {
+		return nil, errors.New("bridge: Hub, Automate and Journal are required")
+	}
+	if opts.Rules == nil {
+		set, err := rules.Compile(nil, nil, rules.UnmatchedSpec{})
+		if err != nil {
+			return nil, err
+		}
+		opts.Rules = set
+	}
+	if opts.CancelGrace <= 0 {
+		opts.CancelGrace = 10 * time.Second
+	}
+	if opts.OnShutdown == "" {
+		opts.OnShutdown = ShutdownCancel
+	}
+	if opts.ReadyPoll <= 0 {
+		opts.ReadyPoll = time.Second
+	}
+	b := &Bridge{opts: opts, log: opts.Logger, now: opts.Now, tools: opts.Tools,
+		wake: make(chan struct{}, 1), done: make(chan runDone, 1)}
+	if b.log == nil {
+		b.log = slog.Default()
+	}
+	if b.now == nil {
+		b.now = time.Now
+	}
+	if b.tools == nil {
+		b.tools = NewTools(ToolsOptions{Rules: opts.Rules, Logger: b.log})
+	}
+	b.tools.onNotify = b.addNotification
+	b.set = opts.Rules
+	if d := opts.Hub.Device(); d != nil && d.CurrentProfile != nil {
+		b.set = opts.Rules.WithCatalog(d.CurrentProfile.Configuration.Macros)
+	}
+	return b, nil
+}
+
+// Run consumes hub events until ctx ends or the hub's event stream closes.
+// It first recovers what the journal holds from an earlier life.
+func (b *Bridge) Run(ctx context.Context) error {
+	b.started = b.now()
+	if err := b.recover(ctx); err != nil {
+		return fmt.Errorf("bridge: recover the journal: %w", err)
+	}
+	b.kick()
+	events := b.opts.Hub.Events()
+	for {
+		select {
+		case <-ctx.Done():
+			return b.shutdown()
+		case ev, ok := <-events:
+			if !ok {
+				return b.shutdown()
+			}
+			b.handleEvent(ctx, ev)
+		case d := <-b.done:
+			b.runEnded(ctx, d)
+		case <-b.wake:
+			b.startNext(ctx)
+		}
+	}
+}
+
+// kick asks the loop to look at its queue.
+func (b *Bridge) kick() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
+	switch ev.Kind {
+	case hub.KindDeviceCommand:
+		b.handleCommand(ctx, ev)
+	case hub.KindDeviceProfileUpdate:
+		if ev.Device != nil && ev.Device.CurrentProfile != nil {
+			macros := slices.Clone(ev.Device.CurrentProfile.Configuration.Macros)
+			n := len(macros)
+			b.mu.Lock()
+			b.set = b.opts.Rules.WithCatalog(macros)
+			b.mu.Unlock()
+			b.log.Info("macro catalogue refreshed from the profile", "macros", n)
+		}
+	case hub.KindStopListening:
+		b.log.Info("hub: stop listening")
+		if b.opts.StopListeningCancels {
+			b.cancelCurrent(ctx, "the hub said StopListening")
+		}
+	case hub.KindStartListening:
+		b.log.Info("hub: start listening")
+	default:
+		b.log.Debug("hub event", "kind", ev.Kind, "seq", ev.Seq)
+	}
+}
+
+// handleCommand journals a DeviceCommand, with the rule it matches, before
+// acting on it; then it decides.
+func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
+	b.mu.Lock()
+	set := b.set
+	b.mu.Unlock()
+	// Matching and rendering have no side effects: they run first so that
+	// the journal row names the rule.
+	cmd := set.Complete(rules.Command{Text: ev.Command, Macro: ev.Macro, Received: ev.Received, Seq: ev.Seq})
+	stop := hasEvent(cmd.Macro, deviceapi.EventStopOutputs)
+	var (
+		rule      *rules.Rule
+		routed    bool
+		req       automate.RunRequest
+		renderErr error
+	)
+	if !stop {
+		if rule, _, routed = set.Route(cmd); routed {
+			req, renderErr = rule.Render(cmd, set.Catalog())
+		}
+	}
+	rec := journal.Command{Seq: ev.Seq, Session: ev.Session, ReceivedAt: ev.Received, Text: ev.Command, Decision: journal.DecisionReceived}
+	if routed {
+		rec.Rule = rule.Name()
+	}
+	if cmd.Macro != nil {
+		rec.MacroID, rec.MacroName = cmd.Macro.ID, cmd.Macro.Name
+		if raw, err := json.Marshal(cmd.Macro); err == nil {
+			rec.MacroJSON = raw
+		}
+	}
+	id, dup, err := b.opts.Journal.RecordCommand(ctx, rec)
+	if err != nil {
+		// Not journaled means not acted on: nothing may run unrecorded.
+		b.log.Error("journal: command not recorded; ignoring it", "seq", ev.Seq, "err", err)
+		return
+	}
+	if dup {
+		b.log.Info("command already journaled (delivered twice); ignoring", "seq", ev.Seq, "id", id)
+		return
+	}
+	b.mu.Lock()
+	b.counters.Received++
+	b.mu.Unlock()
+
+	switch {
+	case stop:
+		b.decide(ctx, id, journal.DecisionIgnored, "StopOutputs: "+b.cancelCurrent(ctx, "StopOutputs macro"))
+	case !b.opts.Hub.Listening():
+		b.decide(ctx, id, journal.DecisionIgnored, "the device is not listening")
+	case !routed:
+		b.decide(ctx, id, journal.DecisionIgnored, "no rule matches")
+	case renderErr != nil:
+		b.decide(ctx, id, journal.DecisionFailed, "rule "+rule.Name()+": "+renderErr.Error())
+	default:
+		if req.TaskID == "" {
+			req.TaskID = fmt.Sprintf("hubgate-%d", id)
+		}
+		b.admit(ctx, &pending{id: id, cmd: cmd, rule: rule, req: req, queuedAt: b.now()})
+	}
+}
+
+// admit applies the rule's busy policy to a rendered command.
+func (b *Bridge) admit(ctx context.Context, p *pending) {
+	b.mu.Lock()
+	busy := b.current != nil || b.waitingReady || len(b.queue) > 0
+	cur := b.current
+	b.mu.Unlock()
+	if !busy {
+		b.start(ctx, p)
+		return
+	}
+	switch p.rule.Busy() {
+	case rules.BusyQueue:
+		b.enqueue(ctx, p, false)
+	case rules.BusyRestart:
+		b.enqueue(ctx, p, true)
+		if cur != nil {
+			b.cancelCurrent(ctx, "restart: command "+fmt.Sprint(p.id)+" replaces it")
+		}
+	default: // single
+		what := "the assistant is busy"
+		if cur != nil {
+			what = fmt.Sprintf("busy with command %d", cur.id)
+		}
+		b.decide(ctx, p.id, journal.DecisionDropped, what)
+	}
+}
+
+// enqueue puts p in the queue (at its head for restart) within the rule's
+// limit.
+func (b *Bridge) enqueue(ctx context.Context, p *pending, front bool) {
+	b.mu.Lock()
+	if len(b.queue) >= p.rule.QueueLimit() {
+		n := len(b.queue)
+		b.mu.Unlock()
+		b.decide(ctx, p.id, journal.DecisionDropped, fmt.Sprintf("queue full (%d waiting, limit %d)", n, p.rule.QueueLimit()))
+		return
+	}
+	if front {
+		b.queue = append([]*pending{p}, b.queue...)
+	} else {
+		b.queue = append(b.queue, p)
+	}
+	b.mu.Unlock()
+	b.decide(ctx, p.id, journal.DecisionQueued, "")
+}
+
+// startNext starts the oldest queued command that has not expired, when
+// the slot is free.
+func (b *Bridge) startNext(ctx context.Context) {
+	for {
+		b.mu.Lock()
+		if b.current != nil || b.waitingReady || len(b.queue) == 0 {
+			b.mu.Unlock()
+			return
+		}
+		p := b.queue[0]
+		b.queue = b.queue[1:]
+		b.mu.Unlock()
+		if age := b.now().Sub(p.queuedAt); age > p.rule.MaxAge() {
+			b.abandon(ctx, p.id, fmt.Sprintf("expired after %s in the queue (max age %s)", age.Round(time.Second), p.rule.MaxAge()))
+			continue
+		}
+		if err := b.opts.Journal.Dequeued(ctx, p.id); err != nil {
+			b.log.Error("journal: dequeue", "command_id", p.id, "err", err)
+		}
+		b.start(ctx, p)
+		return
+	}
+}
+
+// start hands p to a runner goroutine. The slot must be free.
+func (b *Bridge) start(ctx context.Context, p *pending) {
+	// The run's context is not the loop's: a shutdown decides explicitly
+	// what happens to the run (OnShutdown).
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r := &runState{pending: p, ctx: rctx, cancel: cancel, startedAt: b.now()}
+	if err := b.opts.Journal.RunStarted(ctx, p.id, p.req.TaskID, r.startedAt); err != nil {
+		cancel()
+		b.log.Error("journal: run not recorded as started; not starting it", "command_id", p.id, "err", err)
+		b.decide(ctx, p.id, journal.DecisionFailed, "journal: "+err.Error())
+		return
+	}
+	b.mu.Lock()
+	b.current = r
+	b.counters.Started++
+	b.mu.Unlock()
+	b.decide(ctx, p.id, journal.DecisionStarted, "rule "+p.rule.Name())
+	b.log.Info("run started", "command_id", p.id, "rule", p.rule.Name(), "task_id", p.req.TaskID)
+	go func() { b.done <- b.execute(r) }()
+}
+
+// runEnded frees the slot after a runner finished and starts what waits.
+func (b *Bridge) runEnded(ctx context.Context, d runDone) {
+	b.mu.Lock()
+	if b.current == d.run {
+		b.current = nil
+	}
+	if d.run.escalation != nil {
+		d.run.escalation.Stop()
+	}
+	b.mu.Unlock()
+	d.run.cancel()
+	if d.busy {
+		// 409: a run started elsewhere holds the slot; nothing of ours ran.
+		if err := b.opts.Journal.RunRefused(context.WithoutCancel(ctx), d.run.id, "409: the assistant is busy"); err != nil {
+			b.log.Error("journal: refused run not recorded", "command_id", d.run.id, "err", err)
+		}
+		switch d.run.rule.Busy() {
+		case rules.BusyQueue, rules.BusyRestart:
+			b.mu.Lock()
+			b.queue = append([]*pending{d.run.pending}, b.queue...)
+			b.mu.Unlock()
+			b.decide(ctx, d.run.id, journal.DecisionQueued, "the assistant is busy with a run hubgate did not start; waiting for it")
+		default:
+			b.decide(ctx, d.run.id, journal.DecisionDropped, "the assistant is busy with a run hubgate did not start")
+		}
+		b.waitForReady(ctx)
+		return
+	}
+	b.startNext(ctx)
+}
+
+// waitForReady polls /health until the server is ready, then wakes the loop.
+func (b *Bridge) waitForReady(ctx context.Context) {
+	b.mu.Lock()
+	if b.waitingReady {
+		b.mu.Unlock()
+		return
+	}
+	b.waitingReady = true
+	b.mu.Unlock()
+	go func() {
+		defer func() {
+			b.mu.Lock()
+			b.waitingReady = false
+			b.mu.Unlock()
+			b.kick()
+		}()
+		t := time.NewTicker(b.opts.ReadyPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			h, err := b.opts.Automate.Health(ctx)
+			if err == nil && h.Ready() {
+				return
+			}
+		}
+	}()
+}
+
+// cancelCurrent asks the current run to stop: soft now, force after the
+// grace. It returns a note for the journal.
+func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
+	b.mu.Lock()
+	r := b.current
+	if r == nil {
+		b.mu.Unlock()
+		return "nothing to cancel"
+	}
+	if r.cancelRequested {
+		b.mu.Unlock()
+		return fmt.Sprintf("cancel of command %d already requested", r.id)
+	}
+	r.cancelRequested = true
+	b.counters.Canceled++
+	r.escalation = time.AfterFunc(b.opts.CancelGrace, func() {
+		b.mu.Lock()
+		still := b.current == r
+		b.mu.Unlock()
+		if still {
+			b.log.Warn("soft cancel not honoured in time; force cancel", "command_id", r.id, "grace", b.opts.CancelGrace)
+			b.sendCancel(r, true)
+		}
+	})
+	b.mu.Unlock()
+	b.log.Info("cancel current run", "command_id", r.id, "why", why)
+	go b.sendCancel(r, false) // off the event loop: it asks /health first
+	return fmt.Sprintf("cancel requested for command %d (%s)", r.id, why)
+}
+
+// sendCancel sends a cancel for r, only while the server runs r (or r's
+// request id is not known yet and the server is busy: then it is r, since
+// a run of someone else would have answered r's POST with 409).
+func (b *Bridge) sendCancel(r *runState, force bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h, err := b.opts.Automate.Health(ctx)
+	if err != nil {
+		b.log.Warn("cancel: health check failed", "command_id", r.id, "err", err)
+		return
+	}
+	b.mu.Lock()
+	id := r.requestID
+	b.mu.Unlock()
+	if !h.Busy || (id != "" && (h.ActiveRequestID == nil || *h.ActiveRequestID != id)) {
+		return
+	}
+	if _, err := b.opts.Automate.Cancel(ctx, force); err != nil {
+		b.log.Warn("cancel failed", "command_id", r.id, "force", force, "err", err)
+	}
+}
+
+// Cancel cancels the current run (the control endpoint's cancel).
+func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
+	b.mu.Lock()
+	r := b.current
+	b.mu.Unlock()
+	if r == nil {
+		return CancelResult{Note: "nothing runs"}, nil
+	}
+	if force {
+		b.mu.Lock()
+		r.cancelRequested = true
+		b.mu.Unlock()
+		b.sendCancel(r, true)
+		return CancelResult{Canceled: true, CommandID: r.id, Note: "force cancel sent"}, nil
+	}
+	return CancelResult{Canceled: true, CommandID: r.id, Note: b.cancelCurrent(ctx, "hubgate cancel")}, nil
+}
+
+// CancelResult answers Cancel.
+type CancelResult struct {
+	Canceled  bool   `json:"canceled"`
+	CommandID int64  `json:"commandId,omitempty"`
+	Note      string `json:"note"`
+}
+
+// shutdown applies OnShutdown to the current run and waits for its runner.
+func (b *Bridge) shutdown() error {
+	b.mu.Lock()
+	r := b.current
+	b.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	if b.opts.OnShutdown == ShutdownLeave {
+		b.log.Info("shutdown: leaving the current run on the server", "command_id", r.id)
+		r.cancel() // stop waiting for it; the client does not cancel (see execute)
+		<-b.done
+		return nil
+	}
+	b.log.Info("shutdown: cancelling the current run", "command_id", r.id)
+	b.cancelCurrent(context.Background(), "shutdown")
+	select {
+	case <-b.done:
+	case <-time.After(b.opts.CancelGrace + 5*time.Second):
+		b.log.Warn("shutdown: the run did not end in time", "command_id", r.id)
+		r.cancel()
+		<-b.done
+	}
+	return nil
+}
+
+// decide journals a decision and counts it.
+func (b *Bridge) decide(ctx context.Context, id int64, d journal.Decision, note string) {
+	if err := b.opts.Journal.SetDecision(context.WithoutCancel(ctx), id, d, note); err != nil {
+		b.log.Error("journal: decision not recorded", "command_id", id, "decision", d, "err", err)
+	}
+	b.mu.Lock()
+	switch d {
+	case journal.DecisionQueued:
+		b.counters.Queued++
+	case journal.DecisionDropped:
+		b.counters.Dropped++
+	case journal.DecisionIgnored:
+		b.counters.Ignored++
+	case journal.DecisionFailed:
+		b.counters.Failed++
+	}
+	b.mu.Unlock()
+	if d != journal.DecisionStarted {
+		b.log.Info("command decided", "command_id", id, "decision", d, "note", note)
+	}
+}
+
+func (b *Bridge) abandon(ctx context.Context, id int64, note string) {
+	if err := b.opts.Journal.Abandon(context.WithoutCancel(ctx), id, note); err != nil {
+		b.log.Error("journal: abandon", "command_id", id, "err", err)
+	}
+	b.log.Info("command abandoned", "command_id", id, "note", note)
+}
+
+func hasEvent(m *deviceapi.Macro, eventType string) bool {
+	if m == nil {
+		return false
+	}
+	for _, e := range m.Events {
+		if e.EventType == eventType {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,503 @@
+package bridge_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/scripted"
+	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/hub"
+)
+
+const key = "bridge-test-key-0123456789abcdefghij"
+
+// fakeHub is the hub side: a channel of events and a listening flag. The
+// rest of the bridge's world is real: the journal (SQLite), the Automate
+// server with the scripted engine, and the Automate client.
+type fakeHub struct {
+	events    chan hub.Event
+	mu        sync.Mutex
+	listening bool
+	seq       uint64
+	device    *deviceapi.UserDevice
+}
+
+func (f *fakeHub) Events() <-chan hub.Event { return f.events }
+func (f *fakeHub) Listening() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.listening
+}
+func (f *fakeHub) State() hub.State              { return hub.State{Status: hub.StatusListening} }
+func (f *fakeHub) Device() *deviceapi.UserDevice { return f.device }
+
+func (f *fakeHub) push(ev hub.Event) {
+	f.mu.Lock()
+	f.seq++
+	ev.Seq, ev.Session, ev.Received = f.seq, 1, time.Now()
+	f.mu.Unlock()
+	f.events <- ev
+}
+
+func (f *fakeHub) command(text string, macro *deviceapi.Macro) {
+	f.push(hub.Event{Kind: hub.KindDeviceCommand, Command: text, Macro: macro})
+}
+
+type env struct {
+	t       *testing.T
+	hub     *fakeHub
+	client  *automate.Client
+	journal *journal.Journal
+	bridge  *bridge.Bridge
+	stop    func()
+}
+
+type envOptions struct {
+	rules   string // YAML of the bridge rule keys
+	opts    func(*bridge.Options)
+	journal string // path; zero: a fresh temp file
+}
+
+func newEnv(t *testing.T, eo envOptions) *env {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	srv, err := server.New(server.Config{Key: key, Assistant: scripted.New(scripted.Config{Logger: quiet}),
+		Workspace: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+		ts.Close()
+	})
+	client, err := automate.NewClient(automate.ClientOptions{BaseURL: ts.URL, Key: key, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startBridge(t, client, eo)
+}
+
+// startBridge runs a bridge against client with its own journal.
+func startBridge(t *testing.T, client *automate.Client, eo envOptions) *env {
+	t.Helper()
+	file, err := rules.ParseYAML([]byte(eo.rules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := file.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := eo.journal
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "journal.db")
+	}
+	j, err := journal.Open(path, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh := &fakeHub{events: make(chan hub.Event, 1000), listening: true}
+	opts := bridge.Options{Hub: fh, Automate: client, Journal: j, Rules: set, CancelGrace: 2 * time.Second,
+		ReadyPoll: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler)}
+	if eo.opts != nil {
+		eo.opts(&opts)
+	}
+	b, err := bridge.New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	e := &env{t: t, hub: fh, client: client, journal: j, bridge: b}
+	var once sync.Once
+	e.stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("bridge.Run: %v", err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Error("bridge.Run did not return")
+			}
+			j.Close()
+		})
+	}
+	t.Cleanup(e.stop)
+	return e
+}
+
+// history returns the journal oldest first.
+func (e *env) history() []journal.Entry {
+	e.t.Helper()
+	h, err := e.journal.History(context.Background(), journal.HistoryQuery{Limit: 1000})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for i, j := 0, len(h)-1; i < j; i, j = i+1, j-1 {
+		h[i], h[j] = h[j], h[i]
+	}
+	return h
+}
+
+// waitFor polls the journal until cond holds.
+func (e *env) waitFor(what string, cond func([]journal.Entry) bool) []journal.Entry {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h := e.history()
+		if cond(h) {
+			return h
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s; journal:\n%s", what, describe(h))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func describe(h []journal.Entry) string {
+	var b strings.Builder
+	for _, e := range h {
+		b.WriteString(strings.Join([]string{"#", itoa(e.ID), e.Command, string(e.Decision), e.Note, string(e.Run), string(e.Status), e.ErrorCode, e.Answer, e.Error}, " | "))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func itoa(i int64) string { b, _ := json.Marshal(i); return string(b) }
+
+func finished(n int) func([]journal.Entry) bool {
+	return func(h []journal.Entry) bool {
+		c := 0
+		for _, e := range h {
+			if !e.FinishedAt.IsZero() || e.Decision == journal.DecisionDropped || e.Decision == journal.DecisionIgnored ||
+				e.Decision == journal.DecisionAbandoned || e.Decision == journal.DecisionFailed {
+				c++
+			}
+		}
+		return c >= n
+	}
+}
+
+const basicRules = `
+rules:
+  - name: hello
+    match: {command: hello}
+    run:
+      prompt: "Say hello\n#!answer Hello from hubgate"
+  - name: slow
+    match: {command_glob: "slow *"}
+    run:
+      prompt: "{{.Command}}\n#!sleep 1500\n#!answer done {{.Command}}"
+  - name: queued
+    match: {command_glob: "q *"}
+    busy: queue
+    queue_limit: 3
+    run:
+      prompt: "{{.Command}}\n#!sleep 300\n#!answer done {{.Command}}"
+  - name: restart
+    match: {command_glob: "r *"}
+    busy: restart
+    run:
+      prompt: "{{.Command}}\n#!sleep 20000\n#!answer done {{.Command}}"
+  - name: typed
+    match: {macro_name: Typist}
+    run:
+      prompt: "typed\n#!answer you typed {{.TypedText}}"
+  - name: notify
+    match: {command: notify}
+    run:
+      prompt: "n\n#!tool notify {\"message\":\"the kettle is on\"}\n#!answer notified"
+      client_tools: [notify]
+`
+
+func TestCommandRunsAndIsJournaled(t *testing.T) {
+	e := newEnv(t, envOptions{rules: basicRules})
+	e.hub.command("hello", nil)
+	h := e.waitFor("the run", finished(1))
+	got := h[0]
+	if got.Command != "hello" || got.Rule != "hello" || got.Decision != journal.DecisionStarted ||
+		got.Status != automate.StatusCompleted || got.Answer != "Hello from hubgate" || !strings.HasPrefix(got.RequestID, "automate-run-") {
+		t.Fatalf("journal:\n%s", describe(h))
+	}
+	if got.TaskID != "hubgate-"+itoa(got.ID) {
+		t.Errorf("task id %q", got.TaskID)
+	}
+	// Unknown commands are journaled and ignored.
+	e.hub.command("what is this", nil)
+	h = e.waitFor("the ignored command", finished(2))
+	if h[1].Decision != journal.DecisionIgnored || h[1].FinishedAt.IsZero() == false && h[1].RequestID != "" {
+		t.Errorf("unmatched command:\n%s", describe(h))
+	}
+}
+
+func TestSingleDropsWhileBusy(t *testing.T) {
+	e := newEnv(t, envOptions{rules: basicRules})
+	e.hub.command("slow one", nil)
+	e.waitFor("the first run to start", func(h []journal.Entry) bool { return len(h) == 1 && h[0].Run != journal.RunNone })
+	e.hub.command("slow two", nil)
+	e.hub.command("hello", nil)
+	h := e.waitFor("all three", finished(3))
+	if h[0].Status != automate.StatusCompleted || h[1].Decision != journal.DecisionDropped || h[2].Decision != journal.DecisionDropped {
+		t.Fatalf("journal:\n%s", describe(h))
+	}
+}
+
+func TestQueueRunsInOrderWithinItsLimit(t *testing.T) {
+	e := newEnv(t, envOptions{rules: basicRules})
+	for _, c := range []string{"q 1", "q 2", "q 3", "q 4", "q 5"} {
+		e.hub.command(c, nil)
+	}
+	h := e.waitFor("the burst", finished(5))
+	// One runs at once, three wait, the fifth finds the queue full.
+	var answers []string
+	for _, x := range h {
+		if x.Status == automate.StatusCompleted {
+			answers = append(answers, x.Answer)
+		}
+	}
+	if strings.Join(answers, ",") != "done q 1,done q 2,done q 3,done q 4" || h[4].Decision != journal.DecisionDropped ||
+		!strings.Contains(h[4].Note, "queue full") {
+		t.Fatalf("answers %v; journal:\n%s", answers, describe(h))
+	}
+	// Runs never overlapped.
+	for i := 1; i < 4; i++ {
+		if h[i].RunStartedAt.Before(h[i-1].FinishedAt) {
+			t.Errorf("run %d started before run %d finished", i+1, i)
+		}
+	}
+}
+
+func TestRestartCancelsTheCurrentRun(t *testing.T) {
+	e := newEnv(t, envOptions{rules: basicRules})
+	e.hub.command("r first", nil)
+	e.waitFor("the first run", func(h []journal.Entry) bool { return len(h) == 1 && h[0].Run != journal.RunNone })
+	e.hub.command("r second", nil)
+	// The second replaces the first; stop the second ourselves afterwards.
+	h := e.waitFor("the first to end", finished(1))
+	if h[0].Status != automate.StatusCanceled && h[0].Status != automate.StatusTerminated {
+		t.Fatalf("first run:\n%s", describe(h))
+	}
+	e.waitFor("the second to start", func(h []journal.Entry) bool { return len(h) == 2 && h[1].Run != journal.RunNone })
+	res, err := e.bridge.Cancel(context.Background(), true)
+	if err != nil || !res.Canceled {
+		t.Fatalf("cancel: %+v %v", res, err)
+	}
+	h = e.waitFor("the second to end", finished(2))
+	if h[1].Status != automate.StatusTerminated {
+		t.Errorf("second run:\n%s", describe(h))
+	}
+}
+
+func TestStopOutputsCancelsTheCurrentRun(t *testing.T) {
+	e := newEnv(t, envOptions{rules: basicRules})
+	e.hub.command("slow long", nil)
+	e.waitFor("the run", func(h []journal.Entry) bool { return len(h) == 1 && h[0].Run != journal.RunNone })
+	start := time.Now()
+	e.hub.command("stop", &deviceapi.Macro{ID: "m-stop", Name: "Stop", Events: []deviceapi.MacroEvent{{EventType: deviceapi.EventStopOutputs}}})
+	h := e.waitFor("both", finished(2))
+	if h[0].Status != automate.StatusCanceled || h[1].Decision != journal.DecisionIgnored || !strings.Contains(h[1].Note, "StopOutputs") {
+		t.Fatalf("journal:\n%s", describe(h))
+	}
+	_ = start
+}
+
+func TestStopListeningCancelsWhenConfigured(t *testing.T) {
+	e := newEnv(t, envOptions{rules: basicRules, opts: func(o *bridge.Options) { o.StopListeningCancels = true }})
+	e.hub.command("r long", nil)
+	e.waitFor("the run", func(h []journal.Entry) bool { return len(h) == 1 && h[0].Run != journal.RunNone })
+	e.hub.mu.Lock()
+	e.hub.listening = false
+	e.hub.mu.Unlock()
+	e.hub.push(hub.Event{Kind: hub.KindStopListening})
+	h := e.waitFor("the cancel", finished(1))
+	if h[0].Status != automate.StatusCanceled && h[0].Status != automate.StatusTerminated {
+		t.Fatalf("journal:\n%s", describe(h))
+	}
+	// Not listening: commands are ignored.
+	e.hub.command("hello", nil)
+	h = e.waitFor("the ignored command", finished(2))
+	if h[1].Decision != journal.DecisionIgnored || !strings.Contains(h[1].Note, "not listening") {
+		t.Errorf("journal:\n%s", describe(h))
+	}
+}
+
+func TestARunStartedElsewhere(t *testing.T) {
+	e := newEnv(t, envOptions{rules: basicRules})
+	// The desktop panel (another client) holds the slot for a while.
+	other := make(chan error, 1)
+	go func() {
+		_, err := e.client.Run(context.Background(), automate.RunRequest{Prompt: "panel\n#!sleep 1200"})
+		other <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		h, err := e.client.Health(context.Background())
+		if err == nil && h.Busy {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the other run never started")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.hub.command("hello", nil) // single: dropped
+	e.hub.command("q waits", nil)
+	h := e.waitFor("both", finished(2))
+	if h[0].Decision != journal.DecisionDropped || !strings.Contains(h[0].Note, "did not start") {
+		t.Errorf("single:\n%s", describe(h))
+	}
+	if h[1].Status != automate.StatusCompleted || h[1].Answer != "done q waits" {
+		t.Errorf("queue:\n%s", describe(h))
+	}
+	if err := <-other; err != nil {
+		t.Errorf("the other run: %v", err)
+	}
+}
+
+func TestNotifyToolLoop(t *testing.T) {
+	var mu sync.Mutex
+	var got []bridge.Notification
+	e := newEnv(t, envOptions{rules: basicRules, opts: func(o *bridge.Options) {
+		o.Tools = bridge.NewTools(bridge.ToolsOptions{Rules: o.Rules, Notify: func(n bridge.Notification) {
+			mu.Lock()
+			got = append(got, n)
+			mu.Unlock()
+		}})
+	}})
+	e.hub.command("notify", nil)
+	h := e.waitFor("the run", finished(1))
+	if h[0].Status != automate.StatusCompleted || h[0].Answer != "notified" {
+		t.Fatalf("journal:\n%s", describe(h))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 1 || got[0].Message != "the kettle is on" {
+		t.Errorf("notifications %+v", got)
+	}
+	st, _ := e.bridge.Status(context.Background())
+	if len(st.Notifications) != 1 {
+		t.Errorf("status notifications %+v", st.Notifications)
+	}
+}
+
+func TestCommandToolRunsAnArgv(t *testing.T) {
+	rulesYAML := basicRules + `
+command_tools:
+  - name: shout
+    enabled: true
+    description: Echo a word in capitals
+    parameters: {type: object, properties: {word: {type: string}}, required: [word]}
+    argv: ["sh", "-c", "echo \"$0\" | tr a-z A-Z", "{{.word}}"]
+`
+	rulesYAML = strings.Replace(rulesYAML, "rules:\n", `rules:
+  - name: shout
+    match: {command: shout}
+    run:
+      prompt: "s\n#!tool shout {\"word\":\"quiet; rm -rf x\"}\n#!answer shouted"
+      client_tools: [shout]
+`, 1)
+	e := newEnv(t, envOptions{rules: rulesYAML})
+	e.hub.command("shout", nil)
+	h := e.waitFor("the run", finished(1))
+	if h[0].Status != automate.StatusCompleted {
+		t.Fatalf("journal:\n%s", describe(h))
+	}
+}
+
+func TestProfileCatalogueCompletesCommands(t *testing.T) {
+	e := newEnv(t, envOptions{rules: basicRules})
+	macro := deviceapi.Macro{ID: "m-typist", Name: "Typist", Commands: []string{"type it"},
+		Events: []deviceapi.MacroEvent{{EventType: deviceapi.EventType, Extra: map[string]json.RawMessage{"text": json.RawMessage(`"hi there"`)}}}}
+	dev := &deviceapi.UserDevice{ID: "d", CurrentProfile: &deviceapi.Profile{Configuration: deviceapi.Configuration{Macros: []deviceapi.Macro{macro}}}}
+	// Before the profile, "type it" matches nothing.
+	e.hub.command("type it", nil)
+	e.waitFor("ignored", finished(1))
+	e.hub.push(hub.Event{Kind: hub.KindDeviceProfileUpdate, Device: dev})
+	e.hub.command("type it", nil)
+	h := e.waitFor("the run", finished(2))
+	if h[0].Decision != journal.DecisionIgnored || h[1].Rule != "typed" || h[1].Answer != "you typed hi there" {
+		t.Fatalf("journal:\n%s", describe(h))
+	}
+}
+
+func TestDuplicateDeliveryIsIgnored(t *testing.T) {
+	e := newEnv(t, envOptions{rules: basicRules})
+	ev := hub.Event{Kind: hub.KindDeviceCommand, Command: "hello", Seq: 77, Session: 3, Received: time.Now()}
+	e.hub.events <- ev
+	e.hub.events <- ev
+	e.waitFor("the run", finished(1))
+	time.Sleep(200 * time.Millisecond)
+	if h := e.history(); len(h) != 1 {
+		t.Fatalf("a redelivered event was journaled twice:\n%s", describe(h))
+	}
+}
+
+func TestRestartRecoversTheJournal(t *testing.T) {
+	recoverRules := basicRules + `
+  - name: keep
+    match: {command_glob: "keep *"}
+    busy: queue
+    run_on_recovery: true
+    run:
+      prompt: "{{.Command}}\n#!answer kept {{.Command}}"
+`
+	path := filepath.Join(t.TempDir(), "journal.db")
+	e := newEnv(t, envOptions{rules: recoverRules, journal: path})
+	// A slow run holds the slot; two commands queue behind it; then the
+	// daemon stops leaving the run on the server.
+	e.hub.command("q hold", nil)
+	e.waitFor("the run", func(h []journal.Entry) bool { return len(h) == 1 && h[0].Run != journal.RunNone })
+	e.hub.command("keep me", nil)
+	e.hub.command("q drop me", nil)
+	e.waitFor("both queued", func(h []journal.Entry) bool { return len(h) == 3 && h[2].Decision == journal.DecisionQueued })
+	e.stop()
+
+	// Simulate the crash of a run in flight: a started run never finished.
+	j, _ := journal.Open(path, journal.Options{})
+	id, _, _ := j.RecordCommand(context.Background(), journal.Command{Text: "slow crash", Rule: "slow", Seq: 9, Session: 9})
+	j.SetDecision(context.Background(), id, journal.DecisionStarted, "")
+	j.RunStarted(context.Background(), id, "t", time.Now())
+	j.Close()
+
+	e2 := startBridge(t, e.client, envOptions{rules: recoverRules, journal: path})
+	h := e2.waitFor("recovery", func(h []journal.Entry) bool {
+		for _, x := range h {
+			if x.Command == "keep me" && x.Status == automate.StatusCompleted {
+				return true
+			}
+		}
+		return false
+	})
+	by := map[string]journal.Entry{}
+	for _, x := range h {
+		by[x.Command] = x
+	}
+	if by["keep me"].Answer != "kept keep me" {
+		t.Errorf("keep me:\n%s", describe(h))
+	}
+	if by["q drop me"].Decision != journal.DecisionAbandoned {
+		t.Errorf("q drop me:\n%s", describe(h))
+	}
+	if by["slow crash"].Run != journal.RunInterrupted || by["slow crash"].RequestID != "" {
+		t.Errorf("slow crash:\n%s", describe(h))
+	}
+}

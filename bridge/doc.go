@@ -1,0 +1,45 @@
+// Package bridge owns the product's core: it turns the device hub's events
+// into runs on the Automate server. It matches each DeviceCommand against
+// the routing rules (bridge/rules), applies the matched rule's busy policy
+// around the one inference slot, runs the caller-executed tool loop with
+// the tools hubgate itself executes (notify, and the command tools the user
+// declared), cancels when asked (a StopOutputs macro, StopListening when
+// configured, `hubgate cancel`, shutdown), and writes every command and
+// every run to the journal (bridge/journal) before acting on it.
+//
+// It speaks neither HTTP nor SignalR: it uses the hub client and the
+// Automate client through the small interfaces declared here (Hub,
+// Automate, Journal), so tests drive it with fakes and the daemon with the
+// real clients.
+//
+// Rules it keeps:
+//   - Never a second run in flight: one runner at a time; a command that
+//     arrives while a run is in flight follows its rule's busy policy
+//     (single: dropped; queue: FIFO up to the rule's limit, expired after its
+//     maximum age; restart: the current run is cancelled, then this one
+//     starts).
+//   - Never a retried POST that may have started a run: a run request is
+//     sent once. Only a 409 (which proves no run started) is followed by a
+//     wait for /health to show the server ready, and then by the busy policy
+//     (single: dropped; queue and restart: the command waits at the head of
+//     the queue and is sent again once the server is ready). hubgate never
+//     cancels a run it did not start.
+//   - Explicit cancel when it gives up: a soft cancel first, escalated to a
+//     force cancel after Options.CancelGrace.
+//   - A command is journaled (decision "received") before anything is done
+//     with it; then its decision (started, queued, dropped, ignored, failed,
+//     abandoned) and its run's outcome. After a restart, queued commands that
+//     never started are abandoned, or run when their rule opts in and they
+//     are younger than its maximum age; a run that was in flight is
+//     reconciled with the server and never sent again.
+//
+// Choices where the issue is silent:
+//   - A macro with a StopOutputs event is a control command: it cancels the
+//     current run (and is journaled as ignored, with a note saying so); it
+//     is not matched against the rules.
+//   - A command that arrives while the device is not listening is journaled
+//     and ignored.
+//   - A queue limit counts every queued command, not only the rule's own.
+//   - A soft cancel that the run does not honour within CancelGrace is
+//     escalated to a force cancel.
+package bridge

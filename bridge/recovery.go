@@ -1,0 +1,97 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/deviceapi"
+)
+
+// recover settles what an earlier life of the daemon left in the journal:
+// runs that were in flight are reconciled with the server (never sent
+// again), and queued commands are abandoned or, when their rule opts in
+// and they are young enough, queued again.
+func (b *Bridge) recover(ctx context.Context) error {
+	rec, err := b.opts.Journal.Recover(ctx, b.now())
+	if err != nil {
+		return err
+	}
+	for _, e := range rec.InFlight {
+		b.reconcile(ctx, e)
+	}
+	for _, e := range rec.Undecided {
+		b.abandon(ctx, e.ID, "abandoned at restart: it was received but never decided")
+	}
+	b.mu.Lock()
+	set := b.set
+	b.mu.Unlock()
+	for _, e := range rec.Queued {
+		p, why := b.requeue(e, set)
+		if p == nil {
+			b.abandon(ctx, e.ID, "abandoned at restart: "+why)
+			continue
+		}
+		b.mu.Lock()
+		b.queue = append(b.queue, p)
+		b.mu.Unlock()
+		b.log.Info("queued command kept across the restart", "command_id", e.ID, "rule", p.rule.Name())
+	}
+	return nil
+}
+
+// requeue rebuilds a queued command from its journal entry, or says why it
+// must be abandoned.
+func (b *Bridge) requeue(e journal.Entry, set *rules.Set) (*pending, string) {
+	rule, ok := set.Rule(e.Rule)
+	switch {
+	case !ok:
+		return nil, fmt.Sprintf("its rule %q is no longer configured", e.Rule)
+	case !rule.RunOnRecovery():
+		return nil, "its rule does not run queued commands after a restart"
+	}
+	if age := b.now().Sub(e.ReceivedAt); age > rule.MaxAge() {
+		return nil, fmt.Sprintf("older than its rule's max age %s", rule.MaxAge())
+	}
+	cmd := rules.Command{Text: e.Command, Received: e.ReceivedAt, Seq: e.Seq}
+	if len(e.Macro) > 0 {
+		var m deviceapi.Macro
+		if err := json.Unmarshal(e.Macro, &m); err == nil {
+			cmd.Macro = &m
+		}
+	}
+	req, err := rule.Render(set.Complete(cmd), set.Catalog())
+	if err != nil {
+		return nil, "its rule no longer renders: " + err.Error()
+	}
+	if req.TaskID == "" {
+		req.TaskID = fmt.Sprintf("hubgate-%d", e.ID)
+	}
+	return &pending{id: e.ID, cmd: cmd, rule: rule, req: req, queuedAt: e.ReceivedAt}, ""
+}
+
+// reconcile settles a run that was in flight when the daemon stopped. Its
+// record can no longer be received, so it is never sent again: it is
+// marked interrupted, and cancelled when the server still runs it.
+func (b *Bridge) reconcile(ctx context.Context, e journal.Entry) {
+	note := "interrupted by a restart; not sent again"
+	h, err := b.opts.Automate.Health(ctx)
+	switch {
+	case err != nil:
+		note += fmt.Sprintf(" (the Automate server could not be asked: %v)", err)
+	case e.RequestID != "" && h.ActiveRequestID != nil && *h.ActiveRequestID == e.RequestID:
+		if _, err := b.opts.Automate.Cancel(ctx, false); err != nil {
+			note += fmt.Sprintf(" (still on the server; cancel failed: %v)", err)
+		} else {
+			note += " (it was still on the server and was cancelled)"
+		}
+	case h.Busy && e.RequestID == "":
+		note += " (the server is busy with a run hubgate cannot tell apart; left alone)"
+	}
+	if err := b.opts.Journal.MarkInterrupted(ctx, e.ID, note); err != nil {
+		b.log.Error("journal: mark interrupted", "command_id", e.ID, "err", err)
+	}
+	b.log.Warn("run in flight at restart", "command_id", e.ID, "request_id", e.RequestID, "note", note)
+}

@@ -1,0 +1,195 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/toolkit"
+	"github.com/hubgate/hubgate/bridge/rules"
+)
+
+// Notification is a message the notify tool reported to the user.
+type Notification struct {
+	At      time.Time `json:"at"`
+	Level   string    `json:"level"`
+	Message string    `json:"message"`
+}
+
+// ToolsOptions configures NewTools.
+type ToolsOptions struct {
+	// Rules holds the command tools the user declared. Zero: none.
+	Rules *rules.Set
+	// Notify receives notify calls in addition to the log. Zero: log only.
+	Notify func(Notification)
+	// MaxOutput caps a command tool's output kept for the agent when its
+	// spec sets none. Zero: 64 KiB.
+	MaxOutput int
+	Logger    *slog.Logger // Zero: slog.Default()
+}
+
+// Tools executes the client tools hubgate runs itself when a run parks:
+// the built-in notify, and the command tools the user declared (enabled
+// explicitly in the config; they run an argv, never a shell string, with
+// hubgate's secrets removed from the environment).
+type Tools struct {
+	opts     ToolsOptions
+	log      *slog.Logger
+	onNotify func(Notification) // set by the bridge for status
+}
+
+// NewTools returns an executor for opts.
+func NewTools(opts ToolsOptions) *Tools {
+	t := &Tools{opts: opts, log: opts.Logger}
+	if t.log == nil {
+		t.log = slog.Default()
+	}
+	if t.opts.MaxOutput <= 0 {
+		t.opts.MaxOutput = 64 << 10
+	}
+	return t
+}
+
+// Execute runs every call, in parallel, and returns one result per call.
+// A tool that fails answers with an error the agent sees; it never fails
+// the whole round.
+func (t *Tools) Execute(ctx context.Context, calls []automate.ToolCall) []automate.ToolResult {
+	results := make([]automate.ToolResult, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			text, err := t.call(ctx, c)
+			if err != nil {
+				results[i] = automate.ToolResult{ID: c.ID, Error: err.Error()}
+				t.log.Info("client tool failed", "tool", c.Name, "call_id", c.ID, "err", err)
+				return
+			}
+			results[i] = automate.TextResult(c.ID, text)
+		}()
+	}
+	wg.Wait()
+	return results
+}
+
+func (t *Tools) call(ctx context.Context, c automate.ToolCall) (string, error) {
+	var args map[string]any
+	if len(c.Arguments) > 0 {
+		if err := json.Unmarshal(c.Arguments, &args); err != nil {
+			return "", fmt.Errorf("arguments are not a JSON object: %w", err)
+		}
+	}
+	if c.Name == rules.NotifyToolName {
+		return t.notify(args)
+	}
+	if t.opts.Rules != nil {
+		if spec, ok := t.opts.Rules.CommandTool(c.Name); ok && spec.Enabled {
+			argv, err := t.opts.Rules.ToolArgv(c.Name, c.Arguments)
+			if err != nil {
+				return "", err
+			}
+			return t.command(ctx, spec, argv)
+		}
+	}
+	return "", fmt.Errorf("tool %q is not one hubgate executes", c.Name)
+}
+
+func (t *Tools) notify(args map[string]any) (string, error) {
+	msg, _ := args["message"].(string)
+	if strings.TrimSpace(msg) == "" {
+		return "", errors.New("notify: message must be a non-empty string")
+	}
+	level, _ := args["level"].(string)
+	if level == "" {
+		level = "info"
+	}
+	n := Notification{At: time.Now(), Level: level, Message: msg}
+	t.log.Info("notify", "level", level, "message", msg)
+	if t.onNotify != nil {
+		t.onNotify(n)
+	}
+	if t.opts.Notify != nil {
+		t.opts.Notify(n)
+	}
+	return "delivered", nil
+}
+
+// command runs a declared command tool: its argv templates over the
+// call's arguments, in its own process group (killed whole on timeout).
+func (t *Tools) command(ctx context.Context, spec rules.CommandToolSpec, argv []string) (string, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return "", fmt.Errorf("%s: empty argv", spec.Name)
+	}
+	timeout := spec.Timeout
+	if timeout <= 0 {
+		timeout = rules.DefaultToolTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = spec.Workdir
+	cmd.Env = toolkit.ChildEnviron()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	limit := spec.MaxOutput
+	if limit <= 0 {
+		limit = t.opts.MaxOutput
+	}
+	out := &capped{limit: limit}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return "", fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var err error
+	select {
+	case err = <-waited:
+	case <-ctx.Done():
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-waited
+		return out.String(), fmt.Errorf("%s: stopped after %s: %w", spec.Name, timeout, ctx.Err())
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leftovers of the group
+	if err != nil {
+		return out.String(), fmt.Errorf("%s: %w; output: %s", spec.Name, err, toolkit.Preview(out.String(), 400))
+	}
+	return out.String(), nil
+}
+
+// capped keeps the first limit bytes written to it.
+type capped struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	limit int
+	cut   bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if room := c.limit - c.buf.Len(); room < len(p) {
+		c.buf.Write(p[:max(room, 0)])
+		c.cut = true
+		return len(p), nil
+	}
+	return c.buf.Write(p)
+}
+
+func (c *capped) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cut {
+		return c.buf.String() + "\n[output truncated]"
+	}
+	return c.buf.String()
+}
