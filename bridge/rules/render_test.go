@@ -136,6 +136,12 @@ func TestTemplateData(t *testing.T) {
 		})
 	}
 
+	t.Run("documented functions", func(t *testing.T) {
+		want := []string{"contains", "default", "hasPrefix", "hasSuffix", "join", "json", "lower", "replace", "split", "trim", "upper"}
+		if got := FuncNames(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("FuncNames() = %v", got)
+		}
+	})
 	t.Run("regex groups", func(t *testing.T) {
 		s := mustCompile(t, []Spec{{Name: "re", Match: MatchSpec{CommandRegex: `(?P<verb>\w+) (\w+)`}, Run: RunTemplate{Prompt: "{{.Groups}} {{.Named}}"}}}, nil, UnmatchedSpec{})
 		r, _ := s.Rule("re")
