@@ -1,0 +1,167 @@
+// Package control owns the local control endpoint of the running hubgate
+// daemon: a small HTTP/JSON API over a Unix domain socket that `hubgate
+// status`, `hubgate history` and `hubgate cancel` use, and the client they
+// use it with.
+//
+// # Who can reach it
+//
+// Only the user the daemon runs as:
+//   - the socket's directory must be owned by that user and not writable by
+//     group or others (Listen creates a missing directory with mode 0700 and
+//     refuses an existing one that fails the check: a socket directly in
+//     /tmp is refused, use a private subdirectory);
+//   - the socket is chmod 0600 right after bind (connecting to a Unix socket
+//     needs write permission on it; the window between bind and chmod is
+//     closed by the private directory);
+//   - on Linux every accepted connection's peer credentials (SO_PEERCRED)
+//     must carry the daemon's uid, or it is closed before a byte is read.
+//     That includes root: root can read the daemon's files anyway, but it
+//     does not get the control API of another user's daemon. Other
+//     platforms rely on the directory and socket modes.
+//
+// # One daemon per socket
+//
+// Listen takes an exclusive flock on "<socket>.lock" next to the socket for
+// the life of the server; the lock file is never removed (removing it would
+// let two daemons lock two different files). When the lock is held, Listen
+// fails with ErrAlreadyRunning ("another hubgate daemon is running"). With
+// the lock, a socket file left at the path is checked: if a process answers
+// on it (a daemon that does not take the lock, or a foreign program) Listen
+// refuses with ErrAlreadyRunning and leaves it alone; if nothing answers
+// (connection refused) it is a stale socket from a killed daemon and is
+// removed. A path that exists and is not a socket is never removed.
+//
+// # API (version 1)
+//
+//	GET  /v1/status             -> Status
+//	GET  /v1/history?limit=N    -> {"entries": [journal.Entry, ...]} newest first
+//	                               (N: 1..journal.MaxHistoryLimit, default 20)
+//	POST /v1/cancel {"force":b} -> CancelResult (an empty body means force=false)
+//
+// Errors are {"error": "message"} with 400 (bad query or body), 404, 405 or
+// 500 (the Backend failed). Bodies are limited to 64 KiB. The Host header
+// is ignored (the client sends "hubgate").
+package control
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hubgate/hubgate/bridge/journal"
+)
+
+// Errors a caller branches on.
+var (
+	// ErrNotRunning: nothing listens on the control socket (no socket file,
+	// or a stale one). `hubgate history` then reads the journal directly.
+	ErrNotRunning = errors.New("hubgate daemon is not running")
+	// ErrAlreadyRunning: Listen found another daemon on the socket.
+	ErrAlreadyRunning = errors.New("another hubgate daemon is running")
+	// ErrInsecureDir: the socket's directory is writable by others or owned
+	// by another user.
+	ErrInsecureDir = errors.New("control socket directory is not private")
+)
+
+// Backend is what the control endpoint asks the running daemon. The bridge
+// implements it. Methods may be called concurrently.
+type Backend interface {
+	Status(ctx context.Context) (Status, error)
+	// History returns up to limit journal entries, newest first.
+	History(ctx context.Context, limit int) ([]journal.Entry, error)
+	// Cancel cancels the current run (force: terminate instead of a soft
+	// cancel).
+	Cancel(ctx context.Context, force bool) (CancelResult, error)
+}
+
+// Status is the daemon's state as `hubgate status` shows it.
+type Status struct {
+	PID       int       `json:"pid"` // filled by the server when zero
+	Version   string    `json:"version,omitempty"`
+	DeviceID  string    `json:"deviceId"`
+	StartedAt time.Time `json:"startedAt,omitzero"`
+	UptimeMs  int64     `json:"uptimeMs"`
+
+	Hub       HubStatus       `json:"hub"`
+	Listening bool            `json:"listening"`
+	Current   *CurrentRun     `json:"current"` // null when no run is in flight
+	Queue     []QueuedCommand `json:"queue"`   // [] when empty, oldest first
+	Automate  AutomateTarget  `json:"automate"`
+	Counters  Counters        `json:"counters"`
+}
+
+// HubStatus is the hub connection state with its reason (hub.State as
+// plain values).
+type HubStatus struct {
+	Status      string    `json:"status"`           // connecting, connected, listening, reconnecting, stopped
+	Cause       string    `json:"cause,omitempty"`  // why not connected (hub.Cause)
+	Reason      string    `json:"reason,omitempty"` // human-readable
+	Since       time.Time `json:"since,omitzero"`
+	Attempt     int       `json:"attempt,omitempty"` // failed attempts since the last connection
+	RetryAt     time.Time `json:"retryAt,omitzero"`
+	NeedsRepair bool      `json:"needsRepair"` // the device token was refused: pair again
+}
+
+// Current run statuses.
+const (
+	RunRunning = "running"
+	RunParked  = "parked" // awaiting results of a hubgate-executed client tool
+)
+
+// CurrentRun is the run in flight.
+type CurrentRun struct {
+	CommandID int64     `json:"commandId"` // journal id
+	Rule      string    `json:"rule,omitempty"`
+	RequestID string    `json:"requestId,omitempty"` // "" until the server answered
+	Status    string    `json:"status"`              // RunRunning or RunParked
+	StartedAt time.Time `json:"startedAt"`
+	Command   string    `json:"command"`
+}
+
+// QueuedCommand is one command waiting in the queue.
+type QueuedCommand struct {
+	CommandID int64     `json:"commandId"`
+	Rule      string    `json:"rule,omitempty"`
+	Command   string    `json:"command"`
+	QueuedAt  time.Time `json:"queuedAt"`
+}
+
+// Automate target modes.
+const (
+	ModeCohosted = "cohosted" // the daemon serves the Automate server in-process
+	ModeExternal = "external" // the desktop application's server
+)
+
+// AutomateTarget is where runs go.
+type AutomateTarget struct {
+	Mode     string `json:"mode"`               // ModeCohosted or ModeExternal
+	Endpoint string `json:"endpoint,omitempty"` // base URL, e.g. http://127.0.0.1:4317
+}
+
+// Counters count commands and runs since the daemon started.
+type Counters struct {
+	Received   uint64 `json:"received"`
+	Duplicates uint64 `json:"duplicates"` // deliveries already recorded
+	Started    uint64 `json:"started"`
+	Queued     uint64 `json:"queued"`
+	Dropped    uint64 `json:"dropped"`
+	Ignored    uint64 `json:"ignored"`
+	Abandoned  uint64 `json:"abandoned"`
+	Completed  uint64 `json:"completed"` // runs that ended completed
+	Failed     uint64 `json:"failed"`    // runs that ended failed or terminated, and failed requests
+	Canceled   uint64 `json:"canceled"`
+}
+
+// CancelResult is the answer to a cancel request.
+type CancelResult struct {
+	Stopped   bool   `json:"stopped"`             // a run was (or is being) stopped
+	Mode      string `json:"mode"`                // cancel, terminate or none (automate.CancelMode*)
+	CommandID int64  `json:"commandId,omitempty"` // the journal id of the stopped run's command
+	RequestID string `json:"requestId,omitempty"`
+	Message   string `json:"message,omitempty"`
+}
+
+// DefaultHistoryLimit is the page size of /v1/history without a limit.
+const DefaultHistoryLimit = 20
+
+const maxBody = 64 << 10

@@ -1,0 +1,261 @@
+package control
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hubgate/hubgate/bridge/journal"
+)
+
+// Config configures Listen and Serve.
+type Config struct {
+	// Path is the socket path (required). Relative paths are made absolute.
+	Path string
+	// Handler answers the requests (required).
+	Handler Backend
+	// Logger receives structured logs. Nil: discard.
+	Logger *slog.Logger
+	// ShutdownTimeout bounds how long Serve waits for requests in progress
+	// when its context ends. Zero: 5 s.
+	ShutdownTimeout time.Duration
+}
+
+// Server is a listening control endpoint.
+type Server struct {
+	path    string
+	ln      net.Listener
+	lock    *os.File
+	srv     *http.Server
+	log     *slog.Logger
+	timeout time.Duration
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Listen checks the socket's directory, takes the daemon lock, removes a
+// stale socket and binds; the server accepts connections once Serve runs.
+func Listen(cfg Config) (*Server, error) {
+	if cfg.Path == "" {
+		return nil, errors.New("control: empty socket path")
+	}
+	if cfg.Handler == nil {
+		return nil, errors.New("control: nil Handler")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = 5 * time.Second
+	}
+	path, err := filepath.Abs(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("control: %w", err)
+	}
+	ln, lock, err := listen(path, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{path: path, ln: ln, lock: lock, log: cfg.Logger, timeout: cfg.ShutdownTimeout}
+	s.srv = &http.Server{
+		Handler:           newMux(cfg.Handler, cfg.Logger),
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    maxBody,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	cfg.Logger.Debug("control: listening", "socket", path)
+	return s, nil
+}
+
+// Serve runs Listen(cfg) and serves until ctx ends.
+func Serve(ctx context.Context, cfg Config) error {
+	s, err := Listen(cfg)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx)
+}
+
+// Path is the socket path.
+func (s *Server) Path() string { return s.path }
+
+// Serve answers requests until ctx ends, then shuts down gracefully
+// (Config.ShutdownTimeout), removes the socket and releases the lock. It
+// returns nil after a shutdown by ctx.
+func (s *Server) Serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(s.ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("control: serving: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	if err := s.srv.Shutdown(sctx); err != nil {
+		s.log.Warn("control: shutdown did not finish in time", "err", err)
+	}
+	<-errc
+	return s.Close()
+}
+
+// Close stops the server at once, removes the socket and releases the
+// lock. It is safe to call more than once.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.srv.Close()
+		// Closing a listener made by net.Listen unlinks the socket file.
+		if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
+			s.closeErr = fmt.Errorf("control: closing: %w", err)
+		}
+		if s.lock != nil {
+			s.lock.Close() // releases the flock; the file stays (see the package doc)
+		}
+		s.log.Debug("control: closed", "socket", s.path)
+	})
+	return s.closeErr
+}
+
+func newMux(b Backend, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
+		st, err := b.Status(r.Context())
+		if err != nil {
+			backendError(w, log, "status", err)
+			return
+		}
+		if st.PID == 0 {
+			st.PID = os.Getpid()
+		}
+		if st.Queue == nil {
+			st.Queue = []QueuedCommand{}
+		}
+		writeJSON(w, http.StatusOK, st)
+	})
+	mux.HandleFunc("GET /v1/history", func(w http.ResponseWriter, r *http.Request) {
+		limit := DefaultHistoryLimit
+		if v := r.URL.Query().Get("limit"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > journal.MaxHistoryLimit {
+				writeError(w, http.StatusBadRequest, fmt.Sprintf("limit must be an integer from 1 to %d", journal.MaxHistoryLimit))
+				return
+			}
+			limit = n
+		}
+		entries, err := b.History(r.Context(), limit)
+		if err != nil {
+			backendError(w, log, "history", err)
+			return
+		}
+		if entries == nil {
+			entries = []journal.Entry{}
+		}
+		writeJSON(w, http.StatusOK, historyBody{Entries: entries})
+	})
+	mux.HandleFunc("POST /v1/cancel", func(w http.ResponseWriter, r *http.Request) {
+		var req cancelBody
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "reading the body: "+err.Error())
+			return
+		}
+		if len(body) > 0 {
+			if err := json.Unmarshal(body, &req); err != nil {
+				writeError(w, http.StatusBadRequest, "the body must be {\"force\": true|false}: "+err.Error())
+				return
+			}
+		}
+		res, err := b.Cancel(r.Context(), req.Force)
+		if err != nil {
+			backendError(w, log, "cancel", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+	})
+	return jsonMuxErrors(mux)
+}
+
+type historyBody struct {
+	Entries []journal.Entry `json:"entries"`
+}
+
+type cancelBody struct {
+	Force bool `json:"force"`
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func backendError(w http.ResponseWriter, log *slog.Logger, op string, err error) {
+	log.Warn("control: request failed", "op", op, "err", err)
+	writeError(w, http.StatusInternalServerError, err.Error())
+}
+
+func writeError(w http.ResponseWriter, code int, msg string) {
+	writeJSON(w, code, errorBody{Error: msg})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"error":"encoding the answer failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+// jsonMuxErrors turns the mux's plain-text 404 and 405 into the JSON error
+// shape (keeping the Allow header of a 405).
+func jsonMuxErrors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(&jsonErrorWriter{ResponseWriter: w, method: r.Method, path: r.URL.Path}, r)
+	})
+}
+
+type jsonErrorWriter struct {
+	http.ResponseWriter
+	method, path string
+	swallow      bool
+}
+
+func (w *jsonErrorWriter) WriteHeader(code int) {
+	if (code == http.StatusMethodNotAllowed || code == http.StatusNotFound) && w.Header().Get("Content-Type") != "application/json" {
+		w.swallow = true
+		msg := "no such route: " + w.method + " " + w.path
+		if code == http.StatusMethodNotAllowed {
+			msg = "method " + w.method + " not allowed on " + w.path
+		}
+		b, _ := json.Marshal(errorBody{Error: msg})
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Del("X-Content-Type-Options")
+		w.ResponseWriter.WriteHeader(code)
+		w.ResponseWriter.Write(append(b, '\n'))
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *jsonErrorWriter) Write(b []byte) (int, error) {
+	if w.swallow {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
