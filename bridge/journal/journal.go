@@ -33,8 +33,9 @@
 // SyncFull is one option away for a machine where power loss is the worry.
 //
 // Files: Open creates the parent directory with mode 0700 when it is missing
-// (an existing directory is left as it is) and the database with mode 0600;
-// SQLite gives its -wal and -shm files the database file's mode.
+// (an existing directory is left as it is) and the database with mode 0600
+// (an existing database readable by others is chmod 0600); SQLite gives its
+// -wal and -shm files the database file's mode.
 //
 // # Schema
 //
@@ -222,7 +223,18 @@ func Open(path string, opts Options) (*Journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
+	fi, err := f.Stat()
+	if err == nil && fi.Mode().Perm()&0o077 != 0 {
+		// An existing journal readable by others: make it private (its -wal
+		// and -shm files take the database file's mode).
+		if err = f.Chmod(0o600); err == nil {
+			opts.Logger.Info("journal: made the journal file private", "path", abs, "was", fi.Mode().Perm().String())
+		}
+	}
 	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
 
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")")

@@ -140,6 +140,19 @@ func TestOpenCreatesPrivateFilesAndSettings(t *testing.T) {
 	if got := pragma(t, full, "busy_timeout"); got != "1500" {
 		t.Errorf("busy_timeout = %s, want 1500", got)
 	}
+	loose := filepath.Join(base, "loose.db")
+	if err := os.WriteFile(loose, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(loose, 0o644)
+	lj, err := Open(loose, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lj.Close()
+	if fi, err := os.Stat(loose); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("an existing 0644 journal was not made private: %v %v", fi.Mode(), err)
+	}
 	if _, err := Open(filepath.Join(base, "x.db"), Options{Synchronous: "OFF"}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("Open with synchronous OFF: %v, want ErrInvalid", err)
 	}
