@@ -74,7 +74,7 @@ func newHarness(t *testing.T, upstreamURL string, mods ...func(*harnessOpts)) *h
 	ts := httptest.NewServer(srv.Handler())
 	h := &harness{t: t, eng: eng, srv: srv, url: ts.URL, workspace: srv.Workspace(),
 		// No keep-alive: a connection left open is always the engine's.
-		client: &http.Client{Timeout: 90 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}}
+		client: &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}}
 	t.Cleanup(func() {
 		// Checked before anything is closed: whatever a run started must
 		// be gone once it ended, not only once the engine closes.
