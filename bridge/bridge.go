@@ -497,25 +497,42 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 	return fmt.Sprintf("cancel requested for command %d (%s)", r.id, why)
 }
 
-// sendCancel sends a cancel for r, only while the server runs r (or r's
-// request id is not known yet and the server is busy: then it is r, since
-// a run of someone else would have answered r's POST with 409).
+// sendCancel sends a cancel for r while the server runs r: when r's
+// request id is known, only while the server's active run is that one;
+// before that, while the server is busy at all (a run of someone else would
+// have answered r's POST with 409). Right after r started, its POST may not
+// have reached the server yet: the cancel then waits for it (up to the
+// cancel grace) instead of being lost.
 func (b *Bridge) sendCancel(r *runState, force bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.CancelGrace+10*time.Second)
 	defer cancel()
-	h, err := b.opts.Automate.Health(ctx)
-	if err != nil {
-		b.log.Warn("cancel: health check failed", "command_id", r.id, "err", err)
-		return
-	}
-	b.mu.Lock()
-	id := r.requestID
-	b.mu.Unlock()
-	if !h.Busy || (id != "" && (h.ActiveRequestID == nil || *h.ActiveRequestID != id)) {
-		return
-	}
-	if _, err := b.opts.Automate.Cancel(ctx, force); err != nil {
-		b.log.Warn("cancel failed", "command_id", r.id, "force", force, "err", err)
+	deadline := b.now().Add(b.opts.CancelGrace)
+	for {
+		b.mu.Lock()
+		id, current := r.requestID, b.current == r
+		b.mu.Unlock()
+		if !current {
+			return // it ended meanwhile
+		}
+		h, err := b.opts.Automate.Health(ctx)
+		if err != nil {
+			b.log.Warn("cancel: health check failed", "command_id", r.id, "err", err)
+			return
+		}
+		if h.Busy && (id == "" || (h.ActiveRequestID != nil && *h.ActiveRequestID == id)) {
+			if _, err := b.opts.Automate.Cancel(ctx, force); err != nil {
+				b.log.Warn("cancel failed", "command_id", r.id, "force", force, "err", err)
+			}
+			return
+		}
+		if id != "" || b.now().After(deadline) {
+			return // the server no longer runs it
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
 	}
 }
 

@@ -41,5 +41,7 @@
 //     and ignored.
 //   - A queue limit counts every queued command, not only the rule's own.
 //   - A soft cancel that the run does not honour within CancelGrace is
-//     escalated to a force cancel.
+//     escalated to a force cancel. A cancel asked for right after a run
+//     started, before its POST reached the server, waits for it.
+//   - A command tool without a workdir runs in the user's home directory.
 package bridge

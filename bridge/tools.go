@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -83,14 +82,8 @@ func (t *Tools) Execute(ctx context.Context, calls []automate.ToolCall) []automa
 }
 
 func (t *Tools) call(ctx context.Context, c automate.ToolCall) (string, error) {
-	var args map[string]any
-	if len(c.Arguments) > 0 {
-		if err := json.Unmarshal(c.Arguments, &args); err != nil {
-			return "", fmt.Errorf("arguments are not a JSON object: %w", err)
-		}
-	}
 	if c.Name == rules.NotifyToolName {
-		return t.notify(args)
+		return t.notify(c.Arguments)
 	}
 	if t.opts.Rules != nil {
 		if spec, ok := t.opts.Rules.CommandTool(c.Name); ok && spec.Enabled {
@@ -104,17 +97,13 @@ func (t *Tools) call(ctx context.Context, c automate.ToolCall) (string, error) {
 	return "", fmt.Errorf("tool %q is not one hubgate executes", c.Name)
 }
 
-func (t *Tools) notify(args map[string]any) (string, error) {
-	msg, _ := args["message"].(string)
-	if strings.TrimSpace(msg) == "" {
-		return "", errors.New("notify: message must be a non-empty string")
+func (t *Tools) notify(raw json.RawMessage) (string, error) {
+	parsed, err := rules.ParseNotify(raw)
+	if err != nil {
+		return "", err
 	}
-	level, _ := args["level"].(string)
-	if level == "" {
-		level = "info"
-	}
-	n := Notification{At: time.Now(), Level: level, Message: msg}
-	t.log.Info("notify", "level", level, "message", msg)
+	n := Notification{At: time.Now(), Level: parsed.Level, Message: parsed.Message}
+	t.log.Info("notify", "level", n.Level, "message", n.Message)
 	if t.onNotify != nil {
 		t.onNotify(n)
 	}
@@ -138,6 +127,12 @@ func (t *Tools) command(ctx context.Context, spec rules.CommandToolSpec, argv []
 	defer cancel()
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = spec.Workdir
+	if cmd.Dir == "" {
+		// No workdir: the user's home, never the daemon's own directory.
+		if home, err := os.UserHomeDir(); err == nil {
+			cmd.Dir = home
+		}
+	}
 	cmd.Env = toolkit.ChildEnviron()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	limit := spec.MaxOutput

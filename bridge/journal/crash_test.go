@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -338,9 +339,11 @@ func BenchmarkBeforePost(b *testing.B) {
 			defer j.Close()
 			ctx := context.Background()
 			macro := []byte(`{"id":"m1","name":"Summarize","commands":["sum"],"events":[{"type":"Type","text":"hello"}]}`)
+			lat := make([]time.Duration, 0, b.N)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
 				id, _, err := j.RecordCommand(ctx, Command{Seq: uint64(i + 1), Session: 1, Text: "summarize this",
 					MacroID: "m1", MacroName: "Summarize", MacroJSON: macro, Rule: "summarize"})
 				if err != nil {
@@ -349,7 +352,12 @@ func BenchmarkBeforePost(b *testing.B) {
 				if err := j.RunStarted(ctx, id, "task", time.Time{}); err != nil {
 					b.Fatal(err)
 				}
+				lat = append(lat, time.Since(t0))
 			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+			b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 		})
 	}
 }
