@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -364,5 +365,53 @@ func TestCloseEndsHubConnections(t *testing.T) {
 	var se *statusError
 	if !errors.As(err, &se) || se.code != http.StatusServiceUnavailable {
 		t.Errorf("dial after Close: %v", err)
+	}
+}
+
+// TestCloseLeavesNoGoroutines: after connections come and go, faults and
+// Close, the mock's goroutines (hub loops, senders, the library's reaper)
+// are all gone.
+func TestCloseLeavesNoGoroutines(t *testing.T) {
+	http.DefaultClient.CloseIdleConnections()
+	noRedirect.CloseIdleConnections()
+	before := runtime.NumGoroutine()
+	func() {
+		s, err := mockhub.New(mockhub.Config{KeepAliveInterval: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(s)
+		var conns []*rawConn
+		for i := range 10 {
+			_, tok, _ := s.CreateDevice("", "")
+			c, err := rawDial(t, ts.URL, hubHeaders(tok.Token))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.invoke("1", "VerifySelf")
+			c.next(wait)
+			if i%2 == 0 {
+				c.close()
+			} else {
+				conns = append(conns, c)
+			}
+		}
+		s.Freeze(time.Minute)
+		s.DropConnections()
+		s.Freeze(0)
+		s.Close()
+		ts.Close()
+		for _, c := range conns {
+			c.closed(wait)
+		}
+		noRedirect.CloseIdleConnections()
+	}()
+	deadline := time.Now().Add(wait)
+	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := runtime.NumGoroutine(); n > before {
+		buf := make([]byte, 1<<20)
+		t.Errorf("%d goroutines before, %d after Close:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 	}
 }

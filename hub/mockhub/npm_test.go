@@ -200,18 +200,49 @@ func TestOfficialSignalRClient(t *testing.T) {
 // TestOfficialSignalRClientDroppedByDisable: a live JS connection ends
 // when its token is disabled.
 func TestOfficialSignalRClientDroppedByDisable(t *testing.T) {
-	s, ts := newMock(t, mockhub.Config{})
-	dev, tok, _ := s.CreateDevice("", "")
-	js := startJSDevice(t, ts.URL+"/device", tok.Token)
-	js.expect(t, "connected")
-	js.expect(t, "verified")
-	js.expect(t, "listening")
-	if n, err := s.DisableToken(tok.ID); err != nil || n != 1 {
-		t.Fatalf("DisableToken: %d %v", n, err)
+	for _, transport := range []string{"WebSockets", "ServerSentEvents"} {
+		t.Run(transport, func(t *testing.T) {
+			s, ts := newMock(t, mockhub.Config{})
+			dev, tok, _ := s.CreateDevice("", "")
+			js := startJSDevice(t, ts.URL+"/device", tok.Token, "TRANSPORT="+transport)
+			js.expect(t, "connected")
+			js.expect(t, "verified")
+			js.expect(t, "listening")
+			if n, err := s.DisableToken(tok.ID); err != nil || n != 1 {
+				t.Fatalf("DisableToken: %d %v", n, err)
+			}
+			js.expect(t, "closed")
+			if code := js.exitCode(t); code != 3 {
+				t.Errorf("node exit %d after its connection was dropped", code)
+			}
+			eventually(t, "disconnect", func() bool { return s.Connections(dev.ID) == 0 })
+		})
 	}
-	js.expect(t, "closed")
-	if code := js.exitCode(t); code != 3 {
-		t.Errorf("node exit %d after its connection was dropped", code)
+}
+
+// TestOfficialSignalRClientNoticesAFreeze: with the hub frozen, the JS
+// client's server timeout fires (no pings arrive) while the mock keeps the
+// connection; after the thaw the mock lets it go.
+func TestOfficialSignalRClientNoticesAFreeze(t *testing.T) {
+	for _, transport := range []string{"WebSockets", "ServerSentEvents"} {
+		t.Run(transport, func(t *testing.T) {
+			s, ts := newMock(t, mockhub.Config{KeepAliveInterval: 100 * time.Millisecond})
+			dev, tok, _ := s.CreateDevice("", "")
+			js := startJSDevice(t, ts.URL+"/device", tok.Token, "TRANSPORT="+transport, "SERVER_TIMEOUT_MS=1500")
+			js.expect(t, "connected")
+			js.expect(t, "verified")
+			js.expect(t, "listening")
+			s.Freeze(10 * time.Minute)
+			closed := js.expect(t, "closed")
+			if !strings.Contains(closed["error"].(string), "timeout") {
+				t.Errorf("closed because %v", closed["error"])
+			}
+			if n := s.Connections(dev.ID); n != 1 {
+				t.Errorf("connections while frozen: %d", n)
+			}
+			js.exitCode(t)
+			s.Freeze(0)
+			eventually(t, "disconnect after the thaw", func() bool { return s.Connections(dev.ID) == 0 })
+		})
 	}
-	eventually(t, "disconnect", func() bool { return s.Connections(dev.ID) == 0 })
 }

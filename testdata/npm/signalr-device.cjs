@@ -6,6 +6,7 @@
 //   TRANSPORT     WebSockets (default) or ServerSentEvents
 //   AUTH          both (default), bearer (accessTokenFactory only) or
 //                 header (X-Device-Token only)
+//   SERVER_TIMEOUT_MS  the client's server timeout (default 30000)
 //   MODE          session (default): connect, VerifySelf,
 //                 DeviceStartedListening, wait for one DeviceCommand, stop;
 //                 reject: expect the connection to be refused.
@@ -40,6 +41,7 @@ const connection = new signalR.HubConnectionBuilder()
   .withUrl(url, options)
   .configureLogging(signalR.LogLevel.Warning)
   .build();
+if (process.env.SERVER_TIMEOUT_MS) connection.serverTimeoutInMilliseconds = Number(process.env.SERVER_TIMEOUT_MS);
 
 const timer = setTimeout(() => fail("timed out"), 60000);
 
