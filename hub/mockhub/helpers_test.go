@@ -36,7 +36,7 @@ func testLogger() *slog.Logger {
 }
 
 // newMock starts a mock on a real loopback listener.
-func newMock(t *testing.T, cfg mockhub.Config) (*mockhub.Server, *httptest.Server) {
+func newMock(t testing.TB, cfg mockhub.Config) (*mockhub.Server, *httptest.Server) {
 	t.Helper()
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger()
@@ -82,7 +82,7 @@ func authParams(p pkce) url.Values {
 
 // authorize calls the authorization page and returns the status and the
 // parsed Location (nil when none).
-func authorize(t *testing.T, base string, q url.Values) (int, *url.URL, string) {
+func authorize(t testing.TB, base string, q url.Values) (int, *url.URL, string) {
 	t.Helper()
 	resp, err := noRedirect.Get(base + "/signin/authorize?" + q.Encode())
 	if err != nil {
@@ -100,7 +100,7 @@ func authorize(t *testing.T, base string, q url.Values) (int, *url.URL, string) 
 }
 
 // code runs the authorization page and returns the code.
-func code(t *testing.T, base string, p pkce) string {
+func code(t testing.TB, base string, p pkce) string {
 	t.Helper()
 	st, loc, body := authorize(t, base, authParams(p))
 	if st != http.StatusFound || loc == nil || loc.Query().Get("code") == "" {
@@ -124,7 +124,7 @@ type tokenAnswer struct {
 
 // token posts to /signin/token; basic selects HTTP Basic client
 // authentication, otherwise the credentials go in the body.
-func token(t *testing.T, base string, form url.Values, basic bool, secret string) tokenAnswer {
+func token(t testing.TB, base string, form url.Values, basic bool, secret string) tokenAnswer {
 	t.Helper()
 	form = cloneValues(form)
 	if !basic {
@@ -162,7 +162,7 @@ func codeForm(code string, p pkce) url.Values {
 }
 
 // signIn runs the whole flow and returns the tokens.
-func signIn(t *testing.T, base string) tokenAnswer {
+func signIn(t testing.TB, base string) tokenAnswer {
 	t.Helper()
 	p := newPKCE()
 	a := token(t, base, codeForm(code(t, base, p), p), true, mockhub.DefaultClientSecret)
@@ -174,7 +174,7 @@ func signIn(t *testing.T, base string) tokenAnswer {
 
 // call sends a request with an optional bearer and JSON body and decodes
 // the JSON answer into out (when not nil).
-func call(t *testing.T, method, u, bearer string, body any, out any) (int, http.Header, string) {
+func call(t testing.TB, method, u, bearer string, body any, out any) (int, http.Header, string) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -208,7 +208,7 @@ func call(t *testing.T, method, u, bearer string, body any, out any) (int, http.
 }
 
 // eventually polls cond until it is true or the deadline passes.
-func eventually(t *testing.T, what string, cond func() bool) {
+func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(wait)
 	for !cond() {
@@ -219,7 +219,7 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func deviceInfo(t *testing.T, base, id string) mockhub.DeviceInfo {
+func deviceInfo(t testing.TB, base, id string) mockhub.DeviceInfo {
 	t.Helper()
 	var list []mockhub.DeviceInfo
 	if st, _, body := call(t, "GET", base+"/mock/devices", "", nil, &list); st != 200 {
@@ -273,7 +273,7 @@ func hubHeaders(tok string) http.Header {
 }
 
 // rawDial negotiates and opens a WebSocket hub connection.
-func rawDial(t *testing.T, base string, h http.Header) (*rawConn, error) {
+func rawDial(t testing.TB, base string, h http.Header) (*rawConn, error) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", base+"/device/negotiate?negotiateVersion=1", nil)
 	req.Header = h.Clone()
