@@ -399,7 +399,7 @@ func (b *Bridge) start(ctx context.Context, p *pending) {
 	b.current = r
 	b.counters.Started++
 	b.mu.Unlock()
-	b.decide(ctx, p.id, journal.DecisionStarted, "rule "+p.rule.Name())
+	// RunStarted recorded the decision "started" with the run.
 	b.log.Info("run started", "command_id", p.id, "rule", p.rule.Name(), "task_id", p.req.TaskID)
 	go func() { b.done <- b.execute(r) }()
 }

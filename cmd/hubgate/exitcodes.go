@@ -21,6 +21,8 @@ const (
 	ExitUnavailable = 5 // a needed resource is taken (port window full)
 	ExitSignIn      = 6 // the sign-in failed or must be repeated (denied, timed out, refused, invalid_grant)
 	ExitRemote      = 7 // the remote device service refused a request (an HTTP error status)
+	ExitNotPaired   = 8 // no paired device: run 'hubgate pair' first
+	ExitNotRunning  = 9 // the daemon is not running (status, cancel)
 )
 
 // usageError marks a command-line mistake.
@@ -36,6 +38,7 @@ var exitTable = []struct {
 	code  int
 }{
 	{func(err error) bool { var u *usageError; return errors.As(err, &u) }, ExitUsage},
+	{func(err error) bool { return errors.Is(err, errNotPaired) }, ExitNotPaired},
 	{func(err error) bool { var v *configs.ValidationError; return errors.As(err, &v) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrInvalidAccessKey) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrStoreUnavailable) }, ExitSecretStore},
