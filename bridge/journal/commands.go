@@ -109,6 +109,7 @@ RETURNING id`)
 		j.boot, j.boot, session, seq, toDB(c.ReceivedAt), c.Text, c.MacroID, c.MacroName, macro,
 		c.Rule, string(c.Decision), c.Note, decided, queued, toDB(now)).Scan(&id)
 	if err == nil {
+		j.wrote()
 		return id, false, nil
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
@@ -143,6 +144,7 @@ func (j *Journal) update(ctx context.Context, op string, id int64, cond, set str
 		return fmt.Errorf("journal: %s: %w", op, err)
 	}
 	if n == 1 {
+		j.wrote()
 		return nil
 	}
 	var decision, run string

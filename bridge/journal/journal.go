@@ -32,6 +32,14 @@
 // the whole budget on fsyncs: the default is therefore SyncNormal, and
 // SyncFull is one option away for a machine where power loss is the worry.
 //
+// Checkpoints: SQLite's automatic checkpoint runs inside the COMMIT that
+// crosses 1000 WAL pages and fsyncs there, which put a 0.7 ms p99 on the
+// write path; it is turned off (wal_autocheckpoint=0) and a background
+// goroutine with its own connection runs a PASSIVE checkpoint every
+// Options.CheckpointEvery when there were writes. PASSIVE never blocks the
+// writer or readers. Close stops it; the last connection's close then
+// checkpoints fully and removes the -wal file.
+//
 // Files: Open creates the parent directory with mode 0700 when it is missing
 // (an existing directory is left as it is) and the database with mode 0600
 // (an existing database readable by others is chmod 0600); SQLite gives its
@@ -171,6 +179,9 @@ type Options struct {
 	// BusyTimeout is how long a statement waits for a lock held by another
 	// connection. Zero: 5 s.
 	BusyTimeout time.Duration
+	// CheckpointEvery is how often the background checkpointer copies the
+	// WAL into the database when there were writes. Zero: 1 s.
+	CheckpointEvery time.Duration
 }
 
 // Journal is an open journal. Its methods are safe for concurrent use.
@@ -178,6 +189,7 @@ type Journal struct {
 	db       *sql.DB
 	stmtMu   sync.Mutex
 	stmts    map[string]*sql.Stmt // prepared once: parsing is a third of a write's cost
+	ck       *checkpointer        // nil when read-only
 	path     string
 	readOnly bool
 	boot     int64
@@ -216,6 +228,9 @@ func Open(path string, opts Options) (*Journal, error) {
 	if opts.BusyTimeout <= 0 {
 		opts.BusyTimeout = defaultBusyTimeout
 	}
+	if opts.CheckpointEvery <= 0 {
+		opts.CheckpointEvery = defaultCheckpointEvery
+	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("journal: creating the directory: %w", err)
 	}
@@ -240,8 +255,10 @@ func Open(path string, opts Options) (*Journal, error) {
 	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(opts.BusyTimeout.Milliseconds(), 10)+")")
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous("+string(opts.Synchronous)+")")
+	q.Add("_pragma", "wal_autocheckpoint(0)") // the checkpointer does it, off the write path
 	q.Set("_txlock", "immediate")
-	db, err := sql.Open("sqlite", fileURI(abs)+"?"+q.Encode())
+	dsn := fileURI(abs) + "?" + q.Encode()
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
@@ -275,6 +292,10 @@ func Open(path string, opts Options) (*Journal, error) {
 	if j.boot, err = res.LastInsertId(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("journal: recording the boot: %w", err)
+	}
+	if err := j.startCheckpointer(dsn, opts.CheckpointEvery); err != nil {
+		db.Close()
+		return nil, err
 	}
 	j.log.Debug("journal opened", "path", abs, "boot", j.boot, "synchronous", string(opts.Synchronous))
 	return j, nil
@@ -357,6 +378,7 @@ func (j *Journal) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 
 // Close closes the journal. A clean close checkpoints the WAL.
 func (j *Journal) Close() error {
+	j.stopCheckpointer()
 	j.stmtMu.Lock()
 	for _, st := range j.stmts {
 		st.Close()

@@ -923,3 +923,34 @@ func TestRunRefusedDetachesTheRun(t *testing.T) {
 		t.Fatalf("recovery %+v %v", rec, err)
 	}
 }
+
+func TestBackgroundCheckpoint(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "j.db")
+	j, err := Open(path, Options{CheckpointEvery: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pragma(t, j, "wal_autocheckpoint"); got != "0" {
+		t.Errorf("wal_autocheckpoint = %s, want 0 (the checkpointer does it)", got)
+	}
+	if j.ck.runs.Load() != 0 {
+		t.Fatal("a checkpoint ran before any write")
+	}
+	for i := range 50 {
+		mustRecord(t, j, Command{Seq: uint64(i + 1), Session: 1, Text: "x"})
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for j.ck.runs.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no background checkpoint within 30 s of the writes")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j.Close() // a second Close must not panic (the checkpointer stops once)
+	if _, err := os.Stat(path + "-wal"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("-wal left after Close: %v", err)
+	}
+}
