@@ -24,13 +24,15 @@
 // transactions before a power loss or kernel crash may be lost; the
 // database stays consistent either way. synchronous=FULL fsyncs the WAL at
 // every commit and survives power loss too. The cost was measured
-// (BenchmarkBeforePost, BenchmarkCommandLifecycle; figures in the bridge
-// report): on the development VM (ext4 on virtio) a commit costs tens of
-// microseconds with NORMAL and about half a millisecond or more with FULL.
-// Two commits (RecordCommand, RunStarted) sit between a hub event and the
-// run's POST, whose latency target is a p50 of 0.5 ms, so FULL would spend
-// the whole budget on fsyncs: the default is therefore SyncNormal, and
-// SyncFull is one option away for a machine where power loss is the worry.
+// (BenchmarkBeforePost, BenchmarkCommandLifecycle) on the development VM
+// (2 vCPUs, ext4 on virtio, other builds running): the two commits between
+// a hub event and the run's POST (RecordCommand, RunStarted) take p50
+// ~50 us / p99 ~0.25 ms with NORMAL, and p50 ~0.4-0.6 ms / p99 2-9 ms with
+// FULL; a command's whole lifecycle (three commits) ~0.1 ms against
+// ~0.6-1 ms. The push-to-POST latency target is a p50 of 0.5 ms and a p99
+// of 2 ms, which FULL alone would exceed, so the default is SyncNormal;
+// SyncFull is one option away for a machine where power loss is the
+// worry.
 //
 // Checkpoints: SQLite's automatic checkpoint runs inside the COMMIT that
 // crosses 1000 WAL pages and fsyncs there, which put a 0.7 ms p99 on the
