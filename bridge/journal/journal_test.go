@@ -954,3 +954,36 @@ func TestBackgroundCheckpoint(t *testing.T) {
 		t.Errorf("-wal left after Close: %v", err)
 	}
 }
+
+func TestRunRefused(t *testing.T) {
+	ctx := context.Background()
+	j := openTest(t, filepath.Join(t.TempDir(), "j.db"), newClock())
+	id := mustRecord(t, j, Command{Text: "go", Rule: "r"})
+	if err := j.RunStarted(ctx, id, "task", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.RunRefused(ctx, id, "409: a run started elsewhere holds the slot"); err != nil {
+		t.Fatal(err)
+	}
+	e := mustGet(t, j, id)
+	if e.Run != RunNone || e.Decision != DecisionReceived || e.TaskID != "" || !e.RunStartedAt.IsZero() || e.Note != "409: a run started elsewhere holds the slot" {
+		t.Fatalf("after RunRefused: %+v", e)
+	}
+	// The bridge can now queue it and start it later.
+	if err := j.SetDecision(ctx, id, DecisionQueued, "waiting for the slot"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.RunStarted(ctx, id, "task-2", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	// Refused only while no request id is known (the server never took it).
+	if err := j.RunParked(ctx, id, "req", "tok"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.RunRefused(ctx, id, "x"); !errors.Is(err, ErrConflict) {
+		t.Fatalf("RunRefused on a parked run: %v, want ErrConflict", err)
+	}
+	if err := j.RunRefused(ctx, 999, "x"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("RunRefused(999): %v, want ErrNotFound", err)
+	}
+}
