@@ -337,7 +337,9 @@ func TestUpstreamGoneMidRunIsServerLost(t *testing.T) {
 	}
 	up.close()
 	status, rec = h.resume(rec.ResumeToken, automate.TextResult(rec.ToolCalls[0].ID, "yes"))
-	if status != 500 || rec.ErrorCode != automate.ErrorServerLost || !strings.Contains(rec.Answer, "went away") {
+	// Depending on timing the client finds its kept-alive connection dead
+	// (the connection broke) or cannot connect at all: lost either way.
+	if status != 500 || rec.ErrorCode != automate.ErrorServerLost || !strings.HasPrefix(rec.Answer, "The model server") {
 		t.Fatalf("%d %+v", status, rec)
 	}
 	status, rec = h.run(map[string]any{"prompt": "anything"})
