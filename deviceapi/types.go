@@ -169,7 +169,7 @@ func unmarshalKeep(b []byte, v any, extra *map[string]json.RawMessage) error {
 	rv := reflect.ValueOf(v).Elem()
 	// Decode through a copy of the struct type without methods, so that
 	// json does not call UnmarshalJSON again.
-	plain := reflect.New(reflect.StructOf(plainFields(rv.Type())))
+	plain := reflect.New(plainType(rv.Type()))
 	if err := json.Unmarshal(b, plain.Interface()); err != nil {
 		return err
 	}
@@ -200,7 +200,7 @@ func unmarshalKeep(b []byte, v any, extra *map[string]json.RawMessage) error {
 // marshalKeep encodes the typed fields of v followed by the kept members.
 func marshalKeep(v any, extra map[string]json.RawMessage) ([]byte, error) {
 	rv := reflect.ValueOf(v).Elem()
-	plain := reflect.New(reflect.StructOf(plainFields(rv.Type()))).Elem()
+	plain := reflect.New(plainType(rv.Type())).Elem()
 	for i, j := 0, 0; i < rv.NumField(); i++ {
 		if rv.Type().Field(i).Tag.Get("json") == "-" {
 			continue
@@ -229,6 +229,19 @@ func marshalKeep(v any, extra map[string]json.RawMessage) ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// plainTypes caches, per resource type, a struct type with the same
+// serialised fields and no methods (building it costs more than decoding).
+var plainTypes sync.Map // reflect.Type -> reflect.Type
+
+func plainType(t reflect.Type) reflect.Type {
+	if v, ok := plainTypes.Load(t); ok {
+		return v.(reflect.Type)
+	}
+	pt := reflect.StructOf(plainFields(t))
+	plainTypes.Store(t, pt)
+	return pt
 }
 
 // plainFields are the struct's serialised fields.
