@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/deviceapi"
@@ -79,17 +80,11 @@ type Options struct {
 	// elsewhere holds the slot. Zero: 1s.
 	ReadyPoll time.Duration
 	// Target describes the Automate server for status (mode and endpoint).
-	Target Target
+	Target control.AutomateTarget
 	// DeviceID is the paired device, for status.
 	DeviceID string
 	Logger   *slog.Logger     // Zero: slog.Default()
 	Now      func() time.Time // Zero: time.Now
-}
-
-// Target describes where runs go.
-type Target struct {
-	Mode     string `json:"mode"` // cohosted or external
-	Endpoint string `json:"endpoint"`
 }
 
 // Bridge maps hub events onto runs. Create it with New and call Run.
@@ -107,7 +102,7 @@ type Bridge struct {
 	queue         []*pending
 	set           *rules.Set // Options.Rules with the latest profile's macros
 	waitingReady  bool       // a run started elsewhere holds the slot
-	counters      Counters
+	counters      control.Counters
 	notifications []Notification
 }
 
@@ -138,18 +133,6 @@ type runState struct {
 type runDone struct {
 	run  *runState
 	busy bool // the server answered 409: no run started
-}
-
-// Counters are the bridge's lifetime counts, for status.
-type Counters struct {
-	Received  int `json:"received"`
-	Started   int `json:"started"`
-	Completed int `json:"completed"`
-	Failed    int `json:"failed"`
-	Queued    int `json:"queued"`
-	Dropped   int `json:"dropped"`
-	Ignored   int `json:"ignored"`
-	Canceled  int `json:"canceled"`
 }
 
 // New returns a bridge for opts.
@@ -289,6 +272,9 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 		return
 	}
 	if dup {
+		b.mu.Lock()
+		b.counters.Duplicates++
+		b.mu.Unlock()
 		b.log.Info("command already journaled (delivered twice); ignoring", "seq", ev.Seq, "id", id)
 		return
 	}
@@ -536,29 +522,33 @@ func (b *Bridge) sendCancel(r *runState, force bool) {
 	}
 }
 
-// Cancel cancels the current run (the control endpoint's cancel).
-func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
+// Cancel cancels the current run (the control endpoint's cancel): a soft
+// cancel escalated after the grace, or a force cancel at once.
+func (b *Bridge) Cancel(ctx context.Context, force bool) (control.CancelResult, error) {
 	b.mu.Lock()
 	r := b.current
+	var requestID string
+	if r != nil {
+		requestID = r.requestID
+	}
 	b.mu.Unlock()
 	if r == nil {
-		return CancelResult{Note: "nothing runs"}, nil
+		return control.CancelResult{Mode: automate.CancelModeNone, Message: "nothing runs"}, nil
 	}
+	res := control.CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID}
 	if force {
 		b.mu.Lock()
-		r.cancelRequested = true
+		if !r.cancelRequested {
+			r.cancelRequested = true
+			b.counters.Canceled++
+		}
 		b.mu.Unlock()
 		b.sendCancel(r, true)
-		return CancelResult{Canceled: true, CommandID: r.id, Note: "force cancel sent"}, nil
+		res.Mode, res.Message = automate.CancelModeTerminate, "force cancel sent"
+		return res, nil
 	}
-	return CancelResult{Canceled: true, CommandID: r.id, Note: b.cancelCurrent(ctx, "hubgate cancel")}, nil
-}
-
-// CancelResult answers Cancel.
-type CancelResult struct {
-	Canceled  bool   `json:"canceled"`
-	CommandID int64  `json:"commandId,omitempty"`
-	Note      string `json:"note"`
+	res.Mode, res.Message = automate.CancelModeCancel, b.cancelCurrent(ctx, "hubgate cancel")
+	return res, nil
 }
 
 // shutdown applies OnShutdown to the current run and waits for its runner.
@@ -602,6 +592,8 @@ func (b *Bridge) decide(ctx context.Context, id int64, d journal.Decision, note 
 		b.counters.Ignored++
 	case journal.DecisionFailed:
 		b.counters.Failed++
+	case journal.DecisionAbandoned:
+		b.counters.Abandoned++
 	}
 	b.mu.Unlock()
 	if d != journal.DecisionStarted {
@@ -613,6 +605,9 @@ func (b *Bridge) abandon(ctx context.Context, id int64, note string) {
 	if err := b.opts.Journal.Abandon(context.WithoutCancel(ctx), id, note); err != nil {
 		b.log.Error("journal: abandon", "command_id", id, "err", err)
 	}
+	b.mu.Lock()
+	b.counters.Abandoned++
+	b.mu.Unlock()
 	b.log.Info("command abandoned", "command_id", id, "note", note)
 }
 

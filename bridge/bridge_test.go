@@ -298,7 +298,7 @@ func TestRestartCancelsTheCurrentRun(t *testing.T) {
 	}
 	e.waitFor("the second to start", func(h []journal.Entry) bool { return len(h) == 2 && h[1].Run != journal.RunNone })
 	res, err := e.bridge.Cancel(context.Background(), true)
-	if err != nil || !res.Canceled {
+	if err != nil || !res.Stopped || res.Mode != "terminate" {
 		t.Fatalf("cancel: %+v %v", res, err)
 	}
 	h = e.waitFor("the second to end", finished(2))
@@ -394,8 +394,8 @@ func TestNotifyToolLoop(t *testing.T) {
 		t.Errorf("notifications %+v", got)
 	}
 	st, _ := e.bridge.Status(context.Background())
-	if len(st.Notifications) != 1 {
-		t.Errorf("status notifications %+v", st.Notifications)
+	if len(st.Notifications) != 1 || st.Counters.Completed != 1 || st.Counters.Received != 1 || st.Current != nil {
+		t.Errorf("status %+v", st)
 	}
 }
 

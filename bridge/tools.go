@@ -14,15 +14,12 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/toolkit"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/rules"
 )
 
 // Notification is a message the notify tool reported to the user.
-type Notification struct {
-	At      time.Time `json:"at"`
-	Level   string    `json:"level"`
-	Message string    `json:"message"`
-}
+type Notification = control.Notification
 
 // ToolsOptions configures NewTools.
 type ToolsOptions struct {

@@ -87,7 +87,18 @@ type Status struct {
 	Current   *CurrentRun     `json:"current"` // null when no run is in flight
 	Queue     []QueuedCommand `json:"queue"`   // [] when empty, oldest first
 	Automate  AutomateTarget  `json:"automate"`
-	Counters  Counters        `json:"counters"`
+	// WaitingForServer: a run hubgate did not start holds the Automate
+	// server's slot; queued commands wait for it.
+	WaitingForServer bool           `json:"waitingForServer"`
+	Counters         Counters       `json:"counters"`
+	Notifications    []Notification `json:"notifications"` // the latest notify messages, oldest first
+}
+
+// Notification is a message the notify tool reported to the user.
+type Notification struct {
+	At      time.Time `json:"at"`
+	Level   string    `json:"level"`
+	Message string    `json:"message"`
 }
 
 // HubStatus is the hub connection state with its reason (hub.State as

@@ -14,6 +14,7 @@ import (
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub"
@@ -116,28 +117,28 @@ func runDaemon(ctx context.Context, o daemonOptions) (err error) {
 
 // startAutomate brings up the run target: the co-hosted Automate server,
 // or a client of the external one.
-func startAutomate(ctx context.Context, o daemonOptions) (bridge.Target, *automate.Client, func(), error) {
+func startAutomate(ctx context.Context, o daemonOptions) (control.AutomateTarget, *automate.Client, func(), error) {
 	cfg, log := o.cfg, o.log
 	if cfg.Automate.Target == "external" {
 		d, err := automate.Discover(ctx, automate.DiscoverOptions{Key: o.automateKey})
 		if err != nil {
-			return bridge.Target{}, nil, nil, fmt.Errorf("find the external Automate server: %w", err)
+			return control.AutomateTarget{}, nil, nil, fmt.Errorf("find the external Automate server: %w", err)
 		}
 		c, err := automate.NewClient(automate.ClientOptions{BaseURL: d.BaseURL, Key: o.automateKey, Logger: log.With("component", "automate-client")})
 		if err != nil {
-			return bridge.Target{}, nil, nil, err
+			return control.AutomateTarget{}, nil, nil, err
 		}
-		return bridge.Target{Mode: "external", Endpoint: d.BaseURL}, c, func() {}, nil
+		return control.AutomateTarget{Mode: "external", Endpoint: d.BaseURL}, c, func() {}, nil
 	}
 	engine, err := newEngine(cfg, log)
 	if err != nil {
-		return bridge.Target{}, nil, nil, err
+		return control.AutomateTarget{}, nil, nil, err
 	}
 	srv, err := server.New(server.Config{Key: o.automateKey, Assistant: engine, Workspace: cfg.Automate.Workspace,
 		WorkspaceRestriction: cfg.Automate.WorkspaceRestriction, ToolWait: cfg.Automate.ToolWait,
 		AppVersion: version(), Logger: log.With("component", "automate")})
 	if err != nil {
-		return bridge.Target{}, nil, nil, err
+		return control.AutomateTarget{}, nil, nil, err
 	}
 	port := cfg.Automate.Port
 	if o.automatePort != 0 {
@@ -145,7 +146,7 @@ func startAutomate(ctx context.Context, o daemonOptions) (bridge.Target, *automa
 	}
 	ln, moved, err := server.Listen(port)
 	if err != nil {
-		return bridge.Target{}, nil, nil, err
+		return control.AutomateTarget{}, nil, nil, err
 	}
 	if moved {
 		log.Warn("port 4317 is in use; the Automate server listens elsewhere", "addr", ln.Addr().String())
@@ -161,7 +162,7 @@ func startAutomate(ctx context.Context, o daemonOptions) (bridge.Target, *automa
 	c, err := automate.NewClient(automate.ClientOptions{BaseURL: endpoint, Key: o.automateKey, Logger: log.With("component", "automate-client")})
 	if err != nil {
 		hs.Close()
-		return bridge.Target{}, nil, nil, err
+		return control.AutomateTarget{}, nil, nil, err
 	}
 	stop := func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -173,7 +174,7 @@ func startAutomate(ctx context.Context, o daemonOptions) (bridge.Target, *automa
 			hs.Close()
 		}
 	}
-	return bridge.Target{Mode: "cohosted", Endpoint: endpoint}, c, stop, nil
+	return control.AutomateTarget{Mode: "cohosted", Endpoint: endpoint}, c, stop, nil
 }
 
 // newEngine builds the co-hosted server's assistant engine.
@@ -189,8 +190,23 @@ func newEngine(cfg *configs.Config, log *slog.Logger) (*scripted.Engine, error) 
 	return scripted.New(engineCfg), nil
 }
 
-// startControl serves the control endpoint; it is wired once bridge/control
-// lands.
+// startControl serves the control endpoint of `hubgate status`, `history`
+// and `cancel` on a Unix socket only this user can reach.
 func startControl(ctx context.Context, path string, b *bridge.Bridge, log *slog.Logger) (func(), error) {
-	return func() {}, nil
+	srv, err := control.Listen(control.Config{Path: path, Handler: b, Logger: log.With("component", "control")})
+	if err != nil {
+		return nil, fmt.Errorf("control endpoint: %w", err)
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(sctx); err != nil {
+			log.Warn("control endpoint", "err", err)
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}, nil
 }

@@ -14,15 +14,16 @@ import (
 // Exit codes of hubgate. Scripts branch on these.
 const (
 	ExitOK          = 0
-	ExitError       = 1 // anything not classified below
-	ExitUsage       = 2 // bad command line
-	ExitConfig      = 3 // invalid configuration or key supplied by the user
-	ExitSecretStore = 4 // the OS secret store is unavailable or locked
-	ExitUnavailable = 5 // a needed resource is taken (port window full)
-	ExitSignIn      = 6 // the sign-in failed or must be repeated (denied, timed out, refused, invalid_grant)
-	ExitRemote      = 7 // the remote device service refused a request (an HTTP error status)
-	ExitNotPaired   = 8 // no paired device: run 'hubgate pair' first
-	ExitNotRunning  = 9 // the daemon is not running (status, cancel)
+	ExitError       = 1  // anything not classified below
+	ExitUsage       = 2  // bad command line
+	ExitConfig      = 3  // invalid configuration or key supplied by the user
+	ExitSecretStore = 4  // the OS secret store is unavailable or locked
+	ExitUnavailable = 5  // a needed resource is taken (port window full)
+	ExitSignIn      = 6  // the sign-in failed or must be repeated (denied, timed out, refused, invalid_grant)
+	ExitRemote      = 7  // the remote device service refused a request (an HTTP error status)
+	ExitNotPaired   = 8  // no paired device: run 'hubgate pair' first
+	ExitNotRunning  = 9  // the daemon is not running (status, cancel)
+	ExitRunFailed   = 10 // demo --once: the run did not complete (failed, canceled, not run)
 )
 
 // usageError marks a command-line mistake.
@@ -39,12 +40,14 @@ var exitTable = []struct {
 }{
 	{func(err error) bool { var u *usageError; return errors.As(err, &u) }, ExitUsage},
 	{func(err error) bool { return errors.Is(err, errNotPaired) }, ExitNotPaired},
+	{func(err error) bool { return errors.Is(err, errNotRunning) }, ExitNotRunning},
 	{func(err error) bool { var v *configs.ValidationError; return errors.As(err, &v) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrInvalidAccessKey) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrStoreUnavailable) }, ExitSecretStore},
 	{func(err error) bool { var p *server.PortWindowError; return errors.As(err, &p) }, ExitUnavailable},
 	{oauth.IsSignInError, ExitSignIn},
 	{func(err error) bool { var a *deviceapi.APIError; return errors.As(err, &a) }, ExitRemote},
+	{func(err error) bool { var d *demoRunError; return errors.As(err, &d) }, ExitRunFailed},
 }
 
 func exitCode(err error) int {

@@ -1,0 +1,219 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge/journal"
+)
+
+// errNotRunning: the daemon's control endpoint does not answer.
+var errNotRunning = errors.New("hubgate is not running (no daemon answers on its control socket)")
+
+func newStatusCommand(a *app) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the running daemon's state: hub connection, listening, current run, queue",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.loadConfig(nil)
+			if err != nil {
+				return err
+			}
+			c := control.Dial(cfg.Bridge.ControlSocket)
+			defer c.Close()
+			st, err := c.Status(cmd.Context())
+			if errors.Is(err, control.ErrNotRunning) {
+				return errNotRunning
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return writeJSONTo(a.stdio.Out, st)
+			}
+			printStatus(a.stdio.Out, st)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	return cmd
+}
+
+func printStatus(w io.Writer, st control.Status) {
+	hub := st.Hub.Status
+	if st.Hub.Reason != "" {
+		hub += " (" + st.Hub.Reason + ")"
+	}
+	if st.Hub.NeedsRepair {
+		hub += "; the device token was refused: run 'hubgate pair' again"
+	}
+	fmt.Fprintf(w, "device     %s\nhub        %s\nlistening  %v\nautomate   %s %s\nuptime     %s\n",
+		st.DeviceID, hub, st.Listening, st.Automate.Mode, st.Automate.Endpoint, (time.Duration(st.UptimeMs) * time.Millisecond).Round(time.Second))
+	if st.Current != nil {
+		fmt.Fprintf(w, "current    #%d %q (rule %s) %s since %s\n", st.Current.CommandID, st.Current.Command, st.Current.Rule,
+			st.Current.Status, st.Current.StartedAt.Local().Format(time.TimeOnly))
+	} else {
+		fmt.Fprintln(w, "current    none")
+	}
+	if st.WaitingForServer {
+		fmt.Fprintln(w, "waiting    a run hubgate did not start holds the Automate server")
+	}
+	fmt.Fprintf(w, "queue      %d waiting\n", len(st.Queue))
+	for _, q := range st.Queue {
+		fmt.Fprintf(w, "           #%d %q (rule %s) since %s\n", q.CommandID, q.Command, q.Rule, q.QueuedAt.Local().Format(time.TimeOnly))
+	}
+	c := st.Counters
+	fmt.Fprintf(w, "counts     received %d, started %d, completed %d, failed %d, queued %d, dropped %d, ignored %d, canceled %d\n",
+		c.Received, c.Started, c.Completed, c.Failed, c.Queued, c.Dropped, c.Ignored, c.Canceled)
+	for _, n := range st.Notifications {
+		fmt.Fprintf(w, "notify     %s [%s] %s\n", n.At.Local().Format(time.TimeOnly), n.Level, n.Message)
+	}
+}
+
+func newHistoryCommand(a *app) *cobra.Command {
+	var (
+		asJSON bool
+		limit  int
+	)
+	cmd := &cobra.Command{
+		Use:   "history",
+		Short: "Show the journal of commands and runs, newest first (works while the daemon is stopped)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit < 1 || limit > journal.MaxHistoryLimit {
+				return &usageError{fmt.Errorf("--limit must be between 1 and %d", journal.MaxHistoryLimit)}
+			}
+			cfg, err := a.loadConfig(nil)
+			if err != nil {
+				return err
+			}
+			c := control.Dial(cfg.Bridge.ControlSocket)
+			defer c.Close()
+			entries, err := c.History(cmd.Context(), limit)
+			if errors.Is(err, control.ErrNotRunning) {
+				entries, err = readJournal(cmd, cfg.Bridge.Journal, limit)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if entries == nil {
+					entries = []journal.Entry{}
+				}
+				return writeJSONTo(a.stdio.Out, entries)
+			}
+			printHistory(a.stdio.Out, entries)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the entries as a JSON array")
+	cmd.Flags().IntVar(&limit, "limit", 20, "how many entries")
+	return cmd
+}
+
+// readJournal reads the journal file directly (the daemon is stopped).
+func readJournal(cmd *cobra.Command, path string, limit int) ([]journal.Entry, error) {
+	j, err := journal.OpenReadOnly(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // nothing was ever journaled
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer j.Close()
+	return j.History(cmd.Context(), journal.HistoryQuery{Limit: limit})
+}
+
+func printHistory(w io.Writer, entries []journal.Entry) {
+	if len(entries) == 0 {
+		fmt.Fprintln(w, "no commands journaled yet")
+		return
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tRECEIVED\tCOMMAND\tRULE\tDECISION\tRUN\tANSWER / NOTE")
+	for _, e := range entries {
+		run := string(e.Run)
+		if e.Status != "" {
+			run = string(e.Status)
+			if e.ErrorCode != "" {
+				run += " " + e.ErrorCode
+			}
+		}
+		text := e.Answer
+		if e.FinalAnswer != nil {
+			text = *e.FinalAnswer
+		}
+		if text == "" {
+			text = firstNonEmpty(e.Error, e.Note)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.ReceivedAt.Local().Format("2006-01-02 15:04:05"),
+			clip(e.Command, 30), e.Rule, e.Decision, run, clip(text, 60))
+	}
+	tw.Flush()
+}
+
+func newCancelCommand(a *app) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "cancel",
+		Short: "Cancel the daemon's current run (soft; --force terminates it at once)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.loadConfig(nil)
+			if err != nil {
+				return err
+			}
+			c := control.Dial(cfg.Bridge.ControlSocket)
+			defer c.Close()
+			res, err := c.Cancel(cmd.Context(), force)
+			if errors.Is(err, control.ErrNotRunning) {
+				return errNotRunning
+			}
+			if err != nil {
+				return err
+			}
+			if !res.Stopped {
+				fmt.Fprintln(a.stdio.Out, "nothing runs")
+				return nil
+			}
+			fmt.Fprintf(a.stdio.Out, "%s requested for command #%d: %s\n", res.Mode, res.CommandID, res.Message)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "terminate the run at once (kills the worker) instead of a soft cancel")
+	return cmd
+}
+
+func writeJSONTo(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
