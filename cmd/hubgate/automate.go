@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/configs"
 )
@@ -31,6 +30,8 @@ func newAutomateCommand(a *app) *cobra.Command {
 }
 
 type serveFlags struct {
+	assistant    string
+	upstream     string
 	port         int
 	workspace    string
 	toolWait     time.Duration
@@ -45,8 +46,16 @@ func newServeCommand(a *app) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the Automate server on 127.0.0.1 with the scripted engine",
+		Short: "Serve the Automate server on 127.0.0.1 (scripted engine, or an OpenAI-compatible model server)",
 		Long: `Serve the Automate server on the IPv4 loopback address.
+
+--assistant picks the engine behind it: scripted (the default; deterministic,
+for tests and demos) or openai, an agent loop over an OpenAI-compatible model
+server such as Ollama, llama-server, vLLM or LM Studio, given by --upstream
+(default http://127.0.0.1:11434, Ollama) and --model (default: the first
+downloaded tool-capable model it serves). The rest of the openai engine's
+settings (API key variable, budgets, skills, MCP servers) live in the automate
+section of the config file.
 
 Without --port it binds the first free port of 4317..4328 (and says so when 4317
 was taken); --port N forces a port, --port 0 takes any free port. Once it accepts
@@ -63,11 +72,13 @@ process and prints it once on stderr, for machines without a secret store.`,
 		},
 	}
 	fl := cmd.Flags()
+	fl.StringVar(&f.assistant, "assistant", "", "engine: scripted or openai (default from automate.engine: scripted)")
+	fl.StringVar(&f.upstream, "upstream", "", "openai engine: the model server's URL (default http://127.0.0.1:11434)")
 	fl.IntVar(&f.port, "port", 0, "force this port (0: any free port); default: first free of 4317..4328")
 	fl.StringVar(&f.workspace, "workspace", "", "workspace folder (default <config dir>/hubgate/automate-http-workspace)")
 	fl.DurationVar(&f.toolWait, "tool-wait", 0, "how long a parked run waits for tool results per round (default 2m)")
 	fl.StringVar(&f.modelsFile, "models", "", "JSON file replacing the scripted engine's model catalog")
-	fl.StringVar(&f.model, "model", "", "select this catalog model at launch")
+	fl.StringVar(&f.model, "model", "", "select this catalog model at launch (openai engine: the upstream model to use)")
 	fl.StringVar(&f.family, "family", "", "select a model of this family at launch")
 	fl.StringVar(&f.size, "size", "", "select a model of this size code at launch")
 	fl.BoolVar(&f.ephemeralKey, "ephemeral-key", false, "use a random key kept in memory only, printed once on stderr")
@@ -84,6 +95,9 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 	override("workspace", "automate.workspace", f.workspace)
 	override("tool-wait", "automate.tool_wait", f.toolWait.String())
 	override("models", "automate.models_file", f.modelsFile)
+	override("assistant", "automate.engine", f.assistant)
+	override("upstream", "automate.openai.upstream", f.upstream)
+	override("model", "automate.openai.model", f.model)
 	if cmd.Flags().Changed("port") {
 		if f.port < 0 || f.port > 65535 {
 			return &usageError{fmt.Errorf("--port must be between 0 and 65535, got %d", f.port)}
@@ -99,6 +113,13 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 		return err
 	}
 	log := a.logger(cfg)
+	openai := cfg.Automate.Engine == "openai"
+	if cmd.Flags().Changed("upstream") && !openai {
+		return &usageError{fmt.Errorf("--upstream applies to the openai engine; add --assistant openai")}
+	}
+	if cmd.Flags().Changed("models") && openai {
+		return &usageError{fmt.Errorf("--models replaces the scripted engine's catalog; the openai engine reads its catalog from the upstream")}
+	}
 
 	store := configs.NewKeyring(configs.KeyringOptions{Logger: log})
 	key, source, err := a.serveKey(ctx, store, f.ephemeralKey)
@@ -106,20 +127,26 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 		return err
 	}
 
-	engineCfg := scripted.Config{Logger: log}
-	if cfg.Automate.ModelsFile != "" {
-		if engineCfg.Catalog, err = scripted.LoadCatalogFile(cfg.Automate.ModelsFile); err != nil {
-			return &configs.ValidationError{Problems: []configs.FieldError{{Path: "automate.models_file", Message: err.Error(), Source: cfg.Source("automate.models_file")}}}
-		}
+	eng, err := buildAssistant(cfg, a.getenv, log)
+	if err != nil {
+		return err
+	}
+	defer eng.close()
+	launch := server.LaunchSelection{ModelName: f.model, Family: f.family, SizeCode: f.size}
+	if openai {
+		// --model is the engine's own selection (automate.openai.model),
+		// not a pin on top of it.
+		launch.ModelName = ""
 	}
 	srv, err := server.New(server.Config{
 		Key:                  key,
-		Assistant:            scripted.New(engineCfg),
+		Assistant:            eng.engine,
 		Workspace:            cfg.Automate.Workspace,
 		WorkspaceRestriction: cfg.Automate.WorkspaceRestriction,
 		ToolWait:             cfg.Automate.ToolWait,
 		AppVersion:           version(),
-		LaunchSelection:      server.LaunchSelection{ModelName: f.model, Family: f.family, SizeCode: f.size},
+		ConfiguredMcpServers: eng.mcpServers,
+		LaunchSelection:      launch,
 		Logger:               log,
 	})
 	if err != nil {
