@@ -110,8 +110,10 @@
 //	CONTEXT_LIMIT_EXCEEDED  an upstream error naming the context (llama-server, vLLM, LM
 //	                        Studio); a request the engine estimates beyond the context size
 //	                        (a quarter of its JSON characters, or the last usage plus that
-//	                        estimate for what was added; Ollama would silently cut it); a
-//	                        prompt that fills the context; an answer cut off at the context
+//	                        estimate for what was added; Ollama would silently cut it); an
+//	                        answer whose prompt tokens (upstream usage) reach the context
+//	                        size (the upstream cut the conversation); an answer cut off
+//	                        at the end of the context
 //	TOOL_TIMEOUT            a built-in, fetch or MCP call beyond Config.ToolTimeout (2 min);
 //	                        the call is cancelled (a command's process group is killed)
 //	EXECUTION_TIMEOUT       more tool steps than Config.MaxSteps (32), or a run beyond
@@ -215,5 +217,6 @@
 // When Run returns, the run's MCP sessions are closed and their process
 // groups killed, its commands are gone (toolkit), its idle connections to
 // the upstream, to fetched hosts and to MCP HTTP servers are closed, and
-// no goroutine of the run is left; the tests check this after every run.
+// no goroutine of the run is left; the tests check this after every
+// finished run, with the engine still open.
 package llm

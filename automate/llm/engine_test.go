@@ -366,6 +366,12 @@ func TestContextOverflow(t *testing.T) {
 	if hl := h.health(); hl.ContextSize == nil || *hl.ContextSize != 4096 || hl.Backend == nil || hl.Backend.FlavorID != "llama.cpp" {
 		t.Errorf("health %+v", hl)
 	}
+	// The upstream counted a prompt that fills the context: it was cut.
+	up.script(reply{content: "an answer about half a conversation", usage: usage(4096, 7)})
+	status, rec = h.run(map[string]any{"prompt": "hello again"})
+	if status != 500 || rec.ErrorCode != automate.ErrorContextLimitExceeded || !strings.Contains(rec.Answer, "4096 prompt tokens") {
+		t.Fatalf("%d %+v", status, rec)
+	}
 	// About 6000 tokens of prompt for a 4096-token context: refused before
 	// any request.
 	before := len(up.seen())

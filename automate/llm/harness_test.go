@@ -25,6 +25,7 @@ const testKey = "llm-test-key-0123456789abcdefghijkl"
 // llm engine in front of an upstream.
 type harness struct {
 	t         *testing.T
+	noCheck   bool
 	eng       *llm.Engine
 	srv       *server.Server
 	url       string
@@ -72,7 +73,7 @@ func newHarness(t *testing.T, upstreamURL string, mods ...func(*harnessOpts)) *h
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(srv.Handler())
-	h := &harness{t: t, eng: eng, srv: srv, url: ts.URL, workspace: srv.Workspace(),
+	h := &harness{t: t, noCheck: o.noCheck, eng: eng, srv: srv, url: ts.URL, workspace: srv.Workspace(),
 		// No keep-alive: a connection left open is always the engine's.
 		client: &http.Client{Timeout: 10 * time.Minute, Transport: &http.Transport{DisableKeepAlives: true}}}
 	t.Cleanup(func() {
@@ -179,6 +180,7 @@ func (h *harness) run(body map[string]any) (int, automate.RunRecord) {
 		if rec.SchemaVersion != 1 {
 			h.t.Fatalf("not a record: %s", r.body)
 		}
+		h.afterRun(rec)
 	} else {
 		h.t.Logf("run answered %d: %s", r.status, r.body)
 	}
@@ -193,8 +195,17 @@ func (h *harness) resume(token string, results ...automate.ToolResult) (int, aut
 		if err := json.Unmarshal(r.body, &rec); err != nil {
 			h.t.Fatalf("decode record: %v: %s", err, r.body)
 		}
+		h.afterRun(rec)
 	}
 	return r.status, rec
+}
+
+// afterRun checks, once a run has ended, that nothing it started is left.
+func (h *harness) afterRun(rec automate.RunRecord) {
+	h.t.Helper()
+	if rec.Status.Terminal() && !h.noCheck {
+		checkNoLeftovers(h.t)
+	}
 }
 
 // runAsync posts a run in the background.

@@ -341,6 +341,13 @@ func (r *run) loop() (*assistant.Result, error) {
 			return r.upstreamFailed(err)
 		}
 		r.account(comp)
+		if comp.Usage != nil && comp.Usage.PromptTokens >= r.contextSize {
+			// The prompt alone filled the context: the upstream cut it
+			// (Ollama does so silently), so the answer is about a mutilated
+			// conversation.
+			return r.fail(automate.ErrorContextLimitExceeded,
+				fmt.Sprintf("The conversation outgrew the model's context: the upstream counted %d prompt tokens for a context of %d tokens.", comp.Usage.PromptTokens, r.contextSize))
+		}
 		msg := comp.Message
 		if len(msg.ToolCalls) > 0 {
 			for i := range msg.ToolCalls {
@@ -465,14 +472,10 @@ func (r *run) contextPrecheck() *assistant.Result {
 	return res
 }
 
-// contextFull reports whether a completion shows a full context: the
-// prompt alone fills it, or a cut-off answer reached it.
+// contextFull reports whether a cut-off answer reached the end of the
+// context.
 func (r *run) contextFull(c *completion) bool {
-	if c.Usage == nil {
-		return false
-	}
-	total := c.Usage.PromptTokens + c.Usage.CompletionTokens
-	return c.Usage.PromptTokens >= r.contextSize || (c.FinishReason == "length" && total >= r.contextSize)
+	return c.Usage != nil && c.Usage.PromptTokens+c.Usage.CompletionTokens >= r.contextSize
 }
 
 // upstreamFailed maps a failed upstream request onto the run's outcome.
