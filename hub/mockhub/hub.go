@@ -158,7 +158,9 @@ func (s *Server) admit(r *http.Request, kind string) (*transport, context.Contex
 		rejected.DeviceID, rejected.TokenID, rejected.Error = t.deviceID, t.id, "the device token is disabled"
 		return nil, nil, rejected
 	}
-	ctx, cancel := context.WithCancel(r.Context())
+	// The connection's context is not the request's: a client leaving
+	// during a freeze is noticed only after the thaw (see hubGate).
+	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	tr := &transport{deviceID: t.deviceID, tokenID: t.id, kind: kind, cancel: cancel}
 	s.live[tr] = struct{}{}
 	return tr, context.WithValue(ctx, transportKey{}, tr), nil
@@ -192,7 +194,19 @@ func (s *Server) hubGate(next http.Handler) http.Handler {
 			s.record(*rejected)
 			return
 		}
+		finished := make(chan struct{})
+		go func() {
+			select {
+			case <-r.Context().Done():
+				// The client went away (an SSE stream closed): a frozen
+				// hub does not see it before the thaw.
+				_ = s.freeze.wait(ctx.Done())
+				tr.cancel()
+			case <-finished:
+			}
+		}()
 		defer func() {
+			close(finished)
 			s.mu.Lock()
 			delete(s.live, tr)
 			s.mu.Unlock()
