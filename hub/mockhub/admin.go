@@ -1,25 +1,5 @@
 package mockhub
 
-// The admin API, for tests and people (loopback peers only, no auth):
-//
-//	POST /mock/devices                      {deviceTypeId?, name?} -> 201 {device, token}
-//	GET  /mock/devices                      -> [{device, deviceTypeId, connected, connections, tokens:[{id,isDisabled}]}]
-//	POST /mock/devices/{id}/command         {command, macro?} -> {delivered}; pushes DeviceCommand(command, macro)
-//	POST /mock/devices/{id}/profile         Profile -> {device, delivered}; sets currentProfile, pushes DeviceProfileUpdate(device)
-//	POST /mock/devices/{id}/start-listening -> {delivered}; pushes StartListening()
-//	POST /mock/devices/{id}/stop-listening  -> {delivered}; pushes StopListening()
-//	POST /mock/devices/{id}/settings        any JSON -> {delivered}; pushes DeviceSettingsUpdate(settings)
-//	POST /mock/tokens/{tokenId}/disable     -> {token:{id,userDeviceId,isDisabled}, dropped}
-//	POST /mock/faults                       {drop?, refuseFor?, freeze?} -> {dropped, refusingUntil?, frozenUntil?}
-//	GET  /mock/events?since=N[&wait=5s]     -> {events:[...], last}
-//
-// Pushes answer 404 for an unknown device and 409 when the device has no
-// hub connection (the profile is stored anyway and answers 200 with
-// delivered 0). A command without a macro gets a synthesised one (a fresh
-// id, name and commands [command], no events). Durations are Go duration
-// strings ("5s", "1m"); "0s" ends a refusal or a freeze. wait (at most
-// 60s) makes the events call wait for at least one new event.
-
 import (
 	"bytes"
 	"context"

@@ -76,8 +76,8 @@
 //     isVerified and isConnected; GetLatestDevice() returns the UserDevice;
 //     DeviceStartedListening() and DeviceStoppedListening() take no
 //     arguments, return nothing, and set or clear isListening.
-//   - Hub to client: DeviceCommand(command, macro); DeviceProfileUpdate(
-//     device); DeviceSettingsUpdate(settings) with the one JSON value the
+//   - Hub to client: DeviceCommand(command, macro);
+//     DeviceProfileUpdate(device); DeviceSettingsUpdate(settings) with the one JSON value the
 //     admin posted; StartListening() and StopListening() without
 //     arguments. DeviceType is never sent on its own; Push sends any target
 //     with any arguments, to test a client against the unexpected.
@@ -88,14 +88,37 @@
 //   - Keep-alive and client timeout default to 15 s and 30 s, the receive
 //     limit to 32 KiB, like ASP.NET Core.
 //
-// Admin API (/mock, answers only loopback peers, no auth): see admin.go
-// for the routes; errors are problem details too. Faults: "drop" closes
+// Admin API (/mock, answers only loopback peers, no auth; errors are
+// problem details too):
+//
+//	POST /mock/devices                      {deviceTypeId?, name?} -> 201 {device, token}
+//	GET  /mock/devices                      -> [{device, deviceTypeId, connected, connections, tokens:[{id,userDeviceId,isDisabled}]}]
+//	POST /mock/devices/{id}/command         {command, macro?} -> {delivered}
+//	POST /mock/devices/{id}/profile         Profile -> {device, delivered}
+//	POST /mock/devices/{id}/start-listening -> {delivered}
+//	POST /mock/devices/{id}/stop-listening  -> {delivered}
+//	POST /mock/devices/{id}/settings        any JSON -> {delivered}
+//	POST /mock/tokens/{tokenId}/disable     -> {token:{id,userDeviceId,isDisabled}, dropped}
+//	POST /mock/faults                       {drop?, refuseFor?, freeze?} -> {dropped, refusingUntil?, frozenUntil?}
+//	GET  /mock/events?since=N[&wait=5s]     -> {events:[...], last}
+//
+// Pushes answer 404 for an unknown device and 409 when it has no hub
+// connection (a profile is stored anyway: 200 with delivered 0). A command
+// without a macro gets one made from it (fresh id, name and commands
+// [command], no events). Durations are Go duration strings; "0s" ends a
+// refusal or a freeze; wait (at most 1m) makes the events call wait for a
+// new event. Faults: "drop" closes
 // every hub transport abruptly (TCP close, no SignalR close message);
 // "refuseFor" answers 503 with Retry-After to new hub connections
 // (negotiate and connection-start requests) for a while; "freeze" stops
 // every hub connection, existing and new, from reading or writing
 // anything (no pings, no results, no pushes) without closing it, until the
-// freeze ends. Fault windows run on the wall clock, not on Config.Now.
+// freeze ends; pushes made meanwhile are queued and delivered in order
+// after the thaw, a client that leaves is noticed only after the thaw, and
+// new requests to /device (negotiate included) wait for the thaw, so a
+// client needs its own timeout on them (the philippseith Go client holds
+// its lock, State() included, while its connector runs). Fault windows run
+// on the wall clock, not on Config.Now.
 //
 // The event log records what clients did (OAuth, REST and hub calls, hub
 // connections and rejections) with a sequence number, device id and
