@@ -47,6 +47,7 @@ var exitTable = []struct {
 	{func(err error) bool { var p *server.PortWindowError; return errors.As(err, &p) }, ExitUnavailable},
 	{oauth.IsSignInError, ExitSignIn},
 	{func(err error) bool { var a *deviceapi.APIError; return errors.As(err, &a) }, ExitRemote},
+	{func(err error) bool { var d *demoRunError; return errors.As(err, &d) }, ExitRunFailed},
 }
 
 func exitCode(err error) int {

@@ -1,0 +1,917 @@
+package main
+
+// `hubgate demo`: the main job on embedded defaults, in one process, with no
+// set-up. It wires what `hubgate mock`, `hubgate pair` and `hubgate run` wire,
+// but everything lives in this process and a temp dir it removes:
+//
+//  1. the mock remote service (hub/mockhub) on 127.0.0.1:<any port>;
+//  2. pairing against it for real (OAuth authorization code with PKCE on a
+//     loopback redirect, create the User Device, create its device token,
+//     confirm it with a GET), the secrets kept in a configs.MemoryStore;
+//  3. the daemon (runDaemon): the co-hosted Automate server with the scripted
+//     engine on any free port, an Automate key made for this process, the
+//     embedded demo rule set (bridge/rules demo.yaml), the journal and the
+//     control socket in the temp dir, the hub client on the mock's hub;
+//  4. once the device listens, a sample DeviceCommand pushed through the
+//     mock; the narrative follows it through the journal.
+//
+// Choices where the issue is silent:
+//   - Embedded defaults only: no config file and no HUBGATE_ environment
+//     variable is read; --log-level and --log-format apply (logs go to
+//     stderr, at warn unless --log-level says otherwise); --config is a usage
+//     error rather than silently ignored.
+//   - The "browser" of the sign-in is an in-process HTTP client that follows
+//     the authorization page's redirect to the loopback callback (the mock
+//     approves by itself). Nothing of the flow is printed but the endpoints:
+//     the authorization address carries the state, the redirect the code.
+//   - Secrets (the mock's client secret, the access and refresh tokens, the
+//     device token, the Automate key) stay in memory; the narrative names
+//     ids (device, token id), never a secret.
+//   - The narrative (stdout) is taken from the journal, polled through
+//     Bridge.History every demoPoll, so it shows what was recorded: each
+//     command received, the rule and the decision, the run started, parked
+//     for a client tool, finished with its status and answer. A phase that
+//     began and ended between two polls is still printed, in order. Notify
+//     calls are printed as they happen, hub connection changes too.
+//   - --once exits after the first command is settled: 0 when its run
+//     completed; otherwise (a failed or canceled run, a command not run, an
+//     interruption) a *demoRunError, exit code ExitRunFailed.
+//   - --json prints the narrative as JSON lines: {"time","event","message"}
+//     plus the fields of the step (ids, status, answer, ...).
+//   - --command replaces the sample command ("hello"), e.g. to see a rule
+//     with a tool or a run that fails.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/hub"
+	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/oauth"
+)
+
+const (
+	// demoPoll is how often the journal is read to follow the runs.
+	demoPoll = 50 * time.Millisecond
+	// demoStartTimeout bounds the sign-in and the wait for the device to
+	// listen.
+	demoStartTimeout = 60 * time.Second
+	// demoHistoryWindow is how many of the newest journal entries a poll
+	// reads.
+	demoHistoryWindow = 100
+	// demoDeviceName is the name of the User Device the demo creates.
+	demoDeviceName = "hubgate demo"
+)
+
+// demoExamples are example commands of the embedded demo rules, by rule
+// name, for the hint (a test checks that each routes to its rule).
+var demoExamples = map[string]string{
+	"hello":  "hello",
+	"slow":   "slow report",
+	"long":   "long analysis",
+	"notify": "notify hi",
+}
+
+// demoRunError: the first command of `demo --once` did not end in a
+// completed run.
+type demoRunError struct {
+	CommandID int64
+	Decision  journal.Decision
+	Status    automate.RunStatus
+	ErrorCode string
+	Reason    string
+}
+
+func (e *demoRunError) Error() string {
+	var what string
+	switch {
+	case e.Status != "":
+		what = "the run ended " + string(e.Status)
+		if e.ErrorCode != "" {
+			what += " (" + e.ErrorCode + ")"
+		}
+	case e.Decision != "" && e.Decision != journal.DecisionStarted:
+		what = "the command was " + string(e.Decision)
+	default:
+		what = "the run did not complete"
+	}
+	if e.Reason != "" {
+		what += ": " + e.Reason
+	}
+	if e.CommandID > 0 {
+		return fmt.Sprintf("demo: command #%d: %s", e.CommandID, what)
+	}
+	return "demo: " + what
+}
+
+type demoFlags struct {
+	once    bool
+	json    bool
+	command string
+}
+
+func newDemoCommand(a *app) *cobra.Command {
+	var f demoFlags
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run the whole job in this process: mock service, pairing, daemon, a sample command",
+		Long: `Run the main job on embedded defaults, in one process, with no set-up:
+
+  1. the mock remote service on 127.0.0.1 (any free port);
+  2. pairing against it for real (OAuth sign-in with PKCE, the User Device,
+     its device token), with every secret kept in memory only;
+  3. the daemon: the co-hosted Automate server with the scripted engine, the
+     demo routing rules, the journal, the hub connection;
+  4. a sample DeviceCommand ("hello") pushed through the mock hub.
+
+It prints each step and the run's answer on stdout, then stays up and says how
+to push more commands with 'hubgate mock send'; each further run's answer is
+printed as it finishes. Ctrl-C (SIGINT or SIGTERM) stops everything cleanly.
+Nothing is kept: the journal and the workspace live in a temp dir that is
+removed on exit; no config file, secret store or HUBGATE_ variable is used.
+Logs go to stderr at warn level unless --log-level says otherwise.
+
+--once exits after the first run: exit code 0 when it completed, 10 when it did
+not (failed, canceled, not run).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runDemo(cmd.Context(), f) },
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.once, "once", false, "exit after the first run: 0 when it completed, 10 otherwise")
+	fl.BoolVar(&f.json, "json", false, "print the narrative as JSON lines, one object per step")
+	fl.StringVar(&f.command, "command", "hello", "the sample DeviceCommand pushed once the device listens")
+	return cmd
+}
+
+// runDemo runs the demo until ctx ends (or, with --once, the first run).
+// Everything it starts is stopped in reverse order: the daemon, the mock,
+// then the temp dir is removed.
+func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
+	if a.configPath != "" {
+		return &usageError{errors.New("demo runs on embedded defaults and reads no config file; drop --config")}
+	}
+	if strings.TrimSpace(f.command) == "" {
+		return &usageError{errors.New("--command must not be empty")}
+	}
+	dir, err := os.MkdirTemp("", "hubgate-demo-")
+	if err != nil {
+		return fmt.Errorf("demo: make a temp dir: %w", err)
+	}
+	n := &demoNarrator{w: a.stdio.Out, json: f.json}
+	defer func() {
+		if rerr := os.RemoveAll(dir); rerr != nil {
+			if err == nil {
+				err = fmt.Errorf("demo: remove %s: %w", dir, rerr)
+			}
+			return
+		}
+		n.say("removed", map[string]any{"tempDir": dir}, "removed %s", dir)
+	}()
+	cfg, err := demoConfig(dir, a.logLevel, a.logFormat)
+	if err != nil {
+		return err
+	}
+	log := a.logger(cfg)
+	n.say("start", map[string]any{"tempDir": dir},
+		"hubgate demo: the main job in this one process; secrets stay in memory, files in %s (removed on exit)", dir)
+
+	// 1. The mock remote service.
+	mock, base, stopMock, err := startDemoMock(log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		stopMock()
+		n.say("mock-stopped", nil, "stopped the mock remote service")
+	}()
+	n.say("mock", map[string]any{"mockUrl": base},
+		"1. mock remote service at %s (OAuth sign-in, device REST routes, SignalR hub at /device, admin API at /mock)", base)
+
+	// 2. Pairing, secrets in memory.
+	store := configs.NewMemoryStore()
+	startCtx, cancelStart := context.WithTimeout(ctx, demoStartTimeout)
+	dev, err := demoPair(startCtx, n, log, base, mock.Config(), store)
+	cancelStart()
+	if err != nil {
+		if ctx.Err() != nil {
+			return f.interrupted(0)
+		}
+		return err
+	}
+
+	// 3. The daemon.
+	key, err := configs.GenerateAccessKey()
+	if err != nil {
+		return err
+	}
+	if err := store.Set(ctx, configs.AccountAutomateAccessKey, key); err != nil {
+		return err
+	}
+	n.say("daemon", nil, "3. starting the daemon in this process, as 'hubgate run' does")
+	daemonCtx, stopDaemon := context.WithCancel(ctx)
+	readyCh := make(chan daemonInfo, 1)
+	daemonDone := make(chan error, 1)
+	var printers sync.WaitGroup
+	first := make(chan journal.Entry, 1)
+	fw := &demoFollower{n: n, first: first}
+	opts := daemonOptions{
+		cfg:      cfg,
+		deviceID: dev.ID,
+		apiURL:   base,
+		deviceToken: func(ctx context.Context) (string, error) {
+			return store.Get(ctx, configs.AccountDeviceToken)
+		},
+		automateKey:  key,
+		log:          log,
+		automatePort: -1,
+		ready:        func(i daemonInfo) { readyCh <- i },
+		tools: func(o *bridge.Options) {
+			src := demoJournal{o.Journal}
+			o.Tools = bridge.NewTools(bridge.ToolsOptions{Rules: o.Rules, Logger: o.Logger, Notify: func(nt bridge.Notification) {
+				// Catch up with the journal first: the run that called
+				// notify is parked there, and its lines come before.
+				fw.step(daemonCtx, src)
+				tag, fields := "[notify]", map[string]any{"message": nt.Message, "level": nt.Level}
+				if id := fw.parkedID(); id != 0 {
+					tag, fields["commandId"] = fmt.Sprintf("[#%d] notify:", id), id
+				}
+				n.say("notify", fields, "%s %s", tag, nt.Message)
+			}})
+		},
+	}
+	go func() { daemonDone <- runDaemon(daemonCtx, opts) }()
+	daemonRunning := true
+	defer func() {
+		stopDaemon()
+		if daemonRunning {
+			if derr := <-daemonDone; derr != nil && !errors.Is(derr, context.Canceled) && err == nil {
+				err = derr
+			}
+		}
+		printers.Wait()
+		n.say("daemon-stopped", nil, "stopped the daemon (DeviceStoppedListening sent, journal closed) and its Automate server")
+	}()
+	// daemonEnded turns an early end of the daemon into the error to return.
+	daemonEnded := func(derr error) error {
+		daemonRunning = false
+		if ctx.Err() != nil {
+			return f.interrupted(0)
+		}
+		if derr == nil {
+			derr = errors.New("it returned without being asked to stop")
+		}
+		return fmt.Errorf("demo: the daemon stopped: %w", derr)
+	}
+
+	var info daemonInfo
+	select {
+	case info = <-readyCh:
+	case derr := <-daemonDone:
+		return daemonEnded(derr)
+	}
+	set, err := cfg.Bridge.RuleSet()
+	if err != nil {
+		return err
+	}
+	n.say("automate", map[string]any{"automateUrl": info.automateURL},
+		"   Automate server (scripted engine) at %s; its access key exists in this process only", info.automateURL)
+	n.say("journal", map[string]any{"journal": cfg.Bridge.Journal}, "   journal: %s", cfg.Bridge.Journal)
+	n.say("rules", map[string]any{"rules": demoRuleNames(set)}, "   routing rules (the embedded demo set): %s", strings.Join(demoRuleNames(set), ", "))
+
+	// Hub states until listening, then in the background.
+	states := info.hub.Subscribe(daemonCtx)
+	listenTimer := time.NewTimer(demoStartTimeout)
+	defer listenTimer.Stop()
+	var last hub.State
+	for listening := false; !listening; {
+		select {
+		case st, ok := <-states:
+			if !ok {
+				return daemonEnded(<-daemonDone)
+			}
+			if st.Status != last.Status || st.Reason != last.Reason {
+				n.say("hub", map[string]any{"hub": string(st.Status), "reason": st.Reason}, "   hub: %s", st)
+			}
+			last = st
+			listening = st.Status == hub.StatusListening
+		case derr := <-daemonDone:
+			return daemonEnded(derr)
+		case <-listenTimer.C:
+			return fmt.Errorf("demo: the device did not start listening within %s (hub: %s)", demoStartTimeout, last)
+		}
+	}
+	if err := demoWaitListening(ctx, mock, dev.ID, listenTimer.C); err != nil {
+		if ctx.Err() != nil {
+			return f.interrupted(0)
+		}
+		return err
+	}
+	n.say("listening", map[string]any{"deviceId": dev.ID},
+		"   the mock sees device %s connected, verified and listening", dev.ID)
+	printers.Add(1)
+	go func() {
+		defer printers.Done()
+		for st := range states {
+			if st.Status != last.Status || st.Reason != last.Reason {
+				n.say("hub", map[string]any{"hub": string(st.Status), "reason": st.Reason}, "[hub] %s", st)
+			}
+			last = st
+		}
+	}()
+
+	// 4. The sample command, followed through the journal.
+	printers.Add(1)
+	go func() {
+		defer printers.Done()
+		fw.poll(daemonCtx, info.bridge, demoPoll)
+	}()
+	n.say("push", map[string]any{"command": f.command},
+		"4. pushing DeviceCommand %q through the mock hub, as the app does when you press a button", f.command)
+	if err := mock.PushCommand(dev.ID, f.command, nil); err != nil {
+		return fmt.Errorf("demo: push the sample command: %w", err)
+	}
+	var firstEntry journal.Entry
+	select {
+	case firstEntry = <-first:
+	case derr := <-daemonDone:
+		return daemonEnded(derr)
+	case <-ctx.Done():
+		return f.interrupted(0)
+	}
+	if f.once {
+		if firstEntry.Status == automate.StatusCompleted {
+			return nil
+		}
+		return &demoRunError{CommandID: firstEntry.ID, Decision: firstEntry.Decision, Status: firstEntry.Status,
+			ErrorCode: firstEntry.ErrorCode, Reason: demoFirstReason(firstEntry)}
+	}
+
+	// 5. Stay up.
+	demoHint(n, demoInvocation(), base, dev.ID, dir, set)
+	select {
+	case <-ctx.Done():
+		n.say("stopping", nil, "stopping")
+		return nil
+	case derr := <-daemonDone:
+		return daemonEnded(derr)
+	}
+}
+
+// interrupted is the result of a demo stopped by a signal before it was
+// done: nothing wrong, unless --once still waited for its run.
+func (f demoFlags) interrupted(id int64) error {
+	if f.once {
+		return &demoRunError{CommandID: id, Reason: "interrupted before the run finished"}
+	}
+	return nil
+}
+
+// demoFirstReason says why a settled command did not complete.
+func demoFirstReason(e journal.Entry) string {
+	switch {
+	case e.Error != "":
+		return e.Error
+	case e.Note != "":
+		return e.Note
+	}
+	return ""
+}
+
+// demoConfig loads the embedded defaults with the demo rule set, the
+// journal, the control socket and the workspace in dir, logs at warn; the
+// log flags apply. No config file or environment variable is read (the
+// file written to dir is the demo's own).
+func demoConfig(dir, logLevel, logFormat string) (*configs.Config, error) {
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	var b strings.Builder
+	b.WriteString("# hubgate demo: generated, removed on exit\n")
+	b.WriteString("log:\n  level: warn\n")
+	fmt.Fprintf(&b, "automate:\n  target: cohosted\n  engine: scripted\n  workspace: %s\n", q(filepath.Join(dir, "workspace")))
+	b.WriteString("bridge:\n")
+	for _, line := range strings.Split(string(rules.DemoYAML()), "\n") {
+		if line != "" {
+			b.WriteString("  " + line)
+		}
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "  journal: %s\n  control_socket: %s\n", q(filepath.Join(dir, "journal.db")), q(filepath.Join(dir, "control.sock")))
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		return nil, fmt.Errorf("demo: write its configuration: %w", err)
+	}
+	var overrides []configs.Override
+	if logLevel != "" {
+		overrides = append(overrides, configs.Override{Path: "log.level", Value: logLevel, Origin: "flag --log-level"})
+	}
+	if logFormat != "" {
+		overrides = append(overrides, configs.Override{Path: "log.format", Value: logFormat, Origin: "flag --log-format"})
+	}
+	return configs.Load(configs.LoadOptions{
+		Path:          path,
+		Env:           func(string) string { return "" },
+		Overrides:     overrides,
+		UserConfigDir: func() (string, error) { return dir, nil },
+		HomeDir:       func() (string, error) { return dir, nil },
+	})
+}
+
+// startDemoMock serves a mock remote service on 127.0.0.1:0.
+func startDemoMock(log *slog.Logger) (*mockhub.Server, string, func(), error) {
+	srv, err := mockhub.New(mockhub.Config{Logger: log.With("component", "mock")})
+	if err != nil {
+		return nil, "", nil, err
+	}
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		srv.Close()
+		return nil, "", nil, fmt.Errorf("demo: mock: %w", err)
+	}
+	base := "http://" + ln.Addr().String()
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext: func(net.Listener) context.Context { return context.Background() }}
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("mock server", "err", err)
+		}
+	}()
+	stop := func() {
+		srv.Close()
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := hs.Shutdown(sctx); err != nil {
+			hs.Close()
+		}
+		<-served
+	}
+	return srv, base, stop, nil
+}
+
+// demoPair pairs a new User Device with the mock as `hubgate pair` does,
+// keeping the refresh token and the device token in store.
+func demoPair(ctx context.Context, n *demoNarrator, log *slog.Logger, base string, mc mockhub.Config, store configs.SecretStore) (*deviceapi.UserDevice, error) {
+	httpClient := &http.Client{Timeout: 30 * time.Second}
+	oc, err := oauth.New(oauth.Config{APIURL: base, ClientID: mc.ClientID, ClientSecret: mc.ClientSecret,
+		HTTPClient: httpClient, Logger: log.With("component", "oauth")})
+	if err != nil {
+		return nil, err
+	}
+	n.say("pair", nil, "2. pairing, as 'hubgate pair' does, with every secret kept in memory")
+	n.say("sign-in", map[string]any{"authUrl": oc.AuthURL()},
+		"   signing in: OAuth authorization code with PKCE at %s; an in-process client plays the browser and the mock approves", oc.AuthURL())
+
+	loginCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	browser := func(u string) error {
+		go func() {
+			// Follows the redirect to the loopback callback, like a browser.
+			resp, err := httpClient.Get(u)
+			if err != nil {
+				var ue *url.Error
+				if errors.As(err, &ue) {
+					err = ue.Err // the URL carries the state or the code
+				}
+				cancel(fmt.Errorf("the in-process browser could not load the sign-in pages: %w", err))
+				return
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+		return nil
+	}
+	tok, err := oc.Login(loginCtx, oauth.LoginOptions{Out: io.Discard, OpenBrowser: browser,
+		Getenv: func(string) string { return "" }, Timeout: demoStartTimeout})
+	if err != nil {
+		if c := context.Cause(loginCtx); c != nil && ctx.Err() == nil {
+			err = c
+		}
+		return nil, fmt.Errorf("demo: sign-in: %w", err)
+	}
+	if tok.RefreshToken == "" {
+		return nil, errors.New("demo: sign-in: the mock issued no refresh token")
+	}
+	if err := store.Set(ctx, configs.AccountOAuthRefreshToken, tok.RefreshToken); err != nil {
+		return nil, err
+	}
+	n.say("signed-in", map[string]any{"tokenUrl": oc.TokenURL()},
+		"   signed in: the code was exchanged at %s for an access and a refresh token (in memory)", oc.TokenURL())
+	ts := oc.TokenSource(context.WithoutCancel(ctx), tok, oauth.TokenSourceOptions{Store: store})
+
+	api, err := deviceapi.New(deviceapi.Config{BaseURL: base, TokenSource: ts, HTTPClient: httpClient,
+		Logger: log.With("component", "deviceapi"), UserAgent: "hubgate/" + version() + " (demo)"})
+	if err != nil {
+		return nil, err
+	}
+	dev, err := api.CreateDevice(ctx, mc.DeviceTypeID, demoDeviceName)
+	if err != nil {
+		return nil, fmt.Errorf("demo: create the User Device: %w", err)
+	}
+	n.say("device", map[string]any{"deviceId": dev.ID, "deviceType": mc.DeviceTypeID},
+		"   created User Device %s (%q, device type %s)", dev.ID, demoDeviceName, mc.DeviceTypeID)
+	dt, err := api.CreateToken(ctx, dev.ID)
+	if err != nil {
+		return nil, fmt.Errorf("demo: create the device token: %w", err)
+	}
+	if err := store.Set(ctx, configs.AccountDeviceToken, dt.Token); err != nil {
+		return nil, err
+	}
+	n.say("device-token", map[string]any{"tokenId": dt.ID},
+		"   created device token %s (the token itself stays in memory)", dt.ID)
+	got, err := api.GetDevice(ctx, dev.ID)
+	if err != nil {
+		return nil, fmt.Errorf("demo: confirm the device: %w", err)
+	}
+	if got.ID != dev.ID {
+		return nil, fmt.Errorf("demo: confirm the device: the service answered with device %q", got.ID)
+	}
+	n.say("confirmed", map[string]any{"deviceId": got.ID},
+		"   confirmed: GET /api/Device/userDevices/%s answers the device (not yet connected)", got.ID)
+	return got, nil
+}
+
+// demoWaitListening polls the mock until it sees the device listening.
+func demoWaitListening(ctx context.Context, mock *mockhub.Server, id string, timeout <-chan time.Time) error {
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if d, ok := mock.Device(id); ok && d.IsConnected && d.IsVerified && d.IsListening {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timeout:
+			return fmt.Errorf("demo: the mock did not see device %s listening within %s", id, demoStartTimeout)
+		case <-tick.C:
+		}
+	}
+}
+
+func demoRuleNames(set *rules.Set) []string {
+	var names []string
+	for _, r := range set.Rules() {
+		names = append(names, r.Name())
+	}
+	if _, ok := set.Unmatched(rules.Command{}); ok {
+		names = append(names, "anything else: run as the prompt")
+	}
+	return names
+}
+
+// demoInvocation is how the person runs hubgate: "go run ./cmd/hubgate"
+// when this binary was built by go run, else "hubgate".
+func demoInvocation() string {
+	if exe, err := os.Executable(); err == nil && strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		return "go run ./cmd/hubgate"
+	}
+	return "hubgate"
+}
+
+// demoShellQuote quotes s for a POSIX shell when it needs it.
+func demoShellQuote(s string) string {
+	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r))
+	}) {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// demoHint says how to push more commands, with the rules' commands.
+func demoHint(n *demoNarrator, bin, base, deviceID, dir string, set *rules.Set) {
+	send := fmt.Sprintf("%s mock send --url %s --device %s", bin, base, deviceID)
+	example := demoExamples["notify"]
+	n.say("hint", map[string]any{"mockUrl": base, "deviceId": deviceID, "send": send + " --command " + demoShellQuote(example)},
+		"\nThe demo keeps running. Push more commands from another terminal; each run's answer is printed here:\n  %s --command %s",
+		send, demoShellQuote(example))
+	var lines []string
+	for _, r := range set.Rules() {
+		spec := r.Spec()
+		desc := fmt.Sprintf("rule %q: %s", r.Name(), demoDescribeMatch(spec.Match))
+		switch r.Busy() {
+		case rules.BusyQueue:
+			desc += fmt.Sprintf("; busy: queue (at most %d waiting)", r.QueueLimit())
+		case rules.BusyRestart:
+			desc += "; busy: restart (a new one cancels the run in flight)"
+		}
+		switch ex, ok := demoExamples[r.Name()]; {
+		case ok:
+			lines = append(lines, fmt.Sprintf("  --command %-16s %s", demoShellQuote(ex), desc))
+		case spec.Match.EventType != "":
+			macro := demoMacroExample(spec.Match.EventType)
+			lines = append(lines, fmt.Sprintf("  a macro with a %s event (%s):\n    echo %s | %s --command typing --macro -", spec.Match.EventType, desc, demoShellQuote(macro), send))
+		default:
+			lines = append(lines, "  "+desc)
+		}
+	}
+	if _, ok := set.Unmatched(rules.Command{Text: "x"}); ok {
+		lines = append(lines, "  any other --command       runs with its text as the prompt (the scripted engine answers \"Done: <text>\")")
+	}
+	n.say("rules-hint", map[string]any{"rules": demoRuleNames(set)}, "Commands of the demo rules:\n%s", strings.Join(lines, "\n"))
+	n.say("more-hint", nil, "Also: %s mock devices --url %s; %s mock stop-listening / start-listening --url %s --device %s\nCtrl-C stops the demo and removes %s.",
+		bin, base, bin, base, deviceID, dir)
+}
+
+// demoMacroExample is the JSON of a macro "typing" with one event of the
+// type, for `mock send --command typing --macro -`.
+func demoMacroExample(eventType string) string {
+	return fmt.Sprintf(`{"id":"demo-macro","name":"typing","commands":["typing"],"events":[{"eventType":%q,"text":"hi there"}]}`, eventType)
+}
+
+// demoDescribeMatch renders a rule's criteria.
+func demoDescribeMatch(m rules.MatchSpec) string {
+	var parts []string
+	add := func(k, v string) {
+		if v != "" {
+			parts = append(parts, fmt.Sprintf("%s %q", k, v))
+		}
+	}
+	add("command", m.Command)
+	add("command_glob", m.CommandGlob)
+	add("command_regex", m.CommandRegex)
+	add("macro_name", m.MacroName)
+	add("macro_id", m.MacroID)
+	add("event_type", m.EventType)
+	return strings.Join(parts, ", ")
+}
+
+// ---- the narrative -----------------------------------------------------------
+
+// demoNarrator prints the demo's narrative on stdout, as text or JSON lines;
+// it is safe for concurrent use.
+type demoNarrator struct {
+	mu   sync.Mutex
+	w    io.Writer
+	json bool
+	now  func() time.Time // nil: time.Now
+}
+
+// say prints one step: the formatted message, or (JSON) an object with the
+// event name, the message and fields.
+func (n *demoNarrator) say(event string, fields map[string]any, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if !n.json {
+		fmt.Fprintln(n.w, msg)
+		return
+	}
+	now := time.Now
+	if n.now != nil {
+		now = n.now
+	}
+	obj := map[string]any{}
+	for k, v := range fields {
+		obj[k] = v
+	}
+	obj["time"] = now().UTC().Format(time.RFC3339Nano)
+	obj["event"] = event
+	obj["message"] = strings.TrimSpace(msg)
+	b, err := json.Marshal(obj)
+	if err != nil {
+		b, _ = json.Marshal(map[string]any{"event": event, "message": strings.TrimSpace(msg)})
+	}
+	n.w.Write(append(b, '\n'))
+}
+
+// demoHistory reads the newest journal entries (bridge.Bridge does).
+type demoHistory interface {
+	History(ctx context.Context, limit int) ([]journal.Entry, error)
+}
+
+// demoJournal reads the bridge's journal directly.
+type demoJournal struct{ j bridge.Journal }
+
+func (d demoJournal) History(ctx context.Context, limit int) ([]journal.Entry, error) {
+	return d.j.History(ctx, journal.HistoryQuery{Limit: limit})
+}
+
+// demoFollower prints what the journal records of each command, phase by
+// phase, each phase once and in order. It is safe for concurrent use.
+type demoFollower struct {
+	n *demoNarrator
+	// first receives the first command's entry once it is settled (a
+	// buffered channel: it is sent once).
+	first chan<- journal.Entry
+
+	mu      sync.Mutex
+	seen    map[int64]*demoProgress
+	firstID int64 // the first command seen; 0 before any
+	settled bool  // the first command is settled (reported)
+}
+
+// demoProgress is what was printed of one command.
+type demoProgress struct {
+	received, runStarted, parked, done bool
+	decision                           journal.Decision
+}
+
+// poll steps every interval until ctx ends.
+func (f *demoFollower) poll(ctx context.Context, src demoHistory, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		f.step(ctx, src)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// step reads the journal once and prints what is new.
+func (f *demoFollower) step(ctx context.Context, src demoHistory) {
+	entries, err := src.History(ctx, demoHistoryWindow)
+	if err != nil {
+		return // the journal is closing; the next step or nothing
+	}
+	f.observe(entries)
+}
+
+// parkedID is the command whose run is parked (printed as such and not
+// finished), 0 when none is or several are.
+func (f *demoFollower) parkedID() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var id int64
+	for k, p := range f.seen {
+		if p.parked && !p.done {
+			if id != 0 {
+				return 0
+			}
+			id = k
+		}
+	}
+	return id
+}
+
+// settled reports whether nothing more will happen to e.
+func demoSettled(e journal.Entry) bool {
+	switch e.Run {
+	case journal.RunFinished, journal.RunInterrupted:
+		return true
+	case journal.RunNone:
+		switch e.Decision {
+		case journal.DecisionDropped, journal.DecisionIgnored, journal.DecisionFailed, journal.DecisionAbandoned:
+			return true
+		}
+	}
+	return false
+}
+
+// observe prints the new phases of entries (any order) and sends the first
+// command's entry on f.first the first time it is settled.
+func (f *demoFollower) observe(entries []journal.Entry) {
+	if len(entries) == 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	entries = slices.Clone(entries)
+	slices.SortFunc(entries, func(a, b journal.Entry) int { return int(a.ID - b.ID) })
+	if f.seen == nil {
+		f.seen = map[int64]*demoProgress{}
+	}
+	if f.firstID == 0 {
+		f.firstID = entries[0].ID
+	}
+	for i := range entries {
+		e := entries[i]
+		p := f.seen[e.ID]
+		if p == nil {
+			p = &demoProgress{}
+			f.seen[e.ID] = p
+		}
+		if p.done {
+			continue
+		}
+		f.print(e, p)
+		if p.done && e.ID == f.firstID && !f.settled {
+			f.settled = true
+			if f.first != nil {
+				f.first <- e
+			}
+		}
+	}
+	// Forget settled commands that left the window: they cannot come back.
+	for id, p := range f.seen {
+		if p.done && id < entries[0].ID {
+			delete(f.seen, id)
+		}
+	}
+}
+
+// print prints the phases of e that p has not printed yet.
+func (f *demoFollower) print(e journal.Entry, p *demoProgress) {
+	tag := fmt.Sprintf("[#%d]", e.ID)
+	base := map[string]any{"commandId": e.ID, "command": e.Command}
+	with := func(kv ...any) map[string]any {
+		m := make(map[string]any, len(base)+len(kv)/2)
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	if !p.received {
+		p.received = true
+		macro := ""
+		if e.MacroName != "" && e.MacroName != e.Command {
+			macro = fmt.Sprintf(" (macro %q)", e.MacroName)
+		}
+		f.n.say("received", with("macroName", e.MacroName), "%s received DeviceCommand %q%s", tag, e.Command, macro)
+	}
+	if e.Decision != journal.DecisionReceived && e.Decision != p.decision {
+		prev := p.decision
+		p.decision = e.Decision
+		rule := "no rule matched"
+		if e.Rule == rules.UnmatchedRuleName {
+			rule = "no rule matched, the unmatched action"
+		} else if e.Rule != "" {
+			rule = fmt.Sprintf("rule %q matched", e.Rule)
+		}
+		what := string(e.Decision)
+		if prev == journal.DecisionQueued && e.Decision == journal.DecisionStarted {
+			what = "its turn came: started"
+		}
+		note := ""
+		if e.Note != "" && e.Decision != journal.DecisionStarted {
+			note = ": " + e.Note
+		}
+		f.n.say("decision", with("rule", e.Rule, "decision", string(e.Decision), "note", e.Note), "%s %s: %s%s", tag, rule, what, note)
+	}
+	if !p.runStarted && (e.Run != journal.RunNone || !e.RunStartedAt.IsZero()) {
+		p.runStarted = true
+		task := ""
+		if e.TaskID != "" {
+			task = " (task " + e.TaskID + ")"
+		}
+		f.n.say("run-started", with("taskId", e.TaskID), "%s run started on the Automate server%s", tag, task)
+	}
+	if !p.parked && (e.Run == journal.RunParked || !e.ParkedAt.IsZero()) {
+		p.parked = true
+		f.n.say("run-parked", with("requestId", e.RequestID), "%s run parked: it called a client tool that hubgate executes", tag)
+	}
+	if !demoSettled(e) {
+		return
+	}
+	p.done = true
+	switch {
+	case e.Run == journal.RunInterrupted:
+		f.n.say("run-interrupted", with("note", e.Note), "%s run interrupted: %s", tag, e.Note)
+	case e.Run == journal.RunFinished && e.Status == "":
+		f.n.say("run-failed", with("error", e.Error), "%s the run request failed: %s", tag, e.Error)
+	case e.Run == journal.RunFinished:
+		code := ""
+		if e.ErrorCode != "" {
+			code = " (" + e.ErrorCode + ")"
+		}
+		f.n.say("run-finished", with("status", string(e.Status), "errorCode", e.ErrorCode, "durationMs", e.DurationMs, "requestId", e.RequestID),
+			"%s run finished: %s%s in %s", tag, e.Status, code, demoMillis(e.DurationMs))
+		if e.Answer != "" {
+			f.n.say("answer", with("answer", e.Answer), "%s answer: %s", tag, demoIndent(e.Answer))
+		}
+		if e.FinalAnswer != nil && *e.FinalAnswer != e.Answer {
+			f.n.say("final-answer", with("finalAnswer", *e.FinalAnswer), "%s final answer: %s", tag, demoIndent(*e.FinalAnswer))
+		}
+	}
+}
+
+// demoMillis renders a duration in ms.
+func demoMillis(ms int64) string {
+	if ms < 1 {
+		return "under 1 ms"
+	}
+	return fmt.Sprintf("%d ms", ms)
+}
+
+// demoIndent indents the continuation lines of a multi-line text.
+func demoIndent(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n      ")
+}

@@ -1,0 +1,550 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/hub/mockhub"
+)
+
+// secretShaped finds what could be one of the demo's secrets: every secret
+// it holds (the mock's access and refresh tokens, the device token, the
+// Automate key) is 32 random bytes in base64url, 43 characters. Runs of 43
+// or more such characters that are only lower-case hex, digits and dashes
+// are ids (UUIDs, "automate-run-<uuid>"), not secrets: a random 43-character
+// base64url string has no upper-case letter and no underscore with
+// probability (37/64)^43, about 6e-11.
+var secretShaped = regexp.MustCompile(`[A-Za-z0-9_-]{43,}`)
+
+// secretShapedIn returns the secret-shaped strings of s.
+func secretShapedIn(s string) []string {
+	var found []string
+	for _, m := range secretShaped.FindAllString(s, -1) {
+		if strings.Trim(m, "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
+			found = append(found, m)
+		}
+	}
+	return found
+}
+
+func assertNoSecretShaped(t *testing.T, where, s string) {
+	t.Helper()
+	for _, m := range secretShapedIn(s) {
+		t.Errorf("%s holds a secret-shaped string %q", where, m)
+	}
+}
+
+// TestSecretShapedCatchesTheDemoSecrets: the check above finds keys made
+// like the demo's secrets, alone or inside a line, and lets ids through.
+func TestSecretShapedCatchesTheDemoSecrets(t *testing.T) {
+	for range 50 {
+		key, err := configs.GenerateAccessKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{key, "token=" + key + " next", "/x/" + key + "/y"} {
+			if got := secretShapedIn(s); len(got) != 1 || !strings.Contains(got[0], key) {
+				t.Fatalf("the key in %q was not caught: %q", s, got)
+			}
+		}
+	}
+	if got := secretShapedIn("automate-run-821a01b8-bf95-4b61-aad1-79687d829683 /tmp/hubgate-demo-123/journal.db"); got != nil {
+		t.Errorf("ids taken for secrets: %q", got)
+	}
+}
+
+// demoOrder asserts that want appear in out in this order.
+func demoOrder(t *testing.T, out string, want ...string) {
+	t.Helper()
+	rest := out
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("missing (or out of order) %q in:\n%s", w, out)
+		}
+		rest = rest[i+len(w):]
+	}
+}
+
+var demoTempDir = regexp.MustCompile(`files in (\S+) \(removed on exit\)`)
+
+func demoAnnouncedDir(t *testing.T, out string) string {
+	t.Helper()
+	m := demoTempDir.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no temp dir announced:\n%s", out)
+	}
+	return m[1]
+}
+
+func assertGone(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the demo's temp dir %s is still there (stat: %v)", dir, err)
+	}
+}
+
+func TestDemoOnceRunsTheMainJobAndExits0(t *testing.T) {
+	r := runCmd(t, env(t), "", "demo", "--once")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	demoOrder(t, r.stdout,
+		"1. mock remote service at http://127.0.0.1:",
+		"2. pairing",
+		"signed in: the code was exchanged at http://127.0.0.1:",
+		"created User Device ",
+		"created device token ",
+		"confirmed: GET /api/Device/userDevices/",
+		"3. starting the daemon",
+		"Automate server (scripted engine) at http://127.0.0.1:",
+		"hub: listening",
+		"connected, verified and listening",
+		`4. pushing DeviceCommand "hello"`,
+		`[#1] received DeviceCommand "hello"`,
+		`[#1] rule "hello" matched: started`,
+		"[#1] run started on the Automate server (task demo-1)",
+		"[#1] run finished: completed",
+		"[#1] answer: Hello from hubgate",
+		"stopped the daemon",
+		"stopped the mock",
+		"removed ",
+	)
+	if strings.Contains(r.stdout, "keeps running") {
+		t.Error("--once printed the hint of the long-running mode")
+	}
+	assertGone(t, demoAnnouncedDir(t, r.stdout))
+	if strings.Contains(r.stderr, "level=ERROR") || strings.Contains(r.stderr, "level=WARN") {
+		t.Errorf("warnings or errors at the default level:\n%s", r.stderr)
+	}
+	assertNoSecretShaped(t, "stdout", r.stdout)
+	assertNoSecretShaped(t, "stderr", r.stderr)
+}
+
+// TestDemoOnceSecretsStayOutOfDebugLogs: even at debug level nothing
+// secret-shaped reaches stdout or stderr.
+func TestDemoOnceSecretsStayOutOfDebugLogs(t *testing.T) {
+	r := runCmd(t, env(t), "", "--log-level", "debug", "demo", "--once", "--command", "notify hi")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "level=DEBUG") {
+		t.Fatalf("--log-level debug did not apply: %s", r.stderr)
+	}
+	demoOrder(t, r.stdout, "[#1] run parked", "[#1] notify: hi", `[#1] answer: Sent the notification "hi"`)
+	assertNoSecretShaped(t, "stdout", r.stdout)
+	assertNoSecretShaped(t, "stderr", r.stderr)
+}
+
+func TestDemoOnceFailedRunExits10(t *testing.T) {
+	r := runCmd(t, env(t), "", "demo", "--once", "--command", "oops\n#!fail EXECUTION_TIMEOUT")
+	if r.code != ExitRunFailed {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", r.code, ExitRunFailed, r.stdout, r.stderr)
+	}
+	demoOrder(t, r.stdout, "[#1] no rule matched, the unmatched action: started", "[#1] run finished: failed (EXECUTION_TIMEOUT)")
+	if !strings.Contains(r.stderr, "hubgate: demo: command #1: the run ended failed (EXECUTION_TIMEOUT)") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	assertGone(t, demoAnnouncedDir(t, r.stdout))
+}
+
+func TestDemoOnceJSONLines(t *testing.T) {
+	r := runCmd(t, env(t), "", "demo", "--once", "--json")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
+	events := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", line, err)
+		}
+		ev, _ := m["event"].(string)
+		if ev == "" || m["message"] == nil || m["time"] == nil {
+			t.Fatalf("line without event, message or time: %q", line)
+		}
+		events[ev] = m
+	}
+	if a := events["answer"]; a == nil || a["answer"] != "Hello from hubgate" || a["commandId"] != float64(1) {
+		t.Errorf("answer event %v", a)
+	}
+	if f := events["run-finished"]; f == nil || f["status"] != string(automate.StatusCompleted) {
+		t.Errorf("run-finished event %v", f)
+	}
+	if d := events["device"]; d == nil || d["deviceId"] == "" {
+		t.Errorf("device event %v", d)
+	}
+	if s := events["start"]; s == nil {
+		t.Error("no start event")
+	} else {
+		assertGone(t, s["tempDir"].(string))
+	}
+}
+
+func TestDemoUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--config", "/nonexistent/config.yaml", "demo", "--once"},
+		{"demo", "--once", "--command", " "},
+		{"demo", "extra"},
+	} {
+		r := runCmd(t, env(t), "", args...)
+		if r.code != ExitUsage || r.stdout != "" {
+			t.Errorf("%v: exit %d stdout %q stderr %q", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// demoProc is a running `hubgate demo` whose stdout is read line by line.
+type demoProc struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+
+	mu             sync.Mutex
+	stdout, stderr strings.Builder
+	changed        chan struct{} // closed and replaced on every new output
+}
+
+func (p *demoProc) output() (string, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stdout.String(), p.stderr.String()
+}
+
+// waitFor waits until stdout holds want and returns it.
+func (p *demoProc) waitFor(t *testing.T, want string, within time.Duration) string {
+	t.Helper()
+	deadline := time.After(within)
+	for {
+		p.mu.Lock()
+		out, ch := p.stdout.String(), p.changed
+		p.mu.Unlock()
+		if strings.Contains(out, want) {
+			return out
+		}
+		select {
+		case <-ch:
+		case <-p.done:
+			out, errs := p.output()
+			if !strings.Contains(out, want) {
+				t.Fatalf("demo exited without printing %q\nstdout:\n%s\nstderr:\n%s", want, out, errs)
+			}
+		case <-deadline:
+			out, errs := p.output()
+			t.Fatalf("no %q within %s\nstdout:\n%s\nstderr:\n%s", want, within, out, errs)
+		}
+	}
+}
+
+func startDemo(t *testing.T, args ...string) *demoProc {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"demo"}, args...)...)
+	cmd.Env = env(t)
+	p := &demoProc{cmd: cmd, done: make(chan struct{}), changed: make(chan struct{})}
+	cmd.Stderr = writerTo(func(b []byte) (int, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.stderr.Write(b)
+	})
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			p.mu.Lock()
+			p.stdout.WriteString(sc.Text() + "\n")
+			close(p.changed)
+			p.changed = make(chan struct{})
+			p.mu.Unlock()
+		}
+		cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+var demoSendHint = regexp.MustCompile(`(?m)^  (?:hubgate|go run \./cmd/hubgate) mock send --url (http://127\.0\.0\.1:\d+) --device (\S+) --command 'notify hi'$`)
+
+func TestDemoStaysUpPrintsFurtherRunsAndStopsOnSIGTERM(t *testing.T) {
+	p := startDemo(t)
+	out := p.waitFor(t, "Ctrl-C stops the demo", 60*time.Second)
+	demoOrder(t, out, "[#1] answer: Hello from hubgate", "The demo keeps running", "mock send --url")
+	m := demoSendHint.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no send hint in:\n%s", out)
+	}
+	mockURL, deviceID := m[1], m[2]
+	dir := demoAnnouncedDir(t, out)
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("the announced temp dir is missing while the demo runs: %v", err)
+	}
+	// Every demo rule is listed.
+	for _, name := range []string{`rule "hello"`, `rule "typed-text"`, `rule "slow"`, `rule "long"`, `rule "notify"`, "any other --command"} {
+		if !strings.Contains(out, name) {
+			t.Errorf("the hint does not list %s", name)
+		}
+	}
+
+	// The hint's command, with the real binary.
+	r := runCmd(t, env(t), "", "mock", "send", "--url", mockURL, "--device", deviceID, "--command", "notify hi")
+	if r.code != 0 || !strings.Contains(r.stdout, "delivered to 1 connection") {
+		t.Fatalf("mock send: %+v", r)
+	}
+	out = p.waitFor(t, `[#2] answer: Sent the notification "hi"`, 30*time.Second)
+	demoOrder(t, out, "Ctrl-C stops the demo", `[#2] received DeviceCommand "notify hi"`, `[#2] rule "notify" matched: started`,
+		"[#2] run parked", "[#2] notify: hi", "[#2] run finished: completed", `[#2] answer: Sent the notification "hi"`)
+
+	// A macro with a Type event, as the hint shows it.
+	macro := demoMacroExample("Type")
+	cmd := exec.Command(binary, "mock", "send", "--url", mockURL, "--device", deviceID, "--command", "typing", "--macro", "-")
+	cmd.Env = env(t)
+	cmd.Stdin = strings.NewReader(macro)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("mock send --macro: %v %s", err, b)
+	}
+	p.waitFor(t, `[#3] answer: You typed: hi there`, 30*time.Second)
+
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the demo did not stop on SIGTERM")
+	}
+	out, errs := p.output()
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("SIGTERM: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errs)
+	}
+	demoOrder(t, out, "stopping", "stopped the daemon", "stopped the mock", "removed "+dir)
+	assertGone(t, dir)
+	// The mock is gone with the demo.
+	if r := runCmd(t, env(t), "", "mock", "devices", "--url", mockURL); r.code == 0 {
+		t.Errorf("the mock still answers after the demo stopped: %+v", r)
+	}
+	assertNoSecretShaped(t, "stdout", out)
+	assertNoSecretShaped(t, "stderr", errs)
+}
+
+// ---- unit tests of the narrative ----
+
+// TestDemoExamplesRouteToTheirRules: the hint's example commands and the
+// macro example reach the rules they are listed under.
+func TestDemoExamplesRouteToTheirRules(t *testing.T) {
+	f, err := rules.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := f.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, ex := range demoExamples {
+		if _, ok := set.Rule(name); !ok {
+			t.Errorf("example for a rule the demo set does not have: %q", name)
+			continue
+		}
+		r, matched, ok := set.Route(rules.Command{Text: ex, Macro: &deviceapi.Macro{ID: "m", Name: ex, Commands: []string{ex}}})
+		if !ok || !matched || r.Name() != name {
+			t.Errorf("%q routes to %v (matched %v), want rule %q", ex, r, matched, name)
+		}
+	}
+	var macro deviceapi.Macro
+	if err := json.Unmarshal([]byte(demoMacroExample("Type")), &macro); err != nil {
+		t.Fatal(err)
+	}
+	if r, matched, ok := set.Route(rules.Command{Text: "typing", Macro: &macro}); !ok || !matched || r.Name() != "typed-text" {
+		t.Errorf("the macro example routes to %v", r)
+	}
+	// Every rule has an example or a macro example.
+	for _, r := range set.Rules() {
+		if _, ok := demoExamples[r.Name()]; !ok && r.Spec().Match.EventType == "" {
+			t.Errorf("rule %q has no example in the hint", r.Name())
+		}
+	}
+}
+
+func TestDemoFollowerPrintsEachPhaseOnceInOrder(t *testing.T) {
+	var buf lockedBuffer
+	first := make(chan journal.Entry, 1)
+	f := &demoFollower{n: &demoNarrator{w: &buf}, first: first}
+	now := time.Now()
+	final := "FINAL"
+
+	// The first poll sees command 1 received only and command 2 already
+	// finished (every phase between two polls).
+	f.observe([]journal.Entry{
+		{ID: 2, Command: "notify x", Rule: "notify", Decision: journal.DecisionStarted, Run: journal.RunFinished,
+			TaskID: "t-2", RunStartedAt: now, ParkedAt: now, Status: automate.StatusCompleted, Answer: "a\nb", FinalAnswer: &final, DurationMs: 7},
+		{ID: 1, Command: "slow a", Decision: journal.DecisionReceived},
+	})
+	// Then command 1 is queued, then started, then dropped...
+	f.observe([]journal.Entry{{ID: 1, Command: "slow a", Rule: "slow", Decision: journal.DecisionQueued}})
+	if f.parkedID() != 0 {
+		t.Error("a parked id without a parked run")
+	}
+	f.observe([]journal.Entry{{ID: 1, Command: "slow a", Rule: "slow", Decision: journal.DecisionStarted, Run: journal.RunParked, RunStartedAt: now}})
+	if got := f.parkedID(); got != 1 {
+		t.Errorf("parkedID %d, want 1", got)
+	}
+	select {
+	case e := <-first:
+		t.Fatalf("the first command was reported before it settled: %+v", e)
+	default:
+	}
+	f.observe([]journal.Entry{
+		{ID: 3, Command: "hello", Rule: "hello", Decision: journal.DecisionDropped, Note: "busy with command 1"},
+		{ID: 1, Command: "slow a", Rule: "slow", Decision: journal.DecisionStarted, Run: journal.RunFinished, Status: automate.StatusFailed, ErrorCode: "EXECUTION_TIMEOUT"},
+	})
+	// The same entries again print nothing.
+	before := buf.String()
+	f.observe([]journal.Entry{{ID: 1, Decision: journal.DecisionStarted, Run: journal.RunFinished, Status: automate.StatusFailed}})
+	if buf.String() != before {
+		t.Errorf("a settled command printed again:\n%s", buf.String()[len(before):])
+	}
+	out := buf.String()
+	demoOrder(t, out,
+		`[#1] received DeviceCommand "slow a"`,
+		`[#2] received DeviceCommand "notify x"`,
+		`[#2] rule "notify" matched: started`,
+		"[#2] run started on the Automate server (task t-2)",
+		"[#2] run parked",
+		"[#2] run finished: completed in 7 ms",
+		"[#2] answer: a\n      b",
+		"[#2] final answer: FINAL",
+		`[#1] rule "slow" matched: queued`,
+		`[#1] rule "slow" matched: its turn came: started`,
+		"[#1] run started on the Automate server\n",
+		"[#1] run parked",
+		"[#1] run finished: failed (EXECUTION_TIMEOUT) in under 1 ms",
+		`[#3] received DeviceCommand "hello"`,
+		`[#3] rule "hello" matched: dropped: busy with command 1`,
+	)
+	if n := strings.Count(out, "[#1] run started"); n != 1 {
+		t.Errorf("run started printed %d times", n)
+	}
+	select {
+	case e := <-first:
+		if e.ID != 1 || e.Status != automate.StatusFailed {
+			t.Errorf("first %+v", e)
+		}
+	default:
+		t.Fatal("the first command was not reported once settled")
+	}
+	// A later command never reports as the first.
+	f.observe([]journal.Entry{{ID: 4, Command: "x", Decision: journal.DecisionIgnored, Note: "no rule matches"}})
+	select {
+	case e := <-first:
+		t.Errorf("reported again: %+v", e)
+	default:
+	}
+}
+
+func TestDemoRunErrorMessagesAndExitCode(t *testing.T) {
+	for _, c := range []struct {
+		err  *demoRunError
+		want string
+	}{
+		{&demoRunError{CommandID: 1, Decision: journal.DecisionStarted, Status: automate.StatusCanceled}, "demo: command #1: the run ended canceled"},
+		{&demoRunError{CommandID: 2, Decision: journal.DecisionDropped, Reason: "busy"}, "demo: command #2: the command was dropped: busy"},
+		{&demoRunError{Reason: "interrupted before the run finished"}, "demo: the run did not complete: interrupted before the run finished"},
+	} {
+		if got := c.err.Error(); got != c.want {
+			t.Errorf("%q, want %q", got, c.want)
+		}
+		if code := exitCode(c.err); code != ExitRunFailed {
+			t.Errorf("exit code %d", code)
+		}
+	}
+}
+
+// TestDemoInProcess runs the demo through Main in this (race-checked)
+// process: --once, then the long-running mode stopped by its context.
+func TestDemoInProcess(t *testing.T) {
+	getenv := func(string) string { return "" }
+	var out, errs lockedBuffer
+	if code := Main(t.Context(), []string{"demo", "--once"}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errs}, getenv); code != 0 {
+		t.Fatalf("--once: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	}
+	demoOrder(t, out.String(), "[#1] answer: Hello from hubgate", "removed ")
+	assertGone(t, demoAnnouncedDir(t, out.String()))
+
+	var out2, errs2 lockedBuffer
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(ctx, []string{"demo"}, Stdio{In: strings.NewReader(""), Out: &out2, Err: &errs2}, getenv)
+	}()
+	waitIn := func(want string) string {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			s := out2.String()
+			if strings.Contains(s, want) {
+				return s
+			}
+			select {
+			case code := <-done:
+				t.Fatalf("the demo ended (exit %d) before %q\nstdout:\n%s\nstderr:\n%s", code, want, s, errs2.String())
+			default:
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q within 60s\nstdout:\n%s\nstderr:\n%s", want, s, errs2.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	s := waitIn("Ctrl-C stops the demo")
+	m := demoSendHint.FindStringSubmatch(s)
+	if m == nil {
+		t.Fatalf("no send hint in:\n%s", s)
+	}
+	admin := &mockhub.AdminClient{BaseURL: m[1]}
+	for _, c := range []string{"slow one", "slow two"} {
+		if _, err := admin.Command(t.Context(), m[2], c, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitIn(`[#2] answer: Finished "slow one"`)
+	waitIn(`[#3] rule "slow" matched: queued`)
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d after the context ended\nstderr:\n%s", code, errs2.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the demo did not stop when its context ended")
+	}
+	demoOrder(t, out2.String(), "stopping", "stopped the daemon", "removed ")
+	assertGone(t, demoAnnouncedDir(t, out2.String()))
+}
