@@ -313,6 +313,7 @@ func (b *Bridge) admit(ctx context.Context, p *pending) {
 	case rules.BusyQueue:
 		b.enqueue(ctx, p, false)
 	case rules.BusyRestart:
+		b.supersede(ctx, p)
 		b.enqueue(ctx, p, true)
 		if cur != nil {
 			b.cancelCurrent(ctx, "restart: command "+fmt.Sprint(p.id)+" replaces it")
@@ -343,6 +344,27 @@ func (b *Bridge) enqueue(ctx context.Context, p *pending, front bool) {
 	}
 	b.mu.Unlock()
 	b.decide(ctx, p.id, journal.DecisionQueued, "")
+}
+
+// supersede drops the queued commands of restart rules: they were waiting
+// to replace the run in flight, and p replaces it now. Without it a burst
+// of restart commands would queue LIFO and every one would run, the
+// newest first.
+func (b *Bridge) supersede(ctx context.Context, p *pending) {
+	b.mu.Lock()
+	var gone, kept []*pending
+	for _, q := range b.queue {
+		if q.rule.Busy() == rules.BusyRestart {
+			gone = append(gone, q)
+		} else {
+			kept = append(kept, q)
+		}
+	}
+	b.queue = kept
+	b.mu.Unlock()
+	for _, q := range gone {
+		b.decide(ctx, q.id, journal.DecisionDropped, fmt.Sprintf("restart: superseded by command %d", p.id))
+	}
 }
 
 // startNext starts the oldest queued command that has not expired, when

@@ -17,7 +17,8 @@
 //     arrives while a run is in flight follows its rule's busy policy
 //     (single: dropped; queue: FIFO up to the rule's limit, expired after its
 //     maximum age; restart: the current run is cancelled, then this one
-//     starts).
+//     starts, and a restart command still waiting for the slot is dropped
+//     as superseded: of a burst, only the latest runs).
 //   - Never a retried POST that may have started a run: a run request is
 //     sent once. Only a 409 (which proves no run started) is followed by a
 //     wait for /health to show the server ready, and then by the busy policy
