@@ -17,7 +17,7 @@ import (
 // endpoints. Each chat request takes the next reply of the script; every
 // request is recorded for assertions.
 type fakeUpstream struct {
-	t   *testing.T
+	t   testing.TB
 	srv *httptest.Server
 
 	mu       sync.Mutex
@@ -135,7 +135,7 @@ func (r seenRequest) toolResult(id string) (string, bool) {
 	return "", false
 }
 
-func newFakeUpstream(t *testing.T, flavor string, models ...fakeModel) *fakeUpstream {
+func newFakeUpstream(t testing.TB, flavor string, models ...fakeModel) *fakeUpstream {
 	t.Helper()
 	f := &fakeUpstream{t: t, flavor: flavor, models: models}
 	mux := http.NewServeMux()

@@ -24,7 +24,7 @@ const testKey = "llm-test-key-0123456789abcdefghijkl"
 // harness runs the real Automate server over HTTP on loopback with the
 // llm engine in front of an upstream.
 type harness struct {
-	t         *testing.T
+	t         testing.TB
 	noCheck   bool
 	eng       *llm.Engine
 	srv       *server.Server
@@ -50,7 +50,7 @@ func quietLogger() *slog.Logger {
 // the configuration. At cleanup it closes everything and checks that no
 // goroutine of the engine, the toolkit, the MCP SDK or an upstream
 // connection is left.
-func newHarness(t *testing.T, upstreamURL string, mods ...func(*harnessOpts)) *harness {
+func newHarness(t testing.TB, upstreamURL string, mods ...func(*harnessOpts)) *harness {
 	t.Helper()
 	o := harnessOpts{
 		engine: llm.Config{
@@ -103,7 +103,7 @@ var leftoverMarkers = []string{
 
 // checkNoLeftovers waits until no goroutine runs code of the engine, the
 // toolkit or the MCP SDK and no client connection is open.
-func checkNoLeftovers(t *testing.T) {
+func checkNoLeftovers(t testing.TB) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
