@@ -590,12 +590,16 @@ func demoInvocation() string {
 	return "hubgate"
 }
 
-// demoShellQuote quotes s for a POSIX shell when it needs it.
+// demoShellQuote quotes s for a POSIX shell when it needs it: in double
+// quotes when nothing in it is special there, else in single quotes.
 func demoShellQuote(s string) string {
 	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@,+", r))
 	}) {
 		return s
+	}
+	if !strings.ContainsAny(s, "\"$`\\!\n") {
+		return `"` + s + `"`
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -291,7 +291,7 @@ func startDemo(t *testing.T, args ...string) *demoProc {
 	return p
 }
 
-var demoSendHint = regexp.MustCompile(`(?m)^  (?:hubgate|go run \./cmd/hubgate) mock send --url (http://127\.0\.0\.1:\d+) --device (\S+) --command 'notify hi'$`)
+var demoSendHint = regexp.MustCompile(`(?m)^  (?:hubgate|go run \./cmd/hubgate) mock send --url (http://127\.0\.0\.1:\d+) --device (\S+) --command "notify hi"$`)
 
 func TestDemoStaysUpPrintsFurtherRunsAndStopsOnSIGTERM(t *testing.T) {
 	p := startDemo(t)
@@ -355,6 +355,23 @@ func TestDemoStaysUpPrintsFurtherRunsAndStopsOnSIGTERM(t *testing.T) {
 }
 
 // ---- unit tests of the narrative ----
+
+func TestDemoShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"hello":      "hello",
+		"notify hi":  `"notify hi"`,
+		"it's":       `"it's"`,
+		`say "x"`:    `'say "x"'`,
+		"a $HOME":    `'a $HOME'`,
+		"a'b $c":     `'a'\''b $c'`,
+		"":           `""`,
+		"two\nlines": "'two\nlines'",
+	} {
+		if got := demoShellQuote(in); got != want {
+			t.Errorf("demoShellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
 
 // TestDemoExamplesRouteToTheirRules: the hint's example commands and the
 // macro example reach the rules they are listed under.
