@@ -1,0 +1,627 @@
+package main
+
+// Helpers of the end-to-end tests and benchmarks of `hubgate run`: the real
+// binary as the mock remote service (`hubgate mock`), as the daemon
+// (`hubgate run`) and as an external Automate server (`hubgate automate
+// serve`), on loopback, with assertions on the journal and on the mock's
+// event log.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/hub/mockhub"
+)
+
+// e2eWait is how long the end-to-end tests wait for anything that should
+// happen promptly: generous, for a loaded 2-core machine running -race.
+const e2eWait = 60 * time.Second
+
+// uniqueKey is an Automate access key of this test only, so that port
+// discovery (which answers the lowest port that accepts the key) cannot find
+// another test's server in the shared 4317..4328 window.
+func uniqueKey(tb testing.TB) string {
+	tb.Helper()
+	b := make([]byte, 18)
+	if _, err := rand.Read(b); err != nil {
+		tb.Fatal(err)
+	}
+	return "e2e-" + hex.EncodeToString(b)
+}
+
+// freeLoopbackPort returns a TCP port that was free on 127.0.0.1 a moment
+// ago (chosen by the OS, so outside the 4317..4328 window in practice).
+func freeLoopbackPort(tb testing.TB) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// freeWindowPort returns a free port of the discovery window 4317..4328,
+// highest first (the low ones are the likeliest to be taken), or 0.
+func freeWindowPort() int {
+	for p := automate.LastPort; p >= automate.FirstPort; p-- {
+		ln, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err == nil {
+			ln.Close()
+			return p
+		}
+	}
+	return 0
+}
+
+// poll calls cond every 20 ms until it holds or timeout passes; it returns
+// whether it held.
+func e2ePoll(timeout time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// ---- the mock remote service --------------------------------------------
+
+// e2eHub is a running `hubgate mock` with one device created through its
+// admin API.
+type e2eHub struct {
+	tb     testing.TB
+	proc   *mockProc
+	url    string
+	device mockhub.CreatedDevice
+	client *http.Client
+}
+
+// startHub starts the mock (the real binary) and creates a device.
+func startHub(tb testing.TB) *e2eHub {
+	tb.Helper()
+	p := startMockProcTB(tb)
+	h := &e2eHub{tb: tb, proc: p, url: p.url, client: &http.Client{Timeout: 30 * time.Second}}
+	if st, body := h.admin("POST", "/mock/devices", map[string]string{"name": "e2e pad"}, &h.device); st != http.StatusCreated {
+		tb.Fatalf("create a device: %d %s", st, body)
+	}
+	return h
+}
+
+// startMockProcTB is startMockProc for any testing.TB (benchmarks too).
+func startMockProcTB(tb testing.TB) *mockProc {
+	tb.Helper()
+	cmd := exec.Command(binary, "mock", "--listen", "127.0.0.1:0")
+	cmd.Env = e2eEnv(tb.TempDir())
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &mockProc{cmd: cmd, done: make(chan struct{})}
+	cmd.Stderr = writerTo(func(b []byte) (int, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.stderr.Write(b)
+	})
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		if sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		io.Copy(io.Discard, stdout)
+		cmd.Wait()
+		close(p.done)
+	}()
+	tb.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			<-p.done
+			tb.Fatalf("mock exited before printing its URL: %s", p.Stderr())
+		}
+		p.url = line
+	case <-time.After(30 * time.Second):
+		tb.Fatalf("no URL within 30s; stderr: %s", p.Stderr())
+	}
+	return p
+}
+
+// cleanEnv is env() for any testing.TB: no inherited hubgate settings, a
+// private config dir.
+func e2eEnv(xdg string, extra ...string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "HUBGATE_") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	out = append(out, "XDG_CONFIG_HOME="+xdg)
+	return append(out, extra...)
+}
+
+func (h *e2eHub) id() string { return h.device.Device.ID }
+
+// admin calls the mock's admin API; body is marshalled to JSON (nil: no
+// body), and a 2xx answer is decoded into out when it is not nil.
+func (h *e2eHub) admin(method, path string, body, out any) (int, []byte) {
+	h.tb.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			h.tb.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, h.url+path, rd)
+	if err != nil {
+		h.tb.Fatal(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		h.tb.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode/100 == 2 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			h.tb.Fatalf("%s %s: decode %s: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode, raw
+}
+
+// push delivers DeviceCommand(command, macro) to the device; macro is any
+// JSON value (nil: the mock synthesises one).
+func (h *e2eHub) push(command string, macro any) {
+	h.tb.Helper()
+	body := map[string]any{"command": command}
+	if macro != nil {
+		body["macro"] = macro
+	}
+	var res mockhub.PushResult
+	if st, raw := h.admin("POST", "/mock/devices/"+h.id()+"/command", body, &res); st != http.StatusOK || res.Delivered != 1 {
+		h.tb.Fatalf("push %q: %d %s", command, st, raw)
+	}
+}
+
+// pushListening pushes StartListening (on) or StopListening.
+func (h *e2eHub) pushListening(on bool) {
+	h.tb.Helper()
+	what := "stop-listening"
+	if on {
+		what = "start-listening"
+	}
+	var res mockhub.PushResult
+	if st, raw := h.admin("POST", "/mock/devices/"+h.id()+"/"+what, nil, &res); st != http.StatusOK || res.Delivered != 1 {
+		h.tb.Fatalf("%s: %d %s", what, st, raw)
+	}
+}
+
+// lastSeq is the sequence number of the mock's latest event.
+func (h *e2eHub) lastSeq() int64 {
+	h.tb.Helper()
+	var page mockhub.EventsPage
+	if st, raw := h.admin("GET", "/mock/events?since=0", nil, &page); st != http.StatusOK {
+		h.tb.Fatalf("events: %d %s", st, raw)
+	}
+	return page.Last
+}
+
+// events returns the mock's events after since.
+func (h *e2eHub) events(since int64) []mockhub.Event {
+	h.tb.Helper()
+	var page mockhub.EventsPage
+	if st, raw := h.admin("GET", fmt.Sprintf("/mock/events?since=%d", since), nil, &page); st != http.StatusOK {
+		h.tb.Fatalf("events: %d %s", st, raw)
+	}
+	return page.Events
+}
+
+// waitAction waits for the device's first event with action after since.
+func (h *e2eHub) waitAction(since int64, action string) mockhub.Event {
+	h.tb.Helper()
+	deadline := time.Now().Add(e2eWait)
+	for time.Now().Before(deadline) {
+		var page mockhub.EventsPage
+		if st, raw := h.admin("GET", fmt.Sprintf("/mock/events?since=%d&wait=2s", since), nil, &page); st != http.StatusOK {
+			h.tb.Fatalf("events: %d %s", st, raw)
+		}
+		for _, ev := range page.Events {
+			if ev.Action == action && ev.DeviceID == h.id() {
+				return ev
+			}
+		}
+		since = page.Last
+	}
+	h.tb.Fatalf("no %s from the device within %s", action, e2eWait)
+	return mockhub.Event{}
+}
+
+// countActions counts the device's events with action after since.
+func (h *e2eHub) countActions(since int64, action string) int {
+	n := 0
+	for _, ev := range h.events(since) {
+		if ev.Action == action && ev.DeviceID == h.id() {
+			n++
+		}
+	}
+	return n
+}
+
+// ---- the daemon -----------------------------------------------------------
+
+// daemonSetup is one daemon's files: a paired state, a config file with the
+// bridge section given by the test, its journal and control socket.
+type daemonSetup struct {
+	xdg        string
+	configPath string
+	journal    string
+	socket     string
+	workspace  string
+	key        string
+	hub        *e2eHub
+}
+
+// daemonConfig is what a test chooses of the config file.
+type daemonConfig struct {
+	// External selects automate.target external; otherwise the daemon
+	// co-hosts the server on a free port outside the discovery window.
+	External bool
+	// Key is the Automate access key. Zero: a key of this test only.
+	Key string
+	// Bridge is the YAML of the bridge section's other keys (rules,
+	// cancel_grace, ...), without indentation.
+	Bridge string
+}
+
+// newDaemonSetup writes the state file and the config file of a daemon
+// paired with h's device.
+func newDaemonSetup(tb testing.TB, h *e2eHub, c daemonConfig) *daemonSetup {
+	tb.Helper()
+	dir := tb.TempDir()
+	// The control socket's path must stay short (sun_path) and its
+	// directory private.
+	sockDir, err := os.MkdirTemp("", "hg-ctl-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(sockDir) })
+	s := &daemonSetup{
+		xdg:        filepath.Join(dir, "config"),
+		configPath: filepath.Join(dir, "config.yaml"),
+		journal:    filepath.Join(dir, "data", "journal.db"),
+		socket:     filepath.Join(sockDir, "control.sock"),
+		workspace:  filepath.Join(dir, "workspace"),
+		key:        c.Key,
+		hub:        h,
+	}
+	if s.key == "" {
+		s.key = uniqueKey(tb)
+	}
+	if err := configs.SaveState(filepath.Join(s.xdg, "hubgate", "state.json"), configs.PairingState{
+		DeviceID: h.id(), DeviceName: "e2e pad", APIURL: h.url, TokenID: h.device.Token.ID, PairedAt: time.Now(),
+	}); err != nil {
+		tb.Fatal(err)
+	}
+	target := fmt.Sprintf("  target: cohosted\n  port: %d\n", freeLoopbackPort(tb))
+	if c.External {
+		target = "  target: external\n"
+	}
+	var bridge strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(c.Bridge, "\n"), "\n") {
+		if line != "" {
+			bridge.WriteString("  " + line)
+		}
+		bridge.WriteString("\n")
+	}
+	cfg := fmt.Sprintf("log:\n  level: info\n  format: json\nautomate:\n%s  workspace: %q\nbridge:\n  journal: %q\n  control_socket: %q\n%s",
+		target, s.workspace, s.journal, s.socket, bridge.String())
+	if err := os.WriteFile(s.configPath, []byte(cfg), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// environ is the daemon's environment: its config dir and its secrets.
+func (s *daemonSetup) environ() []string {
+	return e2eEnv(s.xdg, EnvDeviceToken+"="+s.hub.device.Token.Token, configs.EnvAutomateKey+"="+s.key)
+}
+
+// daemonProc is a running `hubgate run`.
+type daemonProc struct {
+	tb     testing.TB
+	s      *daemonSetup
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	done   chan struct{}
+	// since is the mock's last event before the daemon started.
+	since int64
+}
+
+func (d *daemonProc) Stderr() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stderr.String()
+}
+
+// startDaemon starts `hubgate run` with s's config; it does not wait.
+func startDaemon(tb testing.TB, s *daemonSetup) *daemonProc {
+	tb.Helper()
+	d := &daemonProc{tb: tb, s: s, done: make(chan struct{}), since: s.hub.lastSeq()}
+	d.cmd = exec.Command(binary, "--config", s.configPath, "run")
+	d.cmd.Env = s.environ()
+	d.cmd.Stdout = io.Discard
+	d.cmd.Stderr = writerTo(func(b []byte) (int, error) {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.stderr.Write(b)
+	})
+	if err := d.cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	go func() {
+		d.cmd.Wait()
+		close(d.done)
+	}()
+	tb.Cleanup(func() {
+		select {
+		case <-d.done:
+			return
+		default:
+		}
+		d.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-d.done:
+		case <-time.After(30 * time.Second):
+			d.cmd.Process.Kill()
+			<-d.done
+		}
+		if tb.Failed() {
+			tb.Logf("daemon stderr:\n%s", d.Stderr())
+		}
+	})
+	return d
+}
+
+// startListening starts the daemon and waits until the mock has seen the
+// device announce DeviceStartedListening.
+func startListening(tb testing.TB, s *daemonSetup) *daemonProc {
+	tb.Helper()
+	d := startDaemon(tb, s)
+	d.waitListening()
+	return d
+}
+
+// waitListening waits until the daemon listens: the mock has seen its
+// DeviceStartedListening and the hub client has had the hub's answer (its
+// "hub state" log line says listening). The mock records the announcement
+// before it answers it, so a command pushed on the mock's word alone can
+// reach the daemon before it knows it listens (it is then ignored as "not
+// listening").
+func (d *daemonProc) waitListening() {
+	d.tb.Helper()
+	h := d.s.hub
+	deadline := time.Now().Add(e2eWait)
+	since := d.since
+	announced := false
+	for time.Now().Before(deadline) {
+		select {
+		case <-d.done:
+			d.tb.Fatalf("hubgate run exited (%d) before listening:\n%s", d.cmd.ProcessState.ExitCode(), d.Stderr())
+		default:
+		}
+		if !announced {
+			var page mockhub.EventsPage
+			if st, raw := h.admin("GET", fmt.Sprintf("/mock/events?since=%d&wait=1s", since), nil, &page); st != http.StatusOK {
+				d.tb.Fatalf("events: %d %s", st, raw)
+			}
+			for _, ev := range page.Events {
+				announced = announced || ev.Action == "DeviceStartedListening" && ev.DeviceID == h.id()
+			}
+			since = page.Last
+			continue
+		}
+		if d.hubState("listening") {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	d.tb.Fatalf("hubgate run not listening within %s:\n%s", e2eWait, d.Stderr())
+}
+
+// hubState reports whether the daemon's latest "hub state" log line has
+// the status.
+func (d *daemonProc) hubState(status string) bool {
+	recs := d.logRecords("hub state")
+	return len(recs) > 0 && recs[len(recs)-1]["status"] == status
+}
+
+// waitHubState waits until the daemon's latest hub state has the status.
+func (d *daemonProc) waitHubState(status string) {
+	d.tb.Helper()
+	if !e2ePoll(e2eWait, func() bool { return d.hubState(status) }) {
+		d.tb.Fatalf("the daemon's hub state never became %s:\n%s", status, d.Stderr())
+	}
+}
+
+// bridgeLogs returns the bridge's log records with msg.
+func (d *daemonProc) bridgeLogs(msg string) []map[string]any {
+	var out []map[string]any
+	for _, r := range d.logRecords(msg) {
+		if r["component"] == "bridge" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// stop signals the daemon and returns its exit code.
+func (d *daemonProc) stop(sig syscall.Signal) int {
+	d.tb.Helper()
+	d.cmd.Process.Signal(sig)
+	select {
+	case <-d.done:
+	case <-time.After(e2eWait):
+		d.tb.Fatalf("hubgate run did not stop on %v:\n%s", sig, d.Stderr())
+	}
+	return d.cmd.ProcessState.ExitCode()
+}
+
+// logRecords decodes the daemon's JSON log lines with the given msg.
+func (d *daemonProc) logRecords(msg string) []map[string]any {
+	var out []map[string]any
+	for _, line := range strings.Split(d.Stderr(), "\n") {
+		var rec map[string]any
+		if json.Unmarshal([]byte(line), &rec) == nil && rec["msg"] == msg {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// ---- the journal ------------------------------------------------------------
+
+// readJournal returns every entry of the journal at path, oldest first
+// (nil when it does not exist yet).
+func journalEntries(tb testing.TB, path string) []journal.Entry {
+	tb.Helper()
+	j, err := journal.OpenReadOnly(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		tb.Fatalf("open the journal read-only: %v", err)
+	}
+	defer j.Close()
+	es, err := j.History(context.Background(), journal.HistoryQuery{Limit: journal.MaxHistoryLimit})
+	if err != nil {
+		tb.Fatalf("journal history: %v", err)
+	}
+	for i, k := 0, len(es)-1; i < k; i, k = i+1, k-1 {
+		es[i], es[k] = es[k], es[i]
+	}
+	return es
+}
+
+// waitJournal polls the journal until cond holds and returns the entries.
+func waitJournalState(tb testing.TB, path, what string, cond func([]journal.Entry) bool) []journal.Entry {
+	tb.Helper()
+	var es []journal.Entry
+	if !e2ePoll(e2eWait, func() bool { es = journalEntries(tb, path); return cond(es) }) {
+		tb.Fatalf("journal: %s not reached within %s; entries:\n%s", what, e2eWait, e2eDump(es))
+	}
+	return es
+}
+
+func e2eDump(es []journal.Entry) string {
+	var b strings.Builder
+	for _, e := range es {
+		fmt.Fprintf(&b, "  #%d %q rule=%s decision=%s note=%q run=%s status=%s err=%q answer=%q started=%s finished=%s\n",
+			e.ID, e.Command, e.Rule, e.Decision, e.Note, e.Run, e.Status, e.Error, e.Answer,
+			e.RunStartedAt.Format("15:04:05.000"), e.FinishedAt.Format("15:04:05.000"))
+	}
+	return b.String()
+}
+
+// byCommand returns the entry of the command text (the first one).
+func e2eEntry(tb testing.TB, es []journal.Entry, text string) journal.Entry {
+	tb.Helper()
+	for _, e := range es {
+		if e.Command == text {
+			return e
+		}
+	}
+	tb.Fatalf("no journal entry for %q:\n%s", text, e2eDump(es))
+	return journal.Entry{}
+}
+
+// finished reports whether the entry's run is over (or it never had one
+// and was decided).
+func e2eSettled(e journal.Entry) bool {
+	switch e.Decision {
+	case journal.DecisionReceived, journal.DecisionQueued:
+		return false
+	case journal.DecisionStarted:
+		return e.Run == journal.RunFinished || e.Run == journal.RunInterrupted
+	}
+	return true
+}
+
+// ---- the Automate server ------------------------------------------------------
+
+// automateGet GETs path on an Automate server.
+func e2eAutomateGet(tb testing.TB, base, key, path string, out any) int {
+	tb.Helper()
+	req, _ := http.NewRequest("GET", base+path, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		json.NewDecoder(resp.Body).Decode(out)
+	}
+	return resp.StatusCode
+}
+
+// sleeps is a script of n `#!sleep ms` directives: a run of n*ms that a
+// soft cancel stops within ms (it lands between steps).
+func sleepScript(n, ms int) string {
+	return strings.Repeat(fmt.Sprintf("#!sleep %d\n", ms), n)
+}
+
+// indent indents every line of s by n spaces (for YAML block scalars).
+func e2eIndent(s string, n int) string {
+	pad := strings.Repeat(" ", n)
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = pad + l
+	}
+	return strings.Join(lines, "\n")
+}
