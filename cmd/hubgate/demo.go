@@ -52,10 +52,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,6 +94,10 @@ var demoExamples = map[string]string{
 	"long":   "long analysis",
 	"notify": "notify hi",
 }
+
+// errDemoStdout: the narrative could not be written (stdout closed); the
+// demo stopped.
+var errDemoStdout = errors.New("demo: stdout is closed; stopped")
 
 // demoRunError: the first command of `demo --once` did not end in a
 // completed run.
@@ -178,7 +184,21 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 	if err != nil {
 		return fmt.Errorf("demo: make a temp dir: %w", err)
 	}
-	n := &demoNarrator{w: a.stdio.Out, json: f.json}
+	// A closed stdout (`hubgate demo | head`) stops the demo cleanly
+	// instead of killing it with SIGPIPE before it removed its temp dir.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
+	ctx, stopAll := context.WithCancelCause(ctx)
+	defer stopAll(nil)
+	n := &demoNarrator{w: a.stdio.Out, json: f.json, failed: func(werr error) {
+		stopAll(fmt.Errorf("%w: %w", errDemoStdout, werr))
+	}}
+	defer func() {
+		if c := context.Cause(ctx); errors.Is(c, errDemoStdout) {
+			err = c
+		}
+	}()
 	defer func() {
 		if rerr := os.RemoveAll(dir); rerr != nil {
 			if err == nil {
@@ -671,6 +691,10 @@ type demoNarrator struct {
 	w    io.Writer
 	json bool
 	now  func() time.Time // nil: time.Now
+	// failed is called once with the first write error; later steps are
+	// not written. Zero: write errors are ignored.
+	failed func(error)
+	broken bool
 }
 
 // say prints one step: the formatted message, or (JSON) an object with the
@@ -679,8 +703,11 @@ func (n *demoNarrator) say(event string, fields map[string]any, format string, a
 	msg := fmt.Sprintf(format, args...)
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.broken {
+		return
+	}
 	if !n.json {
-		fmt.Fprintln(n.w, msg)
+		n.write([]byte(msg + "\n"))
 		return
 	}
 	now := time.Now
@@ -698,7 +725,17 @@ func (n *demoNarrator) say(event string, fields map[string]any, format string, a
 	if err != nil {
 		b, _ = json.Marshal(map[string]any{"event": event, "message": strings.TrimSpace(msg)})
 	}
-	n.w.Write(append(b, '\n'))
+	n.write(append(b, '\n'))
+}
+
+// write writes b, noting the first failure (n.mu is held).
+func (n *demoNarrator) write(b []byte) {
+	if _, err := n.w.Write(b); err != nil {
+		n.broken = true
+		if n.failed != nil {
+			n.failed(err)
+		}
+	}
 }
 
 // demoHistory reads the newest journal entries (bridge.Bridge does).

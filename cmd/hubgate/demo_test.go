@@ -565,3 +565,42 @@ func TestDemoInProcess(t *testing.T) {
 	demoOrder(t, out2.String(), "stopping", "stopped the daemon", "removed ")
 	assertGone(t, demoAnnouncedDir(t, out2.String()))
 }
+
+// TestDemoStopsCleanlyWhenStdoutCloses: `hubgate demo | head -1` ends the
+// demo (no SIGPIPE death) and its temp dir is removed.
+func TestDemoStopsCleanlyWhenStdoutCloses(t *testing.T) {
+	cmd := exec.Command(binary, "demo")
+	cmd.Env = env(t)
+	var errb lockedBuffer
+	cmd.Stderr = &errb
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("first line: %v", err)
+	}
+	stdout.Close() // the reader goes away, like head -1
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the demo kept running with its stdout closed; stderr:\n%s", errb.String())
+	}
+	st := cmd.ProcessState
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("the demo died of %v", ws.Signal())
+	}
+	if st.ExitCode() != ExitError || !strings.Contains(errb.String(), "stdout is closed") {
+		t.Errorf("exit %d stderr %q", st.ExitCode(), errb.String())
+	}
+	assertGone(t, demoAnnouncedDir(t, line))
+}
