@@ -40,6 +40,9 @@ package main
 //     plus the fields of the step (ids, status, answer, ...).
 //   - --command replaces the sample command ("hello"), e.g. to see a rule
 //     with a tool or a run that fails.
+//   - A closed stdout (`hubgate demo | head`) stops the demo like a signal
+//     (SIGPIPE is caught for that), with exit code 1: the temp dir is still
+//     removed.
 
 import (
 	"context"
