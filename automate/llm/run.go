@@ -186,7 +186,7 @@ func (r *run) execute() (*assistant.Result, error) {
 	r.env.SetStatus(automate.WorkflowPlanning)
 	skills := r.chooseSkills()
 	if err := r.openTools(); err != nil {
-		return r.stopped(err)
+		return r.interrupted() // the run's context ended while servers connected
 	}
 	base := e.cfg.BasePrompt
 	if base == "" {
