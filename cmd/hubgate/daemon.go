@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
@@ -29,6 +28,7 @@ type daemonOptions struct {
 	apiURL      string
 	deviceToken hub.TokenSource
 	automateKey string
+	getenv      func(string) string // the engine's API key variable; zero: none set
 	log         *slog.Logger
 	// automatePort overrides cfg.Automate.Port for the co-hosted server
 	// (-1: any free port). Zero: the configuration's.
@@ -56,6 +56,9 @@ type daemonInfo struct {
 // the control endpoint and the journal.
 func runDaemon(ctx context.Context, o daemonOptions) (err error) {
 	cfg, log := o.cfg, o.log
+	if o.getenv == nil {
+		o.getenv = func(string) string { return "" }
+	}
 	set, err := cfg.Bridge.RuleSet()
 	if err != nil {
 		return err
@@ -130,14 +133,15 @@ func startAutomate(ctx context.Context, o daemonOptions) (control.AutomateTarget
 		}
 		return control.AutomateTarget{Mode: "external", Endpoint: d.BaseURL}, c, func() {}, nil
 	}
-	engine, err := newEngine(cfg, log)
+	engine, err := buildAssistant(cfg, o.getenv, log)
 	if err != nil {
 		return control.AutomateTarget{}, nil, nil, err
 	}
-	srv, err := server.New(server.Config{Key: o.automateKey, Assistant: engine, Workspace: cfg.Automate.Workspace,
+	srv, err := server.New(server.Config{Key: o.automateKey, Assistant: engine.engine, Workspace: cfg.Automate.Workspace,
 		WorkspaceRestriction: cfg.Automate.WorkspaceRestriction, ToolWait: cfg.Automate.ToolWait,
-		AppVersion: version(), Logger: log.With("component", "automate")})
+		ConfiguredMcpServers: engine.mcpServers, AppVersion: version(), Logger: log.With("component", "automate")})
 	if err != nil {
+		engine.close()
 		return control.AutomateTarget{}, nil, nil, err
 	}
 	port := cfg.Automate.Port
@@ -173,21 +177,9 @@ func startAutomate(ctx context.Context, o daemonOptions) (control.AutomateTarget
 		if err := hs.Shutdown(sctx); err != nil {
 			hs.Close()
 		}
+		engine.close()
 	}
 	return control.AutomateTarget{Mode: "cohosted", Endpoint: endpoint}, c, stop, nil
-}
-
-// newEngine builds the co-hosted server's assistant engine.
-func newEngine(cfg *configs.Config, log *slog.Logger) (*scripted.Engine, error) {
-	engineCfg := scripted.Config{Logger: log.With("component", "engine")}
-	if cfg.Automate.ModelsFile != "" {
-		cat, err := scripted.LoadCatalogFile(cfg.Automate.ModelsFile)
-		if err != nil {
-			return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: "automate.models_file", Message: err.Error(), Source: cfg.Source("automate.models_file")}}}
-		}
-		engineCfg.Catalog = cat
-	}
-	return scripted.New(engineCfg), nil
 }
 
 // startControl serves the control endpoint of `hubgate status`, `history`

@@ -53,7 +53,7 @@ HUBGATE_AUTOMATE_KEY override it for headless use.`,
 				return fmt.Errorf("the Automate access key: %w", err)
 			}
 			return runDaemon(cmd.Context(), daemonOptions{cfg: cfg, deviceID: state.DeviceID, apiURL: state.APIURL,
-				deviceToken: a.deviceToken(store), automateKey: key, log: log})
+				deviceToken: a.deviceToken(store), automateKey: key, getenv: a.getenv, log: log})
 		},
 	}
 }
