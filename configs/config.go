@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hubgate/hubgate/automate"
 )
 
 //go:embed defaults.yaml
@@ -660,13 +662,13 @@ var (
 	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	// envRefRE: a value that carries its secret through ${VAR} references
 	// only (for example "Bearer ${TOKEN}").
-	envRefRE  = regexp.MustCompile(`^[^$]*(\$\{[A-Za-z_][A-Za-z0-9_]*\}[^$]*)+$`)
-	mcpNameRE = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	envRefRE = regexp.MustCompile(`^[^$]*(\$\{[A-Za-z_][A-Za-z0-9_]*\}[^$]*)+$`)
 )
 
-// checkMcpName applies the Automate contract's MCP server name rule.
+// checkMcpName applies the Automate contract's MCP server name rule
+// (automate.McpServerNameProblem), with one message naming the whole rule.
 func checkMcpName(name string) string {
-	if name == "" || len(name) > 64 || !mcpNameRE.MatchString(name) {
+	if automate.McpServerNameProblem(name) != "" {
 		return fmt.Sprintf("must be 1 to 64 lowercase letters, digits and single hyphens, without a leading or trailing hyphen; got %q", name)
 	}
 	return ""

@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -182,23 +181,13 @@ func decodeInclude(o object, key string) (includes, error) {
 // includes are the include switches of a run.
 type includes struct{ steps, trace, events bool }
 
-var (
-	clientToolName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	mcpServerName  = regexp.MustCompile(`^[a-z0-9-]+$`)
-)
-
 // validateClientTool checks one client tool; field names the tool in
 // messages (clientTools[i] or tools[i].function).
 func validateClientTool(t automate.ClientTool, field string, requireDescription bool) error {
+	if msg := automate.ClientToolNameProblem(t.Name); msg != "" {
+		return invalid("%s.name %s", field, msg)
+	}
 	switch {
-	case t.Name == "":
-		return invalid("%s.name is required", field)
-	case !clientToolName.MatchString(t.Name):
-		return invalid("%s.name must contain only letters, numbers, underscores and hyphens", field)
-	case strings.HasPrefix(t.Name, "mcp__"):
-		return invalid("%s.name must not start with mcp__", field)
-	case len(t.Name) > automate.MaxNameLength:
-		return invalid("%s.name must be at most %d characters", field, automate.MaxNameLength)
 	case requireDescription && t.Description == "":
 		return invalid("%s.description is required", field)
 	case utf8.RuneCountInString(t.Description) > automate.MaxDescription:
@@ -296,7 +285,7 @@ func decodeMcpServer(raw json.RawMessage, field string) (automate.InlineMcpServe
 	if s.Name, err = str("name"); err != nil {
 		return s, err
 	}
-	if msg := mcpNameRule(s.Name); msg != "" {
+	if msg := automate.McpServerNameProblem(s.Name); msg != "" {
 		return s, invalid("%s.name: %s", field, msg)
 	}
 	if s.Description, err = str("description"); err != nil {
@@ -354,21 +343,6 @@ func decodeMcpServer(raw json.RawMessage, field string) (automate.InlineMcpServe
 		return s, invalid("%s.transport: must be one of stdio, http, sse", field)
 	}
 	return s, nil
-}
-
-// mcpNameRule returns the rule an inline MCP server name breaks, or "".
-func mcpNameRule(name string) string {
-	switch {
-	case name == "" || len(name) > automate.MaxNameLength:
-		return "must be 1 to 64 characters"
-	case !mcpServerName.MatchString(name):
-		return "must contain only lowercase letters, numbers and hyphens"
-	case strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-"):
-		return "must not start or end with a hyphen"
-	case strings.Contains(name, "--"):
-		return "must not contain --"
-	}
-	return ""
 }
 
 // decodeHITL decodes hitlAnswers: each value a string or an array of strings.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/hubgate/hubgate/automate"
 )
 
 // checkDecodeError fails unless err is nil or a 400 answer with a message.
@@ -56,7 +58,7 @@ func FuzzDecodeRequests(f *testing.F) {
 				t.Fatal("accepted too many servers or tools")
 			}
 			for _, s := range spec.task.McpServers {
-				if mcpNameRule(s.Name) != "" || s.Name == "files" {
+				if automate.McpServerNameProblem(s.Name) != "" || s.Name == "files" {
 					t.Fatalf("accepted MCP server name %q", s.Name)
 				}
 			}

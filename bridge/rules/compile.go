@@ -424,47 +424,11 @@ func cloneBool(b *bool) *bool {
 	return &v
 }
 
-var (
-	clientToolName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	mcpServerName  = regexp.MustCompile(`^[a-z0-9-]+$`)
-)
-
-// clientToolNameRule returns the rule a client tool name breaks, or "".
-func clientToolNameRule(name string) string {
-	switch {
-	case name == "":
-		return "is required"
-	case !clientToolName.MatchString(name):
-		return "must contain only letters, numbers, underscores and hyphens"
-	case strings.HasPrefix(name, "mcp__"):
-		return "must not start with mcp__"
-	case len(name) > automate.MaxNameLength:
-		return fmt.Sprintf("must be at most %d characters", automate.MaxNameLength)
-	}
-	return ""
-}
-
-// mcpNameRule returns the rule an inline MCP server name breaks, or "" (the
-// Automate contract's rules).
-func mcpNameRule(name string) string {
-	switch {
-	case name == "" || len(name) > automate.MaxNameLength:
-		return "must be 1 to 64 characters"
-	case !mcpServerName.MatchString(name):
-		return "must contain only lowercase letters, numbers and hyphens"
-	case strings.HasPrefix(name, "-") || strings.HasSuffix(name, "-"):
-		return "must not start or end with a hyphen"
-	case strings.Contains(name, "--"):
-		return "must not contain --"
-	}
-	return ""
-}
-
 // mcpServer validates one inline MCP server the way the Automate server
 // does, with snake_case field names.
 func (c *compiler) mcpServer(f string, m McpServerSpec) (automate.InlineMcpServer, bool) {
 	before := len(c.problems)
-	if msg := mcpNameRule(m.Name); msg != "" {
+	if msg := automate.McpServerNameProblem(m.Name); msg != "" {
 		c.add(f+".name", "%s", msg)
 	}
 	switch {

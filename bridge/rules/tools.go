@@ -92,7 +92,7 @@ type commandTool struct {
 
 func (c *compiler) tool(t CommandToolSpec) *commandTool {
 	before := len(c.problems)
-	switch msg := clientToolNameRule(t.Name); {
+	switch msg := automate.ClientToolNameProblem(t.Name); {
 	case msg != "":
 		c.add("name", "%s", msg)
 	case t.Name == NotifyToolName:
