@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/atomicfile"
 )
 
 // PairingState is what `hubgate pair` remembers about the paired User
@@ -76,13 +78,13 @@ func LoadState(path string) (*PairingState, error) {
 	return &s, nil
 }
 
-// SaveState writes s to path ("" : DefaultStatePath) atomically: a temp
-// file in the same directory (0600), synced, then renamed over the old
-// file, so a reader sees the old state or the new one, never half of one.
+// SaveState writes s to path ("" : DefaultStatePath) atomically
+// (atomicfile.WriteFile): a temp file in the same directory (0600),
+// synced, then renamed over the old file, so a reader sees the old state or the new one, never half of one.
 // The directory is created 0700 when missing. Version is set to
 // StateVersion.
-func SaveState(path string, s PairingState) (err error) {
-	path, err = statePath(path)
+func SaveState(path string, s PairingState) error {
+	path, err := statePath(path)
 	if err != nil {
 		return err
 	}
@@ -95,39 +97,11 @@ func SaveState(path string, s PairingState) (err error) {
 		return fmt.Errorf("save the pairing state: %w", err)
 	}
 	data = append(data, '\n')
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("save the pairing state: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".state-*.json")
-	if err != nil {
+	if err := atomicfile.WriteFile(path, data, 0o600); err != nil {
 		return fmt.Errorf("save the pairing state: %w", err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(0o600); err != nil {
-		return fmt.Errorf("save the pairing state: %w", err)
-	}
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("save the pairing state: %w", err)
-	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("save the pairing state: %w", err)
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("save the pairing state: %w", err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("save the pairing state: %w", err)
-	}
-	if d, derr := os.Open(dir); derr == nil { // make the rename durable; best effort
-		_ = d.Sync()
-		_ = d.Close()
 	}
 	return nil
 }

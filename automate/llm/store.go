@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/atomicfile"
 )
 
 // storeVersion is the version of the conversation store's format.
@@ -52,9 +54,9 @@ func loadStore(path string) ([]turn, error) {
 	return f.Turns, nil
 }
 
-// saveStore writes the conversation atomically (a temporary file in the
-// same folder, synced, then renamed over the old one), mode 0600: it holds
-// prompts and answers.
+// saveStore writes the conversation atomically (atomicfile.WriteFile: a
+// temporary file in the same folder, synced, then renamed over the old
+// one), mode 0600: it holds prompts and answers.
 func saveStore(path string, turns []turn) error {
 	if path == "" {
 		return nil
@@ -66,31 +68,10 @@ func saveStore(path string, turns []turn) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("conversation store: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, ".automate-conversation-*.tmp")
-	if err != nil {
-		return fmt.Errorf("conversation store: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return fmt.Errorf("conversation store: %w", err)
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("conversation store: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("conversation store: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("conversation store: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := atomicfile.WriteFile(path, b, 0o600); err != nil {
 		return fmt.Errorf("conversation store: %w", err)
 	}
 	return nil
