@@ -74,12 +74,12 @@ type run struct {
 	configured map[string]automate.InlineMcpServer // the run's configured MCP servers by name
 	box        *toolkit.Toolbox
 
-	msgs       []chatMessage // the conversation as sent upstream
-	runStart   int           // index of this run's user message in msgs; -1 before
-	steps      []*automate.Step
-	contentIDs map[string]string // resolved path -> id of the content this run wrote there
-	invalid    map[string]int    // invalid calls in a row, by tool name
-	executing  bool              // a tool step ran
+	msgs      []chatMessage // the conversation as sent upstream
+	runStart  int           // index of this run's user message in msgs; -1 before
+	steps     []*automate.Step
+	chain     toolkit.ContentChain
+	invalid   map[string]int // invalid calls in a row, by tool name
+	executing bool           // a tool step ran
 
 	calls      int           // completions received
 	inTok      int           // input tokens (summed over calls)
@@ -102,7 +102,6 @@ func (e *Engine) Run(ctx context.Context, task *assistant.Task, env assistant.En
 		e: e, parent: ctx, ctx: ctx, task: task, env: env,
 		log:        e.log.With("request_id", task.RequestID),
 		runStart:   -1,
-		contentIDs: map[string]string{},
 		invalid:    map[string]int{},
 		configured: map[string]automate.InlineMcpServer{},
 		startedRun: e.now(),
@@ -286,6 +285,7 @@ func expandRefs(m map[string]string) map[string]string {
 // openTools builds the run's tool set, connecting its MCP servers.
 func (r *run) openTools() error {
 	r.box = toolkit.New(toolkit.Config{Workspace: r.task.Workspace, Confine: r.task.Confine, Logger: r.e.log})
+	r.chain = toolkit.ContentChain{Workspace: r.task.Workspace, Confine: r.task.Confine}
 	r.tools = &toolset{}
 	for _, t := range builtinTools() {
 		r.tools.add(t)
@@ -914,16 +914,8 @@ func (r *run) runTool(t *tool, args json.RawMessage, st *automate.Step) (text st
 	if r.ctx.Err() != nil {
 		return interrupted()
 	}
-	r.chain(t.name, args, st, out, berr)
-	if out.Produced {
-		st.ProducedFilePath = out.Path
-		st.ProducedIsDirectory = out.IsDir
-	}
-	st.ProducedContent = out.Content
+	r.chain.Record(st, t.name, args, out, berr)
 	if berr != nil {
-		if st.ProducedContent == "" {
-			st.ProducedContentID = ""
-		}
 		r.finish(st, automate.StepFailed, berr.Error())
 		text := "Error: " + berr.Error()
 		var ee *toolkit.ExitError
@@ -959,51 +951,4 @@ func (r *run) reviewMCP(server, tool string) error {
 		return nil
 	}
 	return r.task.ReviewMCP(server, tool)
-}
-
-// chain sets the content chaining ids of a built-in call: a write
-// produces g<index>; a read, a listing or a command's output s<index>; a
-// read of a path this run wrote consumes that write's id; a move carries
-// it to the new path; a delete consumes it.
-func (r *run) chain(name string, args json.RawMessage, st *automate.Step, out toolkit.Outcome, err error) {
-	id := func(prefix string) string { return prefix + strconv.Itoa(st.Index) }
-	switch name {
-	case toolkit.ToolWriteFile:
-		if err == nil {
-			st.ProducedContentID = id("g")
-			r.contentIDs[out.Path] = st.ProducedContentID
-		}
-	case toolkit.ToolReadFile, toolkit.ToolListDir:
-		if err == nil {
-			st.ProducedContentID = id("s")
-			if c, ok := r.contentIDs[out.Path]; ok {
-				st.ConsumedContentIDs = []string{c}
-			}
-		}
-	case toolkit.ToolRunCommand:
-		if out.Content != "" {
-			st.ProducedContentID = id("s")
-		}
-	case toolkit.ToolDeletePath:
-		if err == nil {
-			if c, ok := r.contentIDs[out.Path]; ok {
-				st.ConsumedContentIDs = []string{c}
-				delete(r.contentIDs, out.Path)
-			}
-		}
-	case toolkit.ToolMovePath:
-		if err == nil {
-			var a struct {
-				From string `json:"from"`
-			}
-			_ = json.Unmarshal(args, &a)
-			if src, e := toolkit.ResolveEntry(r.task.Workspace, r.task.Confine, a.From); e == nil {
-				if c, ok := r.contentIDs[src]; ok {
-					st.ConsumedContentIDs = []string{c}
-					delete(r.contentIDs, src)
-					r.contentIDs[out.Path] = c
-				}
-			}
-		}
-	}
 }

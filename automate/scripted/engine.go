@@ -183,9 +183,8 @@ func (e *Engine) Run(ctx context.Context, task *assistant.Task, env assistant.En
 	e.mu.Unlock()
 	r := &run{
 		e: e, ctx: ctx, task: task, env: env,
-		sc:         parseScript(task.Prompt),
-		contentIDs: map[string]string{},
-		res:        &assistant.Result{Model: modelName, Backend: backend()},
+		sc:  parseScript(task.Prompt),
+		res: &assistant.Result{Model: modelName, Backend: backend()},
 	}
 	defer r.closeMcp()
 

@@ -29,12 +29,12 @@ type run struct {
 	prior []turn // the conversation before this run
 	res   *assistant.Result
 
-	tools      *toolkit.Toolbox
-	pool       *toolkit.McpPool
-	steps      []automate.Step   // the plan, updated as steps run
-	contentIDs map[string]string // resolved path -> id of the content this run wrote there
-	answer     *string           // set by #!answer / #!recall
-	trace      []json.RawMessage
+	tools  *toolkit.Toolbox
+	pool   *toolkit.McpPool
+	steps  []automate.Step // the plan, updated as steps run
+	chain  toolkit.ContentChain
+	answer *string // set by #!answer / #!recall
+	trace  []json.RawMessage
 
 	started   time.Time     // planning began
 	firstStep time.Time     // the first step began
@@ -45,6 +45,7 @@ type run struct {
 func (r *run) execute() (*assistant.Result, error) {
 	r.started = r.e.now()
 	r.tools = toolkit.New(toolkit.Config{Workspace: r.task.Workspace, Confine: r.task.Confine, Logger: r.e.log})
+	r.chain = toolkit.ContentChain{Workspace: r.task.Workspace, Confine: r.task.Confine}
 	r.trace = append(r.trace, assistant.TraceMessage("system", r.task.SystemPrompt(""), nil))
 	for _, t := range r.prior {
 		r.trace = append(r.trace,
@@ -401,51 +402,8 @@ func (r *run) builtin(d *directive, st *automate.Step) error {
 		r.finish(st, automate.StepFailed, "Interrupted: "+r.ctx.Err().Error())
 		return r.ctx.Err()
 	}
-	id := func(prefix string) string { return prefix + strconv.Itoa(st.Index) }
-	switch d.name {
-	case dWrite:
-		if err == nil {
-			st.ProducedContentID = id("g")
-			r.contentIDs[out.Path] = st.ProducedContentID
-		}
-	case dRead:
-		if err == nil {
-			st.ProducedContentID = id("s")
-			if c, ok := r.contentIDs[out.Path]; ok {
-				st.ConsumedContentIDs = []string{c}
-			}
-		}
-	case dRun:
-		if out.Content != "" {
-			st.ProducedContentID = id("s")
-		}
-	case dDelete:
-		if err == nil {
-			if c, ok := r.contentIDs[out.Path]; ok {
-				st.ConsumedContentIDs = []string{c}
-				delete(r.contentIDs, out.Path)
-			}
-		}
-	case dMove:
-		if err == nil {
-			if src, e := toolkit.ResolveEntry(r.task.Workspace, r.task.Confine, d.path); e == nil {
-				if c, ok := r.contentIDs[src]; ok {
-					st.ConsumedContentIDs = []string{c}
-					delete(r.contentIDs, src)
-					r.contentIDs[out.Path] = c
-				}
-			}
-		}
-	}
-	if out.Produced {
-		st.ProducedFilePath = out.Path
-		st.ProducedIsDirectory = out.IsDir
-	}
-	st.ProducedContent = out.Content
+	r.chain.Record(st, st.ToolName, st.ToolArgs, out, err)
 	if err != nil {
-		if st.ProducedContent == "" {
-			st.ProducedContentID = ""
-		}
 		r.finish(st, automate.StepFailed, err.Error())
 		return nil
 	}

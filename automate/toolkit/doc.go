@@ -52,6 +52,10 @@
 // to Config.MaxOutputBytes; a non-zero exit status is an *[ExitError]
 // (the Outcome is filled as well).
 //
+// [ContentChain] turns a run's built-in calls into the steps' content
+// chaining ids (producedContentId g<index> or s<index>, consumedContentIds)
+// and produced fields, the rule both engines share.
+//
 // # Inline MCP servers
 //
 // [ConnectMcp] opens one session per inline MCP server of a run, all
