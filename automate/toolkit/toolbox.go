@@ -236,6 +236,37 @@ type ops struct {
 	rootPath string
 }
 
+// resolveOps resolves path with resolve (Resolve, or ResolveEntry for a
+// tool acting on the entry itself) and opens the ops for the call
+// (creating the confinement root first when create is set); the caller
+// closes them.
+func (t *Toolbox) resolveOps(resolve func(workspace, confine, path string) (string, error), path string, create bool) (string, *ops, error) {
+	abs, err := resolve(t.cfg.Workspace, t.cfg.Confine, path)
+	if err != nil {
+		return "", nil, err
+	}
+	o, err := t.ops(create)
+	if err != nil {
+		return "", nil, err
+	}
+	return abs, o, nil
+}
+
+// openResolved resolves path and opens it for tool (read_file, list_dir);
+// done closes the file, then the ops.
+func (t *Toolbox) openResolved(tool, path string) (abs string, f *os.File, done func(), err error) {
+	abs, o, err := t.resolveOps(Resolve, path, false)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	f, err = o.open(abs)
+	if err != nil {
+		o.close()
+		return "", nil, nil, fmt.Errorf("%s %s: %w", tool, abs, err)
+	}
+	return abs, f, func() { f.Close(); o.close() }, nil
+}
+
 func (t *Toolbox) ops(create bool) (*ops, error) {
 	if t.cfg.Confine == "" {
 		return &ops{}, nil
@@ -322,11 +353,7 @@ func (o *ops) rename(from, to string) error {
 // WriteFile writes content to path (replacing the file), creating missing
 // parent folders.
 func (t *Toolbox) WriteFile(path, content string) (Outcome, error) {
-	abs, err := Resolve(t.cfg.Workspace, t.cfg.Confine, path)
-	if err != nil {
-		return Outcome{}, err
-	}
-	o, err := t.ops(true)
+	abs, o, err := t.resolveOps(Resolve, path, true)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -348,20 +375,11 @@ func (t *Toolbox) WriteFile(path, content string) (Outcome, error) {
 
 // ReadFile reads the text file at path, at most Config.MaxReadBytes.
 func (t *Toolbox) ReadFile(path string) (Outcome, error) {
-	abs, err := Resolve(t.cfg.Workspace, t.cfg.Confine, path)
+	abs, f, done, err := t.openResolved(ToolReadFile, path)
 	if err != nil {
 		return Outcome{}, err
 	}
-	o, err := t.ops(false)
-	if err != nil {
-		return Outcome{}, err
-	}
-	defer o.close()
-	f, err := o.open(abs)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("read_file %s: %w", abs, err)
-	}
-	defer f.Close()
+	defer done()
 	fi, err := f.Stat()
 	if err != nil {
 		return Outcome{}, fmt.Errorf("read_file %s: %w", abs, err)
@@ -389,20 +407,11 @@ func (t *Toolbox) ReadFile(path string) (Outcome, error) {
 
 // ListDir lists the folder at path (the workspace when path is "").
 func (t *Toolbox) ListDir(path string) (Outcome, error) {
-	abs, err := Resolve(t.cfg.Workspace, t.cfg.Confine, path)
+	abs, f, done, err := t.openResolved(ToolListDir, path)
 	if err != nil {
 		return Outcome{}, err
 	}
-	o, err := t.ops(false)
-	if err != nil {
-		return Outcome{}, err
-	}
-	defer o.close()
-	f, err := o.open(abs)
-	if err != nil {
-		return Outcome{}, fmt.Errorf("list_dir %s: %w", abs, err)
-	}
-	defer f.Close()
+	defer done()
 	entries, err := f.ReadDir(-1)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("list_dir %s: %w", abs, err)
@@ -434,11 +443,7 @@ func (t *Toolbox) ListDir(path string) (Outcome, error) {
 
 // DeletePath deletes the file, link or folder (recursively) at path.
 func (t *Toolbox) DeletePath(path string) (Outcome, error) {
-	abs, err := ResolveEntry(t.cfg.Workspace, t.cfg.Confine, path)
-	if err != nil {
-		return Outcome{}, err
-	}
-	o, err := t.ops(false)
+	abs, o, err := t.resolveOps(ResolveEntry, path, false)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -468,11 +473,7 @@ func (t *Toolbox) MovePath(from, to string) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	dst, err := ResolveEntry(t.cfg.Workspace, t.cfg.Confine, to)
-	if err != nil {
-		return Outcome{}, err
-	}
-	o, err := t.ops(false)
+	dst, o, err := t.resolveOps(ResolveEntry, to, false)
 	if err != nil {
 		return Outcome{}, err
 	}
