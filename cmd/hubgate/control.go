@@ -14,10 +14,30 @@ import (
 
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/configs"
 )
 
 // errNotRunning: the daemon's control endpoint does not answer.
 var errNotRunning = errors.New("hubgate is not running (no daemon answers on its control socket)")
+
+// dialControl loads the configuration and dials the daemon's control
+// socket (status, history, cancel); the caller closes the client.
+func (a *app) dialControl() (*configs.Config, *control.Client, error) {
+	cfg, err := a.loadConfig(nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cfg, control.Dial(cfg.Bridge.ControlSocket), nil
+}
+
+// daemonError maps a control call's error: no daemon answering is
+// errNotRunning (exit code ExitNotRunning).
+func daemonError(err error) error {
+	if errors.Is(err, control.ErrNotRunning) {
+		return errNotRunning
+	}
+	return err
+}
 
 func newStatusCommand(a *app) *cobra.Command {
 	var asJSON bool
@@ -26,18 +46,14 @@ func newStatusCommand(a *app) *cobra.Command {
 		Short: "Show the running daemon's state: hub connection, listening, current run, queue",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig(nil)
+			_, c, err := a.dialControl()
 			if err != nil {
 				return err
 			}
-			c := control.Dial(cfg.Bridge.ControlSocket)
 			defer c.Close()
 			st, err := c.Status(cmd.Context())
-			if errors.Is(err, control.ErrNotRunning) {
-				return errNotRunning
-			}
 			if err != nil {
-				return err
+				return daemonError(err)
 			}
 			if asJSON {
 				return writeJSONTo(a.stdio.Out, st)
@@ -94,11 +110,10 @@ func newHistoryCommand(a *app) *cobra.Command {
 			if limit < 1 || limit > journal.MaxHistoryLimit {
 				return &usageError{fmt.Errorf("--limit must be between 1 and %d", journal.MaxHistoryLimit)}
 			}
-			cfg, err := a.loadConfig(nil)
+			cfg, c, err := a.dialControl()
 			if err != nil {
 				return err
 			}
-			c := control.Dial(cfg.Bridge.ControlSocket)
 			defer c.Close()
 			entries, err := c.History(cmd.Context(), limit)
 			if errors.Is(err, control.ErrNotRunning) {
@@ -170,18 +185,14 @@ func newCancelCommand(a *app) *cobra.Command {
 		Short: "Cancel the daemon's current run (soft; --force terminates it at once)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig(nil)
+			_, c, err := a.dialControl()
 			if err != nil {
 				return err
 			}
-			c := control.Dial(cfg.Bridge.ControlSocket)
 			defer c.Close()
 			res, err := c.Cancel(cmd.Context(), force)
-			if errors.Is(err, control.ErrNotRunning) {
-				return errNotRunning
-			}
 			if err != nil {
-				return err
+				return daemonError(err)
 			}
 			if !res.Stopped {
 				fmt.Fprintln(a.stdio.Out, "nothing runs")
