@@ -1,0 +1,262 @@
+package main
+
+// Benchmarks of `hubgate run` with the real binaries on loopback:
+//
+//   - BenchmarkHubPushToRunRequest: from the moment the test asks the mock
+//     (`hubgate mock`, admin API) to push a DeviceCommand, to the moment an
+//     Automate server receives the daemon's POST /v1/runs. The server is an
+//     in-test automate/server with the scripted engine, wrapped in a
+//     middleware that timestamps the arrival; the daemon finds it by port
+//     discovery (automate.target external), so it must listen in
+//     4317..4328. One command at a time, each waited for to the end.
+//     Reports p50-ms, p99-ms and max-ms (and admin-call-p50-ms: the part
+//     spent in the test's own HTTP call to the mock, which the figures
+//     include). Targets: p50 < 0.5 ms, p99 < 2 ms.
+//   - BenchmarkRunStartToListening: exec of `hubgate run` to the mock's
+//     event log showing the device's DeviceStartedListening (the mock's
+//     timestamp). Target < 150 ms with a local hub.
+//   - BenchmarkRunIdleRSS: VmRSS of `hubgate run` once listening and idle
+//     for a second. Target < 20 MB.
+//
+// Run them with e.g. `go test -run '^$' -bench . -benchtime 200x
+// ./cmd/hubgate` (the RSS and start benchmarks do one daemon per
+// iteration; -benchtime 5x suits them). Nothing here asserts a timing.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/scripted"
+	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/hub/mockhub"
+)
+
+// benchServer is an in-test Automate server in the discovery window that
+// timestamps each POST /v1/runs as it arrives.
+type benchServer struct {
+	url      string
+	key      string
+	arrivals chan time.Time // one per run request, at arrival
+	answered chan struct{}  // one per run request, once answered
+}
+
+// startBenchServer listens on a free port of 4317..4328 (skipping the
+// benchmark when none is free).
+func startBenchServer(b *testing.B) *benchServer {
+	b.Helper()
+	var ln net.Listener
+	for p := automate.LastPort; p >= automate.FirstPort && ln == nil; p-- {
+		ln, _ = net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+	}
+	if ln == nil {
+		b.Skip("no free port in 4317..4328 for the Automate server")
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	bs := &benchServer{url: "http://" + ln.Addr().String(), key: uniqueKey(b),
+		arrivals: make(chan time.Time, 16), answered: make(chan struct{}, 16)}
+	srv, err := server.New(server.Config{Key: bs.key, Assistant: scripted.New(scripted.Config{Logger: quiet}),
+		Workspace: b.TempDir(), Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	next := srv.Handler()
+	hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		run := r.Method == http.MethodPost && r.URL.Path == "/v1/runs"
+		if run {
+			bs.arrivals <- time.Now()
+		}
+		next.ServeHTTP(w, r)
+		if run {
+			bs.answered <- struct{}{}
+		}
+	})}
+	go hs.Serve(ln)
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Close(ctx)
+		hs.Shutdown(ctx)
+	})
+	return bs
+}
+
+func BenchmarkHubPushToRunRequest(b *testing.B) {
+	bs := startBenchServer(b)
+	h := startHub(b)
+	s := newDaemonSetup(b, h, daemonConfig{External: true, Key: bs.key, Bridge: `rules:
+  - name: bench
+    match: {command_glob: "bench *"}
+    busy: queue
+    queue_limit: 1000
+    run: {prompt: "#!answer ok"}
+`})
+	d := startListening(b, s)
+	if recs := d.logRecords("hubgate running"); len(recs) != 1 || recs[0]["automate"] != bs.url {
+		b.Fatalf("the daemon did not find the bench server %s: %v", bs.url, recs)
+	}
+	j, err := journal.OpenReadOnly(s.journal)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer j.Close()
+
+	n := 0
+	var calls []time.Duration // the admin call alone (test -> mock -> queued on the hub connection)
+	// one pushes a command and returns the push-to-arrival latency, once
+	// the daemon has journaled the run's end (so that the next command
+	// finds the slot free).
+	one := func() time.Duration {
+		n++
+		t0 := time.Now()
+		h.push(fmt.Sprintf("bench %d", n), nil)
+		calls = append(calls, time.Since(t0))
+		var at time.Time
+		select {
+		case at = <-bs.arrivals:
+		case <-time.After(e2eWait):
+			b.Fatalf("command %d never reached the server:\n%s", n, d.Stderr())
+		}
+		<-bs.answered
+		want := fmt.Sprintf("bench %d", n)
+		for deadline := time.Now().Add(e2eWait); ; time.Sleep(200 * time.Microsecond) {
+			es, err := j.History(context.Background(), journal.HistoryQuery{Limit: 1})
+			if err == nil && len(es) == 1 && es[0].Command == want && es[0].Run == journal.RunFinished {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("command %d was not journaled as finished", n)
+			}
+		}
+		return at.Sub(t0)
+	}
+	for range 10 { // warm up: connections, prepared statements
+		one()
+	}
+	calls = calls[:0]
+	lat := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		lat = append(lat, one())
+	}
+	b.StopTimer()
+	reportLatencies(b, lat)
+	slices.Sort(calls)
+	b.ReportMetric(float64(calls[len(calls)/2])/float64(time.Millisecond), "admin-call-p50-ms")
+	es, err := j.History(context.Background(), journal.HistoryQuery{Limit: journal.MaxHistoryLimit})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, e := range es {
+		if e.Status != automate.StatusCompleted {
+			b.Fatalf("a benchmark run did not complete: %s", e2eDump([]journal.Entry{e}))
+		}
+	}
+}
+
+// reportLatencies reports p50, p99 and max in milliseconds.
+func reportLatencies(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	slices.Sort(lat)
+	q := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	b.ReportMetric(ms(q(0.50)), "p50-ms")
+	b.ReportMetric(ms(q(0.99)), "p99-ms")
+	b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
+}
+
+// benchTargets runs f for the co-hosted target and, when a port of the
+// window is free, the external one.
+func benchTargets(b *testing.B, f func(b *testing.B, c daemonConfig)) {
+	b.Run("cohosted", func(b *testing.B) { f(b, daemonConfig{Bridge: "rules: []\n"}) })
+	b.Run("external", func(b *testing.B) {
+		bs := startBenchServer(b)
+		f(b, daemonConfig{External: true, Key: bs.key, Bridge: "rules: []\n"})
+	})
+}
+
+func BenchmarkRunStartToListening(b *testing.B) {
+	benchTargets(b, func(b *testing.B, c daemonConfig) {
+		h := startHub(b)
+		s := newDaemonSetup(b, h, c)
+		var took []time.Duration
+		for range b.N {
+			t0 := time.Now()
+			d := startDaemon(b, s)
+			ev := waitDeviceEvent(b, h, d.since, "DeviceStartedListening")
+			took = append(took, ev.Time.Sub(t0))
+			b.StopTimer()
+			if code := d.stop(syscall.SIGTERM); code != 0 {
+				b.Fatalf("SIGTERM: exit %d\n%s", code, d.Stderr())
+			}
+			b.StartTimer()
+		}
+		slices.Sort(took)
+		b.ReportMetric(float64(took[len(took)/2])/float64(time.Millisecond), "p50-start-ms")
+		b.ReportMetric(float64(took[len(took)-1])/float64(time.Millisecond), "max-start-ms")
+	})
+}
+
+func BenchmarkRunIdleRSS(b *testing.B) {
+	benchTargets(b, func(b *testing.B, c daemonConfig) {
+		h := startHub(b)
+		s := newDaemonSetup(b, h, c)
+		var worst, anon, file float64
+		for range b.N {
+			d := startListening(b, s)
+			time.Sleep(time.Second) // the measurement protocol: idle for a second
+			st := procStatus(b, d.cmd.Process.Pid)
+			if st["VmRSS"] > worst {
+				worst, anon, file = st["VmRSS"], st["RssAnon"], st["RssFile"]
+			}
+			b.StopTimer()
+			d.stop(syscall.SIGTERM)
+			b.StartTimer()
+		}
+		b.ReportMetric(worst, "rss-MB")
+		b.ReportMetric(anon, "rss-anon-MB") // heap, stacks
+		b.ReportMetric(file, "rss-file-MB") // the binary's pages in memory
+	})
+}
+
+// waitDeviceEvent waits for the device's event with action after since.
+func waitDeviceEvent(b *testing.B, h *e2eHub, since int64, action string) mockhub.Event {
+	b.Helper()
+	return h.waitAction(since, action)
+}
+
+// procStatus reads the kB fields of /proc/<pid>/status, in MB.
+func procStatus(b *testing.B, pid int) map[string]float64 {
+	b.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Skipf("no /proc here: %v", err)
+	}
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if v, isKB := strings.CutSuffix(strings.TrimSpace(v), " kB"); ok && isKB {
+			if kb, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+				out[name] = float64(kb) / 1024
+			}
+		}
+	}
+	if _, ok := out["VmRSS"]; !ok {
+		b.Fatalf("no VmRSS in /proc/%d/status", pid)
+	}
+	return out
+}
