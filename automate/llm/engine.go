@@ -14,6 +14,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
+	"github.com/hubgate/hubgate/internal/sysmem"
 )
 
 // DefaultUpstream is Ollama on loopback.
@@ -240,7 +241,7 @@ func New(cfg Config) *Engine {
 	}
 	memFn := cfg.TotalMemory
 	if memFn == nil {
-		memFn = totalRAM
+		memFn = sysmem.TotalRAM
 	}
 	e := &Engine{
 		cfg:         cfg,
@@ -456,21 +457,9 @@ func (e *Engine) backendLocked(model string) *automate.Backend {
 	return b
 }
 
-// Context size rule when neither the config nor the upstream says: 1024
-// tokens per whole GiB of RAM, clamped to [minContext, maxContext].
-const (
-	minContext = 4096
-	maxContext = 131072
-)
-
-func contextSizeFor(ram uint64) int {
-	n := int(ram>>30) * 1024
-	return min(max(n, minContext), maxContext)
-}
-
 // contextSizeLocked is the context window of model: the configured one,
 // else the upstream's (Ollama's for a loaded model, vLLM's max_model_len,
-// llama-server's n_ctx), else the RAM rule.
+// llama-server's n_ctx), else the RAM rule (assistant.ContextSizeForRAM).
 func (e *Engine) contextSizeLocked(model string) int {
 	if e.cfg.ContextSize > 0 {
 		return e.cfg.ContextSize
@@ -483,7 +472,7 @@ func (e *Engine) contextSizeLocked(model string) int {
 			return e.snap.contextSize
 		}
 	}
-	return contextSizeFor(e.ram)
+	return assistant.ContextSizeForRAM(e.ram)
 }
 
 // acquireWorker returns the warm worker for model, or nil when the run

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -581,11 +580,16 @@ func TestHTMLText(t *testing.T) {
 	}
 }
 
+// TestContextSizeRule: with no configured size and no upstream answer,
+// Runtime reports the RAM rule (assistant.ContextSizeForRAM) over
+// Config.TotalMemory.
 func TestContextSizeRule(t *testing.T) {
 	for ram, want := range map[uint64]int{0: 4096, 2 << 30: 4096, 16 << 30: 16384, 512 << 30: 131072} {
-		if got := contextSizeFor(ram); got != want {
-			t.Errorf("contextSizeFor(%d) = %d", ram, got)
+		e := New(Config{Upstream: "http://127.0.0.1:1", Logger: slog.New(slog.DiscardHandler),
+			TotalMemory: func() uint64 { return ram }})
+		if cs := e.Runtime().ContextSize; cs == nil || *cs != want {
+			t.Errorf("RAM %d: context size %v, want %d", ram, cs, want)
 		}
+		e.Close()
 	}
-	_ = fmt.Sprint
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
+	"github.com/hubgate/hubgate/internal/sysmem"
 )
 
 // Config configures New.
@@ -96,7 +97,7 @@ func New(cfg Config) *Engine {
 		created:      now(),
 		catalog:      catalog,
 		defaultModel: def,
-		contextSize:  contextSizeFromRAM(),
+		contextSize:  assistant.ContextSizeForRAM(sysmem.TotalRAM()),
 		active:       def,
 	}
 }

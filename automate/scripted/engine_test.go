@@ -16,6 +16,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
+	"github.com/hubgate/hubgate/internal/sysmem"
 	"github.com/hubgate/hubgate/internal/testenv"
 )
 
@@ -801,11 +802,12 @@ func TestLoadCatalogFile(t *testing.T) {
 	}
 }
 
+// TestContextSizeRule: Runtime reports the RAM rule over the machine's
+// RAM (the rule's own table is assistant.TestContextSizeForRAM).
 func TestContextSizeRule(t *testing.T) {
-	for ram, want := range map[uint64]int{0: 4096, 2 << 30: 4096, 8 << 30: 8192, 31<<30 + 5: 31744, 1 << 40: 131072} {
-		if got := contextSizeFor(ram); got != want {
-			t.Errorf("contextSizeFor(%d) = %d, want %d", ram, got, want)
-		}
+	want := assistant.ContextSizeForRAM(sysmem.TotalRAM())
+	if cs := newEngine(Config{}).Runtime().ContextSize; cs == nil || *cs != want {
+		t.Errorf("context size %v, want %d", cs, want)
 	}
 }
 

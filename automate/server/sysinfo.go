@@ -4,8 +4,9 @@ import (
 	"bufio"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
+
+	"github.com/hubgate/hubgate/internal/sysmem"
 )
 
 // systemInfo is the machine description of /health, read once at start.
@@ -36,28 +37,8 @@ func readSystemInfo() systemInfo {
 		}
 		f.Close()
 	}
-	si.totalMemory = totalMemory()
+	si.totalMemory = sysmem.TotalRAM()
 	return si
-}
-
-// totalMemory reads MemTotal from /proc/meminfo (0 when unknown).
-func totalMemory() uint64 {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, err := strconv.ParseUint(fields[1], 10, 64)
-			if err == nil {
-				return kb * 1024
-			}
-		}
-	}
-	return 0
 }
 
 // nodePlatform maps GOOS to the platform names of the contract.

@@ -1,9 +1,9 @@
-package llm
+package sysmem
 
 import "syscall"
 
-// totalRAM returns the machine's RAM in bytes, 0 when unknown.
-func totalRAM() uint64 {
+// TotalRAM returns the machine's RAM in bytes, 0 when unknown.
+func TotalRAM() uint64 {
 	var info syscall.Sysinfo_t
 	if err := syscall.Sysinfo(&info); err != nil {
 		return 0

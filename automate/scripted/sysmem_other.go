@@ -1,7 +1,0 @@
-//go:build !linux
-
-package scripted
-
-// totalRAM is unknown on this platform: the context size falls back to
-// its minimum.
-func totalRAM() uint64 { return 0 }
