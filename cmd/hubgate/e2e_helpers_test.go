@@ -76,7 +76,7 @@ func freeWindowPort() int {
 	return 0
 }
 
-// poll calls cond every 20 ms until it holds or timeout passes; it returns
+// e2ePoll calls cond every 20 ms until it holds or timeout passes; it returns
 // whether it held.
 func e2ePoll(timeout time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
@@ -165,7 +165,7 @@ func startMockProcTB(tb testing.TB) *mockProc {
 	return p
 }
 
-// cleanEnv is env() for any testing.TB: no inherited hubgate settings, a
+// e2eEnv is env() for any testing.TB: no inherited hubgate settings, a
 // private config dir.
 func e2eEnv(xdg string, extra ...string) []string {
 	var out []string
@@ -428,8 +428,7 @@ func startDaemon(tb testing.TB, s *daemonSetup) *daemonProc {
 	return d
 }
 
-// startListening starts the daemon and waits until the mock has seen the
-// device announce DeviceStartedListening.
+// startListening starts the daemon and waits until it listens.
 func startListening(tb testing.TB, s *daemonSetup) *daemonProc {
 	tb.Helper()
 	d := startDaemon(tb, s)
@@ -526,7 +525,7 @@ func (d *daemonProc) logRecords(msg string) []map[string]any {
 
 // ---- the journal ------------------------------------------------------------
 
-// readJournal returns every entry of the journal at path, oldest first
+// journalEntries returns every entry of the journal at path, oldest first
 // (nil when it does not exist yet).
 func journalEntries(tb testing.TB, path string) []journal.Entry {
 	tb.Helper()
@@ -548,7 +547,7 @@ func journalEntries(tb testing.TB, path string) []journal.Entry {
 	return es
 }
 
-// waitJournal polls the journal until cond holds and returns the entries.
+// waitJournalState polls the journal until cond holds and returns the entries.
 func waitJournalState(tb testing.TB, path, what string, cond func([]journal.Entry) bool) []journal.Entry {
 	tb.Helper()
 	var es []journal.Entry
@@ -568,7 +567,7 @@ func e2eDump(es []journal.Entry) string {
 	return b.String()
 }
 
-// byCommand returns the entry of the command text (the first one).
+// e2eEntry returns the entry of the command text (the first one).
 func e2eEntry(tb testing.TB, es []journal.Entry, text string) journal.Entry {
 	tb.Helper()
 	for _, e := range es {
@@ -580,8 +579,8 @@ func e2eEntry(tb testing.TB, es []journal.Entry, text string) journal.Entry {
 	return journal.Entry{}
 }
 
-// finished reports whether the entry's run is over (or it never had one
-// and was decided).
+// e2eSettled reports whether the entry is decided for good: not received
+// or queued, and a started run finished or interrupted.
 func e2eSettled(e journal.Entry) bool {
 	switch e.Decision {
 	case journal.DecisionReceived, journal.DecisionQueued:
@@ -594,7 +593,7 @@ func e2eSettled(e journal.Entry) bool {
 
 // ---- the Automate server ------------------------------------------------------
 
-// automateGet GETs path on an Automate server.
+// e2eAutomateGet GETs path on an Automate server.
 func e2eAutomateGet(tb testing.TB, base, key, path string, out any) int {
 	tb.Helper()
 	req, _ := http.NewRequest("GET", base+path, nil)
@@ -610,13 +609,13 @@ func e2eAutomateGet(tb testing.TB, base, key, path string, out any) int {
 	return resp.StatusCode
 }
 
-// sleeps is a script of n `#!sleep ms` directives: a run of n*ms that a
+// sleepScript is a script of n `#!sleep ms` directives: a run of n*ms that a
 // soft cancel stops within ms (it lands between steps).
 func sleepScript(n, ms int) string {
 	return strings.Repeat(fmt.Sprintf("#!sleep %d\n", ms), n)
 }
 
-// indent indents every line of s by n spaces (for YAML block scalars).
+// e2eIndent indents every line of s by n spaces (for YAML block scalars).
 func e2eIndent(s string, n int) string {
 	pad := strings.Repeat(" ", n)
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")

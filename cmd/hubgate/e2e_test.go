@@ -221,17 +221,24 @@ func TestBusyRestartUnderABurst(t *testing.T) {
 			t.Errorf("%q ran to completion although a later command replaced it", text)
 		case e.Run != journal.RunNone && e.RunStartedAt.After(winner.RunStartedAt):
 			t.Errorf("%q started after the last command", text)
-		case e.Run == journal.RunNone && e.Decision != journal.DecisionDropped && e.Decision != journal.DecisionAbandoned:
-			t.Errorf("%q: decision %s", text, e.Decision)
+		case e.Run == journal.RunNone && (e.Decision != journal.DecisionDropped || !strings.Contains(e.Note, "restart: superseded by command")):
+			t.Errorf("%q never ran but was not dropped as superseded: %s", text, e2eDump([]journal.Entry{e}))
+		case e.Run != journal.RunNone && e.Status != automate.StatusCanceled:
+			t.Errorf("%q ran and was not canceled: %s", text, e2eDump([]journal.Entry{e}))
 		}
 	}
 	if t.Failed() {
 		t.Logf("journal:\n%s", e2eDump(es))
 	}
-	_ = d
+	// Only the replaced run and the last command can have run: the others
+	// were superseded while the first was being canceled, or canceled in
+	// turn.
+	if n := countRunStarted(d); n < 2 || n > len(texts) {
+		t.Errorf("%d runs started", n)
+	}
 }
 
-// settledAll reports whether every entry is decided and its run over.
+// e2eSettledAll reports whether every entry is decided and its run over.
 func e2eSettledAll(es []journal.Entry) bool {
 	for _, e := range es {
 		if !e2eSettled(e) {
