@@ -360,8 +360,7 @@ func newMcpProxy(t *testing.T, target, header, value string) (*mcpProxy, string)
 
 func TestInlineMcpStreamableHTTPWithHeaders(t *testing.T) {
 	script := testenv.NpmBin(t, "@modelcontextprotocol/server-everything/dist/index.js")
-	port := testenv.FreePort(t)
-	testenv.StartNodeServer(t, port, nil, script, "streamableHttp")
+	port, _ := testenv.StartNodeServer(t, nil, script, "streamableHttp")
 	upstream := "http://127.0.0.1:" + strconv.Itoa(port)
 
 	const header, secret = "X-Caller-Auth", "caller-secret-7f3a"
@@ -452,8 +451,7 @@ func TestInlineMcpStreamableHTTPWithHeaders(t *testing.T) {
 
 func TestInlineMcpSSEWithHeaders(t *testing.T) {
 	script := testenv.NpmBin(t, "@modelcontextprotocol/server-everything/dist/index.js")
-	port := testenv.FreePort(t)
-	testenv.StartNodeServer(t, port, nil, script, "sse")
+	port, _ := testenv.StartNodeServer(t, nil, script, "sse")
 	const header, secret = "Authorization", "Bearer sse-caller-token-91c2"
 	proxy, proxyURL := newMcpProxy(t, "http://127.0.0.1:"+strconv.Itoa(port), header, secret)
 	h := newHarness(t)

@@ -233,8 +233,7 @@ func TestMcpHTTPAndSSEEverything(t *testing.T) {
 		{"sse", "sse", "/sse"},
 	} {
 		t.Run(tc.transport, func(t *testing.T) {
-			port := testenv.FreePort(t)
-			testenv.StartNodeServer(t, port, nil, script, tc.mode)
+			port, _ := testenv.StartNodeServer(t, nil, script, tc.mode)
 			rec := &headerRecorder{seen: map[string][]string{}}
 			front := rec.proxy(t, port)
 			srv := automate.InlineMcpServer{

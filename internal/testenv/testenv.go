@@ -112,9 +112,28 @@ func WaitListening(t testing.TB, addr string, timeout time.Duration, exited <-ch
 }
 
 // StartNodeServer starts `node script args...` in its own process group
-// with extra environment entries, waits until it listens on 127.0.0.1:port,
-// and kills its process group at cleanup. It returns the process group id.
-func StartNodeServer(t testing.TB, port int, env []string, script string, args ...string) int {
+// with PORT set to a free port and extra environment entries, waits until a
+// process of that group listens on the port, and kills the group at
+// cleanup. It returns the port and the process group id. A port taken by
+// another program between choosing and binding (the server then fails to
+// listen) is retried with another: the listener must be the server's own,
+// not whatever answers on the port.
+func StartNodeServer(t testing.TB, env []string, script string, args ...string) (port, pgid int) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		port = FreePort(t)
+		pgid, ok := startNodeOn(t, port, env, script, args...)
+		if ok {
+			return port, pgid
+		}
+		if attempt == 5 {
+			t.Fatalf("testenv: the node server never listened on a port of its own (%d attempts)", attempt)
+		}
+	}
+}
+
+// startNodeOn starts the server on port and reports whether it listens there.
+func startNodeOn(t testing.TB, port int, env []string, script string, args ...string) (int, bool) {
 	t.Helper()
 	node := RequireNode(t)
 	cmd := exec.Command(node, append([]string{script}, args...)...)
@@ -132,7 +151,7 @@ func StartNodeServer(t testing.TB, port int, env []string, script string, args .
 		close(exited)
 	}()
 	pgid := cmd.Process.Pid
-	t.Cleanup(func() {
+	stop := func() {
 		killGroup(pgid)
 		cmd.Process.Kill()
 		select {
@@ -140,9 +159,21 @@ func StartNodeServer(t testing.TB, port int, env []string, script string, args .
 		case <-time.After(10 * time.Second):
 			t.Errorf("testenv: node server (pgid %d) did not exit", pgid)
 		}
-	})
-	WaitListening(t, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), 30*time.Second, exited)
-	return pgid
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !groupListensOn(pgid, port) {
+		select {
+		case <-exited:
+			return 0, false // it could not bind (the port was taken meanwhile)
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			stop()
+			t.Fatalf("testenv: the node server did not listen on 127.0.0.1:%d within 30s", port)
+		}
+	}
+	t.Cleanup(stop)
+	return pgid, true
 }
 
 // ErrStillAlive is reported by WaitGroupGone.
