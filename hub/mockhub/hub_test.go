@@ -89,19 +89,35 @@ func dial(t *testing.T, base, tok string, r any, opts ...func(signalr.Party) err
 }
 
 // invoke calls a hub method with a deadline and decodes the result.
+// The library's result channel may carry an empty InvokeResult (its nil
+// error) before the value, and closes without anything for a void
+// method: read it to the end.
 func invoke(c signalr.Client, timeout time.Duration, out any, method string, args ...any) error {
-	select {
-	case res := <-c.Invoke(method, args...):
-		if res.Error != nil {
-			return res.Error
+	ch := c.Invoke(method, args...)
+	deadline := time.After(timeout)
+	var value any
+	for {
+		select {
+		case res, ok := <-ch:
+			if !ok {
+				if out != nil {
+					if value == nil {
+						return fmt.Errorf("%s: no result", method)
+					}
+					b, _ := json.Marshal(value)
+					return json.Unmarshal(b, out)
+				}
+				return nil
+			}
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.Value != nil {
+				value = res.Value
+			}
+		case <-deadline:
+			return context.DeadlineExceeded
 		}
-		if out != nil {
-			b, _ := json.Marshal(res.Value)
-			return json.Unmarshal(b, out)
-		}
-		return nil
-	case <-time.After(timeout):
-		return context.DeadlineExceeded
 	}
 }
 
@@ -205,7 +221,8 @@ func TestHubWithGoClient(t *testing.T) {
 	}
 	var latest deviceapi.UserDevice
 	if err := invoke(c, wait, &latest, "GetLatestDevice"); err != nil || latest.CurrentProfile == nil || latest.CurrentProfile.ID != "p1" {
-		t.Errorf("GetLatestDevice = %+v, %v", latest, err)
+		b, _ := json.Marshal(s.Events(0))
+		t.Errorf("GetLatestDevice = %+v, %v; events %s", latest, err, b)
 	}
 
 	// The event log holds the hub calls in order.
