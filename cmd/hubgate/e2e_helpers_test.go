@@ -91,6 +91,11 @@ func e2ePoll(timeout time.Duration, cond func() bool) bool {
 	}
 }
 
+// eventually polls cond for up to 10 s. Log assertions use it: a process's
+// stderr reaches the test through a pipe copied asynchronously, so a line
+// can arrive after the journal already shows what followed it.
+func eventually(cond func() bool) bool { return e2ePoll(10*time.Second, cond) }
+
 // ---- the mock remote service --------------------------------------------
 
 // e2eHub is a running `hubgate mock` with one device created through its

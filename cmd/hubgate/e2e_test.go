@@ -128,7 +128,14 @@ func pushBurst(h *e2eHub, prefix string, n int) []string {
 	return texts
 }
 
-func countRunStarted(d *daemonProc) int { return len(d.bridgeLogs("run started")) }
+// runsStarted counts the bridge's "run started" lines once there are at
+// least want (or 10 s passed): the log is copied from the daemon's stderr
+// asynchronously, so a line can land after the journal shows its effect.
+func runsStarted(d *daemonProc, want int) int {
+	count := func() int { return len(d.bridgeLogs("run started")) }
+	eventually(func() bool { return count() >= want })
+	return count()
+}
 
 func TestBusySingleUnderABurst(t *testing.T) {
 	h := startHub(t)
@@ -149,7 +156,7 @@ func TestBusySingleUnderABurst(t *testing.T) {
 			t.Errorf("%q was not dropped as busy: %s", text, e2eDump([]journal.Entry{e}))
 		}
 	}
-	if n := countRunStarted(d); n != 1 {
+	if n := runsStarted(d, 1); n != 1 {
 		t.Errorf("%d runs started, want 1", n)
 	}
 }
@@ -187,7 +194,7 @@ func TestBusyQueueUnderABurst(t *testing.T) {
 			t.Errorf("%q was not dropped for a full queue: %s", text, e2eDump([]journal.Entry{e}))
 		}
 	}
-	if n := countRunStarted(d); n != 3 {
+	if n := runsStarted(d, 3); n != 3 {
 		t.Errorf("%d runs started, want 3", n)
 	}
 }
@@ -233,7 +240,7 @@ func TestBusyRestartUnderABurst(t *testing.T) {
 	// Only the replaced run and the last command can have run: the others
 	// were superseded while the first was being canceled, or canceled in
 	// turn.
-	if n := countRunStarted(d); n < 2 || n > len(texts) {
+	if n := runsStarted(d, 2); n < 2 || n > len(texts) {
 		t.Errorf("%d runs started", n)
 	}
 }
@@ -359,7 +366,7 @@ func TestStopListening(t *testing.T) {
 		if e := waitSettled(t, s, "work 3"); e.Status != automate.StatusCanceled {
 			t.Errorf("hubgate cancel: %s", e2eDump([]journal.Entry{e}))
 		}
-		if n := countRunStarted(d); n != 2 {
+		if n := runsStarted(d, 2); n != 2 {
 			t.Errorf("%d runs started, want 2", n)
 		}
 	})
@@ -371,7 +378,7 @@ func TestStopListening(t *testing.T) {
 		waitRunning(t, s, d, "work 1")
 		h.pushListening(false)
 		d.waitHubState("connected")
-		if len(d.bridgeLogs("hub: stop listening")) != 1 {
+		if !eventually(func() bool { return len(d.bridgeLogs("hub: stop listening")) == 1 }) {
 			t.Fatalf("the bridge did not see StopListening:\n%s", d.Stderr())
 		}
 		if e := e2eEntry(t, journalEntries(t, s.journal), "work 1"); e.Run != journal.RunRunning {
@@ -405,11 +412,14 @@ func TestARunParksForTheNotifyTool(t *testing.T) {
 	if e.Status != automate.StatusCompleted || e.Answer != `told "`+msg+`"` || e.ParkedAt.IsZero() || e.RequestID == "" {
 		t.Fatalf("the run: %s (parked at %v)", e2eDump([]journal.Entry{e}), e.ParkedAt)
 	}
-	var found bool
-	for _, r := range d.bridgeLogs("notify") {
-		found = found || r["message"] == msg && r["level"] == "warning"
-	}
-	if !found {
+	if !eventually(func() bool {
+		for _, r := range d.bridgeLogs("notify") {
+			if r["message"] == msg && r["level"] == "warning" {
+				return true
+			}
+		}
+		return false
+	}) {
 		t.Errorf("the notification is not in the daemon's log:\n%s", d.Stderr())
 	}
 	r := runCmd(t, s.environ(), "", "--config", s.configPath, "status", "--json")
@@ -486,6 +496,14 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 		}
 	}
 
+	// hubgate history reads the journal itself while the daemon is down
+	// (its control socket is left stale by the kill).
+	r := runCmd(t, s.environ(), "", "--config", s.configPath, "history", "--json", "--limit", "10")
+	var hist []journal.Entry
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &hist) != nil || len(hist) != len(before) || hist[0].Command != "long 2" {
+		t.Errorf("hubgate history with the daemon killed: %+v", r)
+	}
+
 	d2 := startListening(t, s)
 	es := waitJournalState(t, s.journal, "recovered", func(es []journal.Entry) bool { return len(es) == 4 && e2eSettledAll(es) })
 	if e := e2eEntry(t, es, "long 1"); e.Run != journal.RunInterrupted || e.Status != "" || !strings.Contains(e.Note, "not sent again") {
@@ -515,6 +533,7 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 	if a, b := count(d, "automate"), count(d2, "automate"); a != 1 || b != 0 {
 		t.Errorf("the server started %q %d time(s) before the kill and %d after", "long 1", a, b)
 	}
+	eventually(func() bool { return len(d2.bridgeLogs("run started")) >= 1 })
 	if started := d2.bridgeLogs("run started"); len(started) != 1 || started[0]["task_id"] != fmt.Sprintf("hubgate-%d", e2eEntry(t, es, "keep 1").ID) {
 		t.Errorf("runs started after the restart: %v", started)
 	}
@@ -547,6 +566,7 @@ func TestARunStartedElsewhere(t *testing.T) {
     run: {prompt: "#!answer ran {{.Command}}"}
 `})
 	d := startListening(t, s)
+	eventually(func() bool { return len(d.logRecords("hubgate running")) >= 1 })
 	if recs := d.logRecords("hubgate running"); len(recs) != 1 || recs[0]["automate"] != srv.url || recs[0]["automate_mode"] != "external" {
 		t.Fatalf("the daemon did not find the external server %s: %v", srv.url, recs)
 	}
@@ -593,6 +613,15 @@ func TestARunStartedElsewhere(t *testing.T) {
 	if rec := <-first; rec.Status != automate.StatusCanceled {
 		t.Fatalf("the panel's first run: %+v", rec)
 	}
+	// The daemon polls /health after the 409 until the server is ready;
+	// wait for it to notice, so that the next command is sent (and refused).
+	if !e2ePoll(e2eWait, func() bool {
+		r := runCmd(t, s.environ(), "", "--config", s.configPath, "status", "--json")
+		var st control.Status
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &st) == nil && !st.WaitingForServer
+	}) {
+		t.Fatal("the daemon kept waiting for the server after the panel's run ended")
+	}
 
 	// queue: the command waits until the server is ready, then runs.
 	second := panel("#!sleep 3000\n#!answer panel two")
@@ -606,19 +635,23 @@ func TestARunStartedElsewhere(t *testing.T) {
 		t.Errorf("queue while a run started elsewhere: %s (queued %v, server start %v, panel end %v)",
 			e2eDump([]journal.Entry{e}), e.QueuedAt, e.StartedAt, rec.CompletedAt)
 	}
-	// q 1 waited in the queue: either its POST was refused (409) and it
-	// was queued again, or the daemon already knew the slot was held by a
-	// run it did not start and queued it without a POST. Which one depends
-	// on whether the readiness poll saw the gap between the panel's runs.
-	var waited bool
-	for _, r := range d.bridgeLogs("command decided") {
-		waited = waited || r["decision"] == "queued" && fmt.Sprint(r["command_id"]) == fmt.Sprint(e.ID)
-	}
-	if !waited {
+	// q 1's POST was refused (409) and it was queued again (the daemon had
+	// stopped waiting for the server before the panel's second run, so it
+	// did not know the slot was held).
+	if !eventually(func() bool {
+		for _, r := range d.bridgeLogs("command decided") {
+			if r["decision"] == "queued" && fmt.Sprint(r["command_id"]) == fmt.Sprint(e.ID) &&
+				strings.Contains(fmt.Sprint(r["note"]), "did not start; waiting for it") {
+				return true
+			}
+		}
+		return false
+	}) {
 		t.Errorf("the daemon did not queue q 1 while the run it did not start held the slot:\n%s", d.Stderr())
 	}
 	// One POST for "q 1" was refused (409) and one ran: the server started
 	// the panel's two runs and q 1 once.
+	eventually(func() bool { return strings.Count(srv.Stderr(), `msg="run started"`) >= 3 })
 	if n := strings.Count(srv.Stderr(), `msg="run started"`); n != 3 {
 		t.Errorf("the server started %d runs, want 3:\n%s", n, srv.Stderr())
 	}
