@@ -97,11 +97,16 @@ type Bridge struct {
 	wake    chan struct{} // the loop re-examines its queue
 	done    chan runDone  // a runner finished
 
-	mu            sync.Mutex
-	current       *runState // the run in flight (or being cancelled)
-	queue         []*pending
-	set           *rules.Set // Options.Rules with the latest profile's macros
-	waitingReady  bool       // a run started elsewhere holds the slot
+	mu           sync.Mutex
+	current      *runState // the run in flight (or being cancelled)
+	queue        []*pending
+	set          *rules.Set // Options.Rules with the latest profile's macros
+	waitingReady bool       // a run started elsewhere holds the slot
+	// listenWish is the hub's last Start/StopListening request, in event
+	// order with the commands (nil until the first one): the hub client
+	// confirms a request only after the hub answers its announcement, and
+	// a command right behind the request must be judged by the request.
+	listenWish    *bool
 	counters      control.Counters
 	notifications []Notification
 }
@@ -224,14 +229,34 @@ func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
 		}
 	case hub.KindStopListening:
 		b.log.Info("hub: stop listening")
+		b.setListenWish(false)
 		if b.opts.StopListeningCancels {
 			b.cancelCurrent(ctx, "the hub said StopListening")
 		}
 	case hub.KindStartListening:
 		b.log.Info("hub: start listening")
+		b.setListenWish(true)
 	default:
 		b.log.Debug("hub event", "kind", ev.Kind, "seq", ev.Seq)
 	}
+}
+
+func (b *Bridge) setListenWish(on bool) {
+	b.mu.Lock()
+	b.listenWish = &on
+	b.mu.Unlock()
+}
+
+// listening says whether commands are accepted: the hub's last listening
+// request in event order, else the hub client's own state (auto-listen).
+func (b *Bridge) listening() bool {
+	b.mu.Lock()
+	wish := b.listenWish
+	b.mu.Unlock()
+	if wish != nil {
+		return *wish
+	}
+	return b.opts.Hub.Listening()
 }
 
 // handleCommand journals a DeviceCommand, with the rule it matches, before
@@ -285,7 +310,7 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 	switch {
 	case stop:
 		b.decide(ctx, id, journal.DecisionIgnored, "StopOutputs: "+b.cancelCurrent(ctx, "StopOutputs macro"))
-	case !b.opts.Hub.Listening():
+	case !b.listening():
 		b.decide(ctx, id, journal.DecisionIgnored, "the device is not listening")
 	case !routed:
 		b.decide(ctx, id, journal.DecisionIgnored, "no rule matches")

@@ -39,7 +39,11 @@
 //     current run (and is journaled as ignored, with a note saying so); it
 //     is not matched against the rules.
 //   - A command that arrives while the device is not listening is journaled
-//     and ignored.
+//     and ignored. "Listening" follows the hub's last StartListening or
+//     StopListening request in event order (the hub client confirms it only
+//     after the hub answers, and the command right behind a request must be
+//     judged by it); before the first request, the hub client's own state
+//     (auto-listen) applies.
 //   - A queue limit counts every queued command, not only the rule's own.
 //   - A soft cancel that the run does not honour within CancelGrace is
 //     escalated to a force cancel. A cancel asked for right after a run

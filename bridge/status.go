@@ -27,7 +27,7 @@ func (b *Bridge) Status(ctx context.Context) (control.Status, error) {
 		DeviceID:  b.opts.DeviceID,
 		StartedAt: b.started,
 		Hub:       hubStatus(hs),
-		Listening: b.opts.Hub.Listening(),
+		Listening: b.listening(),
 		Automate:  b.opts.Target,
 	}
 	if !b.started.IsZero() {
