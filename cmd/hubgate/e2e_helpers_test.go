@@ -7,7 +7,6 @@ package main
 // event log.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -119,55 +118,11 @@ func startHub(tb testing.TB) *e2eHub {
 	return h
 }
 
-// startMockProcTB is startMockProc for any testing.TB (benchmarks too).
+// startMockProcTB starts `hubgate mock` on a free port with a private
+// environment (benchmarks too).
 func startMockProcTB(tb testing.TB) *mockProc {
 	tb.Helper()
-	cmd := exec.Command(binary, "mock", "--listen", "127.0.0.1:0")
-	cmd.Env = e2eEnv(tb.TempDir())
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p := &mockProc{cmd: cmd, done: make(chan struct{})}
-	cmd.Stderr = writerTo(func(b []byte) (int, error) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.stderr.Write(b)
-	})
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		io.Copy(io.Discard, stdout)
-		cmd.Wait()
-		close(p.done)
-	}()
-	tb.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	select {
-	case line, ok := <-lines:
-		if !ok {
-			<-p.done
-			tb.Fatalf("mock exited before printing its URL: %s", p.Stderr())
-		}
-		p.url = line
-	case <-time.After(30 * time.Second):
-		tb.Fatalf("no URL within 30s; stderr: %s", p.Stderr())
-	}
-	return p
+	return startMockProc(tb, e2eEnv(tb.TempDir()), "--listen", "127.0.0.1:0")
 }
 
 // e2eEnv is env() for any testing.TB: no inherited hubgate settings, a

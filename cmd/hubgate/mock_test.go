@@ -24,7 +24,7 @@ import (
 
 // mockProc is a running `hubgate mock`.
 type mockProc struct {
-	t      *testing.T
+	t      testing.TB
 	cmd    *exec.Cmd
 	url    string
 	mu     sync.Mutex
@@ -38,23 +38,24 @@ func (p *mockProc) Stderr() string {
 	return p.stderr.String()
 }
 
-// startMockProc starts `hubgate mock args...` and waits for its URL line.
-func startMockProc(t *testing.T, environ []string, args ...string) *mockProc {
-	t.Helper()
+// startMockProc starts `hubgate mock args...` and waits for its URL line;
+// at cleanup it is stopped with SIGTERM (killed after 20s).
+func startMockProc(tb testing.TB, environ []string, args ...string) *mockProc {
+	tb.Helper()
 	cmd := exec.Command(binary, append([]string{"mock"}, args...)...)
 	cmd.Env = environ
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	p := &mockProc{t: t, cmd: cmd, done: make(chan struct{})}
+	p := &mockProc{t: tb, cmd: cmd, done: make(chan struct{})}
 	cmd.Stderr = writerTo(func(b []byte) (int, error) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		return p.stderr.Write(b)
 	})
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	lines := make(chan string, 1)
 	go func() {
@@ -67,10 +68,16 @@ func startMockProc(t *testing.T, environ []string, args ...string) *mockProc {
 		cmd.Wait()
 		close(p.done)
 	}()
-	t.Cleanup(func() {
+	tb.Cleanup(func() {
 		select {
 		case <-p.done:
+			return
 		default:
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(20 * time.Second):
 			cmd.Process.Kill()
 			<-p.done
 		}
@@ -79,11 +86,11 @@ func startMockProc(t *testing.T, environ []string, args ...string) *mockProc {
 	case line, ok := <-lines:
 		if !ok {
 			<-p.done
-			t.Fatalf("mock exited before printing its URL: %s", p.Stderr())
+			tb.Fatalf("mock exited before printing its URL: %s", p.Stderr())
 		}
 		p.url = line
 	case <-time.After(30 * time.Second):
-		t.Fatalf("no URL within 30s; stderr: %s", p.Stderr())
+		tb.Fatalf("no URL within 30s; stderr: %s", p.Stderr())
 	}
 	return p
 }
