@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -400,26 +401,33 @@ func TestNotifyToolLoop(t *testing.T) {
 }
 
 func TestCommandToolRunsAnArgv(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "shout.txt")
 	rulesYAML := basicRules + `
 command_tools:
   - name: shout
     enabled: true
-    description: Echo a word in capitals
+    description: Write a word in capitals
     parameters: {type: object, properties: {word: {type: string}}, required: [word]}
-    argv: ["sh", "-c", "echo \"$0\" | tr a-z A-Z", "{{.word}}"]
+    argv: ["sh", "-c", "printf %s \"$0\" | tr a-z A-Z > ` + out + `", "{{.word}}"]
 `
 	rulesYAML = strings.Replace(rulesYAML, "rules:\n", `rules:
   - name: shout
     match: {command: shout}
     run:
-      prompt: "s\n#!tool shout {\"word\":\"quiet; rm -rf x\"}\n#!answer shouted"
+      prompt: "s\n#!tool shout {\"word\":\"quiet; rm -rf x $(id)\"}\n#!answer shouted"
       client_tools: [shout]
 `, 1)
 	e := newEnv(t, envOptions{rules: rulesYAML})
 	e.hub.command("shout", nil)
 	h := e.waitFor("the run", finished(1))
-	if h[0].Status != automate.StatusCompleted {
+	if h[0].Status != automate.StatusCompleted || h[0].Answer != "shouted" {
 		t.Fatalf("journal:\n%s", describe(h))
+	}
+	// The argument reached the command as one argv entry, never parsed by
+	// a shell.
+	b, err := os.ReadFile(out)
+	if err != nil || string(b) != "QUIET; RM -RF X $(ID)" {
+		t.Fatalf("the command tool wrote %q (%v)", b, err)
 	}
 }
 

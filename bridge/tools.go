@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
@@ -131,7 +130,7 @@ func (t *Tools) command(ctx context.Context, spec rules.CommandToolSpec, argv []
 		}
 	}
 	cmd.Env = toolkit.ChildEnviron()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	toolkit.SetProcessGroup(cmd)
 	limit := spec.MaxOutput
 	if limit <= 0 {
 		limit = t.opts.MaxOutput
@@ -147,11 +146,11 @@ func (t *Tools) command(ctx context.Context, spec rules.CommandToolSpec, argv []
 	select {
 	case err = <-waited:
 	case <-ctx.Done():
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		toolkit.KillProcessGroup(cmd)
 		<-waited
 		return out.String(), fmt.Errorf("%s: stopped after %s: %w", spec.Name, timeout, ctx.Err())
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // leftovers of the group
+	toolkit.KillProcessGroup(cmd) // leftovers of the group
 	if err != nil {
 		return out.String(), fmt.Errorf("%s: %w; output: %s", spec.Name, err, toolkit.Preview(out.String(), 400))
 	}
