@@ -189,6 +189,18 @@ func mockRequired(cmd *cobra.Command, names ...string) error {
 }
 
 // readInput reads a file, or stdin for "-".
+// mockReadJSONFile reads --file (- for stdin) and checks it is JSON.
+func (a *app) mockReadJSONFile(file string) ([]byte, error) {
+	b, err := a.mockReadInput(file)
+	if err != nil {
+		return nil, fmt.Errorf("--file: %w", err)
+	}
+	if !json.Valid(b) {
+		return nil, &usageError{fmt.Errorf("--file %s is not JSON", file)}
+	}
+	return b, nil
+}
+
 func (a *app) mockReadInput(name string) ([]byte, error) {
 	if name == "-" {
 		return io.ReadAll(a.stdio.In)
@@ -310,12 +322,9 @@ func newMockProfileCommand(a *app) *cobra.Command {
 			if err := mockRequired(cmd, "device", "file"); err != nil {
 				return err
 			}
-			b, err := a.mockReadInput(file)
+			b, err := a.mockReadJSONFile(file)
 			if err != nil {
-				return fmt.Errorf("--file: %w", err)
-			}
-			if !json.Valid(b) {
-				return &usageError{fmt.Errorf("--file %s is not JSON", file)}
+				return err
 			}
 			res, err := c.Profile(ctx, device, b)
 			if err != nil {
@@ -366,12 +375,9 @@ func newMockSettingsCommand(a *app) *cobra.Command {
 			if err := mockRequired(cmd, "device", "file"); err != nil {
 				return err
 			}
-			b, err := a.mockReadInput(file)
+			b, err := a.mockReadJSONFile(file)
 			if err != nil {
-				return fmt.Errorf("--file: %w", err)
-			}
-			if !json.Valid(b) {
-				return &usageError{fmt.Errorf("--file %s is not JSON", file)}
+				return err
 			}
 			res, err := c.Settings(ctx, device, b)
 			if err != nil {
