@@ -37,6 +37,7 @@ type Automate interface {
 // Journal is what the bridge needs of the run journal (*journal.Journal).
 type Journal interface {
 	RecordCommand(ctx context.Context, c journal.Command) (id int64, duplicate bool, err error)
+	RecordStarted(ctx context.Context, c journal.Command, s journal.RunStart) (id int64, taskID string, duplicate bool, err error)
 	SetDecision(ctx context.Context, id int64, decision journal.Decision, note string) error
 	RunStarted(ctx context.Context, id int64, taskID string, at time.Time) error
 	RunParked(ctx context.Context, id int64, requestID, resumeToken string) error
@@ -290,6 +291,10 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 			rec.MacroJSON = raw
 		}
 	}
+	if !stop && routed && renderErr == nil && b.listening() && b.slotFree() {
+		b.startAtOnce(ctx, rec, &pending{cmd: cmd, rule: rule, req: req, queuedAt: b.now()})
+		return
+	}
 	id, dup, err := b.opts.Journal.RecordCommand(ctx, rec)
 	if err != nil {
 		// Not journaled means not acted on: nothing may run unrecorded.
@@ -318,10 +323,44 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 		b.decide(ctx, id, journal.DecisionFailed, "rule "+rule.Name()+": "+renderErr.Error())
 	default:
 		if req.TaskID == "" {
-			req.TaskID = fmt.Sprintf("hubgate-%d", id)
+			req.TaskID = journal.DefaultTaskID(id)
 		}
 		b.admit(ctx, &pending{id: id, cmd: cmd, rule: rule, req: req, queuedAt: b.now()})
 	}
+}
+
+// slotFree says whether a command would start at once: no run in flight,
+// none being waited for, none queued.
+func (b *Bridge) slotFree() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.current == nil && !b.waitingReady && len(b.queue) == 0
+}
+
+// startAtOnce journals a command that starts right away together with its
+// run, in one commit, and starts it: the usual path from a hub event to the
+// POST. Only the loop changes the slot, so it is still free here.
+func (b *Bridge) startAtOnce(ctx context.Context, rec journal.Command, p *pending) {
+	startedAt := b.now()
+	id, taskID, dup, err := b.opts.Journal.RecordStarted(ctx, rec, journal.RunStart{TaskID: p.req.TaskID, At: startedAt})
+	if err != nil {
+		// Not journaled means not acted on: nothing may run unrecorded.
+		b.log.Error("journal: command not recorded; ignoring it", "seq", rec.Seq, "err", err)
+		return
+	}
+	b.mu.Lock()
+	if dup {
+		b.counters.Duplicates++
+	} else {
+		b.counters.Received++
+	}
+	b.mu.Unlock()
+	if dup {
+		b.log.Info("command already journaled (delivered twice); ignoring", "seq", rec.Seq, "id", id)
+		return
+	}
+	p.id, p.req.TaskID = id, taskID
+	b.launch(ctx, p, startedAt)
 }
 
 // admit applies the rule's busy policy to a rendered command.
@@ -418,21 +457,26 @@ func (b *Bridge) startNext(ctx context.Context) {
 
 // start hands p to a runner goroutine. The slot must be free.
 func (b *Bridge) start(ctx context.Context, p *pending) {
-	// The run's context is not the loop's: a shutdown decides explicitly
-	// what happens to the run (OnShutdown).
-	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r := &runState{pending: p, ctx: rctx, cancel: cancel, startedAt: b.now()}
-	if err := b.opts.Journal.RunStarted(ctx, p.id, p.req.TaskID, r.startedAt); err != nil {
-		cancel()
+	startedAt := b.now()
+	if err := b.opts.Journal.RunStarted(ctx, p.id, p.req.TaskID, startedAt); err != nil {
 		b.log.Error("journal: run not recorded as started; not starting it", "command_id", p.id, "err", err)
 		b.decide(ctx, p.id, journal.DecisionFailed, "journal: "+err.Error())
 		return
 	}
+	b.launch(ctx, p, startedAt)
+}
+
+// launch hands p, journaled as started, to a runner goroutine.
+func (b *Bridge) launch(ctx context.Context, p *pending, startedAt time.Time) {
+	// The run's context is not the loop's: a shutdown decides explicitly
+	// what happens to the run (OnShutdown).
+	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	r := &runState{pending: p, ctx: rctx, cancel: cancel, startedAt: startedAt}
 	b.mu.Lock()
 	b.current = r
 	b.counters.Started++
 	b.mu.Unlock()
-	// RunStarted recorded the decision "started" with the run.
+	// The journal recorded the decision "started" with the run.
 	b.log.Info("run started", "command_id", p.id, "rule", p.rule.Name(), "task_id", p.req.TaskID)
 	go func() { b.done <- b.execute(r) }()
 }

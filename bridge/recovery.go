@@ -67,7 +67,7 @@ func (b *Bridge) requeue(e journal.Entry, set *rules.Set) (*pending, string) {
 		return nil, "its rule no longer renders: " + err.Error()
 	}
 	if req.TaskID == "" {
-		req.TaskID = fmt.Sprintf("hubgate-%d", e.ID)
+		req.TaskID = journal.DefaultTaskID(e.ID)
 	}
 	return &pending{id: e.ID, cmd: cmd, rule: rule, req: req, queuedAt: e.ReceivedAt}, ""
 }

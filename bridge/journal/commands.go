@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
@@ -61,53 +62,15 @@ func OutcomeOf(rec *automate.RunRecord) Outcome {
 // seq > 0) was already recorded it writes nothing and returns the existing
 // id with duplicate = true.
 func (j *Journal) RecordCommand(ctx context.Context, c Command) (id int64, duplicate bool, err error) {
-	if j.readOnly {
-		return 0, false, ErrReadOnly
-	}
-	if c.Decision == "" {
-		c.Decision = DecisionReceived
-	}
-	if !c.Decision.Valid() {
-		return 0, false, fmt.Errorf("%w: decision %q", ErrInvalid, c.Decision)
-	}
-	seq, err := seqToDB("seq", c.Seq)
+	row, err := j.commandRow(c, RunStart{}, false)
 	if err != nil {
 		return 0, false, err
 	}
-	session, err := seqToDB("session", c.Session)
-	if err != nil {
-		return 0, false, err
-	}
-	var macro any
-	if len(c.MacroJSON) > 0 {
-		if !json.Valid(c.MacroJSON) {
-			return 0, false, fmt.Errorf("%w: macro is not valid JSON", ErrInvalid)
-		}
-		macro = string(c.MacroJSON)
-	}
-	now := j.now()
-	if c.ReceivedAt.IsZero() {
-		c.ReceivedAt = now
-	}
-	var decided, queued int64
-	if c.Decision != DecisionReceived {
-		decided = toDB(now)
-	}
-	if c.Decision == DecisionQueued {
-		queued = toDB(now)
-	}
-	ins, err := j.stmt(ctx, `
-INSERT INTO commands(boot, touched_boot, session, seq, received_at, text, macro_id, macro_name, macro_json,
-                     rule, decision, note, decided_at, queued_at, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT(boot, session, seq) WHERE seq > 0 DO NOTHING
-RETURNING id`)
+	ins, err := j.stmt(ctx, insertCommand)
 	if err != nil {
 		return 0, false, fmt.Errorf("journal: recording a command: %w", err)
 	}
-	err = ins.QueryRowContext(ctx,
-		j.boot, j.boot, session, seq, toDB(c.ReceivedAt), c.Text, c.MacroID, c.MacroName, macro,
-		c.Rule, string(c.Decision), c.Note, decided, queued, toDB(now)).Scan(&id)
+	err = ins.QueryRowContext(ctx, row...).Scan(&id)
 	if err == nil {
 		j.wrote()
 		return id, false, nil
@@ -115,13 +78,141 @@ RETURNING id`)
 	if !errors.Is(err, sql.ErrNoRows) {
 		return 0, false, fmt.Errorf("journal: recording a command: %w", err)
 	}
-	err = j.db.QueryRowContext(ctx, `SELECT id FROM commands WHERE boot = ? AND session = ? AND seq = ?`,
-		j.boot, session, seq).Scan(&id)
+	id, err = j.duplicateOf(ctx, j.db, c)
+	return id, err == nil, err
+}
+
+// RunStart is how RecordStarted starts the command's run.
+type RunStart struct {
+	TaskID string    // the run's taskId; "" means DefaultTaskID(id)
+	At     time.Time // when the POST is about to be sent; zero means now
+}
+
+// DefaultTaskID is the taskId of a command's run when its rule sets none:
+// it names the journal row, so the server's runs and `hubgate history`
+// point at each other.
+func DefaultTaskID(id int64) string { return defaultTaskIDPrefix + strconv.FormatInt(id, 10) }
+
+// RecordStarted is RecordCommand followed by RunStarted, in one commit: for
+// a command the bridge starts at once, the usual path from a hub event to
+// its POST pays for one write instead of two. The row is written with
+// decision started and run running (c.Decision is ignored) and returns the
+// taskId it stored. A duplicate delivery writes nothing, as in
+// RecordCommand, and returns duplicate = true (taskID is then "").
+func (j *Journal) RecordStarted(ctx context.Context, c Command, s RunStart) (id int64, taskID string, duplicate bool, err error) {
+	row, err := j.commandRow(c, s, true)
 	if err != nil {
-		return 0, false, fmt.Errorf("journal: recording a command: finding the duplicate: %w", err)
+		return 0, "", false, err
+	}
+	ins, err := j.stmt(ctx, insertStarted)
+	if err != nil {
+		return 0, "", false, fmt.Errorf("journal: recording a started command: %w", err)
+	}
+	err = ins.QueryRowContext(ctx, append(row, defaultTaskIDPrefix)...).Scan(&id, &taskID)
+	if err == nil {
+		j.wrote()
+		return id, taskID, false, nil
+	}
+	if !errors.Is(err, sql.ErrNoRows) {
+		return 0, "", false, fmt.Errorf("journal: recording a started command: %w", err)
+	}
+	id, err = j.duplicateOf(ctx, j.db, c)
+	return id, "", err == nil, err
+}
+
+const defaultTaskIDPrefix = "hubgate-"
+
+// insertStarted is insertCommand for RecordStarted, in one statement (an
+// explicit transaction's BEGIN and COMMIT cost more than the statement):
+// the new row's id is computed as AUTOINCREMENT would choose it (one more
+// than sqlite_sequence's high-water mark, which no row id ever exceeds),
+// so that an empty task_id (?17) can become DefaultTaskID of it.
+const insertStarted = `
+WITH next(id) AS (SELECT COALESCE(MAX(seq), 0) + 1 FROM sqlite_sequence WHERE name = 'commands')
+INSERT INTO commands(id, boot, touched_boot, session, seq, received_at, text, macro_id, macro_name, macro_json,
+                     rule, decision, note, decided_at, queued_at, updated_at, run, task_id, run_started_at)
+SELECT next.id, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+       CASE WHEN ?17 = '' THEN ?19 || next.id ELSE ?17 END, ?18
+FROM next WHERE true
+ON CONFLICT(boot, session, seq) WHERE seq > 0 DO NOTHING
+RETURNING id, task_id`
+
+const insertCommand = `
+INSERT INTO commands(boot, touched_boot, session, seq, received_at, text, macro_id, macro_name, macro_json,
+                     rule, decision, note, decided_at, queued_at, updated_at, run, task_id, run_started_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(boot, session, seq) WHERE seq > 0 DO NOTHING
+RETURNING id`
+
+// commandRow validates c and returns the arguments of insertCommand; with
+// started, the row's run is started as s says.
+func (j *Journal) commandRow(c Command, s RunStart, started bool) ([]any, error) {
+	if j.readOnly {
+		return nil, ErrReadOnly
+	}
+	if started {
+		c.Decision = DecisionStarted
+	}
+	if c.Decision == "" {
+		c.Decision = DecisionReceived
+	}
+	if !c.Decision.Valid() {
+		return nil, fmt.Errorf("%w: decision %q", ErrInvalid, c.Decision)
+	}
+	seq, err := seqToDB("seq", c.Seq)
+	if err != nil {
+		return nil, err
+	}
+	session, err := seqToDB("session", c.Session)
+	if err != nil {
+		return nil, err
+	}
+	var macro any
+	if len(c.MacroJSON) > 0 {
+		if !json.Valid(c.MacroJSON) {
+			return nil, fmt.Errorf("%w: macro is not valid JSON", ErrInvalid)
+		}
+		macro = string(c.MacroJSON)
+	}
+	now := j.now()
+	if c.ReceivedAt.IsZero() {
+		c.ReceivedAt = now
+	}
+	var decided, queued, runStarted int64
+	if c.Decision != DecisionReceived {
+		decided = toDB(now)
+	}
+	if c.Decision == DecisionQueued {
+		queued = toDB(now)
+	}
+	var run RunState
+	if started {
+		run = RunRunning
+		if s.At.IsZero() {
+			s.At = now
+		}
+		runStarted = toDB(s.At)
+	}
+	return []any{j.boot, j.boot, session, seq, toDB(c.ReceivedAt), c.Text, c.MacroID, c.MacroName, macro,
+		c.Rule, string(c.Decision), c.Note, decided, queued, toDB(now), string(run), s.TaskID, runStarted}, nil
+}
+
+// querier is *sql.DB or *sql.Tx.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// duplicateOf finds the row an earlier delivery of c's hub event wrote.
+func (j *Journal) duplicateOf(ctx context.Context, q querier, c Command) (int64, error) {
+	var id int64
+	// c was validated: its seq and session fit.
+	err := q.QueryRowContext(ctx, `SELECT id FROM commands WHERE boot = ? AND session = ? AND seq = ?`,
+		j.boot, int64(c.Session), int64(c.Seq)).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("journal: recording a command: finding the duplicate: %w", err)
 	}
 	j.log.Debug("journal: duplicate delivery", "command", id, "session", c.Session, "seq", c.Seq)
-	return id, true, nil
+	return id, nil
 }
 
 // update applies set (with args) to command id when cond holds, stamping

@@ -25,11 +25,14 @@
 // database stays consistent either way. synchronous=FULL fsyncs the WAL at
 // every commit and survives power loss too. The cost was measured
 // (BenchmarkBeforePost, BenchmarkCommandLifecycle) on the development VM
-// (2 vCPUs, ext4 on virtio, other builds running): the two commits between
-// a hub event and the run's POST (RecordCommand, RunStarted) take p50
-// ~50 us / p99 ~0.25 ms with NORMAL, and p50 ~0.4-0.6 ms / p99 2-9 ms with
-// FULL; a command's whole lifecycle (three commits) ~0.1 ms against
-// ~0.6-1 ms. The push-to-POST latency target is a p50 of 0.5 ms and a p99
+// (2 vCPUs, ext4 on virtio): between a hub event and the run's POST, a
+// command that starts at once costs one commit (RecordStarted: p50 ~40 us /
+// p99 ~0.13 ms with NORMAL, p50 ~0.3 ms / p99 ~0.5 ms with FULL) and one
+// that was queued two (RecordCommand, RunStarted: p50 ~60 us / p99
+// ~0.2 ms, against p50 ~0.6 ms / p99 ~1 ms with FULL); a command's whole
+// lifecycle (three commits) ~0.1 ms against ~0.6-1 ms. In the daemon,
+// where the write follows an idle pause with cold caches, RecordStarted
+// takes p50 ~0.11 ms. The push-to-POST latency target is a p50 of 0.5 ms and a p99
 // of 2 ms, which FULL alone would exceed, so the default is SyncNormal;
 // SyncFull is one option away for a machine where power loss is the
 // worry.
@@ -69,6 +72,7 @@
 // # Lifecycle of a row
 //
 //	RecordCommand (decision received, or the decision given)
+//	RecordStarted (RecordCommand + RunStarted in one commit: a command started at once)
 //	  -> SetDecision: any decision, as long as no run is attached
 //	  queued -> Dequeued -> started      queued|received -> Abandon -> abandoned
 //	  started|received|queued -> RunStarted (run = running; written before the POST)

@@ -987,3 +987,139 @@ func TestRunRefused(t *testing.T) {
 		t.Fatalf("RunRefused(999): %v, want ErrNotFound", err)
 	}
 }
+
+// RecordStarted writes what RecordCommand + RunStarted write, in one
+// statement: the row, its decision and its run, with the default taskId
+// naming the id AUTOINCREMENT gave it, interleaved with RecordCommand and
+// across a reopen; duplicates write nothing.
+func TestRecordStarted(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "j.db")
+	clk := newClock()
+	j, err := Open(path, Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	macro := []byte(`{"id":"m1","name":"Sum","events":[{"type":"Type","text":"hi"}]}`)
+	now := clk.Advance(time.Second)
+	at := now.Add(-time.Millisecond)
+	first, task, dup, err := j.RecordStarted(ctx, Command{Seq: 1, Session: 1, ReceivedAt: at, Text: "go",
+		MacroID: "m1", MacroName: "Sum", MacroJSON: macro, Rule: "r", Decision: DecisionDropped}, RunStart{})
+	if err != nil || dup || task != DefaultTaskID(first) || task != "hubgate-1" {
+		t.Fatalf("RecordStarted = %d %q %v %v, want 1 hubgate-1 false nil", first, task, dup, err)
+	}
+	e := mustGet(t, j, first)
+	if e.Decision != DecisionStarted || e.Run != RunRunning || e.TaskID != task || !e.RunStartedAt.Equal(now) ||
+		!e.DecidedAt.Equal(now) || !e.ReceivedAt.Equal(at) || e.Command != "go" || e.Rule != "r" ||
+		e.MacroID != "m1" || e.MacroName != "Sum" || string(e.Macro) != string(macro) || !e.QueuedAt.IsZero() {
+		t.Fatalf("after RecordStarted: %+v", e)
+	}
+
+	// The ids RecordCommand and RecordStarted take are one sequence, and a
+	// given taskId is kept.
+	mid := mustRecord(t, j, Command{Seq: 2, Session: 1, Text: "queued", Decision: DecisionQueued})
+	started := clk.Now().Add(time.Minute)
+	third, task3, _, err := j.RecordStarted(ctx, Command{Seq: 3, Session: 1, Text: "own"}, RunStart{TaskID: "mine", At: started})
+	if err != nil || mid != first+1 || third != mid+1 || task3 != "mine" {
+		t.Fatalf("ids %d %d %d, task %q, err %v", first, mid, third, task3, err)
+	}
+	if e := mustGet(t, j, third); e.TaskID != "mine" || !e.RunStartedAt.Equal(started) {
+		t.Fatalf("given taskId and time: %+v", e)
+	}
+
+	// A second delivery of the same event (either way) writes nothing.
+	id, task, dup, err := j.RecordStarted(ctx, Command{Seq: 1, Session: 1, Text: "again"}, RunStart{})
+	if err != nil || !dup || id != first || task != "" {
+		t.Fatalf("duplicate RecordStarted = %d %q %v %v", id, task, dup, err)
+	}
+	id, dup, err = j.RecordCommand(ctx, Command{Seq: 3, Session: 1, Text: "again"})
+	if err != nil || !dup || id != third {
+		t.Fatalf("RecordCommand after RecordStarted = %d %v %v", id, dup, err)
+	}
+	id, _, dup, err = j.RecordStarted(ctx, Command{Seq: 2, Session: 1, Text: "again"}, RunStart{})
+	if err != nil || !dup || id != mid || mustGet(t, j, mid).Decision != DecisionQueued {
+		t.Fatalf("RecordStarted after RecordCommand = %d %v %v", id, dup, err)
+	}
+	// The run goes on as any other.
+	if err := j.RunFinished(ctx, first, Outcome{RequestID: "req", Status: automate.StatusCompleted}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := j.RecordStarted(ctx, Command{Seq: 9, MacroJSON: []byte("{")}, RunStart{}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("bad macro JSON: %v", err)
+	}
+	j.Close()
+
+	// After a reopen the sequence goes on (the ignored duplicates used up
+	// ids, as AUTOINCREMENT does for RecordCommand too), and a started row
+	// left behind is in flight for Recover.
+	j2 := openTest(t, path, clk)
+	next, task, _, err := j2.RecordStarted(ctx, Command{Seq: 1, Session: 1, Text: "new boot"}, RunStart{})
+	if err != nil || next <= third || task != DefaultTaskID(next) {
+		t.Fatalf("after reopen: %d %q %v, want an id above %d", next, task, err, third)
+	}
+	if after := mustRecord(t, j2, Command{Text: "after"}); after != next+1 {
+		t.Fatalf("RecordCommand after RecordStarted: id %d, want %d", after, next+1)
+	}
+	r, err := j2.Recover(ctx, clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := entryIDs(r.InFlight); !reflect.DeepEqual(got, []int64{third}) {
+		t.Fatalf("InFlight = %v, want [%d]", got, third)
+	}
+
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if _, _, _, err := ro.RecordStarted(ctx, Command{Text: "x"}, RunStart{}); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("read-only RecordStarted: %v", err)
+	}
+}
+
+// Concurrent RecordStarted calls for one hub event: exactly one writes;
+// for distinct events: distinct ids, each run named after its own id.
+func TestRecordStartedConcurrent(t *testing.T) {
+	ctx := context.Background()
+	j := openTest(t, filepath.Join(t.TempDir(), "j.db"), nil)
+	const n = 16
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	fresh, tasks := 0, map[int64]string{}
+	for i := range 2 * n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := Command{Seq: 42, Session: 3, Text: "same"}
+			if i >= n {
+				c = Command{Seq: uint64(100 + i), Session: 3, Text: "own"}
+			}
+			id, task, dup, err := j.RecordStarted(ctx, c, RunStart{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !dup {
+				if _, seen := tasks[id]; seen {
+					t.Errorf("id %d given twice", id)
+				}
+				tasks[id] = task
+				if i < n {
+					fresh++
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if fresh != 1 || len(tasks) != n+1 {
+		t.Fatalf("%d fresh inserts of the shared event (want 1), %d rows (want %d)", fresh, len(tasks), n+1)
+	}
+	for id, task := range tasks {
+		if e := mustGet(t, j, id); task != DefaultTaskID(id) || e.TaskID != task || e.Run != RunRunning {
+			t.Errorf("row %d: returned task %q, stored %+v", id, task, e)
+		}
+	}
+}
