@@ -19,7 +19,10 @@ package main
 //     event log showing the device's DeviceStartedListening (the mock's
 //     timestamp). Target < 150 ms with a local hub.
 //   - BenchmarkRunIdleRSS: VmRSS of `hubgate run` once listening and idle
-//     for a second. Target < 20 MB.
+//     for a second. Target < 20 MB. "static" is the binary as README's
+//     install command builds it (CGO_ENABLED=0); "cgo" the same code as a
+//     plain `go build` makes it where a C compiler is installed, for
+//     comparison (libc and ld.so mapped in: about 2 MB more).
 //
 // Run them with e.g. `go test -run '^$' -bench . -benchtime 200x
 // ./cmd/hubgate` (the RSS and start benchmarks do one daemon per
@@ -34,9 +37,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -246,22 +251,56 @@ func BenchmarkRunIdleRSS(b *testing.B) {
 	benchTargets(b, func(b *testing.B, c daemonConfig) {
 		h := startHub(b)
 		s := newDaemonSetup(b, h, c)
-		var worst, anon, file float64
-		for range b.N {
-			d := startListening(b, s)
-			time.Sleep(time.Second) // the measurement protocol: idle for a second
-			st := procStatus(b, d.cmd.Process.Pid)
-			if st["VmRSS"] > worst {
-				worst, anon, file = st["VmRSS"], st["RssAnon"], st["RssFile"]
-			}
-			b.StopTimer()
-			d.stop(syscall.SIGTERM)
-			b.StartTimer()
-		}
-		b.ReportMetric(worst, "rss-MB")
-		b.ReportMetric(anon, "rss-anon-MB") // heap, stacks
-		b.ReportMetric(file, "rss-file-MB") // the binary's pages in memory
+		b.Run("static", func(b *testing.B) { idleRSS(b, s) })
+		// For comparison, the same code built with cgo (go build's default
+		// where a C compiler is installed): the C resolver and user lookup
+		// bring libc and the dynamic loader into the process.
+		b.Run("cgo", func(b *testing.B) {
+			cs := *s
+			cs.binary = cgoBinary(b)
+			idleRSS(b, &cs)
+		})
 	})
+}
+
+// idleRSS starts the daemon of s b.N times and reports the largest VmRSS
+// once listening and idle for a second.
+func idleRSS(b *testing.B, s *daemonSetup) {
+	var worst, anon, file float64
+	for range b.N {
+		d := startListening(b, s)
+		time.Sleep(time.Second) // the measurement protocol: idle for a second
+		st := procStatus(b, d.cmd.Process.Pid)
+		if st["VmRSS"] > worst {
+			worst, anon, file = st["VmRSS"], st["RssAnon"], st["RssFile"]
+		}
+		b.StopTimer()
+		d.stop(syscall.SIGTERM)
+		b.StartTimer()
+	}
+	b.ReportMetric(worst, "rss-MB")
+	b.ReportMetric(anon, "rss-anon-MB") // heap, stacks
+	b.ReportMetric(file, "rss-file-MB") // the binary's (and libc's) pages mapped in
+}
+
+var cgoBuild struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// cgoBinary builds hubgate with cgo once per test binary; it skips b
+// where that is impossible (no C compiler).
+func cgoBinary(b *testing.B) string {
+	b.Helper()
+	cgoBuild.once.Do(func() {
+		cgoBuild.path = filepath.Join(filepath.Dir(binary), "hubgate-cgo")
+		cgoBuild.err = buildHubgate(cgoBuild.path, true)
+	})
+	if cgoBuild.err != nil {
+		b.Skipf("no cgo build here: %v", cgoBuild.err)
+	}
+	return cgoBuild.path
 }
 
 // waitDeviceEvent waits for the device's event with action after since.

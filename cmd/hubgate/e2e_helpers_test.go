@@ -264,6 +264,8 @@ type daemonSetup struct {
 	workspace  string
 	key        string
 	hub        *e2eHub
+	// binary is the hubgate binary to run. Zero: the one TestMain built.
+	binary string
 }
 
 // daemonConfig is what a test chooses of the config file.
@@ -353,7 +355,11 @@ func (d *daemonProc) Stderr() string {
 func startDaemon(tb testing.TB, s *daemonSetup) *daemonProc {
 	tb.Helper()
 	d := &daemonProc{tb: tb, s: s, done: make(chan struct{}), since: s.hub.lastSeq()}
-	d.cmd = exec.Command(binary, "--config", s.configPath, "run")
+	bin := s.binary
+	if bin == "" {
+		bin = binary
+	}
+	d.cmd = exec.Command(bin, "--config", s.configPath, "run")
 	d.cmd.Env = s.environ()
 	d.cmd.Stdout = io.Discard
 	d.cmd.Stderr = writerTo(func(b []byte) (int, error) {

@@ -1,7 +1,9 @@
 // Command hubgate is the hubgate gateway: one binary whose subcommands
 // serve the Automate server (`hubgate automate serve`), manage its access
-// key (`hubgate automate key`), and, in later issues, pair a device and run
-// the daemon. This package only wires: configuration from configs, engines
+// key (`hubgate automate key`), pair a device (`hubgate pair`), run the
+// daemon (`hubgate run`) and talk to it (`status`, `history`, `cancel`),
+// serve the mock remote service (`hubgate mock`) and show it all at once
+// (`hubgate demo`). This package only wires: configuration from configs, engines
 // from automate/..., the server from automate/server. Every error reaching
 // Main is mapped to an exit code by the one table in exitcodes.go.
 package main

@@ -29,14 +29,29 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "hubgate")
-	out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "build hubgate: %v\n%s", err, out)
+	if err := buildHubgate(binary, false); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// buildHubgate builds the hubgate binary at dst the way README's install
+// command does: CGO_ENABLED=0 (a static binary: Go's own DNS resolver and
+// user lookup, no libc mapped into the daemon) and -trimpath. With cgo it
+// builds as a plain `go build` does where a C compiler is installed.
+func buildHubgate(dst string, cgo bool) error {
+	cmd := exec.Command("go", "build", "-trimpath", "-o", dst, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if cgo {
+		cmd.Env[len(cmd.Env)-1] = "CGO_ENABLED=1"
+	}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("build hubgate (cgo %v): %v\n%s", cgo, err, out)
+	}
+	return nil
 }
 
 const envKey = "env-key-0123456789abcdefghijklmnopqrstu"
