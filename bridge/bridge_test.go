@@ -459,6 +459,28 @@ func TestDuplicateDeliveryIsIgnored(t *testing.T) {
 	}
 }
 
+// A redelivery that finds the slot free takes the start-at-once path: the
+// journal finds the first row and nothing runs again.
+func TestDuplicateDeliveryWithTheSlotFree(t *testing.T) {
+	e := newEnv(t, envOptions{rules: basicRules})
+	ev := hub.Event{Kind: hub.KindDeviceCommand, Command: "hello", Seq: 78, Session: 3, Received: time.Now()}
+	e.hub.events <- ev
+	first := e.waitFor("the run", finished(1))
+	e.hub.events <- ev
+	e.hub.command("hello", nil) // a later event: once it has run, the redelivery was handled
+	h := e.waitFor("the second run", finished(2))
+	if len(h) != 2 || h[0].ID != first[0].ID || h[0].TaskID != journal.DefaultTaskID(h[0].ID) || h[1].TaskID != journal.DefaultTaskID(h[1].ID) {
+		t.Fatalf("journal after a redelivery:\n%s", describe(h))
+	}
+	st, err := e.bridge.Status(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Counters.Duplicates != 1 || st.Counters.Received != 2 || st.Counters.Started != 2 {
+		t.Fatalf("counters %+v, want 1 duplicate, 2 received, 2 started", st.Counters)
+	}
+}
+
 func TestRestartRecoversTheJournal(t *testing.T) {
 	recoverRules := basicRules + `
   - name: keep

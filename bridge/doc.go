@@ -27,8 +27,9 @@
 //     cancels a run it did not start.
 //   - Explicit cancel when it gives up: a soft cancel first, escalated to a
 //     force cancel after Options.CancelGrace.
-//   - A command is journaled (decision "received") before anything is done
-//     with it; then its decision (started, queued, dropped, ignored, failed,
+//   - A command is journaled before anything is done with it: one that
+//     starts at once with its run (decision "started", in one write), any
+//     other as "received"; then its decision (started, queued, dropped, ignored, failed,
 //     abandoned) and its run's outcome. After a restart, queued commands that
 //     never started are abandoned, or run when their rule opts in and they
 //     are younger than its maximum age; a run that was in flight is

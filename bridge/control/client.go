@@ -143,8 +143,11 @@ func (c *Client) dialError(err error) error {
 		}
 	}
 	// net/http reports a connection closed before any answer as
-	// "server closed idle connection" (an unexported error) or EOF.
-	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || strings.Contains(err.Error(), "server closed idle connection") {
+	// "server closed idle connection" (an unexported error) or EOF; when
+	// the daemon closes it before the request is written, the write fails
+	// with EPIPE (or ECONNRESET).
+	if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "server closed idle connection") {
 		return fmt.Errorf("control: the daemon closed the connection without answering (another user's daemon?): %w", err)
 	}
 	return fmt.Errorf("control: %w", err)

@@ -661,3 +661,27 @@ func copyFile(t testing.TB, from, to string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// Every way a connection can end before an answer (the peer-uid refusal
+// closes it at once, before or after the request is written) reads as the
+// same clear error; other errors keep their text.
+func TestDialErrorClassifiesClosedConnections(t *testing.T) {
+	c := Dial("/run/hubgate/ctl.sock")
+	write := func(errno error) error {
+		return fmt.Errorf("Get %q: %w", "http://hubgate/v1/status", &net.OpError{Op: "write", Net: "unix", Err: os.NewSyscallError("write", errno)})
+	}
+	for _, err := range []error{io.EOF, write(syscall.EPIPE), write(syscall.ECONNRESET),
+		errors.New("http: server closed idle connection")} {
+		got := c.dialError(err)
+		if !strings.Contains(got.Error(), "closed the connection without answering") {
+			t.Errorf("dialError(%v) = %v, want a closed connection", err, got)
+		}
+	}
+	dial := &net.OpError{Op: "dial", Net: "unix", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}
+	if got := c.dialError(dial); !errors.Is(got, ErrNotRunning) {
+		t.Errorf("dialError(refused) = %v, want ErrNotRunning", got)
+	}
+	if got := c.dialError(errors.New("something else")); got.Error() != "control: something else" {
+		t.Errorf("dialError(other) = %v", got)
+	}
+}

@@ -78,7 +78,7 @@ func (j *Journal) RecordCommand(ctx context.Context, c Command) (id int64, dupli
 	if !errors.Is(err, sql.ErrNoRows) {
 		return 0, false, fmt.Errorf("journal: recording a command: %w", err)
 	}
-	id, err = j.duplicateOf(ctx, j.db, c)
+	id, err = j.duplicateOf(ctx, c)
 	return id, err == nil, err
 }
 
@@ -116,7 +116,7 @@ func (j *Journal) RecordStarted(ctx context.Context, c Command, s RunStart) (id 
 	if !errors.Is(err, sql.ErrNoRows) {
 		return 0, "", false, fmt.Errorf("journal: recording a started command: %w", err)
 	}
-	id, err = j.duplicateOf(ctx, j.db, c)
+	id, err = j.duplicateOf(ctx, c)
 	return id, "", err == nil, err
 }
 
@@ -125,10 +125,12 @@ const defaultTaskIDPrefix = "hubgate-"
 // insertStarted is insertCommand for RecordStarted, in one statement (an
 // explicit transaction's BEGIN and COMMIT cost more than the statement):
 // the new row's id is computed as AUTOINCREMENT would choose it (one more
-// than sqlite_sequence's high-water mark, which no row id ever exceeds),
-// so that an empty task_id (?17) can become DefaultTaskID of it.
+// than sqlite_sequence's high-water mark, or than the largest id should
+// that row ever have been lowered by hand), so that an empty task_id (?17)
+// can become DefaultTaskID of it.
 const insertStarted = `
-WITH next(id) AS (SELECT COALESCE(MAX(seq), 0) + 1 FROM sqlite_sequence WHERE name = 'commands')
+WITH next(id) AS (SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'commands'), 0),
+                             COALESCE((SELECT MAX(id) FROM commands), 0)) + 1)
 INSERT INTO commands(id, boot, touched_boot, session, seq, received_at, text, macro_id, macro_name, macro_json,
                      rule, decision, note, decided_at, queued_at, updated_at, run, task_id, run_started_at)
 SELECT next.id, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
@@ -197,19 +199,14 @@ func (j *Journal) commandRow(c Command, s RunStart, started bool) ([]any, error)
 		c.Rule, string(c.Decision), c.Note, decided, queued, toDB(now), string(run), s.TaskID, runStarted}, nil
 }
 
-// querier is *sql.DB or *sql.Tx.
-type querier interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // duplicateOf finds the row an earlier delivery of c's hub event wrote.
-func (j *Journal) duplicateOf(ctx context.Context, q querier, c Command) (int64, error) {
+func (j *Journal) duplicateOf(ctx context.Context, c Command) (int64, error) {
 	var id int64
 	// c was validated: its seq and session fit.
-	err := q.QueryRowContext(ctx, `SELECT id FROM commands WHERE boot = ? AND session = ? AND seq = ?`,
+	err := j.db.QueryRowContext(ctx, `SELECT id FROM commands WHERE boot = ? AND session = ? AND seq = ?`,
 		j.boot, int64(c.Session), int64(c.Seq)).Scan(&id)
 	if err != nil {
-		return 0, fmt.Errorf("journal: recording a command: finding the duplicate: %w", err)
+		return 0, fmt.Errorf("journal: finding the row of a duplicate delivery: %w", err)
 	}
 	j.log.Debug("journal: duplicate delivery", "command", id, "session", c.Session, "seq", c.Seq)
 	return id, nil

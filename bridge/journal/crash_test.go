@@ -329,11 +329,12 @@ func BenchmarkCommandLifecycle(b *testing.B) {
 
 // BenchmarkBeforePost measures the journal writes on the path from a hub
 // event to the run's POST: for a command that starts at once, RecordStarted
-// (one commit); for one that was queued first, RecordCommand (received) +
-// RunStarted (two commits).
+// (one commit); recorded first and started later, RecordCommand +
+// RunStarted (two commits; a queued command also pays SetDecision and
+// Dequeued, off this path).
 func BenchmarkBeforePost(b *testing.B) {
 	for _, sync := range []Sync{SyncNormal, SyncFull} {
-		for _, path := range []string{"at-once", "queued"} {
+		for _, path := range []string{"at-once", "recorded-first"} {
 			b.Run(string(sync)+"/"+path, func(b *testing.B) {
 				j, err := Open(filepath.Join(b.TempDir(), "j.db"), Options{Synchronous: sync})
 				if err != nil {

@@ -27,15 +27,16 @@
 // (BenchmarkBeforePost, BenchmarkCommandLifecycle) on the development VM
 // (2 vCPUs, ext4 on virtio): between a hub event and the run's POST, a
 // command that starts at once costs one commit (RecordStarted: p50 ~40 us /
-// p99 ~0.13 ms with NORMAL, p50 ~0.3 ms / p99 ~0.5 ms with FULL) and one
-// that was queued two (RecordCommand, RunStarted: p50 ~60 us / p99
-// ~0.2 ms, against p50 ~0.6 ms / p99 ~1 ms with FULL); a command's whole
-// lifecycle (three commits) ~0.1 ms against ~0.6-1 ms. In the daemon,
-// where the write follows an idle pause with cold caches, RecordStarted
-// takes p50 ~0.11 ms. The push-to-POST latency target is a p50 of 0.5 ms and a p99
-// of 2 ms, which FULL alone would exceed, so the default is SyncNormal;
-// SyncFull is one option away for a machine where power loss is the
-// worry.
+// p99 ~0.13 ms with NORMAL, p50 ~0.3 ms / p99 ~0.5 ms with FULL); one
+// recorded first and started later (RecordCommand, then RunStarted) two
+// (p50 ~60 us / p99 ~0.2 ms, against p50 ~0.6 ms / p99 ~1 ms with FULL); a
+// command's whole lifecycle (three commits) ~0.1 ms against ~0.6-1 ms. In
+// the daemon, where the write follows an idle pause with cold caches,
+// RecordStarted takes p50 ~0.11 ms with NORMAL. The push-to-POST target
+// (p50 0.5 ms, p99 2 ms) is met with NORMAL by a small margin (the hub
+// and the POST take the rest); FULL's extra 0.2-0.3 ms would exceed it, so
+// the default is SyncNormal; SyncFull is one option away for a machine
+// where power loss is the worry.
 //
 // Checkpoints: SQLite's automatic checkpoint runs inside the COMMIT that
 // crosses 1000 WAL pages and fsyncs there, which put a 0.7 ms p99 on the

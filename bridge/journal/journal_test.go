@@ -1060,6 +1060,13 @@ func TestRecordStarted(t *testing.T) {
 	if after := mustRecord(t, j2, Command{Text: "after"}); after != next+1 {
 		t.Fatalf("RecordCommand after RecordStarted: id %d, want %d", after, next+1)
 	}
+	// A high-water mark lowered by hand (a repair) cannot make it reuse an id.
+	if _, err := j2.db.ExecContext(ctx, `UPDATE sqlite_sequence SET seq = 1 WHERE name = 'commands'`); err != nil {
+		t.Fatal(err)
+	}
+	if id, task, _, err := j2.RecordStarted(ctx, Command{Seq: 2, Session: 1, Text: "after repair"}, RunStart{}); err != nil || id != next+2 || task != DefaultTaskID(id) {
+		t.Fatalf("after lowering the sequence: %d %q %v, want id %d", id, task, err, next+2)
+	}
 	r, err := j2.Recover(ctx, clk.Now())
 	if err != nil {
 		t.Fatal(err)

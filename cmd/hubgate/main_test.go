@@ -41,7 +41,8 @@ func TestMain(m *testing.M) {
 // buildHubgate builds the hubgate binary at dst the way README's install
 // command does: CGO_ENABLED=0 (a static binary: Go's own DNS resolver and
 // user lookup, no libc mapped into the daemon) and -trimpath. With cgo it
-// builds as a plain `go build` does where a C compiler is installed.
+// builds the same way with CGO_ENABLED=1 (go build's default where a C
+// compiler is installed).
 func buildHubgate(dst string, cgo bool) error {
 	cmd := exec.Command("go", "build", "-trimpath", "-o", dst, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
