@@ -996,10 +996,7 @@ func TestRecordStarted(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "j.db")
 	clk := newClock()
-	j, err := Open(path, Options{Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := openTest(t, path, clk) // closed before the reopen below, and again at cleanup
 	macro := []byte(`{"id":"m1","name":"Sum","events":[{"type":"Type","text":"hi"}]}`)
 	now := clk.Advance(time.Second)
 	at := now.Add(-time.Millisecond)
