@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -111,7 +112,7 @@ func runDaemon(ctx context.Context, o daemonOptions) (err error) {
 	defer stopControl()
 
 	log.Info("hubgate running", "device_id", o.deviceID, "automate", target.Endpoint, "automate_mode", target.Mode,
-		"journal", cfg.Bridge.Journal, "control", cfg.Bridge.ControlSocket)
+		"journal", cfg.Bridge.Journal, "control", cfg.Bridge.ControlSocket, "gomaxprocs", runtime.GOMAXPROCS(0))
 	if o.ready != nil {
 		o.ready(daemonInfo{automateURL: target.Endpoint, controlSocket: cfg.Bridge.ControlSocket, bridge: b, hub: hc})
 	}

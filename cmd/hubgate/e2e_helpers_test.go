@@ -266,6 +266,8 @@ type daemonSetup struct {
 	hub        *e2eHub
 	// binary is the hubgate binary to run. Zero: the one TestMain built.
 	binary string
+	// env is added to the daemon's environment.
+	env []string
 }
 
 // daemonConfig is what a test chooses of the config file.
@@ -330,7 +332,7 @@ func newDaemonSetup(tb testing.TB, h *e2eHub, c daemonConfig) *daemonSetup {
 
 // environ is the daemon's environment: its config dir and its secrets.
 func (s *daemonSetup) environ() []string {
-	return e2eEnv(s.xdg, EnvDeviceToken+"="+s.hub.device.Token.Token, configs.EnvAutomateKey+"="+s.key)
+	return e2eEnv(s.xdg, append([]string{EnvDeviceToken + "=" + s.hub.device.Token.Token, configs.EnvAutomateKey + "=" + s.key}, s.env...)...)
 }
 
 // daemonProc is a running `hubgate run`.

@@ -41,6 +41,33 @@ func TestRunWithoutAStateFileExits8(t *testing.T) {
 	}
 }
 
+// `hubgate run` (and only it) takes one P, unless GOMAXPROCS says otherwise.
+func TestRunTakesOneProc(t *testing.T) {
+	for _, args := range [][]string{{"run"}, {"--config", "x.yaml", "run"}, {"--log-level", "debug", "run", "--help"}} {
+		if !isDaemon(args) {
+			t.Errorf("isDaemon(%q) = false", args)
+		}
+	}
+	for _, args := range [][]string{{}, {"demo"}, {"automate", "serve"}, {"mock", "send", "--command", "run"}, {"history", "run"}, {"nosuch"}} {
+		if isDaemon(args) {
+			t.Errorf("isDaemon(%q) = true", args)
+		}
+	}
+	h := startHub(t)
+	for _, c := range []struct {
+		env  []string
+		want float64
+	}{{nil, 1}, {[]string{"GOMAXPROCS=2"}, 2}} {
+		s := newDaemonSetup(t, h, daemonConfig{Bridge: "rules: []\n"})
+		s.env = c.env
+		d := startListening(t, s)
+		if recs := d.logRecords("hubgate running"); len(recs) != 1 || recs[0]["gomaxprocs"] != c.want {
+			t.Errorf("env %q: %v, want gomaxprocs %v", c.env, recs, c.want)
+		}
+		d.stop(syscall.SIGTERM)
+	}
+}
+
 func TestRunRejectsBadRulesAtLoad(t *testing.T) {
 	h := startHub(t)
 	for _, tc := range []struct {

@@ -17,6 +17,9 @@ import (
 )
 
 func main() {
+	if isDaemon(os.Args[1:]) {
+		useOneProc()
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Main(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Getenv)
 	stop()
