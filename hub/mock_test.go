@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -382,5 +384,26 @@ func TestMockCleanShutdownSendsStoppedListening(t *testing.T) {
 	}
 	if st := c.State(); st.Status != StatusStopped {
 		t.Errorf("state = %v", st)
+	}
+}
+
+// The mock completes the WebSocket closing handshake of a client that
+// stops, every time (the SignalR library it is built on leaves the
+// connection open when its loop ends on the client's Close message first).
+func TestMockCompletesTheClosingHandshake(t *testing.T) {
+	env := newMockEnv(t, mockhub.Config{})
+	for i := range 8 {
+		sink := &logSink{}
+		cfg := env.config(t)
+		cfg.AutoListen = true
+		cfg.Logger = slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		c := start(t, must(New(cfg)))
+		waitState(t, c.Client, "listening", wait, isStatus(StatusListening))
+		if err := c.stop(t); err != nil {
+			t.Fatalf("Run = %v", err)
+		}
+		if log := sink.String(); strings.Contains(log, "closing handshake") || !strings.Contains(log, "hub connection closed") {
+			t.Fatalf("stop %d: the closing handshake did not complete:\n%s", i, log)
+		}
 	}
 }

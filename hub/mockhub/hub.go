@@ -98,6 +98,29 @@ func (t *transport) drop() {
 	}
 }
 
+// closeFrame is a WebSocket close frame from a server (unmasked): status
+// 1000, normal closure.
+var closeFrame = []byte{0x88, 0x02, 0x03, 0xe8}
+
+// finish ends a WebSocket whose handler has returned. The SignalR library
+// leaves the hijacked connection open when its loop ends on a client's Close
+// message before it has read the client's close frame; the client would
+// then wait in vain for the closing handshake (and the connection would
+// leak). finish sends the normal-closure close frame and closes the
+// connection; where the library already completed the handshake, the
+// connection is closed and nothing is sent.
+func (t *transport) finish() {
+	t.mu.Lock()
+	c, dropped := t.conn, t.dropped
+	t.mu.Unlock()
+	if c == nil || dropped {
+		return
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.Write(closeFrame)
+	_ = c.Close()
+}
+
 func requestKind(r *http.Request) string {
 	switch {
 	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/negotiate"):
@@ -210,6 +233,7 @@ func (s *Server) hubGate(next http.Handler) http.Handler {
 			s.mu.Lock()
 			delete(s.live, tr)
 			s.mu.Unlock()
+			tr.finish()
 			tr.cancel()
 		}()
 		gw := &gatedWriter{ResponseWriter: w, g: s.freeze, tr: tr, done: ctx.Done()}
