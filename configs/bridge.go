@@ -40,10 +40,19 @@ type BridgeConfig struct {
 	// <user data dir>/hubgate/journal.db, where the user data dir is
 	// $XDG_DATA_HOME, else ~/.local/share.
 	Journal string `yaml:"journal"`
+	// JournalKeepDays: settled commands (their run ended, or they never
+	// ran) older than this many days are pruned from the journal; queued
+	// and in-flight ones never are. 0 keeps everything.
+	JournalKeepDays int `yaml:"journal_keep_days"`
 	// ControlSocket is the Unix socket of `hubgate status` and friends
 	// (absolute); Load fills the default $XDG_RUNTIME_DIR/hubgate/control.sock,
 	// else <user config dir>/hubgate/control.sock.
 	ControlSocket string `yaml:"control_socket"`
+}
+
+// JournalKeep is JournalKeepDays as a duration (zero: keep everything).
+func (b BridgeConfig) JournalKeep() time.Duration {
+	return time.Duration(b.JournalKeepDays) * 24 * time.Hour
 }
 
 // Allowed values of the bridge section and of automate.target.
@@ -57,6 +66,8 @@ var (
 // Limits of the bridge section.
 const (
 	MaxCancelGrace = 10 * time.Minute
+	// MaxJournalKeepDays is a century: beyond it, say 0 (keep everything).
+	MaxJournalKeepDays = 36500
 	// MaxSocketPath is the longest Unix socket path (sun_path holds 108
 	// bytes with the terminating NUL on Linux; 104 on the BSDs).
 	MaxSocketPath = 103
@@ -144,6 +155,9 @@ func (c *Config) validateBridge() []FieldError {
 	b := c.Bridge
 	if b.CancelGrace <= 0 || b.CancelGrace > MaxCancelGrace {
 		bad("bridge.cancel_grace", "must be a positive duration up to %s; got %s", MaxCancelGrace, b.CancelGrace)
+	}
+	if b.JournalKeepDays < 0 || b.JournalKeepDays > MaxJournalKeepDays {
+		bad("bridge.journal_keep_days", "must be 0 (keep everything) to %d days; got %d", MaxJournalKeepDays, b.JournalKeepDays)
 	}
 	if !slices.Contains(OnShutdownActions, b.OnShutdown) {
 		bad("bridge.on_shutdown", "must be one of %s; got %q", strings.Join(OnShutdownActions, ", "), b.OnShutdown)

@@ -246,6 +246,8 @@ func TestBridgeValidation(t *testing.T) {
 		{"target", []Override{{Path: "automate.target", Value: "remote"}}, `automate.target: must be one of cohosted, external; got "remote"`},
 		{"cancel grace zero", []Override{{Path: "bridge.cancel_grace", Value: "0s"}}, `bridge.cancel_grace: must be a positive duration up to 10m0s; got 0s`},
 		{"cancel grace long", []Override{{Path: "bridge.cancel_grace", Value: "1h"}}, `bridge.cancel_grace: must be a positive duration up to 10m0s; got 1h0m0s`},
+		{"journal keep negative", []Override{{Path: "bridge.journal_keep_days", Value: "-1"}}, `bridge.journal_keep_days: must be 0 (keep everything) to 36500 days; got -1`},
+		{"journal keep too long", []Override{{Path: "bridge.journal_keep_days", Value: "40000"}}, `bridge.journal_keep_days: must be 0 (keep everything) to 36500 days; got 40000`},
 		{"on shutdown", []Override{{Path: "bridge.on_shutdown", Value: "wait"}}, `bridge.on_shutdown: must be one of cancel, leave; got "wait"`},
 		{"journal relative", []Override{{Path: "bridge.journal", Value: "j.db"}}, `bridge.journal: must be an absolute path; got "j.db"`},
 		{"socket relative", []Override{{Path: "bridge.control_socket", Value: "s.sock"}}, `bridge.control_socket: must be an absolute path; got "s.sock"`},

@@ -84,6 +84,15 @@
 // A method called on a row in the wrong state returns an error wrapping
 // ErrConflict (the row is not changed); an unknown id, ErrNotFound.
 //
+// # Retention
+//
+// With Options.Keep set, settled rows (a finished or interrupted run, or
+// a final decision without one: dropped, ignored, failed, abandoned) older
+// than Keep are deleted right after Open and then hourly, in batches of
+// 500 so that a command arriving meanwhile waits milliseconds at most.
+// Queued, undecided and in-flight rows are never pruned, whatever their
+// age. The file does not shrink; SQLite reuses the freed pages.
+//
 // The resume token is stored (a parked run cannot be resumed after a
 // restart without it) but it is treated as sensitive: it is never logged,
 // Entry.ResumeToken has no JSON encoding, and History leaves it empty (only
@@ -189,19 +198,27 @@ type Options struct {
 	// CheckpointEvery is how often the background checkpointer copies the
 	// WAL into the database when there were writes. Zero: 1 s.
 	CheckpointEvery time.Duration
+	// Keep is how long settled commands are kept: a background goroutine
+	// prunes older ones (Prune) right after Open and then hourly. Queued,
+	// undecided and in-flight commands are never pruned. Zero: keep
+	// everything.
+	Keep time.Duration
 }
 
 // Journal is an open journal. Its methods are safe for concurrent use.
 type Journal struct {
-	db       *sql.DB
-	stmtMu   sync.Mutex
-	stmts    map[string]*sql.Stmt // prepared once: parsing is a third of a write's cost
-	ck       *checkpointer        // nil when read-only
-	path     string
-	readOnly bool
-	boot     int64
-	now      func() time.Time
-	log      *slog.Logger
+	db        *sql.DB
+	stmtMu    sync.Mutex
+	stmts     map[string]*sql.Stmt // prepared once: parsing is a third of a write's cost
+	ck        *checkpointer        // nil when read-only
+	pruneStop chan struct{}        // nil unless Options.Keep
+	pruneDone chan struct{}
+	closeOnce sync.Once
+	path      string
+	readOnly  bool
+	boot      int64
+	now       func() time.Time
+	log       *slog.Logger
 }
 
 // CurrentSchema is the schema version this package writes (the number of
@@ -304,6 +321,10 @@ func Open(path string, opts Options) (*Journal, error) {
 		db.Close()
 		return nil, err
 	}
+	if opts.Keep > 0 {
+		j.pruneStop, j.pruneDone = make(chan struct{}), make(chan struct{})
+		go j.pruneLoop(opts.Keep, j.pruneStop, j.pruneDone)
+	}
 	j.log.Debug("journal opened", "path", abs, "boot", j.boot, "synchronous", string(opts.Synchronous))
 	return j, nil
 }
@@ -385,6 +406,10 @@ func (j *Journal) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 
 // Close closes the journal. A clean close checkpoints the WAL.
 func (j *Journal) Close() error {
+	if j.pruneStop != nil {
+		j.closeOnce.Do(func() { close(j.pruneStop) })
+		<-j.pruneDone
+	}
 	j.stopCheckpointer()
 	j.stmtMu.Lock()
 	for _, st := range j.stmts {

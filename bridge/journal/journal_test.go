@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -1125,5 +1126,90 @@ func TestRecordStartedConcurrent(t *testing.T) {
 		if e := mustGet(t, j, id); task != DefaultTaskID(id) || e.TaskID != task || e.Run != RunRunning {
 			t.Errorf("row %d: returned task %q, stored %+v", id, task, e)
 		}
+	}
+}
+
+// Prune deletes settled rows received before the cut, in batches, and
+// never a queued, undecided or in-flight one; Options.Keep runs it at Open.
+func TestPrune(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "j.db")
+	clk := newClock()
+	j := openTest(t, path, clk)
+	old := fill(t, j, clk, "old") // every state there is
+	// More settled rows than one batch holds.
+	for i := range pruneBatch + 20 {
+		id := mustRecord(t, j, Command{Text: "bulk " + strconv.Itoa(i), Decision: DecisionIgnored, Note: "no rule matches"})
+		if i == 0 {
+			old["bulk"] = id
+		}
+	}
+	cut := clk.Advance(48 * time.Hour)
+	clk.Advance(time.Hour)
+	recent := mustRecord(t, j, Command{Text: "recent", Decision: DecisionDropped})
+
+	keep := map[string]bool{"undecided": true, "queued": true, "queued2": true, "dequeued": true, "running": true, "parked": true}
+	before, err := j.History(ctx, HistoryQuery{Limit: MaxHistoryLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := j.Prune(ctx, cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := j.History(ctx, HistoryQuery{Limit: MaxHistoryLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(n) != len(before)-len(after) || len(after) != len(keep)+1 {
+		t.Fatalf("Prune deleted %d of %d rows, %d left; want all but the %d unsettled and the recent one", n, len(before), len(after), len(keep))
+	}
+	for tag, id := range old {
+		_, err := j.Get(ctx, id)
+		if gone := errors.Is(err, ErrNotFound); gone == keep[tag] {
+			t.Errorf("%s (id %d): Get = %v after pruning", tag, id, err)
+		}
+	}
+	if _, err := j.Get(ctx, recent); err != nil {
+		t.Errorf("a recent settled row was pruned: %v", err)
+	}
+	if n, err := j.Prune(ctx, cut); err != nil || n != 0 {
+		t.Errorf("second Prune = %d, %v", n, err)
+	}
+	// The pruned rows' ids are not given again.
+	if id := mustRecord(t, j, Command{Text: "next"}); id <= recent {
+		t.Errorf("new id %d after pruning, last was %d", id, recent)
+	}
+	j.Close()
+
+	// Options.Keep prunes at Open: an hour later, "recent" is older than
+	// the minute kept.
+	clk.Advance(time.Hour)
+	j2, err := Open(path, Options{Now: clk.Now, Keep: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j2.Close()
+	poll := func() int {
+		h, err := j2.History(ctx, HistoryQuery{Limit: MaxHistoryLimit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(h)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for poll() != len(keep)+1 { // the unsettled ones and "next" (undecided)
+		if time.Now().After(deadline) {
+			t.Fatalf("Keep did not prune at Open: %d rows", poll())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if _, err := ro.Prune(ctx, cut); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("read-only Prune: %v", err)
 	}
 }

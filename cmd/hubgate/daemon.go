@@ -64,7 +64,7 @@ func runDaemon(ctx context.Context, o daemonOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	j, err := journal.Open(cfg.Bridge.Journal, journal.Options{Logger: log})
+	j, err := journal.Open(cfg.Bridge.Journal, journal.Options{Logger: log, Keep: cfg.Bridge.JournalKeep()})
 	if err != nil {
 		return fmt.Errorf("open the journal: %w", err)
 	}

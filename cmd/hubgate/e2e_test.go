@@ -16,9 +16,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/control"
@@ -65,6 +67,57 @@ func TestRunTakesOneProc(t *testing.T) {
 			t.Errorf("env %q: %v, want gomaxprocs %v", c.env, recs, c.want)
 		}
 		d.stop(syscall.SIGTERM)
+	}
+}
+
+// The daemon prunes settled commands older than bridge.journal_keep_days
+// when it starts, and keeps recent and unsettled ones.
+func TestRunPrunesTheJournal(t *testing.T) {
+	h := startHub(t)
+	s := newDaemonSetup(t, h, daemonConfig{Bridge: "rules: []\njournal_keep_days: 30\n"})
+	ctx := context.Background()
+	long := time.Now().Add(-60 * 24 * time.Hour)
+	j, err := journal.Open(s.journal, journal.Options{Now: func() time.Time { return long }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldSettled, _, err := j.RecordCommand(ctx, journal.Command{Text: "old ignored", Decision: journal.DecisionIgnored})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	j, err = journal.Open(s.journal, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := j.RecordCommand(ctx, journal.Command{Text: "recent ignored", Decision: journal.DecisionIgnored}); err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+
+	d := startListening(t, s)
+	if !eventually(func() bool { return len(d.logRecords("journal: pruned settled commands")) == 1 }) {
+		t.Fatalf("no pruning logged:\n%s", d.Stderr())
+	}
+	d.stop(syscall.SIGTERM)
+	ro, err := journal.OpenReadOnly(s.journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	es, err := ro.History(ctx, journal.HistoryQuery{Limit: journal.MaxHistoryLimit})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for _, e := range es {
+		left = append(left, e.Command)
+		if e.ID == oldSettled {
+			t.Errorf("the old settled command is still there")
+		}
+	}
+	if !slices.Contains(left, "recent ignored") || len(left) != 1 {
+		t.Fatalf("left after pruning: %q", left)
 	}
 }
 

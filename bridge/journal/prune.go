@@ -1,0 +1,74 @@
+package journal
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// pruneBatch bounds one pruning transaction, so that a command arriving
+// meanwhile waits a few milliseconds at most for the connection.
+const pruneBatch = 500
+
+// pruneEvery is how often the background pruning runs after the first
+// (right after Open).
+const pruneEvery = time.Hour
+
+// settled is the condition of a row nothing will change any more: its run
+// ended (finished, or interrupted and reconciled), or it never had one and
+// its decision is final. Queued, undecided and in-flight rows never are.
+const settled = `(run IN ('finished', 'interrupted') OR (run = '' AND decision IN ('dropped', 'ignored', 'failed', 'abandoned')))`
+
+// Prune deletes the settled commands received before before, in batches,
+// and returns how many it deleted. Ids are never reused (AUTOINCREMENT).
+func (j *Journal) Prune(ctx context.Context, before time.Time) (int64, error) {
+	if j.readOnly {
+		return 0, ErrReadOnly
+	}
+	st, err := j.stmt(ctx, `DELETE FROM commands WHERE id IN (
+		SELECT id FROM commands WHERE received_at < ? AND `+settled+` ORDER BY id LIMIT ?)`)
+	if err != nil {
+		return 0, fmt.Errorf("journal: pruning: %w", err)
+	}
+	var total int64
+	for {
+		res, err := st.ExecContext(ctx, toDB(before), pruneBatch)
+		if err != nil {
+			return total, fmt.Errorf("journal: pruning: %w", err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return total, fmt.Errorf("journal: pruning: %w", err)
+		}
+		total += n
+		if n > 0 {
+			j.wrote()
+		}
+		if n < pruneBatch {
+			return total, nil
+		}
+	}
+}
+
+// pruneLoop prunes what is older than keep right away, then every
+// pruneEvery, until stop closes.
+func (j *Journal) pruneLoop(keep time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(pruneEvery)
+	defer t.Stop()
+	for {
+		before := j.now().Add(-keep)
+		n, err := j.Prune(context.Background(), before)
+		switch {
+		case err != nil:
+			j.log.Warn("journal: pruning failed", "err", err)
+		case n > 0:
+			j.log.Info("journal: pruned settled commands", "deleted", n, "received_before", before.Format(time.RFC3339))
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
