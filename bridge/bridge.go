@@ -339,7 +339,7 @@ func (b *Bridge) slotFree() bool {
 
 // startAtOnce journals a command that starts right away together with its
 // run, in one commit, and starts it: the usual path from a hub event to the
-// POST. Only the loop changes the slot, so it is still free here.
+// POST. Only the loop takes the slot, so it is still free here.
 func (b *Bridge) startAtOnce(ctx context.Context, rec journal.Command, p *pending) {
 	startedAt := b.now()
 	id, taskID, dup, err := b.opts.Journal.RecordStarted(ctx, rec, journal.RunStart{TaskID: p.req.TaskID, At: startedAt})
