@@ -92,12 +92,11 @@ func TestLoadDefaults(t *testing.T) {
 			Target: "cohosted",
 		},
 		Bridge: BridgeConfig{
-			Unmatched:       rules.UnmatchedSpec{Action: "ignore", Busy: "single", MaxAge: 10 * time.Minute},
-			CancelGrace:     10 * time.Second,
-			OnShutdown:      "cancel",
-			Journal:         filepath.Join(f.home, ".local", "share", "hubgate", "journal.db"),
-			JournalKeepDays: 90,
-			ControlSocket:   filepath.Join(f.configDir, "hubgate", "control.sock"),
+			Unmatched:     rules.UnmatchedSpec{Action: "ignore", Busy: "single", MaxAge: 10 * time.Minute},
+			CancelGrace:   10 * time.Second,
+			OnShutdown:    "cancel",
+			Journal:       filepath.Join(f.home, ".local", "share", "hubgate", "journal.db"),
+			ControlSocket: filepath.Join(f.configDir, "hubgate", "control.sock"),
 		},
 	}
 	got := *cfg

@@ -2,6 +2,8 @@ package journal
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -24,6 +26,24 @@ const settled = `(run IN ('finished', 'interrupted') OR (run = '' AND decision I
 func (j *Journal) Prune(ctx context.Context, before time.Time) (int64, error) {
 	if j.readOnly {
 		return 0, ErrReadOnly
+	}
+	// Most passes find nothing old enough. The oldest row says so (ids
+	// follow arrival), through the simplest read there is: a query over
+	// the settled condition, like the DELETE itself, runs SQLite code the
+	// daemon otherwise never touches (measured: +0.8 MB of the binary
+	// mapped in an idle daemon).
+	first, err := j.stmt(ctx, `SELECT received_at FROM commands ORDER BY id LIMIT 1`)
+	if err != nil {
+		return 0, fmt.Errorf("journal: pruning: %w", err)
+	}
+	var oldest int64
+	switch err := first.QueryRowContext(ctx).Scan(&oldest); {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, nil
+	case err != nil:
+		return 0, fmt.Errorf("journal: pruning: %w", err)
+	case oldest >= toDB(before):
+		return 0, nil
 	}
 	st, err := j.stmt(ctx, `DELETE FROM commands WHERE id IN (
 		SELECT id FROM commands WHERE received_at < ? AND `+settled+` ORDER BY id LIMIT ?)`)
