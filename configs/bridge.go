@@ -40,9 +40,10 @@ type BridgeConfig struct {
 	// <user data dir>/hubgate/journal.db, where the user data dir is
 	// $XDG_DATA_HOME, else ~/.local/share.
 	Journal string `yaml:"journal"`
-	// JournalKeepDays: settled commands (their run ended, or they never
-	// ran) older than this many days are pruned from the journal; queued
-	// and in-flight ones never are. 0 (the default) keeps everything: the
+	// JournalKeepDays: settled commands (their run ended, or they were
+	// dropped, ignored, failed or abandoned) older than this many days are
+	// pruned from the journal; undecided, queued and in-flight ones never
+	// are. 0 (the default) keeps everything: the
 	// journal is the user's record, and pruning maps SQLite code the idle
 	// daemon otherwise leaves alone (about 0.5 MB of RSS, measured).
 	JournalKeepDays int `yaml:"journal_keep_days"`

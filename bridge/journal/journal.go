@@ -89,9 +89,12 @@
 // With Options.Keep set, settled rows (a finished or interrupted run, or
 // a final decision without one: dropped, ignored, failed, abandoned) older
 // than Keep are deleted right after Open and then hourly, in batches of
-// 500 so that a command arriving meanwhile waits milliseconds at most.
-// Queued, undecided and in-flight rows are never pruned, whatever their
-// age. The file does not shrink; SQLite reuses the freed pages.
+// 500. A pass whose oldest row is recent ends after reading that row;
+// otherwise each batch scans from the oldest row, holding the connection
+// (a command arriving meanwhile waits) about 10 ms on a journal of 50,000
+// commands (measured). Close stops a pass between batches. Queued,
+// undecided and in-flight rows are never pruned, whatever their age. The
+// file does not shrink; SQLite reuses the freed pages.
 //
 // The resume token is stored (a parked run cannot be resumed after a
 // restart without it) but it is treated as sensitive: it is never logged,

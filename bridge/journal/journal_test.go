@@ -1213,3 +1213,33 @@ func TestPrune(t *testing.T) {
 		t.Errorf("read-only Prune: %v", err)
 	}
 }
+
+// A head row dated in the future (the clock was set back since) does not
+// stop pruning; a failed command without a run is settled; a cancelled
+// context stops a pass.
+func TestPruneEdges(t *testing.T) {
+	ctx := context.Background()
+	clk := newClock()
+	j := openTest(t, filepath.Join(t.TempDir(), "j.db"), clk)
+	future := mustRecord(t, j, Command{Text: "from the future", Decision: DecisionIgnored, ReceivedAt: clk.Now().Add(365 * 24 * time.Hour)})
+	failed := mustRecord(t, j, Command{Text: "failed", Decision: DecisionFailed, Note: "journal: disk full"})
+	clk.Advance(48 * time.Hour)
+	cut := clk.Now().Add(-time.Hour)
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := j.Prune(cancelled, cut); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Prune with a cancelled context: %v", err)
+	}
+	if _, err := j.Get(ctx, failed); err != nil {
+		t.Fatalf("a cancelled pass deleted a row: %v", err)
+	}
+	if n, err := j.Prune(ctx, cut); err != nil || n != 1 {
+		t.Fatalf("Prune = %d, %v; want the failed command only", n, err)
+	}
+	if _, err := j.Get(ctx, failed); !errors.Is(err, ErrNotFound) {
+		t.Errorf("the failed command survived: %v", err)
+	}
+	if _, err := j.Get(ctx, future); err != nil {
+		t.Errorf("the future-dated row was pruned: %v", err)
+	}
+}

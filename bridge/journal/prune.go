@@ -9,7 +9,7 @@ import (
 )
 
 // pruneBatch bounds one pruning transaction, so that a command arriving
-// meanwhile waits a few milliseconds at most for the connection.
+// meanwhile does not wait for a whole pass (see the package comment).
 const pruneBatch = 500
 
 // pruneEvery is how often the background pruning runs after the first
@@ -42,7 +42,9 @@ func (j *Journal) Prune(ctx context.Context, before time.Time) (int64, error) {
 		return 0, nil
 	case err != nil:
 		return 0, fmt.Errorf("journal: pruning: %w", err)
-	case oldest >= toDB(before):
+	case oldest >= toDB(before) && oldest <= toDB(j.now()):
+		// A head row dated in the future (a clock set back since) proves
+		// nothing about the rows after it: they are checked.
 		return 0, nil
 	}
 	st, err := j.stmt(ctx, `DELETE FROM commands WHERE id IN (
@@ -52,6 +54,9 @@ func (j *Journal) Prune(ctx context.Context, before time.Time) (int64, error) {
 	}
 	var total int64
 	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
 		res, err := st.ExecContext(ctx, toDB(before), pruneBatch)
 		if err != nil {
 			return total, fmt.Errorf("journal: pruning: %w", err)
@@ -74,12 +79,25 @@ func (j *Journal) Prune(ctx context.Context, before time.Time) (int64, error) {
 // pruneEvery, until stop closes.
 func (j *Journal) pruneLoop(keep time.Duration, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
+	// Close stops a pass between batches.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	t := time.NewTicker(pruneEvery)
 	defer t.Stop()
 	for {
 		before := j.now().Add(-keep)
-		n, err := j.Prune(context.Background(), before)
+		n, err := j.Prune(ctx, before)
 		switch {
+		case ctx.Err() != nil:
+			j.log.Info("journal: pruning stopped by close", "deleted", n)
+			return
 		case err != nil:
 			j.log.Warn("journal: pruning failed", "err", err)
 		case n > 0:

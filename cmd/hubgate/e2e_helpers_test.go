@@ -130,7 +130,8 @@ func startMockProcTB(tb testing.TB) *mockProc {
 func e2eEnv(xdg string, extra ...string) []string {
 	var out []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "HUBGATE_") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") {
+		// GOMAXPROCS too: the daemon's own default is under test.
+		if strings.HasPrefix(kv, "HUBGATE_") || strings.HasPrefix(kv, "XDG_CONFIG_HOME=") || strings.HasPrefix(kv, "GOMAXPROCS=") {
 			continue
 		}
 		out = append(out, kv)

@@ -108,7 +108,10 @@ var closeFrame = []byte{0x88, 0x02, 0x03, 0xe8}
 // then wait in vain for the closing handshake (and the connection would
 // leak). finish sends the normal-closure close frame and closes the
 // connection; where the library already completed the handshake, the
-// connection is closed and nothing is sent.
+// connection is closed and nothing is sent. The frame bypasses the
+// library's writer: a push still being written when the client closed
+// could interleave with it, and that client then reads a protocol error
+// instead of a clean close (a mock's trade-off; nothing waits on it).
 func (t *transport) finish() {
 	t.mu.Lock()
 	c, dropped := t.conn, t.dropped
