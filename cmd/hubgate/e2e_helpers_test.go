@@ -471,13 +471,7 @@ func (d *daemonProc) bridgeLogs(msg string) []map[string]any {
 // stop signals the daemon and returns its exit code.
 func (d *daemonProc) stop(sig syscall.Signal) int {
 	d.tb.Helper()
-	d.cmd.Process.Signal(sig)
-	select {
-	case <-d.done:
-	case <-time.After(e2eWait):
-		d.tb.Fatalf("hubgate run did not stop on %v:\n%s", sig, d.Stderr())
-	}
-	return d.cmd.ProcessState.ExitCode()
+	return stopProcess(d.tb, d.cmd, d.done, sig, e2eWait, "hubgate run", d.Stderr)
 }
 
 // logRecords decodes the daemon's JSON log lines with the given msg.

@@ -174,13 +174,21 @@ func startServe(t *testing.T, environ []string, args ...string) *serveProc {
 // stop sends sig and returns the exit code.
 func (s *serveProc) stop(sig syscall.Signal) int {
 	s.t.Helper()
-	s.cmd.Process.Signal(sig)
+	return stopProcess(s.t, s.cmd, s.done, sig, 20*time.Second, "serve", s.Stderr)
+}
+
+// stopProcess sends sig to cmd and waits (at most wait) for done, which
+// its waiter closes or sends on once cmd has exited; it returns the exit
+// code.
+func stopProcess[T any](tb testing.TB, cmd *exec.Cmd, done <-chan T, sig syscall.Signal, wait time.Duration, what string, stderr func() string) int {
+	tb.Helper()
+	cmd.Process.Signal(sig)
 	select {
-	case <-s.done:
-	case <-time.After(20 * time.Second):
-		s.t.Fatalf("serve did not stop on %v; stderr: %s", sig, s.Stderr())
+	case <-done:
+	case <-time.After(wait):
+		tb.Fatalf("%s did not stop on %v; stderr:\n%s", what, sig, stderr())
 	}
-	return s.cmd.ProcessState.ExitCode()
+	return cmd.ProcessState.ExitCode()
 }
 
 func get(t *testing.T, url, key string) (int, []byte) {

@@ -101,13 +101,7 @@ func (f writerTo) Write(b []byte) (int, error) { return f(b) }
 
 func (p *mockProc) stop(sig syscall.Signal) int {
 	p.t.Helper()
-	p.cmd.Process.Signal(sig)
-	select {
-	case <-p.done:
-	case <-time.After(20 * time.Second):
-		p.t.Fatalf("mock did not stop on %v; stderr: %s", sig, p.Stderr())
-	}
-	return p.cmd.ProcessState.ExitCode()
+	return stopProcess(p.t, p.cmd, p.done, sig, 20*time.Second, "mock", p.Stderr)
 }
 
 type mockReceiver struct {
