@@ -179,6 +179,12 @@ type Config struct {
 
 	MaxEvents int // events kept in the log (older are dropped); zero: 10000
 
+	// The hub behind a negotiate redirect, as the real service's hub sits
+	// behind Azure SignalR Service (see the package doc).
+	DirectHub         bool          // serve the hub at /device itself, without a redirect (the old behaviour)
+	ServiceAddr       string        // listen address of the SignalR service; zero: "127.0.0.1:0"
+	ServiceTokenTTL   time.Duration // lifetime of the redirect's access tokens; zero: 1 h (Azure's default)
+
 	Logger *slog.Logger     // nil: discard
 	Now    func() time.Time // clock for token lifetimes; nil: time.Now
 }
@@ -223,6 +229,8 @@ type Server struct {
 	refuseUntil time.Time
 	freeze      *gate
 
+	svc *service // the SignalR service the negotiate redirects to; nil with Config.DirectHub
+
 	hub      signalr.Server
 	hubCtx   context.Context
 	hubStop  context.CancelFunc
@@ -262,6 +270,7 @@ func New(cfg Config) (*Server, error) {
 		{&cfg.KeepAliveInterval, DefaultKeepAlive, "KeepAliveInterval"},
 		{&cfg.TimeoutInterval, DefaultTimeout, "TimeoutInterval"},
 		{&cfg.HandshakeTimeout, 15 * time.Second, "HandshakeTimeout"},
+		{&cfg.ServiceTokenTTL, DefaultServiceTokenTTL, "ServiceTokenTTL"},
 	} {
 		if *d.p < 0 {
 			return nil, fmt.Errorf("mockhub: %s must not be negative", d.name)
@@ -301,6 +310,12 @@ func New(cfg Config) (*Server, error) {
 	if err := s.startHub(); err != nil {
 		return nil, err
 	}
+	if !cfg.DirectHub {
+		if err := s.startService(); err != nil {
+			s.hubStop()
+			return nil, err
+		}
+	}
 	s.router = s.routes()
 	return s, nil
 }
@@ -329,6 +344,7 @@ func (s *Server) Close() error {
 		for _, tr := range live {
 			tr.drop()
 		}
+		s.closeService()
 	})
 	return nil
 }
@@ -353,8 +369,15 @@ func (s *Server) routes() chi.Router {
 	})
 
 	r.Group(func(g chi.Router) {
-		g.Use(s.hubGate)
-		s.hub.MapHTTP(func() signalr.MappableRouter { return chiMappable{g} }, HubPath)
+		g.Use(s.hubGate(s.admit))
+		if s.cfg.DirectHub {
+			s.hub.MapHTTP(func() signalr.MappableRouter { return chiMappable{g} }, HubPath)
+			return
+		}
+		g.Post(HubPath+"/negotiate", s.handleRedirect)
+		g.HandleFunc(HubPath, func(w http.ResponseWriter, _ *http.Request) {
+			writeProblem(w, http.StatusNotFound, errServiceOnly.Error())
+		})
 	})
 
 	r.Route("/mock", s.adminRoutes)
