@@ -226,26 +226,37 @@ var (
 	ErrNotConnected = errors.New("hub: not connected")
 	// ErrStopped: Run has returned.
 	ErrStopped = errors.New("hub: client stopped")
+	// ErrTooManyRedirects: negotiate kept redirecting (MaxRedirects).
+	ErrTooManyRedirects = errors.New("hub: negotiate redirection limit exceeded")
 )
 
 // HTTPError is a refused negotiate or WebSocket upgrade.
 type HTTPError struct {
-	Op         string // "negotiate" or "upgrade"
+	Op         string // "negotiate", "service negotiate" or "upgrade"
 	StatusCode int
 	RetryAfter time.Duration // from a Retry-After header, zero if none
+	// Redirected: the request went to the service a negotiate redirected
+	// to. A 401/403 there refuses the redirect's access token (expired, or
+	// the service's own judgement), not the device token: it is not
+	// ErrUnauthorized, and the next attempt negotiates again at the hub.
+	Redirected bool
 }
 
 func (e *HTTPError) Error() string {
 	s := fmt.Sprintf("hub: %s answered %d %s", e.Op, e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Redirected {
+		s += " at the SignalR service the negotiate redirected to"
+	}
 	if e.RetryAfter > 0 {
 		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
 	}
 	return s
 }
 
-// Is makes errors.Is(err, ErrUnauthorized) true for 401 and 403.
+// Is makes errors.Is(err, ErrUnauthorized) true for 401 and 403 from the
+// hub itself (not from a service it redirected to).
 func (e *HTTPError) Is(target error) bool {
-	return target == ErrUnauthorized && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
+	return target == ErrUnauthorized && !e.Redirected && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
 }
 
 // HubError is an error the hub answered an invocation with.

@@ -181,9 +181,9 @@ type Config struct {
 
 	// The hub behind a negotiate redirect, as the real service's hub sits
 	// behind Azure SignalR Service (see the package doc).
-	DirectHub         bool          // serve the hub at /device itself, without a redirect (the old behaviour)
-	ServiceAddr       string        // listen address of the SignalR service; zero: "127.0.0.1:0"
-	ServiceTokenTTL   time.Duration // lifetime of the redirect's access tokens; zero: 1 h (Azure's default)
+	DirectHub       bool          // serve the hub at /device itself, without a redirect (the old behaviour)
+	ServiceAddr     string        // listen address of the SignalR service; zero: "127.0.0.1:0"
+	ServiceTokenTTL time.Duration // lifetime of the redirect's access tokens; zero: 1 h (Azure's default)
 
 	Logger *slog.Logger     // nil: discard
 	Now    func() time.Time // clock for token lifetimes; nil: time.Now
