@@ -131,10 +131,12 @@
 //   - The WebSocket opens at the final url (ws/wss) with id=<connectionToken>
 //     for negotiate version 1, id=<connectionId> for version 0 (the
 //     official client copies connectionId into connectionToken below
-//     version 1), and, after a redirect, access_token=<accessToken> in the
-//     query (the vendor's step 3; the official clients in browsers) and as
-//     the bearer (the vendor's WinHTTP sample); X-Device-Token stays the
-//     device token. An answer naming neither id is a protocol error.
+//     version 1), and, when a redirect gave an access token,
+//     access_token=<accessToken> in the query (the vendor's step 3; the
+//     official clients in browsers) and as the bearer (the official
+//     clients elsewhere; the vendor's WinHTTP sample); X-Device-Token stays
+//     the device token, which never goes into a URL. An answer naming
+//     neither id is a protocol error.
 //   - An error member in any negotiate answer ends the attempt with its
 //     text (CauseRefused), as the official client throws it; an ASP.NET
 //     (not Core) answer (ProtocolVersion) is refused likewise.

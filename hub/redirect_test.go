@@ -340,3 +340,33 @@ func TestNegotiateURLAndRedaction(t *testing.T) {
 		t.Errorf("redactURL = %q", got)
 	}
 }
+
+// TestRedirectWithoutAccessToken: a redirect without an access token keeps
+// the device token as bearer (as the official client keeps its token
+// factory), and the device token never goes into the WebSocket URL.
+func TestRedirectWithoutAccessToken(t *testing.T) {
+	rd := newRedirector(t, func(rd *redirector, w http.ResponseWriter, r *http.Request, n int) {
+		switch r.URL.Path {
+		case "/device/negotiate":
+			writeJSONText(w, fmt.Sprintf(`{"url":"%s/elsewhere"}`, rd.srv.URL))
+		case "/elsewhere/negotiate":
+			writeJSONText(w, `{"negotiateVersion":1,"connectionId":"c","connectionToken":"t","availableTransports":[]}`)
+		default:
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	})
+	c := start(t, must(New(redirectConfig(t, rd))))
+	waitState(t, c.Client, "the first attempt", wait, func(s State) bool { return s.Attempt == 1 })
+	seen := rd.requests()
+	if len(seen) < 3 || seen[1].path != "/elsewhere/negotiate" || seen[2].path != "/elsewhere" {
+		t.Fatalf("requests %+v", seen)
+	}
+	for _, r := range seen[:3] {
+		if r.header.Get("Authorization") != "Bearer "+testToken || r.header.Get("X-Device-Token") != testToken {
+			t.Errorf("%s %s: headers %v", r.method, r.path, r.header)
+		}
+	}
+	if q := seen[2].rawQuery; q != "id=t" {
+		t.Errorf("upgrade query %q, want only the id", q)
+	}
+}

@@ -165,10 +165,13 @@ func (c *Client) dial(ctx context.Context, token string) (*websocket.Conn, strin
 	wsURL := *ep.url
 	wsURL.RawQuery = appendQuery(wsURL.RawQuery, "id", id)
 	h := authHeaders(token)
-	if ep.redirected {
+	if ep.bearer != token {
 		// The service takes the redirect's access token: in the query, as
-		// the official clients and the vendor's raw-protocol sample send
-		// it, and as the bearer; X-Device-Token stays the device token.
+		// the vendor's raw-protocol steps and the official clients in
+		// browsers send it, and as the bearer, as the official clients
+		// elsewhere and the vendor's WinHTTP sample; X-Device-Token stays
+		// the device token. (A redirect without an access token keeps the
+		// device token as bearer, which never goes into a URL.)
 		wsURL.RawQuery = appendQuery(wsURL.RawQuery, "access_token", ep.bearer)
 		h.Set("Authorization", "Bearer "+ep.bearer)
 	}
