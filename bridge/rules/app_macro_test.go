@@ -188,3 +188,40 @@ func TestCompileRealAppCriteria(t *testing.T) {
 		t.Fatalf("yaml %+v %v", f, err)
 	}
 }
+
+// The README's two patterns compile, and each turns its macro into the
+// prompt it promises.
+func TestREADMEPatterns(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(readme), "```yaml\nrules:\n")
+	block, _, closed := strings.Cut(block, "```")
+	if !ok || !closed {
+		t.Fatal("README has no ```yaml rules: block")
+	}
+	f, err := ParseYAML([]byte("rules:\n" + block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ command, macro, rule, prompt string }{
+		{"water", appTypeMacro, "typed", "water the plants"},
+		{"ask", appCustomMacro, "ask", "summarise my inbox"},
+		{"ask", strings.Replace(appCustomMacro, `"summarise my inbox"`, "null", 1), "ask", "ask"},
+	} {
+		cmd := Command{Text: c.command, Macro: macroJSON(t, c.macro)}
+		r, ok := s.Match(cmd)
+		if !ok || r.Name() != c.rule {
+			t.Errorf("%s routes to %v", c.macro, r)
+			continue
+		}
+		if req, err := r.Render(cmd, Catalog{}); err != nil || req.Prompt != c.prompt {
+			t.Errorf("%s renders %q (%v), want %q", c.macro, req.Prompt, err, c.prompt)
+		}
+	}
+}
