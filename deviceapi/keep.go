@@ -82,6 +82,8 @@ func structInfoOf(t reflect.Type) *structInfo {
 	return v.(*structInfo)
 }
 
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+
 func isJSONNull(raw []byte) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
 // member is one member of a JSON object.
@@ -91,32 +93,98 @@ type member struct {
 }
 
 // readMembers splits a JSON object into its members, in order; ok is
-// false when b is not an object.
+// false when b is not an object. b is checked with json.Valid first, so
+// the scan below only has to find the boundaries of valid JSON.
 func readMembers(b []byte) (members []member, ok bool, err error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, false, err
+	if !json.Valid(b) {
+		var v any
+		return nil, false, json.Unmarshal(b, &v) // the decoder's own syntax error
 	}
-	if tok != json.Delim('{') {
+	i := skipSpace(b, 0)
+	if b[i] != '{' {
 		return nil, false, nil
 	}
-	for dec.More() {
-		kt, err := dec.Token()
+	i = skipSpace(b, i+1)
+	for b[i] != '}' {
+		end := stringEnd(b, i)
+		key, err := decodeKey(b[i:end])
 		if err != nil {
 			return nil, true, err
 		}
-		key, _ := kt.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, true, err
+		i = skipSpace(b, end)
+		i = skipSpace(b, i+1) // the colon
+		end = valueEnd(b, i)
+		members = append(members, member{key, json.RawMessage(b[i:end])})
+		i = skipSpace(b, end)
+		if b[i] == ',' {
+			i = skipSpace(b, i+1)
 		}
-		members = append(members, member{key, raw})
-	}
-	if _, err := dec.Token(); err != nil {
-		return nil, true, err
 	}
 	return members, true, nil
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string starting at b[i] (a quote).
+func stringEnd(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd returns the index after the value starting at b[i].
+func valueEnd(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for ; i < len(b); i++ {
+			switch b[i] {
+			case '"':
+				i = stringEnd(b, i) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	for i < len(b) && !strings.ContainsRune(",}] \t\n\r", rune(b[i])) {
+		i++
+	}
+	return i
+}
+
+// decodeKey decodes a quoted key; plain ASCII without escapes is copied.
+func decodeKey(quoted []byte) (string, error) {
+	plain := true
+	for _, c := range quoted[1 : len(quoted)-1] {
+		if c == '\\' || c >= 0x80 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(quoted[1 : len(quoted)-1]), nil
+	}
+	var key string
+	err := json.Unmarshal(quoted, &key)
+	return key, err
 }
 
 // jsonKind names the JSON type of b for an error message.
@@ -193,11 +261,17 @@ func unmarshalKeep(b []byte, v any, extra *map[string]json.RawMessage, wire **wi
 			continue
 		}
 		fv := rv.Field(info.fields[p].index)
+		wf := wireField{key: k, null: isJSONNull(raw)}
+		if wf.null && (fv.Kind() == reflect.Pointer || !reflect.PointerTo(fv.Type()).Implements(unmarshalerType)) {
+			// What json.Unmarshal does with null here: nothing (the field
+			// is zero already). An Unmarshaler value still sees it.
+			shape.fields[p] = wf
+			continue
+		}
 		if err := json.Unmarshal(raw, fv.Addr().Interface()); err != nil {
 			rv.SetZero()
 			return fmt.Errorf("%s.%s: %w", info.name, k, err)
 		}
-		wf := wireField{key: k, null: isJSONNull(raw)}
 		if s, ok := fv.Interface().([]string); ok && hasNullElement(raw) {
 			wf.raw, wf.decoded = raw, slices.Clone(s)
 		}

@@ -437,3 +437,26 @@ func FuzzMacroRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// The member scanner finds the boundaries of every kind of value,
+// escapes and nesting included.
+func TestMembersOfTrickyObjects(t *testing.T) {
+	in := " {\n \"x\" : \"a\\\"}{[,\" , \"eventType\":\"Type\",\"n\":[{\"a\":\"]\"},[1,2]],\"k\\u0065y\":-1.5e3,\"t\":true,\n\"z\":null,\"typedPhrase\":\"\\u00e9\\n\"}\t"
+	var e MacroEvent
+	if err := json.Unmarshal([]byte(in), &e); err != nil {
+		t.Fatal(err)
+	}
+	if e.EventType != EventType || e.Text() != "é\n" || string(e.Extra["x"]) != `"a\"}{[,"` || string(e.Extra["n"]) != `[{"a":"]"},[1,2]]` ||
+		string(e.Extra["key"]) != "-1.5e3" || string(e.Extra["t"]) != "true" || string(e.Extra["z"]) != "null" {
+		t.Fatalf("decoded %+v extra %q", e, e.Extra)
+	}
+	out, _ := json.Marshal(e)
+	if want := `{"x":"a\"}{[,","eventType":"Type","n":[{"a":"]"},[1,2]],"key":-1.5e3,"t":true,"z":null,"typedPhrase":"é\n"}`; string(out) != want {
+		t.Errorf("encoded\n got %s\nwant %s", out, want)
+	}
+	for _, bad := range []string{`{"a":}`, `{"a":1`, `{"a" 1}`, ``, ` `} {
+		if err := e.UnmarshalJSON([]byte(bad)); err == nil {
+			t.Errorf("%q decoded", bad)
+		}
+	}
+}
