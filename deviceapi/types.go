@@ -39,7 +39,17 @@
 //     too;
 //   - a Type event's text is typedPhrase; Text falls back to "text",
 //     "value" and "typedText" (names hubgate used before the facts were
-//     known) for macros written by hand.
+//     known) for macros written by hand;
+//   - StopOutputs: the plugin resets every held output (ResetAllStates:
+//     keys released, joysticks centred); package bridge follows that;
+//   - a custom action is a DeviceTypeCustomAction event; CustomAction also
+//     accepts any event with a non-empty deviceTypeCustomActionId.
+//
+// Members are matched to typed fields by their exact name first, then
+// case-insensitively (as encoding/json does), and written back as
+// spelled. A typed member of a type no client sends ("typedPhrase": 5) is
+// an error naming it (MacroEvent.typedPhrase); members hubgate does not
+// type are never an error.
 //
 // The sample clients register DeviceCommand with one argument (the dotnet
 // and browser samples) or two (command, macro: the Unity plugin); the hub
