@@ -663,9 +663,13 @@ func demoHint(n *demoNarrator, bin, base, deviceID, dir string, set *rules.Set) 
 		switch ex, ok := demoExamples[r.Name()]; {
 		case ok:
 			lines = append(lines, fmt.Sprintf("  --command %-16s %s", demoShellQuote(ex), desc))
-		case spec.Match.EventType != "":
-			macro := demoMacroExample(spec.Match.EventType)
-			lines = append(lines, fmt.Sprintf("  a macro with a %s event (%s):\n    echo %s | %s --command typing --macro -", spec.Match.EventType, desc, demoShellQuote(macro), send))
+		case spec.Match.EventType != "" || spec.Match.CustomAction != "":
+			command, event := demoEventExample(spec.Match)
+			what := fmt.Sprintf("a macro with a %s event", spec.Match.EventType)
+			if spec.Match.CustomAction != "" {
+				what = fmt.Sprintf("a custom action %q with its content", spec.Match.CustomAction)
+			}
+			lines = append(lines, fmt.Sprintf("  %s (%s):\n    %s --command %s --event %s", what, desc, send, command, demoShellQuote(event)))
 		default:
 			lines = append(lines, "  "+desc)
 		}
@@ -678,11 +682,24 @@ func demoHint(n *demoNarrator, bin, base, deviceID, dir string, set *rules.Set) 
 		bin, base, bin, base, deviceID, dir)
 }
 
-// demoMacroExample is the JSON of a macro "typing" with one event of the
-// type, for `mock send --command typing --macro -`.
-func demoMacroExample(eventType string) string {
-	return fmt.Sprintf(`{"id":"demo-macro","name":"typing","commands":["typing"],"events":[{"eventType":%q,"text":"hi there"}]}`, eventType)
+// demoEventExample is a command and the JSON of a macro event, as the
+// real app sends them, that a rule matching on events routes, for `mock
+// send --command C --event E`: a custom action with its content, a Type
+// event with its phrase, or an event of the type.
+func demoEventExample(m rules.MatchSpec) (command, event string) {
+	switch {
+	case m.CustomAction != "":
+		b, _ := json.Marshal(deviceapi.MacroEvent{EventType: deviceapi.EventDeviceTypeCustomAction,
+			DeviceTypeCustomActionID: &m.CustomAction, AdditionalInputContent: ptrTo("what is on my calendar")})
+		return "ask", string(b)
+	case deviceapi.SameEventType(m.EventType, deviceapi.EventType):
+		return "typing", `{"eventType":"Type","typedPhrase":"hi there"}`
+	}
+	b, _ := json.Marshal(map[string]string{"eventType": m.EventType})
+	return "typing", string(b)
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // demoDescribeMatch renders a rule's criteria.
 func demoDescribeMatch(m rules.MatchSpec) string {
@@ -698,6 +715,7 @@ func demoDescribeMatch(m rules.MatchSpec) string {
 	add("macro_name", m.MacroName)
 	add("macro_id", m.MacroID)
 	add("event_type", m.EventType)
+	add("custom_action", m.CustomAction)
 	return strings.Join(parts, ", ")
 }
 
