@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/configs"
@@ -307,6 +308,7 @@ func newMockCreateDeviceCommand(a *app) *cobra.Command {
 
 func newMockSendCommand(a *app) *cobra.Command {
 	var device, command, macroFile string
+	var events []string
 	cmd, _ := a.mockCommand("send", "Push a DeviceCommand (command and macro) to a device's hub connections", true,
 		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
 			if err := mockRequired(cmd, "device", "command"); err != nil {
@@ -323,6 +325,10 @@ func newMockSendCommand(a *app) *cobra.Command {
 					return &usageError{fmt.Errorf("--macro %s is not a Macro JSON object: %w", macroFile, err)}
 				}
 			}
+			macro, err := mockMacroWithEvents(macro, command, events)
+			if err != nil {
+				return err
+			}
 			res, err := c.Command(ctx, device, command, macro)
 			if err != nil {
 				return err
@@ -332,7 +338,27 @@ func newMockSendCommand(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&device, "device", "", "device id")
 	cmd.Flags().StringVar(&command, "command", "", "the command string")
 	cmd.Flags().StringVar(&macroFile, "macro", "", "JSON file of the Macro to send (- for stdin; default: a macro made from the command)")
+	cmd.Flags().StringArrayVar(&events, "event", nil, `a MacroEvent as JSON, appended to the macro's events (repeatable), e.g. '{"eventType":"Type","typedPhrase":"water the plants"}'`)
 	return cmd
+}
+
+// mockMacroWithEvents appends the --event values to the macro (one made
+// from the command, as the mock would make it, when there is none).
+func mockMacroWithEvents(macro *deviceapi.Macro, command string, events []string) (*deviceapi.Macro, error) {
+	if len(events) == 0 {
+		return macro, nil
+	}
+	if macro == nil {
+		macro = &deviceapi.Macro{ID: uuid.NewString(), Name: command, Commands: []string{command}}
+	}
+	for i, raw := range events {
+		var e deviceapi.MacroEvent
+		if err := json.Unmarshal([]byte(raw), &e); err != nil {
+			return nil, &usageError{fmt.Errorf("--event #%d is not a MacroEvent JSON object: %w", i+1, err)}
+		}
+		macro.Events = append(macro.Events, e)
+	}
+	return macro, nil
 }
 
 func newMockProfileCommand(a *app) *cobra.Command {

@@ -236,6 +236,36 @@ func TestMockCommand(t *testing.T) {
 	if got := <-rx.commands; got[1].(deviceapi.Macro).Name != "Stdin" {
 		t.Errorf("received %v", got)
 	}
+	// --event: the events of the two patterns an app user sets up (a Type
+	// macro, a custom action) reach the device as typed, nulls kept.
+	typeEvent := `{"eventType":"Type","typedPhrase":"water the plants"}`
+	customEvent := `{"eventType":"DeviceTypeCustomAction","deviceTypeCustomActionId":"ask-agent","deviceTypeId":null,"additionalInputContent":"summarise my day"}`
+	r = runCmd(t, e, "", "mock", "send", "--url", p.url, "--device", id, "--command", "water", "--event", typeEvent, "--event", customEvent)
+	if r.code != 0 || !strings.Contains(r.stdout, "delivered to 1 connection") {
+		t.Fatalf("send --event: %+v", r)
+	}
+	got := <-rx.commands
+	m := got[1].(deviceapi.Macro)
+	if got[0] != "water" || m.Name != "water" || len(m.Commands) != 1 || m.Commands[0] != "water" || m.ID == "" || len(m.Events) != 2 || m.Events[0].Text() != "water the plants" {
+		t.Fatalf("received %v", got)
+	}
+	if a, ok := m.Events[1].CustomAction(); !ok || a.ID != "ask-agent" || a.Content != "summarise my day" {
+		t.Errorf("custom action %+v", m.Events[1])
+	}
+	if b, _ := json.Marshal(m.Events[1]); string(b) != customEvent {
+		t.Errorf("the event arrived as %s, sent %s", b, customEvent)
+	}
+	// --event appends to --macro's events.
+	r = runCmd(t, e, `{"id":"1","name":"Both","commands":[],"events":[{"eventType":"KeyPress","keys":["a"]}]}`, "mock", "send", "--url", p.url,
+		"--device", id, "--command", "both", "--macro", "-", "--event", typeEvent)
+	if got := <-rx.commands; r.code != 0 || got[1].(deviceapi.Macro).ID != "1" || len(got[1].(deviceapi.Macro).Events) != 2 {
+		t.Errorf("send --macro --event: %+v %v", r, got)
+	}
+	// A bad --event is a usage error naming it.
+	r = runCmd(t, e, "", "mock", "send", "--url", p.url, "--device", id, "--command", "x", "--event", typeEvent, "--event", `{"typedPhrase":5}`)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--event #2") || !strings.Contains(r.stderr, "typedPhrase") {
+		t.Errorf("bad --event: %+v", r)
+	}
 
 	// devices --json shows the connection and the flags.
 	r = runCmd(t, e, "", "mock", "devices", "--url", p.url, "--json")
