@@ -1,13 +1,16 @@
 package mockhub_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +19,24 @@ import (
 
 	"github.com/hubgate/hubgate/hub/mockhub"
 )
+
+// lockedBuffer is a log sink written from many goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
 
 // testClock is a Config.Now the test moves forward.
 type testClock struct{ offset atomic.Int64 }
@@ -45,7 +66,8 @@ func serviceNegotiateURL(redirect string) string {
 // the service negotiates with the redirect's access token, and the
 // WebSocket opens with id and access_token.
 func TestServiceRedirectAsTheRealService(t *testing.T) {
-	s, ts := newMock(t, mockhub.Config{})
+	var logged lockedBuffer
+	s, ts := newMock(t, mockhub.Config{Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	dev, tok, _ := s.CreateDevice("", "")
 
 	// The raw answer: exactly the members the real service sends.
@@ -141,12 +163,20 @@ func TestServiceRedirectAsTheRealService(t *testing.T) {
 	}
 	_ = other
 
-	// Nothing secret reaches the event log.
+	// Nothing secret reaches the event log or the mock's log.
 	b, _ := json.Marshal(s.Events(0))
+	c.close()
+	s.Close()
 	for _, sec := range []string{tok.Token, otherTok.Token, neg.AccessToken, otherNeg.AccessToken} {
 		if strings.Contains(string(b), sec) {
 			t.Error("a token reached the event log")
 		}
+		if strings.Contains(logged.String(), sec) {
+			t.Error("a token reached the mock's log")
+		}
+	}
+	if !strings.Contains(logged.String(), "signalr") {
+		t.Error("the mock's debug log is empty: the check above proves nothing")
 	}
 }
 
