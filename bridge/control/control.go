@@ -22,9 +22,12 @@
 // # One daemon per socket
 //
 // Listen takes an exclusive flock on "<socket>.lock" next to the socket for
-// the life of the server; the lock file is never removed (removing it would
-// let two daemons lock two different files). When the lock is held, Listen
-// fails with ErrAlreadyRunning ("another hubgate daemon is running"). With
+// the life of the server (or uses the one a daemon took earlier with Lock,
+// before it bound any port); the lock file holds the holder's PID and is
+// never removed (removing it would let two daemons lock two different
+// files). When the lock is held, Lock and Listen fail with an
+// *AlreadyRunningError matching ErrAlreadyRunning ("another hubgate daemon
+// is running (pid N holds ...)"). With
 // the lock, a socket file left at the path is checked: if a process answers
 // on it (a daemon that does not take the lock, or a foreign program) Listen
 // refuses with ErrAlreadyRunning and leaves it alone; if nothing answers

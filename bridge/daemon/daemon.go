@@ -145,7 +145,8 @@ type Daemon struct {
 	started bool
 	info    Info
 
-	stops      []func() error // in the order Close calls them
+	lock       *control.InstanceLock
+	stops      []func() error // Close calls them newest first
 	stopBridge context.CancelFunc
 	bridgeDone chan struct{}
 	bridgeErr  error
@@ -195,7 +196,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return d.Close()
 }
 
-// Start brings the parts up: the journal, the run target, the hub client,
+// Start brings the parts up: the instance lock of the control socket (a
+// second daemon stops here, with an error matching control.ErrAlreadyRunning
+// that names the running one's PID, before it binds a port), the journal, the run target, the hub client,
 // the bridge and the control endpoint. It returns once all of them run;
 // ctx bounds the start only (discovery of an external server). On an error
 // everything already started is stopped again.
@@ -213,6 +216,15 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 		}
 	}()
 	o, log := d.o, d.log
+
+	// One daemon per control socket, checked before anything is opened or
+	// bound; released last, once everything else stopped.
+	lock, err := control.Lock(o.ControlSocket)
+	if err != nil {
+		return err
+	}
+	d.lock = lock
+	d.pushStop(lock.Release)
 
 	j, err := journal.Open(o.JournalPath, journal.Options{Logger: log, Keep: o.JournalKeep})
 	if err != nil {
@@ -386,7 +398,7 @@ func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *au
 // and `cancel` on a Unix socket only this user can reach.
 func (d *Daemon) startControl(ctx context.Context, b *bridge.Bridge) error {
 	log := d.log
-	srv, err := control.Listen(control.Config{Path: d.o.ControlSocket, Handler: b, Logger: log.With("component", "control")})
+	srv, err := control.Listen(control.Config{Path: d.o.ControlSocket, Handler: b, Lock: d.lock, Logger: log.With("component", "control")})
 	if err != nil {
 		return fmt.Errorf("control endpoint: %w", err)
 	}

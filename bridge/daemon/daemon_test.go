@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -261,5 +262,49 @@ func TestRunStopsWithItsContext(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not return after its context ended")
+	}
+}
+
+// TestSecondDaemonStopsBeforeBinding: a second daemon on the same control
+// socket fails at once with the first one's PID and binds no port.
+func TestSecondDaemonStopsBeforeBinding(t *testing.T) {
+	f := newFixture(t)
+	first, err := New(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	o := f.opts
+	o.Automate.Port = port
+	o.JournalPath = filepath.Join(t.TempDir(), "other.db")
+	second, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = second.Start(t.Context())
+	var are *control.AlreadyRunningError
+	if !errors.As(err, &are) || are.PID != os.Getpid() {
+		t.Fatalf("second Start: %v, want an AlreadyRunningError naming pid %d", err, os.Getpid())
+	}
+	if _, serr := os.Stat(o.JournalPath); !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("the second daemon created its journal: %v", serr)
+	}
+	ln, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		t.Fatalf("port %d is taken after the refused start: %v", port, err)
+	}
+	ln.Close()
+	if _, err := control.Dial(f.opts.ControlSocket).Status(t.Context()); err != nil {
+		t.Fatalf("the first daemon's control socket: %v", err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/daemon"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub"
@@ -74,7 +75,12 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 			if err != nil {
 				return err
 			}
-			return d.Run(cmd.Context())
+			if err := d.Run(cmd.Context()); errors.Is(err, control.ErrAlreadyRunning) {
+				return fmt.Errorf("%w; hubgate runs once per user: stop that one first ('hubgate service status' if it runs as a service), or give this one another bridge.control_socket", err)
+			} else if err != nil {
+				return err
+			}
+			return nil
 		},
 	}
 }
