@@ -40,9 +40,11 @@
 //	GET  /v1/history?limit=N    -> {"entries": [journal.Entry, ...]} newest first
 //	                               (N: 1..journal.MaxHistoryLimit, default 20)
 //	POST /v1/cancel {"force":b} -> CancelResult (an empty body means force=false)
+//	POST /v1/reconnect          -> ReconnectResult (the hub reconnects now with
+//	                               the paired device, re-read; see Reconnecter)
 //
-// Errors are {"error": "message"} with 400 (bad query or body), 404, 405 or
-// 500 (the Backend failed). Bodies are limited to 64 KiB. The Host header
+// Errors are {"error": "message"} with 400 (bad query or body), 404, 405,
+// 500 (the Backend failed) or 501 (the Backend cannot reconnect). Bodies are limited to 64 KiB. The Host header
 // is ignored (the client sends "hubgate").
 package control
 
@@ -75,6 +77,25 @@ type Backend interface {
 	// Cancel cancels the current run (force: terminate instead of a soft
 	// cancel).
 	Cancel(ctx context.Context, force bool) (CancelResult, error)
+}
+
+// Reconnecter is what a Backend may also do: reconnect the hub at once
+// after a new pairing or an unpairing (POST /v1/reconnect). A Backend
+// without it answers that request with 501.
+type Reconnecter interface {
+	Reconnect(ctx context.Context) (ReconnectResult, error)
+}
+
+// ReconnectResult is the answer to a reconnect request.
+type ReconnectResult struct {
+	// Paired: a device is paired; the hub client reconnects with it now.
+	// False: no device is paired any more; the daemon stops.
+	Paired   bool   `json:"paired"`
+	DeviceID string `json:"deviceId,omitempty"` // the device it connects with now
+	// PreviousDeviceID is the device it was connected with before.
+	PreviousDeviceID string `json:"previousDeviceId,omitempty"`
+	PID              int    `json:"pid"` // filled by the server when zero
+	Message          string `json:"message"`
 }
 
 // Status is the daemon's state as `hubgate status` shows it.

@@ -189,6 +189,22 @@ func newMux(b Backend, log *slog.Logger) http.Handler {
 		}
 		writeJSON(w, http.StatusOK, res)
 	})
+	mux.HandleFunc("POST /v1/reconnect", func(w http.ResponseWriter, r *http.Request) {
+		rc, ok := b.(Reconnecter)
+		if !ok {
+			writeError(w, http.StatusNotImplemented, "this daemon cannot reconnect on request")
+			return
+		}
+		res, err := rc.Reconnect(r.Context())
+		if err != nil {
+			backendError(w, log, "reconnect", err)
+			return
+		}
+		if res.PID == 0 {
+			res.PID = os.Getpid()
+		}
+		writeJSON(w, http.StatusOK, res)
+	})
 	return jsonMuxErrors(mux)
 }
 

@@ -158,6 +158,33 @@ func printStatus(w io.Writer, st control.Status) {
 	}
 }
 
+// tellDaemonPairing asks a running daemon to reconnect its hub at once
+// with the pairing as it is now saved (after `pair`), or to stop when none
+// is left (after `unpair`), and says on stderr what happened to it. A
+// daemon that is not running is told nothing (quiet unless always).
+func (a *app) tellDaemonPairing(ctx context.Context, always bool) {
+	say := func(format string, args ...any) { fmt.Fprintf(a.stdio.Err, "hubgate: "+format+"\n", args...) }
+	_, c, err := a.dialControl()
+	if err != nil {
+		say("could not tell a running daemon: %v", err)
+		return
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	res, err := c.Reconnect(ctx)
+	switch {
+	case errors.Is(err, control.ErrNotRunning):
+		if always {
+			say("no daemon is running")
+		}
+	case err != nil:
+		say("the running daemon did not take the change (%v); restart it to apply it", err)
+	default:
+		say("the running daemon (pid %d): %s", res.PID, res.Message)
+	}
+}
+
 func newHistoryCommand(a *app) *cobra.Command {
 	var (
 		asJSON bool

@@ -17,10 +17,12 @@ import (
 )
 
 func main() {
+	ctx, stop := context.Background(), context.CancelFunc(func() {})
 	if isDaemon(os.Args[1:]) {
-		useOneProc()
+		useOneProc() // `run` handles its own signals (superviseDaemon)
+	} else {
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Main(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Getenv)
 	stop()
 	os.Exit(code)
