@@ -348,7 +348,9 @@ unmatched: {action: ignore}
 unmatched: {action: ignore}
 `)
 	d.cmd.Process.Signal(syscall.SIGHUP)
-	if !eventually(func() bool { return strings.Contains(d.Stderr(), `SIGHUP: configuration reloaded: rule \"lights\" added`) }) {
+	if !eventually(func() bool {
+		return strings.Contains(d.Stderr(), `SIGHUP: configuration reloaded: rule \"lights\" added`)
+	}) {
 		t.Fatalf("no reload line:\n%s", d.Stderr())
 	}
 	h.push("lights on", nil)
