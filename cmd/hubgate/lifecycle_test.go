@@ -6,6 +6,7 @@ package main
 // new user's first hour from pair to a first answered command.
 
 import (
+	"bytes"
 	"encoding/json"
 	"net"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -424,5 +426,162 @@ cancel_grace: 30s
 	}
 	if h.countActions(d.since, "DeviceStoppedListening") != 1 {
 		t.Errorf("no DeviceStoppedListening after a forced stop")
+	}
+}
+
+// runProc is a `hubgate run` started with a given environment and no
+// --config (the user's own files).
+type runProc struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	done   chan struct{}
+}
+
+func (p *runProc) Stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+func startRunProc(t *testing.T, environ []string, args ...string) *runProc {
+	t.Helper()
+	p := &runProc{done: make(chan struct{})}
+	p.cmd = exec.Command(binary, args...)
+	p.cmd.Env = environ
+	p.cmd.Stderr = writerTo(func(b []byte) (int, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.stderr.Write(b)
+	})
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+			return
+		default:
+		}
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("hubgate run stderr:\n%s", p.Stderr())
+		}
+	})
+	return p
+}
+
+// TestNewUserFromPairToAFirstAnsweredCommand is a new user's first hour,
+// with no file edited by hand: pair against the mock, config init, run, a
+// command from the app answered; then a re-pairing that the running daemon
+// takes at once, and an unpairing that stops it.
+func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
+	requireKeyring(t)
+	requireCurl(t)
+	clearPairSecrets(t)
+	t.Cleanup(func() { clearPairSecrets(t) })
+	m, apiURL := startMock(t, mockhub.Config{}, nil)
+	runtimeDir, err := os.MkdirTemp("", "hg-rt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(runtimeDir) })
+	os.Chmod(runtimeDir, 0o700)
+	// Private runtime and data dirs; a port outside the discovery window
+	// that other test runs on this machine use.
+	e := pairEnviron(t, apiURL, "XDG_RUNTIME_DIR="+runtimeDir, "XDG_DATA_HOME="+t.TempDir(),
+		"HUBGATE_AUTOMATE_PORT="+strconv.Itoa(freeLoopbackPort(t)))
+
+	r := runCmd(t, e, "", "pair", "--name", "first hour", "--timeout", "50s")
+	if r.code != 0 {
+		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
+	}
+	first, err := configs.LoadState(statePathOf(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without a config file nothing would run: run says so.
+	if r := runCmd(t, e, "", "config", "check"); !strings.Contains(r.stderr, "every command will be ignored") {
+		t.Fatalf("config check before init: %q", r.stderr)
+	}
+	if r := runCmd(t, e, "", "config", "init"); r.code != 0 {
+		t.Fatalf("config init: %d %s", r.code, r.stderr)
+	}
+	d := startRunProc(t, e, "run")
+	if !e2ePoll(e2eWait, func() bool {
+		dev, ok := m.Device(first.DeviceID)
+		return ok && dev.IsListening
+	}) {
+		t.Fatalf("the device never listened:\n%s", d.Stderr())
+	}
+	if strings.Contains(d.Stderr(), "every command will be ignored") {
+		t.Errorf("run warned about rules after config init:\n%s", d.Stderr())
+	}
+	if !e2ePoll(e2eWait, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
+		t.Fatalf("status never said listening:\n%s", d.Stderr())
+	}
+	if err := m.PushCommand(first.DeviceID, "hey what is on my calendar", nil); err != nil {
+		t.Fatal(err)
+	}
+	var entries []journal.Entry
+	if !e2ePoll(e2eWait, func() bool {
+		r := runCmd(t, e, "", "history", "--json")
+		entries = nil
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &entries) == nil && len(entries) == 1 && entries[0].Status != ""
+	}) {
+		t.Fatalf("no settled command in the history: %+v\n%s", entries, d.Stderr())
+	}
+	if entries[0].Rule != "ask" || entries[0].Status != automate.StatusCompleted || entries[0].Answer != "Done: what is on my calendar" {
+		t.Fatalf("the first command: %+v", entries[0])
+	}
+
+	// A re-pairing with a new device: the running daemon switches at once.
+	r = runCmd(t, e, "", "pair", "--replace", "--name", "second", "--timeout", "50s")
+	if r.code != 0 {
+		t.Fatalf("pair --replace: %d\n%s", r.code, r.stderr)
+	}
+	second, _ := configs.LoadState(statePathOf(e))
+	want := "the running daemon (pid " + strconv.Itoa(d.cmd.Process.Pid) + "): reconnecting now with the new device " + second.DeviceID
+	if !strings.Contains(r.stderr, want) {
+		t.Fatalf("pair does not say what the daemon did (%q):\n%s", want, r.stderr)
+	}
+	if !e2ePoll(e2eWait, func() bool {
+		dev, ok := m.Device(second.DeviceID)
+		return ok && dev.IsListening
+	}) {
+		t.Fatalf("the new device never listened:\n%s", d.Stderr())
+	}
+	if dev, _ := m.Device(first.DeviceID); dev.IsConnected {
+		t.Errorf("the old device is still connected")
+	}
+
+	// unpair: the daemon stops and unpair says so.
+	r = runCmd(t, e, "", "unpair")
+	if r.code != 0 || !strings.Contains(r.stderr, "no device is paired any more: the daemon stops") {
+		t.Fatalf("unpair: %d\n%s", r.code, r.stderr)
+	}
+	select {
+	case <-d.done:
+	case <-time.After(e2eWait):
+		t.Fatalf("the daemon did not stop after unpair:\n%s", d.Stderr())
+	}
+	if code := d.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("the daemon exited %d after unpair", code)
+	}
+	if dev, _ := m.Device(second.DeviceID); dev.IsConnected || dev.IsListening {
+		t.Errorf("the device is still connected after unpair: %+v", dev)
+	}
+	if r := runCmd(t, e, "", "unpair"); !strings.Contains(r.stderr, "no daemon is running") {
+		t.Errorf("a second unpair does not say no daemon runs: %q", r.stderr)
 	}
 }
