@@ -585,3 +585,90 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 		t.Errorf("a second unpair does not say no daemon runs: %q", r.stderr)
 	}
 }
+
+// systemdAnalyze is systemd-analyze, or "" when it is not installed
+// outside CI (in CI, scripts/test installs it and its absence fails).
+func systemdAnalyze(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("systemd-analyze is missing in CI (scripts/test installs the systemd package): %v", err)
+		}
+		return ""
+	}
+	return p
+}
+
+func TestServiceInstallStatusUninstall(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	fake := filepath.Join(dir, "systemctl")
+	script := "#!/bin/sh\necho \"$*\" >> " + strconv.Quote(calls) + "\n" +
+		"case \"$2\" in is-active) echo active;; is-enabled) echo enabled;; esac\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := env(t, EnvSystemctl+"="+fake)
+	cfg := filepath.Join(dir, "my config.yaml")
+	unit := filepath.Join(envValue(e, "XDG_CONFIG_HOME"), "systemd", "user", "hubgate.service")
+
+	r := runCmd(t, e, "", "--config", cfg, "service", "install")
+	if r.code != 0 || !strings.Contains(r.stdout, "wrote "+unit) || !strings.Contains(r.stdout, "journalctl --user -u hubgate") {
+		t.Fatalf("service install: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	body, err := os.ReadFile(unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), "\nExecStart="+binary+` --config "`+cfg+`" run`+"\n") ||
+		!strings.Contains(string(body), "ExecReload=/bin/kill -HUP $MAINPID") || !strings.Contains(string(body), "WantedBy=default.target") {
+		t.Fatalf("unit file:\n%s", body)
+	}
+	got, _ := os.ReadFile(calls)
+	if string(got) != "--user daemon-reload\n--user enable --now hubgate.service\n" {
+		t.Fatalf("systemctl calls:\n%s", got)
+	}
+	if sa := systemdAnalyze(t); sa != "" {
+		if out, err := exec.Command(sa, "verify", unit).CombinedOutput(); err != nil || len(strings.TrimSpace(string(out))) > 0 {
+			t.Fatalf("systemd-analyze verify %s: %v\n%s", unit, err, out)
+		}
+		// The check can fail: a unit whose program is not absolute is refused.
+		bad := filepath.Join(dir, "bad.service")
+		os.WriteFile(bad, []byte(strings.Replace(string(body), "ExecStart="+binary, "ExecStart=no/such/hubgate", 1)), 0o644)
+		if out, err := exec.Command(sa, "verify", bad).CombinedOutput(); err == nil {
+			t.Fatalf("systemd-analyze verify accepted a broken unit:\n%s", out)
+		}
+	}
+
+	r = runCmd(t, e, "", "service", "status")
+	if r.code != 0 || !strings.Contains(r.stdout, "enabled: enabled, active: active") {
+		t.Fatalf("service status: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	os.Remove(calls)
+	r = runCmd(t, e, "", "service", "uninstall")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed "+unit) {
+		t.Fatalf("service uninstall: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(unit); !os.IsNotExist(err) {
+		t.Fatalf("the unit file is still there: %v", err)
+	}
+	got, _ = os.ReadFile(calls)
+	if string(got) != "--user disable --now hubgate.service\n--user daemon-reload\n" {
+		t.Fatalf("systemctl calls of uninstall:\n%s", got)
+	}
+	r = runCmd(t, e, "", "service", "status")
+	if r.code != ExitNotRunning || !strings.Contains(r.stdout, "not installed") {
+		t.Fatalf("service status after uninstall: %d %q", r.code, r.stdout)
+	}
+
+	// No systemctl at all: a clear error, nothing written.
+	noPath := env(t, "PATH="+t.TempDir())
+	r = runCmd(t, noPath, "", "service", "install")
+	if r.code != ExitError || !strings.Contains(r.stderr, "systemctl is not installed") {
+		t.Fatalf("service install without systemctl: %d %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(envValue(noPath, "XDG_CONFIG_HOME"), "systemd")); !os.IsNotExist(err) {
+		t.Errorf("something was written without systemctl: %v", err)
+	}
+}
