@@ -242,7 +242,21 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 	if r.code != ExitNotListening || !strings.Contains(r.stdout, "listening  false") || r.stderr != "" {
 		t.Fatalf("status (text) not listening: %d %q %q", r.code, r.stdout, r.stderr)
 	}
-	// The token is disabled: the hub refuses it on the next connection.
+	// The hub drops the connection and refuses new ones: not connected.
+	if st, body := h.admin("POST", "/mock/faults", map[string]any{"drop": true, "refuseFor": "1h"}, nil); st != 200 {
+		t.Fatalf("faults: %d %s", st, body)
+	}
+	if !eventually(func() bool { c, _, _ := status(); return c == ExitNotConnected }) {
+		code, obj, _ := status()
+		t.Fatalf("status while the hub refuses: %d %v", code, obj)
+	}
+	if r := runCmd(t, env, "", "--config", s.configPath, "status"); r.code != ExitNotConnected || !strings.Contains(r.stdout, "reconnecting") {
+		t.Fatalf("status (text) not connected: %d %q", r.code, r.stdout)
+	}
+	// The token is disabled and the hub answers again: it refuses the token.
+	if st, body := h.admin("POST", "/mock/faults", map[string]any{"refuseFor": "0s"}, nil); st != 200 {
+		t.Fatalf("faults: %d %s", st, body)
+	}
 	var dis mockhub.DisableResult
 	if st, body := h.admin("POST", "/mock/tokens/"+h.device.Token.ID+"/disable", nil, &dis); st != 200 {
 		t.Fatalf("disable: %d %s", st, body)
@@ -266,6 +280,10 @@ func TestSecondRunExitsAtOnceAndBindsNothing(t *testing.T) {
 	h := startHub(t)
 	s := newDaemonSetup(t, h, daemonConfig{})
 	d := startListening(t, s)
+	// No rule and unmatched commands ignored: run says how to fix it.
+	if !strings.Contains(d.Stderr(), "every command will be ignored") || !strings.Contains(d.Stderr(), "bridge.unmatched.action: run") {
+		t.Errorf("run does not warn that no rule can match:\n%s", d.Stderr())
+	}
 
 	port := freeLoopbackPort(t)
 	cfg, err := os.ReadFile(s.configPath)

@@ -20,6 +20,9 @@ func main() {
 	ctx, stop := context.Background(), context.CancelFunc(func() {})
 	if isDaemon(os.Args[1:]) {
 		useOneProc() // `run` handles its own signals (superviseDaemon)
+		// A closed terminal's SIGHUP must not kill it before it listens
+		// for SIGHUP (a reload) itself.
+		signal.Ignore(syscall.SIGHUP)
 	} else {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	}
