@@ -1,16 +1,33 @@
-// Package daemon owns the assembly of one running hubgate: the journal, the
-// run target (the co-hosted Automate server, or a client of the desktop
-// application's), the hub client of the paired device, the bridge between
-// them and the control socket of `hubgate status`, `history` and `cancel`.
-// `hubgate run`, `hubgate demo` and the tests build one with New and run it
-// with Start and Close (or Run, which does both around a context).
+// Package daemon owns the assembly of one running hubgate: the instance
+// lock, the journal, the run target (the co-hosted Automate server, or a
+// client of the desktop application's), the hub client of the paired
+// device, the bridge between them and the control socket of `hubgate
+// status`, `history`, `cancel` and the reconnect request of `pair` and
+// `unpair`. `hubgate run`, `hubgate demo` and the tests build one with New
+// and run it with Start and Close (or Run, which does both around a
+// context).
 //
 // It takes plain values (the caller maps its configuration onto Options)
-// and parses no flags. Start brings the parts up in dependency order and
-// returns once every one of them listens; Close stops them in reverse: the
-// bridge first (its current run cancelled or left per Options.Bridge.OnShutdown),
-// then the control endpoint, the hub (DeviceStoppedListening), the Automate
-// server and the journal.
+// and parses no flags and handles no signals. Start takes the lock of the
+// control socket first, so that a second daemon stops before it opens or
+// binds anything (control.AlreadyRunningError names the running one's PID),
+// then brings the parts up in dependency order and returns once every one of
+// them listens. Close stops them in reverse: the bridge first (its current
+// run cancelled or left per Options.Bridge.OnShutdown, after a log line
+// saying how long it waits for which run), then the control endpoint, the
+// hub (DeviceStoppedListening), the Automate server, the journal and the lock.
+//
+// While it runs: Reload swaps the routing rules and command tools for the
+// next commands (the hub connection and the run in flight are untouched);
+// Reconnect replaces the hub client at once with one for the pairing as it
+// is now (the bridge does not notice: it reads its events through a switch),
+// or stops the daemon when no device is paired any more; Force turns a stop
+// in progress into a forced one (the current run is terminated).
+//
+// Choices: a reload reports which settings changed but need a restart
+// instead of half-applying them; an unpairing stops the daemon (exit 0, so
+// a service manager does not restart it) rather than leaving it running
+// with no device.
 package daemon
 
 import (
@@ -209,9 +226,10 @@ func (d *Daemon) Run(ctx context.Context) error {
 }
 
 // Start brings the parts up: the instance lock of the control socket (a
-// second daemon stops here, with an error matching control.ErrAlreadyRunning
-// that names the running one's PID, before it binds a port), the journal, the run target, the hub client,
-// the bridge and the control endpoint. It returns once all of them run;
+// second daemon stops here, with an error matching
+// control.ErrAlreadyRunning that names the running one's PID, before it
+// binds a port), the journal, the run target, the hub client, the bridge
+// and the control endpoint. It returns once all of them run;
 // ctx bounds the start only (discovery of an external server). On an error
 // everything already started is stopped again.
 func (d *Daemon) Start(ctx context.Context) (err error) {
@@ -306,7 +324,7 @@ func (d *Daemon) Done() <-chan struct{} { return d.bridgeDone }
 
 // Close stops the bridge (its current run per Options.Bridge.OnShutdown),
 // then the control endpoint, the hub client (DeviceStoppedListening), the
-// Automate server and the journal. It returns the bridge's error, else the
+// Automate server, the journal and the instance lock. It returns the bridge's error, else the
 // first error of a part; later calls return the same.
 func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {

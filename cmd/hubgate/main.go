@@ -1,7 +1,9 @@
 // Command hubgate is the hubgate gateway: one binary whose subcommands
 // serve the Automate server (`hubgate automate serve`), manage its access
 // key (`hubgate automate key`), pair a device (`hubgate pair`), run the
-// daemon (`hubgate run`) and talk to it (`status`, `history`, `cancel`),
+// daemon (`hubgate run`, assembled by bridge/daemon) and talk to it
+// (`status`, `history`, `cancel`), write and check its configuration
+// (`config`, `rules test`), install it as a user service (`service`),
 // serve the mock remote service (`hubgate mock`) and show it all at once
 // (`hubgate demo`). This package only wires: configuration from configs, engines
 // from automate/..., the server from automate/server. Every error reaching
