@@ -143,6 +143,15 @@ func TestRulesTest(t *testing.T) {
 	}
 }
 
+func TestUnknownCommandSuggests(t *testing.T) {
+	for args, want := range map[string]string{"stauts": `did you mean "status"?`, "config chek": `did you mean "check"?`, "servce": `did you mean "service"?`} {
+		r := runCmd(t, env(t), "", strings.Fields(args)...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("hubgate %s: %d %q, want %q", args, r.code, r.stderr, want)
+		}
+	}
+}
+
 func TestVersionNamesTheRevision(t *testing.T) {
 	r := runCmd(t, env(t), "", "--version")
 	if r.code != 0 || !strings.HasPrefix(r.stdout, "hubgate ") || !strings.Contains(r.stdout, "go1.") {
