@@ -25,16 +25,16 @@ func (b *Bridge) Status(ctx context.Context) (control.Status, error) {
 	hs := b.opts.Hub.State()
 	st := control.Status{
 		DeviceID:  b.opts.DeviceID,
-		StartedAt: b.started,
 		Hub:       hubStatus(hs),
 		Listening: b.listening(),
 		Automate:  b.opts.Target,
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st.StartedAt = b.started
 	if !b.started.IsZero() {
 		st.UptimeMs = b.now().Sub(b.started).Milliseconds()
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	st.Counters = b.counters
 	st.WaitingForServer = b.waitingReady
 	st.Notifications = append([]Notification{}, b.notifications...)

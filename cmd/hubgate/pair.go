@@ -121,7 +121,11 @@ The device itself stays on the remote service (no delete route is known); remove
 it in the app if you no longer want it.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runUnpair(cmd.Context(), a.pairEnv(nil), keepSecret)
+			if err := runUnpair(cmd.Context(), a.pairEnv(nil), keepSecret); err != nil {
+				return err
+			}
+			a.tellDaemonPairing(cmd.Context(), true)
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&keepSecret, "keep-client-secret", false, "keep the OAuth client secret in the OS secret store")
@@ -193,6 +197,7 @@ func (a *app) pair(ctx context.Context, cmd *cobra.Command, f pairFlags) error {
 	if err != nil {
 		return err
 	}
+	a.tellDaemonPairing(ctx, false)
 	if f.jsonOut {
 		enc := json.NewEncoder(a.stdio.Out)
 		enc.SetIndent("", "  ")
