@@ -46,7 +46,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/configs"
-	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/oauth"
 )
 
@@ -315,107 +315,59 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 	}
 	e.progress("using the client secret from %s", secretSource)
 
-	// 5. Sign in.
-	oc, err := oauth.New(oauth.Config{
-		APIURL:       apiURL,
-		AuthURL:      r.AuthURL,
-		ClientID:     r.ClientID,
-		ClientSecret: secret,
-		HTTPClient:   e.httpClient,
-		Logger:       e.log,
-	})
-	if err != nil {
-		return nil, err
-	}
-	e.progress("signing in at %s", oc.AuthURL())
-	lo := oauth.LoginOptions{
-		Out:         e.stdio.Err,
-		NoBrowser:   f.noBrowser,
-		Timeout:     f.timeout,
-		Getenv:      e.getenv,
-		OpenBrowser: e.openBrowser,
+	// 5. Sign in, the device and its token.
+	po := pairing.Options{
+		OAuth: oauth.Config{
+			APIURL:       apiURL,
+			AuthURL:      r.AuthURL,
+			ClientID:     r.ClientID,
+			ClientSecret: secret,
+			HTTPClient:   e.httpClient,
+			Logger:       e.log,
+		},
+		Login: oauth.LoginOptions{
+			Out:         e.stdio.Err,
+			NoBrowser:   f.noBrowser,
+			Timeout:     f.timeout,
+			Getenv:      e.getenv,
+			OpenBrowser: e.openBrowser,
+		},
+		DeviceTypeID: deviceType,
+		DeviceName:   name,
+		UserAgent:    "hubgate/" + version(),
+		Progress:     func(p pairing.Progress) { e.progress("%s", p.Message) },
 	}
 	if f.noBrowser {
-		lo.In = e.in
+		po.Login.In = e.in
 	}
-	tok, err := oc.Login(ctx, lo)
+	if reuse {
+		po.ReuseDeviceID = prev.DeviceID
+	}
+	paired, err := pairing.Pair(ctx, po)
 	if err != nil {
-		return nil, fmt.Errorf("sign-in failed, nothing was created: %w", err)
-	}
-	if tok.RefreshToken == "" {
-		return nil, errors.New("sign-in failed, nothing was created: the service issued no refresh token, so hubgate could not stay signed in")
-	}
-	e.progress("signed in")
-	// Rotated refresh tokens stay in memory until step 8 stores the last one.
-	ts := oc.TokenSource(context.WithoutCancel(ctx), tok, oauth.TokenSourceOptions{})
-
-	// 6. The device and its token.
-	api, err := deviceapi.New(deviceapi.Config{BaseURL: apiURL, TokenSource: ts, HTTPClient: e.httpClient, Logger: e.log, UserAgent: "hubgate/" + version()})
-	if err != nil {
+		var se *pairing.StepError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%w; nothing was stored on this machine", err)
+		}
 		return nil, err
 	}
-	var created []string // what this run created on the service, for messages
+	dev, dt := paired.Device, paired.Token
+	if dev.NameOverride != "" {
+		name = dev.NameOverride
+	}
 	fail := func(step string, err error) error {
 		msg := "nothing was stored on this machine"
 		var ue *undoError
 		if errors.As(err, &ue) {
 			msg = "some secrets of this run may remain on this machine (run 'hubgate unpair')"
 		}
-		if len(created) > 0 {
-			msg = "created on the service and left there (hubgate cannot delete it): " + strings.Join(created, ", ") + "; " + msg
-		}
-		return fmt.Errorf("pair failed while %s: %w; %s", step, err, msg)
-	}
-	var dev *deviceapi.UserDevice
-	if reuse {
-		e.progress("reusing device %s (%q)", prev.DeviceID, name)
-		dev = &deviceapi.UserDevice{ID: prev.DeviceID}
-	} else {
-		e.progress("creating the device %q of type %s", name, deviceType)
-		dev, err = api.CreateDevice(ctx, deviceType, name)
-		if err != nil {
-			var ae *deviceapi.APIError
-			if !errors.As(err, &ae) {
-				created = append(created, "possibly a device (the request failed in transit; check the app)")
-			}
-			return nil, fail("creating the device", err)
-		}
-		created = append(created, "device "+dev.ID)
-		e.progress("created device %s", dev.ID)
-	}
-	e.progress("creating a device token")
-	dt, err := api.CreateToken(ctx, dev.ID)
-	if err != nil {
-		var ae *deviceapi.APIError
-		if reuse && errors.Is(err, deviceapi.ErrNotFound) {
-			err = fmt.Errorf("%w (the paired device no longer exists on the service; run 'hubgate pair --replace')", err)
-		} else if !errors.As(err, &ae) {
-			created = append(created, "possibly a device token (the request failed in transit)")
-		}
-		return nil, fail("creating the device token", err)
-	}
-	created = append(created, "device token "+dt.ID)
-	e.progress("created device token %s", dt.ID)
-	e.progress("confirming the device")
-	got, err := api.GetDevice(ctx, dev.ID)
-	if err != nil {
-		return nil, fail("confirming the device", err)
-	}
-	if got.ID != dev.ID {
-		return nil, fail("confirming the device", fmt.Errorf("the service answered with device %q", got.ID))
-	}
-	if got.NameOverride != "" {
-		name = got.NameOverride
-	}
-	final, err := ts.Token() // the latest refresh token, should one have rotated
-	if err != nil {
-		return nil, fail("reading the sign-in", err)
+		return fmt.Errorf("%w; %s", &pairing.StepError{Step: step, Created: paired.Created, Err: err}, msg)
 	}
 
 	// 7. Everything local, in one undoable step.
 	e.progress("storing the refresh token and the device token in the OS secret store")
 	writes := []secretWrite{
-		{configs.AccountOAuthRefreshToken, final.RefreshToken},
+		{configs.AccountOAuthRefreshToken, paired.RefreshToken},
 		{configs.AccountDeviceToken, dt.Token},
 	}
 	if secretSource == sourceStdin {

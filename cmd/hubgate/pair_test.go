@@ -238,7 +238,7 @@ func TestPairAgainstTheMockStoresSecretsInTheKeyring(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(statePathOf(e))
 	assertNoSecretIn(t, "the state file", string(raw), devTok, refresh, mockhub.DefaultClientSecret)
-	for _, want := range []string{"checking the OS secret store", "signing in at " + apiURL + "/signin/authorize", "created device " + res.DeviceID, "created device token", "confirming the device", "paired:"} {
+	for _, want := range []string{"checking the OS secret store", "signing in at " + apiURL + "/signin/authorize", "created device " + res.DeviceID, "created device token", "confirmed device", "paired:"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
