@@ -9,10 +9,19 @@ package main
 //     the client secret is found, and only then does anything reach the
 //     service. A machine without a usable keyring fails before the
 //     sign-in, with nothing created anywhere.
-//   - Client secret: the keyring, else HUBGATE_CLIENT_SECRET, else one
-//     line from stdin (prompted on stderr, echo off on a terminal). Only a
-//     secret typed on stdin is stored (the environment stays the source
-//     for those who chose it).
+//   - Client secret: optional (the vendor's clients send none): the
+//     keyring, else HUBGATE_CLIENT_SECRET, else, with --client-secret-stdin,
+//     one line from stdin (prompted on stderr, echo off on a terminal),
+//     else none. Only a secret typed on stdin is stored (the environment
+//     stays the source for those who chose it).
+//   - Before the browser opens, {api_url} must answer (oauth.Client.Probe,
+//     5 s): a wrong address fails in seconds with exit 6.
+//   - --reuse signs in again with the api url, client id and redirect
+//     address recorded in state.json; a flag, the environment or the file
+//     that names another api url is refused (use --replace).
+//   - The browser: its exit status is honoured; when it cannot be opened
+//     the redirected address is read from stdin (oauth.Login says so).
+//   - The last line names the next command to run.
 //   - Re-runs: when a device is paired, `--reuse` keeps that device: it
 //     signs in again, creates a new device token for the device, confirms
 //     the device and replaces the stored refresh token and device token
@@ -60,9 +69,11 @@ type pairFlags struct {
 	apiURL     string
 	clientID   string
 	deviceType string
-	replace    bool
-	reuse      bool
-	timeout    time.Duration
+	replace     bool
+	reuse       bool
+	timeout     time.Duration
+	redirectURI string
+	secretStdin bool
 }
 
 func newPairCommand(a *app) *cobra.Command {
@@ -77,20 +88,26 @@ secret store and the device id and name in $XDG_CONFIG_HOME/hubgate/state.json.
 
 The api url, client id and device type id come from the flags, else from
 HUBGATE_API_URL, HUBGATE_CLIENT_ID and HUBGATE_DEVICE_TYPE, else from the config
-file. The client secret is never a flag: it comes from the OS secret store, else
-from HUBGATE_CLIENT_SECRET, else it is asked for on stdin (one line; it is then
-stored in the OS secret store).
+file. The redirect address registered for the client in the developer portal
+(e.g. http://127.0.0.1:51772/) is --redirect-uri or remote.redirect_uri; without
+one a random loopback port is used. The client secret is optional and never a
+flag: it comes from the OS secret store, else from HUBGATE_CLIENT_SECRET, else
+from stdin with --client-secret-stdin (one line; it is then stored in the OS
+secret store), else none is sent.
 
-The sign-in address is always printed. A browser is opened with $BROWSER (the
-URL as its last argument) or xdg-open; --no-browser skips that and lets you
-paste the address the browser was redirected to.
+The api url must answer before the browser opens: a wrong address fails in
+seconds (exit 6). The sign-in address is always printed. A browser is opened
+with $BROWSER (the URL as its last argument) or xdg-open, without hubgate's
+secrets in its environment; if it cannot be opened, or with --no-browser, paste
+the address the browser was redirected to.
 
 The secret store is checked before anything is created: without a usable one,
 pair stops and nothing is created. If a later step fails, nothing is kept
 locally and the message says what was created on the service.
 
-When a device is already paired, --reuse keeps it (new sign-in, new device token)
-and --replace creates a new device; one of them is required when stdin is not a
+When a device is already paired, --reuse keeps it (new sign-in with the api url,
+client id and redirect address saved in state.json, new device token) and
+--replace creates a new device; one of them is required when stdin is not a
 terminal. 'hubgate unpair' removes the local secrets and state.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -107,6 +124,8 @@ terminal. 'hubgate unpair' removes the local secrets and state.`,
 	fl.BoolVar(&f.replace, "replace", false, "when a device is paired: create a new device and replace the local pairing")
 	fl.BoolVar(&f.reuse, "reuse", false, "when a device is paired: keep it and renew its sign-in and device token")
 	fl.DurationVar(&f.timeout, "timeout", oauth.DefaultLoginTimeout, "how long to wait for the sign-in in the browser")
+	fl.StringVar(&f.redirectURI, "redirect-uri", "", "redirect address registered for the client, e.g. http://127.0.0.1:51772/ (overrides HUBGATE_REDIRECT_URI and remote.redirect_uri; default: a random loopback port)")
+	fl.BoolVar(&f.secretStdin, "client-secret-stdin", false, "read the OAuth client secret from stdin (only when neither the OS secret store nor HUBGATE_CLIENT_SECRET has one; most clients need none)")
 	return cmd
 }
 
@@ -185,6 +204,7 @@ func (a *app) pair(ctx context.Context, cmd *cobra.Command, f pairFlags) error {
 	override("api-url", "remote.api_url", f.apiURL)
 	override("client-id", "remote.client_id", f.clientID)
 	override("device-type", "remote.device_type_id", f.deviceType)
+	override("redirect-uri", "remote.redirect_uri", f.redirectURI)
 	cfg, err := a.loadConfig(overrides)
 	if err != nil {
 		return err
@@ -211,7 +231,11 @@ type pairResult struct {
 	PairedAt     time.Time `json:"pairedAt"`
 	Reused       bool      `json:"reused"` // the device existed before this run
 	StateFile    string    `json:"stateFile"`
+	Next         string    `json:"next"` // the command to run next
 }
+
+// nextCommand is what a person runs after pairing.
+const nextCommand = "hubgate run"
 
 // progress prints one step line on stderr.
 func (e pairEnv) progress(format string, args ...any) {
@@ -267,8 +291,19 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		}
 	}
 
-	// 2. Settings.
+	// 2. Settings; --reuse takes what the state file recorded.
 	r := cfg.Remote
+	if reuse {
+		if r.APIURL == "" {
+			r.APIURL = prev.APIURL
+		}
+		if r.ClientID == "" {
+			r.ClientID = prev.ClientID
+		}
+		if r.RedirectURI == "" {
+			r.RedirectURI = prev.RedirectURI
+		}
+	}
 	var problems []configs.FieldError
 	need := func(path, v, env string) {
 		if v == "" {
@@ -308,26 +343,35 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		return nil, fmt.Errorf("the OS secret store is not usable, so nothing was created: %w", err)
 	}
 
-	// 4. The client secret.
-	secret, secretSource, err := e.clientSecret(ctx)
+	// 4. The client secret, if any.
+	secret, secretSource, err := e.clientSecret(ctx, f.secretStdin)
 	if err != nil {
 		return nil, err
 	}
-	e.progress("using the client secret from %s", secretSource)
+	if secretSource == sourceNone {
+		e.progress("no client secret: signing in as a public client, as the service's own clients do")
+	} else {
+		e.progress("using the client secret from %s", secretSource)
+	}
 
 	// 5. Sign in, the device and its token.
 	po := pairing.Options{
 		OAuth: oauth.Config{
-			APIURL:       apiURL,
-			AuthURL:      r.AuthURL,
-			ClientID:     r.ClientID,
-			ClientSecret: secret,
-			HTTPClient:   e.httpClient,
-			Logger:       e.log,
+			APIURL:            apiURL,
+			AuthURL:           r.AuthURL,
+			ClientID:          r.ClientID,
+			ClientSecret:      secret,
+			Grant:             oauth.Grant(r.TokenGrant),
+			RedirectURI:       r.RedirectURI,
+			AllowMissingState: r.AllowMissingState,
+			MissingStateHint:  "remote.allow_missing_state: true in the config file",
+			HTTPClient:        e.httpClient,
+			Logger:            e.log,
 		},
 		Login: oauth.LoginOptions{
 			Out:         e.stdio.Err,
 			NoBrowser:   f.noBrowser,
+			In:          e.in, // pasted addresses: --no-browser, or when no browser opens
 			Timeout:     f.timeout,
 			Getenv:      e.getenv,
 			OpenBrowser: e.openBrowser,
@@ -336,9 +380,6 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		DeviceName:   name,
 		UserAgent:    "hubgate/" + version(),
 		Progress:     func(p pairing.Progress) { e.progress("%s", p.Message) },
-	}
-	if f.noBrowser {
-		po.Login.In = e.in
 	}
 	if reuse {
 		po.ReuseDeviceID = prev.DeviceID
@@ -384,6 +425,8 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		DeviceTypeID: deviceType,
 		TokenID:      dt.ID,
 		PairedAt:     e.now().UTC().Truncate(time.Second),
+		ClientID:     r.ClientID,
+		RedirectURI:  r.RedirectURI,
 	}
 	if err := configs.SaveState(statePath, st); err != nil {
 		return nil, fail("writing the state file", withUndo(err, undo()))
@@ -397,9 +440,10 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 			e.progress("the previous device %s stays on the service; remove it in the app if you no longer want it", prev.DeviceID)
 		}
 	}
+	e.progress("next: run 'hubgate run' to connect the device and take its commands")
 	return &pairResult{
 		DeviceID: st.DeviceID, DeviceName: st.DeviceName, APIURL: st.APIURL, DeviceTypeID: st.DeviceTypeID,
-		TokenID: st.TokenID, PairedAt: st.PairedAt, Reused: reuse, StateFile: statePath,
+		TokenID: st.TokenID, PairedAt: st.PairedAt, Reused: reuse, StateFile: statePath, Next: nextCommand,
 	}, nil
 }
 
@@ -408,10 +452,12 @@ const (
 	sourceKeyring = "the OS secret store"
 	sourceEnv     = EnvClientSecret
 	sourceStdin   = "stdin"
+	sourceNone    = ""
 )
 
-// clientSecret finds the client secret: keyring, environment, stdin.
-func (e pairEnv) clientSecret(ctx context.Context) (string, string, error) {
+// clientSecret finds the client secret: keyring, environment, stdin (only
+// when fromStdin), else none.
+func (e pairEnv) clientSecret(ctx context.Context, fromStdin bool) (string, string, error) {
 	s, err := e.store.Get(ctx, configs.AccountOAuthClientSecret)
 	switch {
 	case err == nil && s != "":
@@ -421,6 +467,9 @@ func (e pairEnv) clientSecret(ctx context.Context) (string, string, error) {
 	}
 	if s := e.getenv(EnvClientSecret); s != "" {
 		return s, sourceEnv, nil
+	}
+	if !fromStdin {
+		return "", sourceNone, nil
 	}
 	fmt.Fprint(e.stdio.Err, "OAuth client secret (from the developer portal; input hidden on a terminal): ")
 	line, err := readSecretLine(e.in, e.stdinFile, e.interactive)
@@ -432,7 +481,7 @@ func (e pairEnv) clientSecret(ctx context.Context) (string, string, error) {
 			cause = "stdin ended (" + err.Error() + ")"
 		}
 		return "", "", &configs.ValidationError{Problems: []configs.FieldError{{
-			Message: "no OAuth client secret: " + cause + "; store it with 'hubgate pair' on a terminal, set " + EnvClientSecret + ", or pipe it on stdin",
+			Message: "--client-secret-stdin: no OAuth client secret: " + cause + "; type it on a terminal, pipe it on stdin, or set " + EnvClientSecret,
 		}}}
 	}
 	return line, sourceStdin, nil

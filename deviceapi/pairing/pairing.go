@@ -7,6 +7,9 @@
 // the sign-in address through the oauth.LoginOptions it is given.
 //
 // Choices where the spec is silent:
+//   - Before the sign-in, {api_url} must answer (oauth.Client.Probe, 5 s):
+//     a wrong address fails in seconds, before a browser opens, with a
+//     *SignInError matching oauth.ErrUnreachable.
 //   - A reused device (Options.ReuseDeviceID) gets a new device token; the
 //     earlier one stays valid on the service (no route to disable it is
 //     shown).
@@ -132,6 +135,10 @@ func Pair(ctx context.Context, o Options) (*Result, error) {
 	oc, err := oauth.New(o.OAuth)
 	if err != nil {
 		return nil, err
+	}
+	// A wrong address must fail in seconds, not after the sign-in timeout.
+	if err := oc.Probe(ctx); err != nil {
+		return nil, &SignInError{err}
 	}
 	report(StepSignIn, map[string]any{"authUrl": oc.AuthURL()}, "signing in at %s", oc.AuthURL())
 	tok, err := oc.Login(ctx, o.Login)
