@@ -63,12 +63,12 @@ import (
 const EnvClientSecret = "HUBGATE_CLIENT_SECRET"
 
 type pairFlags struct {
-	name       string
-	noBrowser  bool
-	jsonOut    bool
-	apiURL     string
-	clientID   string
-	deviceType string
+	name        string
+	noBrowser   bool
+	jsonOut     bool
+	apiURL      string
+	clientID    string
+	deviceType  string
 	replace     bool
 	reuse       bool
 	timeout     time.Duration
