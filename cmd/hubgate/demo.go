@@ -521,7 +521,7 @@ func demoPair(ctx context.Context, n *demoNarrator, log *slog.Logger, base strin
 		return nil
 	}
 	res, err := pairing.Pair(loginCtx, pairing.Options{
-		OAuth: oauth.Config{APIURL: base, ClientID: mc.ClientID, ClientSecret: mc.ClientSecret,
+		OAuth: oauth.Config{APIURL: base, ClientID: mc.ClientID, // no secret, as the vendor's clients
 			HTTPClient: httpClient, Logger: log.With("component", "oauth")},
 		Login: oauth.LoginOptions{Out: io.Discard, OpenBrowser: browser,
 			Getenv: func(string) string { return "" }, Timeout: demoStartTimeout},

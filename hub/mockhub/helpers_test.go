@@ -84,7 +84,7 @@ func authParams(p pkce) url.Values {
 // parsed Location (nil when none).
 func authorize(t testing.TB, base string, q url.Values) (int, *url.URL, string) {
 	t.Helper()
-	resp, err := noRedirect.Get(base + "/signin/authorize?" + q.Encode())
+	resp, err := noRedirect.Get(base + "/signin?" + q.Encode())
 	if err != nil {
 		t.Fatal(err)
 	}
