@@ -227,11 +227,6 @@ func (c *Client) AuthURL() string { return c.conf.Endpoint.AuthURL }
 // TokenURL returns the token endpoint in use.
 func (c *Client) TokenURL() string { return c.conf.Endpoint.TokenURL }
 
-// httpCtx makes x/oauth2 use the client's HTTP client.
-func (c *Client) httpCtx(ctx context.Context) context.Context {
-	return context.WithValue(ctx, oauth2.HTTPClient, c.hc)
-}
-
 // clean makes a server-supplied string safe to print: control characters
 // (terminal escapes) dropped, at most 300 bytes.
 func clean(s string) string {
