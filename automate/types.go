@@ -6,9 +6,52 @@ import (
 	"time"
 )
 
-// ServiceID is the value of Health.Service and of the single /v1/models
-// entry; it identifies an Automate server during port discovery.
+// ServiceID is the value of Health.Service and of the assistant's
+// /v1/models entry for the default product word; it identifies an Automate
+// server during port discovery. See AgentID for other product words.
 const ServiceID = "service-agent"
+
+// DefaultProduct is the product word of the contract as the spec writes it.
+// The real desktop application uses its product's own name instead: it
+// answers "<product>-agent" in /health, lists "<product>-agent" (and, in
+// model mode, "<product>-model") in /v1/models with owned_by "<product>",
+// and reads and answers the chat extension object under "<product>".
+const DefaultProduct = "service"
+
+// ValidProduct reports whether word can be a product word: 1 to 32
+// lowercase ASCII letters, digits or hyphens, starting with a letter, not
+// ending with a hyphen (it becomes part of model ids and a JSON key).
+func ValidProduct(word string) bool {
+	if len(word) == 0 || len(word) > 32 || word[0] < 'a' || word[0] > 'z' || word[len(word)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(word); i++ {
+		c := word[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// AgentID is the /health service and /v1/models id of the assistant for a
+// product word ("" means DefaultProduct): "<product>-agent".
+func AgentID(product string) string {
+	if product == "" {
+		product = DefaultProduct
+	}
+	return product + "-agent"
+}
+
+// ModelID is the /v1/models id of model mode for a product word ("" means
+// DefaultProduct): "<product>-model". A chat request naming it is a plain,
+// stateless chat completion on the local model.
+func ModelID(product string) string {
+	if product == "" {
+		product = DefaultProduct
+	}
+	return product + "-model"
+}
 
 // SchemaVersion is the RunRecord schema version this package speaks.
 const SchemaVersion = 1

@@ -87,6 +87,8 @@ type Server struct {
 	toolWait    time.Duration
 	initTimeout time.Duration
 	appVersion  string
+	product     string // the product word
+	agentID     string // "<product>-agent"
 	sys         systemInfo
 	handler     http.Handler
 	// healthStatic is the pre-encoded fixed part of /health.
@@ -134,6 +136,14 @@ func New(cfg Config) (*Server, error) {
 	if s.appVersion == "" {
 		s.appVersion = "dev"
 	}
+	s.product = cfg.Product
+	if s.product == "" {
+		s.product = automate.DefaultProduct
+	}
+	if !automate.ValidProduct(s.product) {
+		return nil, fmt.Errorf("server: invalid product word %q: 1 to 32 lowercase letters, digits or hyphens, starting with a letter", s.product)
+	}
+	s.agentID = automate.AgentID(s.product)
 	ws, err := resolveWorkspace(cfg.Workspace)
 	if err != nil {
 		return nil, err
@@ -317,7 +327,7 @@ func (s *Server) encodeHealthStatic() error {
 		LogicalCPUCount  int    `json:"logicalCpuCount"`
 		TotalMemoryBytes uint64 `json:"totalMemoryBytes"`
 		Workspace        string `json:"workspace"`
-	}{"ok", automate.ServiceID, s.appVersion, s.sys.platform, s.sys.architecture, s.sys.osRelease,
+	}{"ok", s.agentID, s.appVersion, s.sys.platform, s.sys.architecture, s.sys.osRelease,
 		s.sys.cpu, s.sys.cpuCount, s.sys.totalMemory, s.workspace})
 	if err != nil {
 		return err
@@ -332,7 +342,7 @@ func (s *Server) Health() automate.Health {
 	s.mu.Lock()
 	h := automate.Health{
 		Status:                    "ok",
-		Service:                   automate.ServiceID,
+		Service:                   s.agentID,
 		AppVersion:                s.appVersion,
 		Platform:                  s.sys.platform,
 		Architecture:              s.sys.architecture,
@@ -370,9 +380,8 @@ func (s *Server) Health() automate.Health {
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, s.log, http.StatusOK, automate.ModelList{Object: "list", Data: []automate.ModelEntry{
-		{ID: automate.ServiceID, Object: "model", OwnedBy: "service"},
-	}})
+	data := []automate.ModelEntry{{ID: s.agentID, Object: "model", OwnedBy: s.product}}
+	writeJSON(w, s.log, http.StatusOK, automate.ModelList{Object: "list", Data: data})
 }
 
 // readObject reads and parses the JSON object body of r; on failure it

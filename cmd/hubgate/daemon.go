@@ -124,7 +124,7 @@ func runDaemon(ctx context.Context, o daemonOptions) (err error) {
 func startAutomate(ctx context.Context, o daemonOptions) (control.AutomateTarget, *automate.Client, func(), error) {
 	cfg, log := o.cfg, o.log
 	if cfg.Automate.Target == "external" {
-		d, err := automate.Discover(ctx, automate.DiscoverOptions{Key: o.automateKey})
+		d, err := automate.Discover(ctx, automate.DiscoverOptions{Key: o.automateKey, Product: cfg.Automate.Product})
 		if err != nil {
 			return control.AutomateTarget{}, nil, nil, fmt.Errorf("find the external Automate server: %w", err)
 		}
@@ -138,7 +138,7 @@ func startAutomate(ctx context.Context, o daemonOptions) (control.AutomateTarget
 	if err != nil {
 		return control.AutomateTarget{}, nil, nil, err
 	}
-	srv, err := server.New(server.Config{Key: o.automateKey, Assistant: engine.engine, Workspace: cfg.Automate.Workspace,
+	srv, err := server.New(server.Config{Key: o.automateKey, Product: cfg.Automate.Product, Assistant: engine.engine, Workspace: cfg.Automate.Workspace,
 		WorkspaceRestriction: cfg.Automate.WorkspaceRestriction, ToolWait: cfg.Automate.ToolWait,
 		ConfiguredMcpServers: engine.mcpServers, AppVersion: version(), Logger: log.With("component", "automate")})
 	if err != nil {
