@@ -53,6 +53,10 @@
 //     returns to it.
 //   - Unknown request fields are ignored; a body that is valid JSON but not
 //     an object is a 400 ("Request body must be a JSON object").
+//   - POST /v1/automate/cancel answers 200 whatever its body (the contract:
+//     "always answers 200", "safe to call unconditionally"): a body that is
+//     not JSON, not an object or over 1 MiB, and a force that is not a
+//     boolean, all count as force false.
 package server
 
 import (
@@ -399,17 +403,30 @@ func (s *Server) readObject(w http.ResponseWriter, r *http.Request, allowEmpty b
 	return o, true
 }
 
+// handleCancel always answers 200: the contract calls cancel safe to call
+// unconditionally, so a body that cannot be read or parsed, or a force that
+// is not a boolean, counts as {"force": false} instead of failing a caller
+// that is trying to stop a run.
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
-	o, ok := s.readObject(w, r, true)
-	if !ok {
-		return
-	}
-	force, err := o.boolean("force", "force must be a boolean")
+	writeJSON(w, s.log, http.StatusOK, s.Cancel(cancelForce(w, r)))
+}
+
+// cancelForce reads force from a cancel body: true only for a JSON object
+// whose force is the boolean true.
+func cancelForce(w http.ResponseWriter, r *http.Request) bool {
+	body, err := readBody(w, r)
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return false
 	}
-	writeJSON(w, s.log, http.StatusOK, s.Cancel(force))
+	o, err := decodeObject(body, true)
+	if err != nil {
+		return false
+	}
+	var force bool
+	if json.Unmarshal(o["force"], &force) != nil {
+		return false
+	}
+	return force
 }
 
 // Cancel stops whatever runs: softly between steps, or at once by killing
