@@ -333,7 +333,7 @@ func TestIntegrationModels(t *testing.T) {
 	c := startReal(t, 0).client(t, automate.ClientOptions{})
 	ctx := context.Background()
 	ml, err := c.Models(ctx)
-	if err != nil || len(ml.Data) != 1 || ml.Data[0].ID != automate.ServiceID {
+	if err != nil || len(ml.Data) != 2 || ml.Data[0].ID != automate.ServiceID || ml.Data[1].ID != automate.ModelID("") {
 		t.Fatalf("models %+v %v", ml, err)
 	}
 	cat, err := c.Catalog(ctx)

@@ -487,6 +487,9 @@ type ErrorEnvelope struct {
 type ErrorBody struct {
 	Message string `json:"message"`
 	Type    string `json:"type"`
+	// Code is a machine-readable detail some answers add (model mode:
+	// context_length_exceeded, or a workflow error code); "" when none.
+	Code string `json:"code,omitempty"`
 }
 
 // ChatRequest is the body of POST /v1/chat/completions as this package

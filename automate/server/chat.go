@@ -190,6 +190,10 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if model, _, _ := o.str("model", ""); model == automate.ModelID(s.product) {
+		s.handleModelChat(w, r, o)
+		return
+	}
 	cr, err := decodeChatRequest(o, s.product, s.cfg.ConfiguredMcpServers)
 	if err != nil {
 		writeError(w, s.log, err)

@@ -42,6 +42,9 @@ type Config struct {
 	// LaunchSelection is the --model/--family/--size launch selection,
 	// applied once by Start. Zero: none.
 	LaunchSelection LaunchSelection
+	// KeepAlive is the interval of the comment lines that keep a quiet
+	// model-mode stream alive. Zero: DefaultKeepAlive (10 s).
+	KeepAlive time.Duration
 	// Logger receives structured logs. Zero: slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Zero: time.Now.

@@ -90,6 +90,7 @@ type Server struct {
 	workspace   string
 	toolWait    time.Duration
 	initTimeout time.Duration
+	keepAlive   time.Duration
 	appVersion  string
 	product     string // the product word
 	agentID     string // "<product>-agent"
@@ -102,8 +103,9 @@ type Server struct {
 	stopBase     context.CancelFunc
 
 	mu             sync.Mutex
-	active         *run // the run holding the slot, running or parked
-	switching      bool // a model switch holds the slot
+	active         *run       // the run holding the slot, running or parked
+	model          *modelCall // the model-mode call holding the slot
+	switching      bool       // a model switch holds the slot
 	closed         bool
 	workflowStatus string
 	pin            *automate.ModelOption // session pin; nil: the application's selection
@@ -132,6 +134,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.toolWait <= 0 {
 		s.toolWait = automate.DefaultToolWait
+	}
+	s.keepAlive = cfg.KeepAlive
+	if s.keepAlive <= 0 {
+		s.keepAlive = DefaultKeepAlive
 	}
 	s.initTimeout = cfg.InitTimeout
 	if s.initTimeout <= 0 {
@@ -222,10 +228,14 @@ func (s *Server) Close(ctx context.Context) error {
 		s.mu.Lock()
 	}
 	r := s.active
+	mc := s.model
 	pinned := s.pin != nil
 	s.pin = nil
 	appModel := s.appModel
 	s.mu.Unlock()
+	if mc != nil {
+		mc.cancel(causeShutdown)
+	}
 	if r != nil {
 		r.cancel(causeShutdown)
 		s.engine.Terminate()
@@ -356,7 +366,7 @@ func (s *Server) Health() automate.Health {
 		TotalMemoryBytes:          s.sys.totalMemory,
 		WorkflowStatus:            s.workflowStatus,
 		WorkerRunning:             rt.WorkerRunning,
-		Busy:                      s.active != nil,
+		Busy:                      s.active != nil || s.model != nil,
 		Workspace:                 s.workspace,
 		Backend:                   rt.Backend,
 		ContextSize:               rt.ContextSize,
@@ -364,6 +374,9 @@ func (s *Server) Health() automate.Health {
 	}
 	if s.active != nil {
 		id := s.active.id
+		h.ActiveRequestID = &id
+	} else if s.model != nil {
+		id := s.model.id
 		h.ActiveRequestID = &id
 	}
 	if s.pin != nil {
@@ -385,6 +398,9 @@ func (s *Server) Health() automate.Health {
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
 	data := []automate.ModelEntry{{ID: s.agentID, Object: "model", OwnedBy: s.product}}
+	if s.modelChatter() != nil {
+		data = append(data, automate.ModelEntry{ID: automate.ModelID(s.product), Object: "model", OwnedBy: s.product})
+	}
 	writeJSON(w, s.log, http.StatusOK, automate.ModelList{Object: "list", Data: data})
 }
 
@@ -435,7 +451,23 @@ func (s *Server) Cancel(force bool) automate.CancelResponse {
 	s.mu.Lock()
 	status := s.workflowStatus
 	r := s.active
+	mc := s.model
 	s.mu.Unlock()
+	if mc != nil {
+		// A model-mode call is one model step: any cancel stops it at once.
+		id := mc.id
+		resp := automate.CancelResponse{Stopped: true, RequestID: &id, WorkflowStatus: status, Mode: automate.CancelModeCancel}
+		cause := causeSoft
+		if force {
+			resp.Mode, cause = automate.CancelModeTerminate, causeForce
+		}
+		mc.cancel(cause)
+		if force {
+			s.engine.Terminate()
+		}
+		s.log.Info("model call cancel requested", "request_id", id, "mode", resp.Mode)
+		return resp
+	}
 	if r == nil {
 		return automate.CancelResponse{Mode: automate.CancelModeNone, WorkflowStatus: status}
 	}
