@@ -11,6 +11,58 @@
 // catalog and the session pin, /health, and binding the port window
 // 127.0.0.1:4317..4328.
 //
+// Facts of the real desktop application followed here (the vendor's
+// public samples, Cephable/Cephable-Automate-Agent-Samples: docs/api-cheatsheet.md,
+// tools/fake-cephable/fake_cephable.py, samples/python-langgraph-own-loop/
+// README.md, cephable_endpoint.py and test_sample.py; see
+// ../shared/notes/real-service.md):
+//   - The spec's neutral word "service" is the product's own name there:
+//     /health service "<product>-agent", /v1/models "<product>-agent" with
+//     owned_by "<product>", the chat extension object and the chat answer's
+//     record under "<product>". Config.Product sets the word.
+//   - Model mode: /v1/models also lists "<product>-model"; a chat request
+//     naming it is a plain, stateless completion on the local model: the
+//     caller's system prompt used as is, the whole history sent every call
+//     (the vendor's own test counts 2, 4, 7, 9 messages), only the caller's
+//     tools, parallel tool calls answered together, streaming with response
+//     headers early and a keep-alive every ten seconds, the call cancelled
+//     when the client closes the connection, one inference slot (409 when
+//     busy). Clients use max_retries 0. A client checks for model mode by
+//     looking for "<product>-model" in /v1/models, so it is listed only
+//     when the engine has a model mode (assistant.ModelChatter).
+//   - The vendor's discovery sweep stops at the first 401; ours
+//     (automate.Discover) goes on, since a higher port may hold the right
+//     server.
+//
+// Model mode (modelmode.go), where the samples are silent:
+//   - Messages and tools are checked for shape only (objects, known roles,
+//     function tools with a name) and passed on byte for byte; the
+//     generation options of assistant.ModelOptions are passed on; n other
+//     than 1 is a 400. timeout_ms bounds the call (default 900000; on expiry
+//     the contract's run-timeout 400, or an error event once streaming).
+//   - The call holds the slot with workflowStatus "thinking" and its own
+//     request id ("automate-run-<uuid>", also the completion id), which
+//     /health shows as activeRequestId. Any cancel stops it at once (it is
+//     one model step); force also terminates the worker.
+//   - Streamed headers go out when the model accepted the request (its
+//     first piece) or at the first keep-alive, whichever comes first, so a
+//     request refused at once (too long for the context) still gets its
+//     HTTP status. The stream is the OpenAI chunk format: a role chunk,
+//     content, reasoning_content and tool-call deltas (index, id and name on
+//     a call's first piece), a finish chunk, a usage chunk with empty
+//     choices when stream_options.include_usage is true, then data: [DONE].
+//     A failure after the headers is one data event {"error":{message, type,
+//     code}} and the stream ends without [DONE] (both official clients raise
+//     it). finish_reason is tool_calls whenever the answer has tool calls.
+//   - Errors (errorTable): too long for the context 400 with code
+//     context_length_exceeded (OpenAI's code); no model 503
+//     model_unavailable; the model server lost or refusing 502
+//     upstream_error with the workflow error code; stopped by a cancel 500
+//     canceled. Every answer carries x-should-retry: false.
+//   - A whole answer's content is null when it has only tool calls, as
+//     OpenAI answers; reasoning goes in reasoning_content.
+//   - The extension object is not read in model mode (no record is made).
+//
 // Choices where the contract is silent:
 //   - A soft cancel (force false) ends a run `canceled`; a force cancel ends
 //     it `terminated` and kills the worker. A run stopped by a person or a
