@@ -64,6 +64,7 @@ const (
 type probeResult struct {
 	kind   probeKind
 	health *Health
+	other  string // the /health service of another product's agent
 }
 
 // Discover finds the Automate server: it sends GET /health with the bearer
@@ -126,7 +127,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 			results[i] <- probePort(ctx, hc, log, opts.Key, want, host, port, timeout)
 		}()
 	}
-	derr := &DiscoveryError{Host: host, Ports: ports}
+	derr := &DiscoveryError{Host: host, Ports: ports, Want: want}
 	// Results are taken in port order, so a match returns as soon as every
 	// lower port has been decided.
 	for i, port := range ports {
@@ -141,6 +142,9 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 			return &Discovery{BaseURL: "http://" + hostPort(host, port), Port: port, Health: r.health}, nil
 		case probeUnauthorized:
 			derr.UnauthorizedPorts = append(derr.UnauthorizedPorts, port)
+		}
+		if r.other != "" {
+			derr.OtherAgents = append(derr.OtherAgents, OtherAgent{Port: port, Service: r.other})
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -181,6 +185,9 @@ func probePort(ctx context.Context, hc *http.Client, log *slog.Logger, key, want
 	if err := json.Unmarshal(body, &h); err != nil || h.Service != want {
 		log.Debug("automate discovery: not an Automate server", "addr", addr, "status", resp.StatusCode,
 			"service", h.Service)
+		if err == nil && strings.HasSuffix(h.Service, "-agent") && ValidProduct(strings.TrimSuffix(h.Service, "-agent")) {
+			return probeResult{other: h.Service}
+		}
 		return probeResult{}
 	}
 	log.Debug("automate discovery: found", "addr", addr, "appVersion", h.AppVersion)

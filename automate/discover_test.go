@@ -283,6 +283,13 @@ func TestDiscoverProductWord(t *testing.T) {
 	if !errors.Is(err, ErrUnauthorized) {
 		t.Fatalf("want ErrUnauthorized naming port %d, got %v", ports[0], err)
 	}
+	// Only the default word's server took the key: the error says so.
+	_, err = Discover(context.Background(), DiscoverOptions{Key: testKey, Product: "acme", Ports: ports[1:]})
+	var de *DiscoveryError
+	if !errors.Is(err, ErrNoServer) || !errors.As(err, &de) || len(de.OtherAgents) != 1 || de.OtherAgents[0].Service != ServiceID ||
+		!strings.Contains(err.Error(), `no acme-agent server found`) || !strings.Contains(err.Error(), `set the product word to "service"`) {
+		t.Fatalf("want a hint at the other product, got %v", err)
+	}
 	// The default word still finds the default server.
 	d, err = Discover(context.Background(), DiscoverOptions{Key: testKey, Ports: all})
 	if err != nil || d.Port != ports[1] {
