@@ -128,7 +128,7 @@ func startAutomate(ctx context.Context, o daemonOptions) (control.AutomateTarget
 		if err != nil {
 			return control.AutomateTarget{}, nil, nil, fmt.Errorf("find the external Automate server: %w", err)
 		}
-		c, err := automate.NewClient(automate.ClientOptions{BaseURL: d.BaseURL, Key: o.automateKey, Logger: log.With("component", "automate-client")})
+		c, err := automate.NewClient(automate.ClientOptions{BaseURL: d.BaseURL, Key: o.automateKey, Product: cfg.Automate.Product, Logger: log.With("component", "automate-client")})
 		if err != nil {
 			return control.AutomateTarget{}, nil, nil, err
 		}
@@ -164,7 +164,7 @@ func startAutomate(ctx context.Context, o daemonOptions) (control.AutomateTarget
 		}
 	}()
 	endpoint := "http://" + ln.Addr().(*net.TCPAddr).String()
-	c, err := automate.NewClient(automate.ClientOptions{BaseURL: endpoint, Key: o.automateKey, Logger: log.With("component", "automate-client")})
+	c, err := automate.NewClient(automate.ClientOptions{BaseURL: endpoint, Key: o.automateKey, Product: cfg.Automate.Product, Logger: log.With("component", "automate-client")})
 	if err != nil {
 		hs.Close()
 		return control.AutomateTarget{}, nil, nil, err
