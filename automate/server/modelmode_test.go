@@ -268,3 +268,23 @@ func TestModelModeErrors(t *testing.T) {
 		t.Error("busy after errors")
 	}
 }
+
+func TestModelModeTimeoutAndForceCancel(t *testing.T) {
+	h := newHarness(t)
+	body := modelBody(false, msg("user", "#!sleep 60000"))
+	body["timeout_ms"] = 1000
+	h.do("POST", "/v1/chat/completions", body).envelope(t, 400, "invalid_request_error", "Automate run timed out after 1000ms")
+
+	ch := h.startAsync("/v1/chat/completions", modelBody(true, msg("user", "#!sleep 60000")))
+	h.waitFor("the model call", func(hl automate.Health) bool { return hl.Busy })
+	var cr automate.CancelResponse
+	h.do("POST", "/v1/automate/cancel", map[string]bool{"force": true}).json(t, &cr)
+	if !cr.Stopped || cr.Mode != "terminate" {
+		t.Errorf("cancel %+v", cr)
+	}
+	// Nothing was streamed yet: the answer is the error with its status.
+	receive(t, ch).envelope(t, 500, "canceled", "The model call was stopped (forced cancel)")
+	if hl := h.health(); hl.Busy || hl.WorkerRunning {
+		t.Errorf("after a force cancel: %+v", hl)
+	}
+}
