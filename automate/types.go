@@ -336,25 +336,28 @@ const (
 // nil when the request excluded them (and then omitted on the wire); an
 // included but empty block is an empty, non-nil slice.
 type RunRecord struct {
-	SchemaVersion int               `json:"schemaVersion"`
-	RequestID     string            `json:"requestId"`
-	TaskID        string            `json:"taskId,omitempty"`
-	Status        RunStatus         `json:"status"`
-	ToolCalls     []ToolCall        `json:"toolCalls,omitempty"`
-	ResumeToken   string            `json:"resumeToken,omitempty"`
-	Answer        string            `json:"answer"`
-	FinalAnswer   *string           `json:"finalAnswer,omitempty"`
-	ErrorCode     string            `json:"errorCode,omitempty"`
-	StartedAt     Timestamp         `json:"startedAt"`
-	CompletedAt   Timestamp         `json:"completedAt"`
-	DurationMs    int64             `json:"durationMs"`
-	Model         string            `json:"model"`
-	AppVersion    string            `json:"appVersion"`
-	Backend       *Backend          `json:"backend"`
-	Steps         []Step            `json:"steps,omitzero"`
-	Trace         []json.RawMessage `json:"trace,omitzero"`
-	Usage         *Usage            `json:"usage"`
-	Events        []Event           `json:"events,omitzero"`
+	SchemaVersion int    `json:"schemaVersion"`
+	RequestID     string `json:"requestId"`
+	// Mode is "model" on the record of a model-mode call (asked for with
+	// the extension object's include); "" on runs.
+	Mode        string            `json:"mode,omitempty"`
+	TaskID      string            `json:"taskId,omitempty"`
+	Status      RunStatus         `json:"status"`
+	ToolCalls   []ToolCall        `json:"toolCalls,omitempty"`
+	ResumeToken string            `json:"resumeToken,omitempty"`
+	Answer      string            `json:"answer"`
+	FinalAnswer *string           `json:"finalAnswer,omitempty"`
+	ErrorCode   string            `json:"errorCode,omitempty"`
+	StartedAt   Timestamp         `json:"startedAt"`
+	CompletedAt Timestamp         `json:"completedAt"`
+	DurationMs  int64             `json:"durationMs"`
+	Model       string            `json:"model"`
+	AppVersion  string            `json:"appVersion"`
+	Backend     *Backend          `json:"backend"`
+	Steps       []Step            `json:"steps,omitzero"`
+	Trace       []json.RawMessage `json:"trace,omitzero"`
+	Usage       *Usage            `json:"usage"`
+	Events      []Event           `json:"events,omitzero"`
 }
 
 // Health is the body of GET /health.

@@ -44,13 +44,17 @@ type modelSpec struct {
 	stream       bool
 	includeUsage bool
 	timeoutMs    int64
+	// record holds the include switches when the extension object asked
+	// for the call's record (a whole answer carries it); nil: no record.
+	record *includes
 }
 
 var modelRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
 
 // decodeModelRequest validates a model-mode chat request. Messages and
-// tools are checked for shape only and kept byte for byte.
-func decodeModelRequest(o object) (*modelSpec, error) {
+// tools are checked for shape only and kept byte for byte. product is the
+// key of the extension object.
+func decodeModelRequest(o object, product string) (*modelSpec, error) {
 	msgs, ok, err := o.array("messages", "messages must be an array")
 	if err != nil || !ok {
 		return nil, invalid("messages must be an array")
@@ -115,6 +119,17 @@ func decodeModelRequest(o object) (*modelSpec, error) {
 	if spec.timeoutMs, err = o.timeout("timeout_ms"); err != nil {
 		return nil, err
 	}
+	ext, err := o.sub(product, product+" must be an object")
+	if err != nil {
+		return nil, err
+	}
+	if ext != nil && ext.has("include") {
+		inc, err := decodeInclude(ext, "include")
+		if err != nil {
+			return nil, err
+		}
+		spec.record = &inc
+	}
 	for _, k := range assistant.ModelOptions {
 		if o.has(k) {
 			if spec.req.Options == nil {
@@ -159,7 +174,7 @@ func (s *Server) handleModelChat(w http.ResponseWriter, r *http.Request, o objec
 		writeError(w, s.log, invalid("The model %s is not available: this assistant engine has no model mode", automate.ModelID(s.product)))
 		return
 	}
-	spec, err := decodeModelRequest(o)
+	spec, err := decodeModelRequest(o, s.product)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -181,7 +196,13 @@ func (s *Server) handleModelChat(w http.ResponseWriter, r *http.Request, o objec
 		stopKeepAlive = sse.keepAlive(s.keepAlive)
 		out = sse
 	} else {
-		out = &wholeOutput{w: w}
+		whole := &wholeOutput{w: w}
+		if spec.record != nil {
+			whole.record = func(answer string, usage *automate.ChatUsage) *automate.RunRecord {
+				return s.modelRecord(mc.id, started, answer, usage, *spec.record)
+			}
+		}
+		out = whole
 	}
 	s.log.Info("model call started", "request_id", mc.id, "messages", len(spec.req.Messages), "tools", len(spec.req.Tools),
 		"stream", spec.stream)
@@ -504,6 +525,7 @@ func finishReason(model string, hasCalls bool) string {
 // wholeOutput collects the answer into one completion.
 type wholeOutput struct {
 	w                  http.ResponseWriter
+	record             func(answer string, usage *automate.ChatUsage) *automate.RunRecord // nil: no record asked for
 	content, reasoning strings.Builder
 	calls              []*automate.ChatToolCall
 }
@@ -574,7 +596,59 @@ func (o *wholeOutput) finish(s *Server, head chunkHead, res *assistant.ModelResu
 	if res.Usage != nil {
 		comp.Usage = *res.Usage
 	}
-	writeJSON(o.w, s.log, http.StatusOK, comp)
+	if o.record == nil {
+		writeJSON(o.w, s.log, http.StatusOK, comp)
+		return
+	}
+	writeJSON(o.w, s.log, http.StatusOK, withRecord{comp, s.product, o.record(o.content.String(), res.Usage)})
+}
+
+// withRecord is a model-mode completion with the call's record under the
+// product word.
+type withRecord struct {
+	wholeCompletion
+	key    string
+	record *automate.RunRecord
+}
+
+func (w withRecord) MarshalJSON() ([]byte, error) {
+	head, err := json.Marshal(w.wholeCompletion)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := json.Marshal(w.record)
+	if err != nil {
+		return nil, err
+	}
+	key, _ := json.Marshal(w.key)
+	out := append(head[:len(head)-1], ',')
+	out = append(append(append(out, key...), ':'), rec...)
+	return append(out, '}'), nil
+}
+
+// modelRecord is the record of a model-mode call, asked for with the
+// extension object's include: mode "model", the answer, timings, the
+// model, usage. Steps are the engine's hidden work; the engines here do
+// none, so the list is empty. No trace or events are kept.
+func (s *Server) modelRecord(id string, started time.Time, answer string, usage *automate.ChatUsage, inc includes) *automate.RunRecord {
+	rt := s.engine.Runtime()
+	now := s.now()
+	rec := &automate.RunRecord{
+		SchemaVersion: automate.SchemaVersion, RequestID: id, Mode: "model", Status: automate.StatusCompleted, Answer: answer,
+		StartedAt: automate.Timestamp{Time: started}, CompletedAt: automate.Timestamp{Time: now},
+		DurationMs: now.Sub(started).Milliseconds(), Model: rt.ModelName, AppVersion: s.appVersion, Backend: rt.Backend,
+	}
+	if rec.Model == "" {
+		rec.Model = "unknown"
+	}
+	if usage != nil {
+		rec.Usage = &automate.Usage{InputTokens: usage.PromptTokens, OutputTokens: usage.CompletionTokens,
+			GenerationMs: rec.DurationMs}
+	}
+	if inc.steps {
+		rec.Steps = []automate.Step{}
+	}
+	return rec
 }
 
 func (o *wholeOutput) fail(s *Server, err error) { writeError(o.w, s.log, err) }

@@ -288,3 +288,29 @@ func TestModelModeTimeoutAndForceCancel(t *testing.T) {
 		t.Errorf("after a force cancel: %+v", hl)
 	}
 }
+
+// TestModelModeRecordWhenAsked: the vendor's own-loop sample asks for the
+// call's record with the extension object's include (non-streamed) and
+// reads mode "model" from it; without it no record comes.
+func TestModelModeRecordWhenAsked(t *testing.T) {
+	h := newHarness(t, withServerConfig(func(c *server.Config) { c.Product = "acme" }))
+	body := modelBody(false, msg("user", "#!answer fine"))
+	body["model"] = "acme-model"
+	r := h.do("POST", "/v1/chat/completions", body)
+	if _, ok := r.raw(t)["acme"]; ok || r.status != 200 {
+		t.Fatalf("a record nobody asked for: %d %s", r.status, r.body)
+	}
+	body["acme"] = map[string]any{"include": map[string]bool{"steps": true}}
+	r = h.do("POST", "/v1/chat/completions", body)
+	var out struct {
+		Choices []struct{ Message struct{ Content string } }
+		Acme    *automate.RunRecord
+	}
+	r.json(t, &out)
+	if r.status != 200 || out.Acme == nil || out.Acme.Mode != "model" || out.Acme.SchemaVersion != 1 || out.Acme.Answer != "fine" ||
+		out.Acme.Steps == nil || out.Acme.Status != automate.StatusCompleted || out.Choices[0].Message.Content != "fine" {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	body["acme"] = map[string]any{"include": "all"}
+	h.do("POST", "/v1/chat/completions", body).envelope(t, 400, "invalid_request_error", "include must be an object")
+}

@@ -61,7 +61,12 @@
 //     canceled. Every answer carries x-should-retry: false.
 //   - A whole answer's content is null when it has only tool calls, as
 //     OpenAI answers; reasoning goes in reasoning_content.
-//   - The extension object is not read in model mode (no record is made).
+//   - The record of a model-mode call comes only when asked for, as the
+//     vendor's own-loop sample does (--show-hidden): the extension object
+//     with an include object, on a whole (non-streamed) answer; it has mode
+//     "model", status completed, the answer, timings, model, backend and
+//     usage, and steps [] when include.steps holds (the engines here do no
+//     hidden work inside a call); no trace or events are kept.
 //
 // Choices where the contract is silent:
 //   - A soft cancel (force false) ends a run `canceled`; a force cancel ends
