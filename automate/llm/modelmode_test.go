@@ -124,9 +124,13 @@ func TestModelModeOpenAINpm(t *testing.T) {
 		t.Fatalf("node: %v; script errors:\n  %s\nstderr %s", runErr, strings.Join(s.Errors, "\n  "), stderr.String())
 	}
 
+	// The two loops made 4 upstream requests; the aborted call and the run
+	// may or may not have reached the upstream before they were stopped
+	// (the slot is taken before the request goes out), but none of them
+	// was answered.
 	seen := up.seen()
-	if len(seen) != 6 {
-		t.Fatalf("upstream saw %d requests, want 6", len(seen))
+	if len(seen) < 4 || len(seen) > 6 {
+		t.Fatalf("upstream saw %d requests, want 4 to 6", len(seen))
 	}
 	for i, loop := range []struct {
 		name  string
@@ -174,7 +178,7 @@ func TestModelModeOpenAINpm(t *testing.T) {
 	if c := s.Conflict; c.Status != 409 || c.Type != "conflict" || c.Requests != 1 || c.RunStatus != 500 {
 		t.Errorf("conflict %+v", c)
 	}
-	waitAborted(t, up, 2)
+	waitAborted(t, up, len(seen)-4)
 	if hl := h.health(); hl.Busy {
 		t.Errorf("busy after the script: %+v", hl)
 	}
