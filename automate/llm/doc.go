@@ -232,8 +232,9 @@
 // refusal does too. Other failures: MODEL_LOAD_FAILED (no model, not
 // served, unreachable), SERVER_LOST (connection or stream broke, 5xx),
 // EXECUTION_FAILED (another refusal). The call's context aborts the
-// upstream request; the call's idle upstream connections are closed when it
-// ends.
+// upstream request. Unlike a run, a model-mode call leaves its upstream
+// connection idle and warm for the caller's next call (Engine.
+// CloseIdleConnections; the engine's own client drops it after 30 s).
 //
 // # Nothing outlives a run
 //

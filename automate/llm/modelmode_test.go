@@ -98,6 +98,7 @@ func TestModelModeOpenAINpm(t *testing.T) {
 	script := filepath.Join(testenv.ModuleRoot(t), testenv.NpmDir, "openai-model-mode.mjs")
 	up := newFakeUpstream(t, "ollama", qwen)
 	h := newHarness(t, up.url())
+	t.Cleanup(h.eng.CloseIdleConnections) // model mode keeps the upstream connection warm
 	block := make(chan bool)
 	defer close(block)
 	up.script(
@@ -210,6 +211,7 @@ func goTools() []openai.ChatCompletionToolUnionParam {
 func TestModelModeOpenAIGo(t *testing.T) {
 	up := newFakeUpstream(t, "ollama", qwen)
 	h := newHarness(t, up.url())
+	t.Cleanup(h.eng.CloseIdleConnections) // model mode keeps the upstream connection warm
 	client := goClient(h)
 	ctx := context.Background()
 	up.script(
@@ -312,6 +314,7 @@ func TestModelModeOpenAIGo(t *testing.T) {
 func TestModelModeGoCancelAndConflict(t *testing.T) {
 	up := newFakeUpstream(t, "ollama", qwen)
 	h := newHarness(t, up.url())
+	t.Cleanup(h.eng.CloseIdleConnections) // model mode keeps the upstream connection warm
 	client := goClient(h)
 	block := make(chan bool)
 	defer close(block)
@@ -359,6 +362,7 @@ func TestModelModeGoCancelAndConflict(t *testing.T) {
 func TestModelModeContextAndUpstreamErrors(t *testing.T) {
 	up := newFakeUpstream(t, "ollama", qwen)
 	h := newHarness(t, up.url(), func(o *harnessOpts) { o.engine.ContextSize = 4096 })
+	t.Cleanup(h.eng.CloseIdleConnections)
 	long := strings.Repeat("too long ", 3000)
 	r := h.do("POST", "/v1/chat/completions", map[string]any{"model": modelID, "messages": []any{map[string]any{"role": "user", "content": long}}})
 	var env automate.ErrorEnvelope
