@@ -3,9 +3,10 @@ package oauth
 import (
 	"errors"
 	"fmt"
-	"os/exec"
 	"runtime"
 	"strings"
+
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // BrowserCommand returns the command line that opens u: BROWSER split
@@ -45,21 +46,22 @@ func BrowserCommand(getenv func(string) string, u string) ([]string, error) {
 
 // openBrowser starts the browser command and reaps it in the background
 // (a browser may keep running; xdg-open returns at once). Its output is
-// discarded; it gets no stdin.
+// discarded; it gets no stdin, and none of hubgate's secrets in its
+// environment.
 func (c *Client) openBrowser(getenv func(string) string, u string) error {
 	args, err := BrowserCommand(getenv, u)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(args[0], args[1:]...)
-	if err := cmd.Start(); err != nil {
+	// Started like every child of hubgate (internal/proc), without its
+	// secrets in the environment, but free to outlive `pair`.
+	pid, err := proc.StartDetached(args[0], args[1:], func(err error) {
+		c.log.Debug("browser command exited", "command", args[0], "err", err)
+	})
+	if err != nil {
 		return fmt.Errorf("run %s: %w", args[0], err)
 	}
-	c.log.Debug("browser started", "command", args[0], "pid", cmd.Process.Pid)
-	go func() {
-		err := cmd.Wait()
-		c.log.Debug("browser command exited", "command", args[0], "err", err)
-	}()
+	c.log.Debug("browser started", "command", args[0], "pid", pid)
 	return nil
 }
 
