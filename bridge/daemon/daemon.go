@@ -34,6 +34,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/hub"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // Options are the inputs of one daemon: the paired device and its secrets,
@@ -213,6 +214,15 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 		}
 	}()
 	o, log := d.o, d.log
+
+	// Run children that a previous life killed by SIGKILL left behind are
+	// killed before the journal's recovery reports their runs interrupted
+	// (internal/proc's reaper); this life's are recorded from now on.
+	if stopTracking, _, err := proc.TrackGroups(o.JournalPath+".children", log); err != nil {
+		log.Warn("child processes of runs are not tracked", "err", err)
+	} else {
+		d.pushStop(stopTracking)
+	}
 
 	j, err := journal.Open(o.JournalPath, journal.Options{Logger: log, Keep: o.JournalKeep})
 	if err != nil {

@@ -54,7 +54,8 @@ var ledger struct {
 // TrackGroups first kills the process groups a previous life of this
 // program left alive in the file at path (it was killed before it could),
 // then records there every group started through this package, until stop
-// is called. One tracking per process: a second call reaps its file and
+// is called. An unreadable file is logged and replaced. One tracking per
+// process: a second call reaps its file and
 // returns a stop that does nothing. The file's folder is created (0700).
 // Call it before anything reports the previous life's runs as interrupted.
 func TrackGroups(path string, log *slog.Logger) (stop func() error, reaped []int, err error) {
@@ -63,7 +64,8 @@ func TrackGroups(path string, log *slog.Logger) (stop func() error, reaped []int
 	}
 	reaped, err = Reap(path)
 	if err != nil {
-		return nil, nil, err
+		// A torn or foreign file: kill nothing, and start a new one.
+		log.Warn("the record of child processes of a previous run is unreadable; nothing reaped", "err", err)
 	}
 	for _, pgid := range reaped {
 		log.Warn("killed a process group left by a previous run of hubgate", "pgid", pgid)
