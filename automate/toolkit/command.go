@@ -70,4 +70,3 @@ func (t *Toolbox) RunCommand(ctx context.Context, command string) (Outcome, erro
 	}
 	return out, nil
 }
-

@@ -96,15 +96,15 @@ type McpPool struct {
 }
 
 type mcpConn struct {
-	server     automate.InlineMcpServer
-	session    *mcp.ClientSession
-	cancel     context.CancelFunc // ends the session context (SSE stream)
-	cmd        *exec.Cmd          // stdio only
-	group      *proc.Group        // stdio only: the server's process group, once started
-	stderr     *proc.Output       // stdio only: the tail of the server's stderr
-	tools      []McpTool
-	disabled   map[string]bool
-	closeOnce  sync.Once
+	server    automate.InlineMcpServer
+	session   *mcp.ClientSession
+	cancel    context.CancelFunc // ends the session context (SSE stream)
+	cmd       *exec.Cmd          // stdio only
+	group     *proc.Group        // stdio only: the server's process group, once started
+	stderr    *proc.Output       // stdio only: the tail of the server's stderr
+	tools     []McpTool
+	disabled  map[string]bool
+	closeOnce sync.Once
 }
 
 // ConnectMcp connects to every server concurrently and lists their tools.
