@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/hubgate/hubgate/internal/atomicfile"
 )
@@ -134,8 +135,20 @@ func Reap(path string) ([]int, error) {
 			killed = append(killed, r.PGID)
 		}
 	}
+	// SIGKILL is delivered asynchronously: wait (bounded) until the
+	// members are gone, so that a caller's next step (recovery reporting
+	// the runs interrupted) comes after their end.
+	deadline := time.Now().Add(reapWait)
+	for _, pgid := range killed {
+		for len(LiveMembers(pgid)) > 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 	return killed, nil
 }
+
+// reapWait bounds Reap's wait for killed groups to be gone.
+const reapWait = 5 * time.Second
 
 // track records pgid while TrackGroups is on; nil otherwise.
 func track(pgid int) *record {
