@@ -94,4 +94,3 @@ func waitFile(t *testing.T, path string) []byte {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
-
