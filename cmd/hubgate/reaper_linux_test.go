@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -51,7 +52,7 @@ func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
 	}
 	<-d.done
 	// The shell, the daemon's direct child, dies with it (Pdeathsig).
-	if !eventually(func() bool { return !isLive(pgid) }) {
+	if !eventually(func() bool { return !slices.Contains(proc.LiveMembers(pgid), pgid) }) {
 		t.Errorf("the run's shell %d outlived the killed daemon", pgid)
 	}
 
@@ -73,14 +74,4 @@ func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
 	if es[0].Run != journal.RunInterrupted {
 		t.Errorf("the run in flight: %s", e2eDump(es))
 	}
-}
-
-// isLive reports whether pid exists and is not a zombie.
-func isLive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
 }
