@@ -11,8 +11,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/hubgate/hubgate/internal/atomicfile"
 )
 
 // The reaper. Pdeathsig ends a direct child when hubgate dies, but not its
@@ -198,5 +196,12 @@ func writeLedgerLocked() error {
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(ledger.path, b, 0o600)
+	// Replaced by a rename, so a kill mid-write leaves the old file or the
+	// new one; not synced (atomicfile would cost ~3 ms a child): the file
+	// matters within one boot only, and a SIGKILL loses no written page.
+	tmp := ledger.path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, ledger.path)
 }
