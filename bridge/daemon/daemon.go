@@ -6,7 +6,9 @@
 // with Start and Close (or Run, which does both around a context).
 //
 // It takes plain values (the caller maps its configuration onto Options)
-// and parses no flags. Start brings the parts up in dependency order and
+// and parses no flags. Start first kills the run children a previous life
+// killed by SIGKILL left behind (internal/proc.TrackGroups, recorded in
+// JournalPath + ".children"), then brings the parts up in dependency order and
 // returns once every one of them listens; Close stops them in reverse: the
 // bridge first (its current run cancelled or left per Options.Bridge.OnShutdown),
 // then the control endpoint, the hub (DeviceStoppedListening), the Automate
