@@ -11,6 +11,8 @@
 // and parses no flags and handles no signals. Start takes the lock of the
 // control socket first, so that a second daemon stops before it opens or
 // binds anything (control.AlreadyRunningError names the running one's PID),
+// then kills the run children that a previous life killed by SIGKILL left
+// behind (internal/proc.TrackGroups, recorded in JournalPath + ".children"),
 // then brings the parts up in dependency order and returns once every one of
 // them listens. Close stops them in reverse: the bridge first (its current
 // run cancelled or left per Options.Bridge.OnShutdown, after a log line
@@ -53,6 +55,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/hub"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // Options are the inputs of one daemon: the paired device and its secrets,
@@ -259,6 +262,15 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	}
 	d.lock = lock
 	d.pushStop(lock.Release)
+
+	// Run children that a previous life killed by SIGKILL left behind are
+	// killed before the journal's recovery reports their runs interrupted
+	// (internal/proc's reaper); this life's are recorded from now on.
+	if stopTracking, _, err := proc.TrackGroups(o.JournalPath+".children", log); err != nil {
+		log.Warn("child processes of runs are not tracked", "err", err)
+	} else {
+		d.pushStop(stopTracking)
+	}
 
 	j, err := journal.Open(o.JournalPath, journal.Options{Logger: log, Keep: o.JournalKeep})
 	if err != nil {

@@ -116,6 +116,7 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 		return err
 	}
 	log := a.logger(cfg)
+	denyInspection(log)
 	openai := cfg.Automate.Engine == "openai"
 	if cmd.Flags().Changed("upstream") && !openai {
 		return &usageError{fmt.Errorf("--upstream applies to the openai engine; add --assistant openai")}
