@@ -144,6 +144,9 @@ type runState struct {
 type runDone struct {
 	run  *runState
 	busy bool // the server answered 409: no run started
+	// finished is the run's EventFinished, published by the loop once the
+	// slot is free: whoever sees it may send the next command.
+	finished *Event
 }
 
 // New returns a bridge for opts.
@@ -524,6 +527,9 @@ func (b *Bridge) runEnded(ctx context.Context, d runDone) {
 	}
 	b.mu.Unlock()
 	d.run.cancel()
+	if d.finished != nil {
+		b.emit(*d.finished)
+	}
 	if d.busy {
 		// 409: a run started elsewhere holds the slot; nothing of ours ran.
 		if err := b.opts.Journal.RunRefused(context.WithoutCancel(ctx), d.run.id, "409: the assistant is busy"); err != nil {
@@ -694,19 +700,27 @@ func (b *Bridge) shutdown() error {
 	if b.opts.OnShutdown == ShutdownLeave {
 		b.log.Info("shutdown: leaving the current run on the server", "command_id", r.id)
 		r.cancel() // stop waiting for it; the client does not cancel (see execute)
-		<-b.done
+		b.ended(<-b.done)
 		return nil
 	}
 	b.log.Info("shutdown: cancelling the current run", "command_id", r.id)
 	b.cancelCurrent(context.Background(), "shutdown")
 	select {
-	case <-b.done:
+	case d := <-b.done:
+		b.ended(d)
 	case <-time.After(b.opts.CancelGrace + 5*time.Second):
 		b.log.Warn("shutdown: the run did not end in time", "command_id", r.id)
 		r.cancel()
-		<-b.done
+		b.ended(<-b.done)
 	}
 	return nil
+}
+
+// ended publishes the end of a run the shutdown waited for.
+func (b *Bridge) ended(d runDone) {
+	if d.finished != nil {
+		b.emit(*d.finished)
+	}
 }
 
 // decide journals a decision about the command of e, counts it and

@@ -72,8 +72,8 @@ func (b *Bridge) execute(r *runState) runDone {
 	b.mu.Unlock()
 	log.Info("run finished", "request_id", out.RequestID, "status", out.Status, "error_code", out.ErrorCode,
 		"duration_ms", out.DurationMs, "err", out.Err)
-	b.emit(finishedEvent(r, out))
-	return runDone{run: r}
+	fin := finishedEvent(r, out)
+	return runDone{run: r, finished: &fin}
 }
 
 // outcome turns the last answer into the journal's outcome. A failed run
