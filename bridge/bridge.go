@@ -192,7 +192,9 @@ func New(opts Options) (*Bridge, error) {
 // Run consumes hub events until ctx ends or the hub's event stream closes.
 // It first recovers what the journal holds from an earlier life.
 func (b *Bridge) Run(ctx context.Context) error {
+	b.mu.Lock()
 	b.started = b.now()
+	b.mu.Unlock()
 	defer b.events.close()
 	hubCtx, stopHub := context.WithCancel(ctx)
 	hubDone := make(chan struct{})

@@ -23,6 +23,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/internal/testenv"
 )
 
 // need fails the test in CI (CI=true) when cond is false, and skips it
@@ -36,13 +37,6 @@ func need(t *testing.T, cond bool, what string) {
 		t.Fatalf("%s is missing (scripts/test installs it)", what)
 	}
 	t.Skipf("%s is missing; run under .ci/with-keyring with scripts/test's packages", what)
-}
-
-func needTool(t *testing.T, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	need(t, err == nil, name)
-	return p
 }
 
 // fakeNotifications is a notification server of the test's own: it owns
@@ -224,8 +218,8 @@ func TestAHangingServerCostsOneTimeoutThenTheLogOnly(t *testing.T) {
 }
 
 func TestSpeechWritesAudibleWAV(t *testing.T) {
-	espeak := needTool(t, "espeak-ng")
-	sox := needTool(t, "sox")
+	espeak := testenv.RequireProgram(t, "espeak-ng")
+	sox := testenv.RequireProgram(t, "sox")
 	wav := filepath.Join(t.TempDir(), "answer.wav")
 	sp, err := notify.NewSpeaker(notify.SpeakerOptions{Command: []string{espeak, "-w", wav}})
 	if err != nil {
@@ -264,7 +258,7 @@ func statValue(stat, key string) float64 {
 }
 
 func TestSpeechIsCutOffByTheNextRunAndStopOutputs(t *testing.T) {
-	sleep := needTool(t, "sleep")
+	sleep := testenv.RequireProgram(t, "sleep")
 	sp, err := notify.NewSpeaker(notify.SpeakerOptions{Command: []string{sleep, "30"}})
 	if err != nil {
 		t.Fatal(err)
