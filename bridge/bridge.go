@@ -344,7 +344,11 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 	switch {
 	case stop:
 		b.emit(Event{Kind: control.EventStopOutputs, CommandID: id, Command: rec.Text, MacroName: rec.MacroName})
-		b.decide(ctx, ce, journal.DecisionIgnored, "StopOutputs: "+b.cancelCurrent(ctx, "StopOutputs macro"))
+		note := "StopOutputs: " + b.cancelCurrent(ctx, "StopOutputs macro")
+		if n := b.dropQueue(ctx, fmt.Sprintf("StopOutputs: dropped by command %d", id)); n > 0 {
+			note += fmt.Sprintf("; %d waiting command(s) dropped", n)
+		}
+		b.decide(ctx, ce, journal.DecisionIgnored, note)
 	case !b.listening():
 		b.decide(ctx, ce, journal.DecisionIgnored, "the device is not listening")
 	case !routed:
@@ -460,6 +464,20 @@ func (b *Bridge) supersede(ctx context.Context, p *pending) {
 	for _, q := range gone {
 		b.decide(ctx, commandEvent("", q), journal.DecisionDropped, fmt.Sprintf("restart: superseded by command %d", p.id))
 	}
+}
+
+// dropQueue drops every waiting command (StopOutputs: the vendor's clients
+// reset every held output, and a waiting command is one hubgate holds) and
+// says how many.
+func (b *Bridge) dropQueue(ctx context.Context, note string) int {
+	b.mu.Lock()
+	gone := b.queue
+	b.queue = nil
+	b.mu.Unlock()
+	for _, q := range gone {
+		b.decide(ctx, commandEvent("", q), journal.DecisionDropped, note)
+	}
+	return len(gone)
 }
 
 // startNext starts the oldest queued command that has not expired, when

@@ -3,6 +3,7 @@ package bridge_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -319,6 +320,45 @@ func TestStopOutputsCancelsTheCurrentRun(t *testing.T) {
 		t.Fatalf("journal:\n%s", describe(h))
 	}
 	_ = start
+}
+
+// StopOutputs as the vendor's app sends it: the clients reset every held
+// output, so the run in flight is cancelled and every waiting command is
+// dropped (not started after the cancel). The journal keeps the macro as
+// it came.
+func TestStopOutputsResetsEveryHeldOutput(t *testing.T) {
+	e := newEnv(t, envOptions{rules: basicRules})
+	e.hub.command("slow long", nil)
+	e.waitFor("the run", func(h []journal.Entry) bool { return len(h) == 1 && h[0].Run != journal.RunNone })
+	e.hub.command("q one", nil)
+	e.hub.command("q two", nil)
+	e.waitFor("two queued", func(h []journal.Entry) bool {
+		return len(h) == 3 && h[1].Decision == journal.DecisionQueued && h[2].Decision == journal.DecisionQueued
+	})
+	const stopJSON = `{"id":"9","name":"Stop","commands":["stop"],"events":[{"eventType":"StopOutputs","keys":null,"holdTimeMilliseconds":null,` +
+		`"typedPhrase":null,"outputSpeech":null,"deviceTypeCustomActionId":null,"isCustomRelease":null}]}`
+	var stop deviceapi.Macro
+	if err := json.Unmarshal([]byte(stopJSON), &stop); err != nil {
+		t.Fatal(err)
+	}
+	e.hub.command("stop", &stop)
+	h := e.waitFor("all four", finished(4))
+	if len(h) != 4 || h[0].Status != automate.StatusCanceled {
+		t.Fatalf("journal:\n%s", describe(h))
+	}
+	dropped := fmt.Sprintf("StopOutputs: dropped by command %d", h[3].ID)
+	for _, q := range h[1:3] {
+		if q.Decision != journal.DecisionDropped || q.Note != dropped || q.Run != journal.RunNone {
+			t.Errorf("waiting command not dropped:\n%s", describe(h))
+		}
+	}
+	if h[3].Decision != journal.DecisionIgnored || !strings.Contains(h[3].Note, fmt.Sprintf("StopOutputs: cancel requested for command %d", h[0].ID)) ||
+		!strings.Contains(h[3].Note, "2 waiting command(s) dropped") {
+		t.Errorf("the StopOutputs command:\n%s", describe(h))
+	}
+	if string(h[3].Macro) != stopJSON || h[3].MacroID != "9" {
+		t.Errorf("journaled macro %s", h[3].Macro)
+	}
 }
 
 func TestStopListeningCancelsWhenConfigured(t *testing.T) {

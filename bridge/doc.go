@@ -36,9 +36,11 @@
 //     reconciled with the server and never sent again.
 //
 // Choices where the issue is silent:
-//   - A macro with a StopOutputs event is a control command: it cancels the
-//     current run (and is journaled as ignored, with a note saying so); it
-//     is not matched against the rules.
+//   - A macro with a StopOutputs event is a control command: the vendor's
+//     clients reset every held output on it, so it cancels the current run
+//     and drops every waiting command (journaled as dropped, naming it);
+//     it is journaled as ignored, with a note saying so, and is not
+//     matched against the rules (other events of the same macro included).
 //   - A command that arrives while the device is not listening is journaled
 //     and ignored. "Listening" follows the hub's last StartListening or
 //     StopListening request in event order (the hub client confirms it only

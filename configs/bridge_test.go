@@ -58,6 +58,9 @@ bridge:
       match: {event_type: Type}
       busy: restart
       run: {prompt: "{{.TypedText}}"}
+    - name: ask
+      match: {custom_action: ask-agent, event_type: JoystickMove}
+      run: {prompt: "{{.CustomAction.Content}} {{.OutputSpeech}}"}
   command_tools:
     - name: list_notes
       enabled: true
@@ -129,11 +132,14 @@ func TestBridgeSectionLoads(t *testing.T) {
 			ClientTools: []string{"notify", "list_notes"},
 		},
 	}
-	if len(b.Rules) != 2 || !reflect.DeepEqual(b.Rules[0], wantRule) {
+	if len(b.Rules) != 3 || !reflect.DeepEqual(b.Rules[0], wantRule) {
 		t.Fatalf("rules[0]:\n got %#v\nwant %#v", b.Rules[0], wantRule)
 	}
 	if b.Rules[1].Busy != rules.BusyRestart || b.Rules[1].Match.EventType != "Type" {
 		t.Fatalf("rules[1] %+v", b.Rules[1])
+	}
+	if m := b.Rules[2].Match; m.CustomAction != "ask-agent" || m.EventType != "JoystickMove" {
+		t.Fatalf("rules[2] %+v", b.Rules[2])
 	}
 	if u := b.Unmatched; u.Action != "run" || u.Run == nil || u.Run.Prompt != "Unknown command: {{.Command}}" || u.Run.ThinkingLevel != "medium" ||
 		u.Busy != rules.BusyQueue || u.QueueLimit != 2 || u.MaxAge != 10*time.Minute {
@@ -321,7 +327,7 @@ func TestBadRulesRejectedAtLoad(t *testing.T) {
         task_id: t
 `, []string{
 			`bridge.rules[1].name: rule "a": duplicate rule name (first used by rules[0]) (FILE:6)`,
-			`bridge.rules[1].match: rule "a": needs at least one criterion (command, command_glob, command_regex, macro_name, macro_id or event_type) (FILE:6)`,
+			`bridge.rules[1].match: rule "a": needs at least one criterion (command, command_glob, command_regex, macro_name, macro_id, event_type or custom_action) (FILE:6)`,
 			`bridge.rules[1].run.prompt: rule "a": is required (a template of the task text) (FILE:6)`,
 		}},
 		{"a misspelt key is reported once", `bridge:
@@ -333,7 +339,7 @@ func TestBadRulesRejectedAtLoad(t *testing.T) {
       run: {prompt: p}
 `, []string{
 			`bridge.rules[0].mtch: unknown key; known keys of bridge.rules[0]: name, match, busy, queue_limit, max_age, run_on_recovery, run (FILE:4)`,
-			`bridge.rules[1].match: rule "b": needs at least one criterion (command, command_glob, command_regex, macro_name, macro_id or event_type) (FILE:6)`,
+			`bridge.rules[1].match: rule "b": needs at least one criterion (command, command_glob, command_regex, macro_name, macro_id, event_type or custom_action) (FILE:6)`,
 		}},
 		{"shapes", `bridge:
   rules:

@@ -5,19 +5,58 @@
 // hub or of runs.
 //
 // Fields the spec does not show are kept without loss: every resource
-// keeps the JSON members it does not know in Extra and writes them back
-// unchanged, the element shapes of the profile's commandKeyMappings,
-// hotkeys, dictationCommands and audioEvents are kept as raw JSON, and a
-// MacroEvent of any type keeps all its members.
+// keeps the JSON members it does not type in Extra, and a decode/encode
+// round trip gives the same JSON (the same members in the same order and
+// spelling, null where null came, [] where [] came, nothing where nothing
+// came; see keep.go). The element shapes of the profile's
+// commandKeyMappings, hotkeys, dictationCommands and audioEvents are kept
+// as raw JSON.
+//
+// # Macro events as the real app sends them
+//
+// The spec shows only KeyPress's fields. The vendor's public clients and
+// sample data show the rest, and MacroEvent types them (facts read
+// 2026-11-24, see ../shared/notes/real-service.md):
+//   - the fields and their types are those of the Unity plugin's model
+//     (Cephable/Cephable-Unity-Plugin, CephableModels.cs, class MacroEvent):
+//     typedPhrase (Type), mouseMoveX/Y (MouseMove; mouseMoveZ there,
+//     mouseMoveScroll in the sample data), joystickLeftMoveX/Y and
+//     joystickRightMoveX/Y (-100..100, VirtualController.cs scales them by
+//     1/100), outputSpeech, deviceTypeCustomActionId, deviceTypeId and
+//     additionalInputContent (DeviceTypeCustomAction: the plugin hands
+//     (deviceTypeId, actionId, content) to the game), isCustomToggle,
+//     isCustomRelease; audioFileUrl (PlayAudio) comes from the sample data
+//     and the plugin's AudioEventModel;
+//   - the sample data (Cephable/Cephable-VirtualController-Sample,
+//     src/sample-data/*.json: "real user events") sends every one of them
+//     as null on a KeyPress, spells the joystick event JoystickMove where
+//     the spec and the plugin say JoysticksMove, gives macros ids such as
+//     "1", sends "commands": [] and events with only some fields;
+//   - the plugin's model has isCustomToggle and isCustomRelease as plain
+//     booleans and the numbers as int?; here every vendor field is a
+//     pointer (nil: absent or null, kept apart by the round trip) and
+//     every number a float64, so that a fraction or an exponent decodes
+//     too;
+//   - a Type event's text is typedPhrase; Text falls back to "text",
+//     "value" and "typedText" (names hubgate used before the facts were
+//     known) for macros written by hand;
+//   - StopOutputs: the plugin resets every held output (ResetAllStates:
+//     keys released, joysticks centred); package bridge follows that;
+//   - a custom action is a DeviceTypeCustomAction event; CustomAction also
+//     accepts any event with a non-empty deviceTypeCustomActionId.
+//
+// Members are matched to typed fields by their exact name first, then
+// case-insensitively (as encoding/json does), and written back as
+// spelled. A typed member of a type no client sends ("typedPhrase": 5) is
+// an error naming it (MacroEvent.typedPhrase); members hubgate does not
+// type are never an error.
+//
+// The sample clients register DeviceCommand with one argument (the dotnet
+// and browser samples) or two (command, macro: the Unity plugin); the hub
+// package decodes either.
 package deviceapi
 
-import (
-	"bytes"
-	"encoding/json"
-	"reflect"
-	"strings"
-	"sync"
-)
+import "encoding/json"
 
 // UserDevice is a virtual controller of the user.
 type UserDevice struct {
@@ -31,6 +70,7 @@ type UserDevice struct {
 	CurrentProfile    *Profile `json:"currentProfile"`
 
 	Extra map[string]json.RawMessage `json:"-"`
+	wire  *wireShape
 }
 
 // Profile is the user's active profile of a device.
@@ -42,6 +82,7 @@ type Profile struct {
 	Configuration Configuration `json:"configuration"`
 
 	Extra map[string]json.RawMessage `json:"-"`
+	wire  *wireShape
 }
 
 // Configuration is a profile's configuration. Element shapes other than
@@ -55,9 +96,12 @@ type Configuration struct {
 	AudioEvents        []json.RawMessage `json:"audioEvents"`
 
 	Extra map[string]json.RawMessage `json:"-"`
+	wire  *wireShape
 }
 
-// Macro is a named sequence of events triggered by command strings.
+// Macro is a named sequence of events triggered by command strings. Real
+// macros have ids such as "1" (not only UUIDs), commands may be [] and
+// events may carry only some of their fields.
 type Macro struct {
 	ID       string       `json:"id"`
 	Name     string       `json:"name"`
@@ -65,52 +109,7 @@ type Macro struct {
 	Events   []MacroEvent `json:"events"`
 
 	Extra map[string]json.RawMessage `json:"-"`
-}
-
-// MacroEvent types.
-const (
-	EventKeyPress               = "KeyPress"
-	EventPause                  = "Pause"
-	EventType                   = "Type"
-	EventMouseMove              = "MouseMove"
-	EventJoysticksMove          = "JoysticksMove"
-	EventPlayAudio              = "PlayAudio"
-	EventKeyRelease             = "KeyRelease"
-	EventStopOutputs            = "StopOutputs"
-	EventKeyToggle              = "KeyToggle"
-	EventDeviceTypeCustomAction = "DeviceTypeCustomAction"
-)
-
-// MacroEventTypes lists every event type the spec names.
-var MacroEventTypes = []string{
-	EventKeyPress, EventPause, EventType, EventMouseMove, EventJoysticksMove,
-	EventPlayAudio, EventKeyRelease, EventStopOutputs, EventKeyToggle, EventDeviceTypeCustomAction,
-}
-
-// MacroEvent is one event of a macro. The fields shown for KeyPress are
-// typed; every other member (of any event type) stays in Extra.
-type MacroEvent struct {
-	EventType            string   `json:"eventType"`
-	Keys                 []string `json:"keys,omitempty"`
-	HoldTimeMilliseconds *float64 `json:"holdTimeMilliseconds,omitempty"`
-	IsKeyLatch           *bool    `json:"isKeyLatch,omitempty"`
-
-	Extra map[string]json.RawMessage `json:"-"`
-}
-
-// Text returns the string member "text" of the event, if any (the typed
-// text of a Type event carries it under a name the spec does not show;
-// "text" is the common one).
-func (e MacroEvent) Text() string {
-	for _, k := range []string{"text", "value", "typedText"} {
-		if raw, ok := e.Extra[k]; ok {
-			var s string
-			if json.Unmarshal(raw, &s) == nil {
-				return s
-			}
-		}
-	}
-	return ""
+	wire  *wireShape
 }
 
 // DeviceToken authenticates a device's hub connection.
@@ -121,6 +120,7 @@ type DeviceToken struct {
 	IsDisabled   bool   `json:"isDisabled"`
 
 	Extra map[string]json.RawMessage `json:"-"`
+	wire  *wireShape
 }
 
 // String never shows the token.
@@ -131,141 +131,15 @@ func (t DeviceToken) String() string {
 // GoString never shows the token.
 func (t DeviceToken) GoString() string { return t.String() }
 
-func (d *UserDevice) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, d, &d.Extra) }
-func (d UserDevice) MarshalJSON() ([]byte, error)     { return marshalKeep(&d, d.Extra) }
-func (p *Profile) UnmarshalJSON(b []byte) error       { return unmarshalKeep(b, p, &p.Extra) }
-func (p Profile) MarshalJSON() ([]byte, error)        { return marshalKeep(&p, p.Extra) }
-func (c *Configuration) UnmarshalJSON(b []byte) error { return unmarshalKeep(b, c, &c.Extra) }
-func (c Configuration) MarshalJSON() ([]byte, error)  { return marshalKeep(&c, c.Extra) }
-func (m *Macro) UnmarshalJSON(b []byte) error         { return unmarshalKeep(b, m, &m.Extra) }
-func (m Macro) MarshalJSON() ([]byte, error)          { return marshalKeep(&m, m.Extra) }
-func (e *MacroEvent) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, e, &e.Extra) }
-func (e MacroEvent) MarshalJSON() ([]byte, error)     { return marshalKeep(&e, e.Extra) }
-func (t *DeviceToken) UnmarshalJSON(b []byte) error   { return unmarshalKeep(b, t, &t.Extra) }
-func (t DeviceToken) MarshalJSON() ([]byte, error)    { return marshalKeep(&t, t.Extra) }
-
-// knownFields caches the JSON member names of each struct type.
-var knownFields sync.Map // reflect.Type -> map[string]bool
-
-func fieldNames(t reflect.Type) map[string]bool {
-	if v, ok := knownFields.Load(t); ok {
-		return v.(map[string]bool)
-	}
-	names := map[string]bool{}
-	for i := 0; i < t.NumField(); i++ {
-		tag := t.Field(i).Tag.Get("json")
-		name, _, _ := strings.Cut(tag, ",")
-		if name != "" && name != "-" {
-			names[name] = true
-		}
-	}
-	knownFields.Store(t, names)
-	return names
-}
-
-// unmarshalKeep decodes b into the typed fields of v (a pointer to a
-// struct) and keeps every other member in *extra.
-func unmarshalKeep(b []byte, v any, extra *map[string]json.RawMessage) error {
-	rv := reflect.ValueOf(v).Elem()
-	// Decode through a copy of the struct type without methods, so that
-	// json does not call UnmarshalJSON again.
-	plain := reflect.New(plainType(rv.Type()))
-	if err := json.Unmarshal(b, plain.Interface()); err != nil {
-		return err
-	}
-	for i, j := 0, 0; i < rv.NumField(); i++ {
-		if rv.Type().Field(i).Tag.Get("json") == "-" {
-			continue
-		}
-		rv.Field(i).Set(plain.Elem().Field(j))
-		j++
-	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return err
-	}
-	known := fieldNames(rv.Type())
-	*extra = nil
-	for k, raw := range all {
-		if !known[k] {
-			if *extra == nil {
-				*extra = map[string]json.RawMessage{}
-			}
-			(*extra)[k] = raw
-		}
-	}
-	return nil
-}
-
-// marshalKeep encodes the typed fields of v followed by the kept members.
-func marshalKeep(v any, extra map[string]json.RawMessage) ([]byte, error) {
-	rv := reflect.ValueOf(v).Elem()
-	plain := reflect.New(plainType(rv.Type())).Elem()
-	for i, j := 0, 0; i < rv.NumField(); i++ {
-		if rv.Type().Field(i).Tag.Get("json") == "-" {
-			continue
-		}
-		plain.Field(j).Set(rv.Field(i))
-		j++
-	}
-	b, err := json.Marshal(plain.Interface())
-	if err != nil || len(extra) == 0 {
-		return b, err
-	}
-	known := fieldNames(rv.Type())
-	var buf bytes.Buffer
-	buf.Write(b[:len(b)-1])
-	for _, k := range sortedKeys(extra) {
-		if known[k] {
-			continue // a typed field wins over a kept duplicate
-		}
-		kb, _ := json.Marshal(k)
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
-		buf.Write(kb)
-		buf.WriteByte(':')
-		buf.Write(extra[k])
-	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
-}
-
-// plainTypes caches, per resource type, a struct type with the same
-// serialised fields and no methods (building it costs more than decoding).
-var plainTypes sync.Map // reflect.Type -> reflect.Type
-
-func plainType(t reflect.Type) reflect.Type {
-	if v, ok := plainTypes.Load(t); ok {
-		return v.(reflect.Type)
-	}
-	pt := reflect.StructOf(plainFields(t))
-	plainTypes.Store(t, pt)
-	return pt
-}
-
-// plainFields are the struct's serialised fields.
-func plainFields(t reflect.Type) []reflect.StructField {
-	var fields []reflect.StructField
-	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Tag.Get("json") == "-" {
-			continue
-		}
-		fields = append(fields, reflect.StructField{Name: f.Name, Type: f.Type, Tag: f.Tag})
-	}
-	return fields
-}
-
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for i := 1; i < len(keys); i++ {
-		for j := i; j > 0 && keys[j] < keys[j-1]; j-- {
-			keys[j], keys[j-1] = keys[j-1], keys[j]
-		}
-	}
-	return keys
-}
+func (d *UserDevice) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, d, &d.Extra, &d.wire) }
+func (d UserDevice) MarshalJSON() ([]byte, error)     { return marshalKeep(&d, d.Extra, d.wire) }
+func (p *Profile) UnmarshalJSON(b []byte) error       { return unmarshalKeep(b, p, &p.Extra, &p.wire) }
+func (p Profile) MarshalJSON() ([]byte, error)        { return marshalKeep(&p, p.Extra, p.wire) }
+func (c *Configuration) UnmarshalJSON(b []byte) error { return unmarshalKeep(b, c, &c.Extra, &c.wire) }
+func (c Configuration) MarshalJSON() ([]byte, error)  { return marshalKeep(&c, c.Extra, c.wire) }
+func (m *Macro) UnmarshalJSON(b []byte) error         { return unmarshalKeep(b, m, &m.Extra, &m.wire) }
+func (m Macro) MarshalJSON() ([]byte, error)          { return marshalKeep(&m, m.Extra, m.wire) }
+func (e *MacroEvent) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, e, &e.Extra, &e.wire) }
+func (e MacroEvent) MarshalJSON() ([]byte, error)     { return marshalKeep(&e, e.Extra, e.wire) }
+func (t *DeviceToken) UnmarshalJSON(b []byte) error   { return unmarshalKeep(b, t, &t.Extra, &t.wire) }
+func (t DeviceToken) MarshalJSON() ([]byte, error)    { return marshalKeep(&t, t.Extra, t.wire) }

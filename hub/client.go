@@ -67,6 +67,7 @@ type Client struct {
 type counters struct {
 	attempts, sessions, reconnects, restored atomic.Uint64
 	received, delivered, probeFails, revoked atomic.Uint64
+	redirects                                atomic.Uint64
 }
 
 // Stats are counters over the life of a Client.
@@ -81,6 +82,7 @@ type Stats struct {
 	Queued            int    // events waiting for the consumer
 	ProbeFailures     uint64 // liveness probes that timed out
 	TokenRefusals     uint64 // attempts refused with 401/403
+	Redirects         uint64 // negotiate redirects followed (Azure SignalR Service)
 }
 
 // New checks cfg and builds a Client. Nothing happens until Run.
@@ -146,6 +148,7 @@ func (c *Client) Stats() Stats {
 		Queued:            queued,
 		ProbeFailures:     c.stats.probeFails.Load(),
 		TokenRefusals:     c.stats.revoked.Load(),
+		Redirects:         c.stats.redirects.Load(),
 	}
 }
 

@@ -14,8 +14,8 @@
 // gets wrong for a long-lived device is done here instead:
 //
 //   - Transport. The client dials the connection itself (negotiate POST
-//     with negotiateVersion=1, then the WebSocket upgrade through the
-//     configured *http.Client) and hands the library a signalr.Connection
+//     with negotiateVersion=1, following redirects, then the WebSocket
+//     upgrade through the configured *http.Client) and hands the library a signalr.Connection
 //     through WithConnector. Doing the dial here, rather than wrapping
 //     signalr.NewHTTPConnection, gives a typed HTTP status (401/403 tell a
 //     refused token apart from a network fault; 503 carries Retry-After),
@@ -104,12 +104,62 @@
 //     over); beyond it new events are dropped, counted in Stats.Dropped and
 //     logged, and their sequence numbers are skipped, so a consumer sees
 //     the gap.
-//   - Negotiate redirects (url/accessToken, Azure SignalR Service) are not
-//     followed: the attempt fails with CauseRefused.
 //
-// Tokens never reach a log line, an error or a State: they are sent only
-// in the Authorization and X-Device-Token headers, and any error text that
-// could echo one is scrubbed.
+// # Negotiate redirects (Azure SignalR Service)
+//
+// The real hub sits behind Azure SignalR Service: its negotiate answers a
+// redirect, and the client follows it as the official clients do. Facts
+// followed (read 2026-11-24): the vendor's raw protocol steps
+// (Cephable/Cephable-VirtualController-Sample src/c++/e2e/README.md, and
+// src/c++/winhttp/WinHTTPSignalRDemo.cpp), the official client's
+// HttpConnection.ts (dotnet/aspnetcore src/SignalR/clients/ts/signalr),
+// and Azure's "Client negotiation" (MicrosoftDocs/azure-docs
+// articles/azure-signalr/signalr-concept-client-negotiation.md):
+//
+//   - POST {URL}/negotiate?negotiateVersion=1 with the device token as
+//     bearer and in X-Device-Token. An answer with a url member is a
+//     redirect ({"negotiateVersion":0,"url":"https://<name>.service.signalr.net/client/?hub=devicehub&asrs.op=%2Fdevice&...","accessToken":"...","availableTransports":[]}).
+//   - The next negotiate goes to that url's path plus "/negotiate" with its
+//     query kept byte for byte and negotiateVersion=1 added only when the
+//     query lacks it (HttpConnection.resolveNegotiateUrl), with the
+//     redirect's accessToken as bearer (a redirect without one keeps the
+//     previous bearer) while X-Device-Token stays the device token (the
+//     vendor's step 2). Redirects chain: at most MaxRedirects (100)
+//     negotiate requests per attempt, as MAX_REDIRECTS; the 100th still
+//     redirecting fails with ErrTooManyRedirects. A loop is caught the
+//     same way, as the official client does.
+//   - The WebSocket opens at the final url (ws/wss) with id=<connectionToken>
+//     for negotiate version 1, id=<connectionId> for version 0 (the
+//     official client copies connectionId into connectionToken below
+//     version 1), and, when a redirect gave an access token,
+//     access_token=<accessToken> in the query (the vendor's step 3; the
+//     official clients in browsers) and as the bearer (the official
+//     clients elsewhere; the vendor's WinHTTP sample); X-Device-Token stays
+//     the device token, which never goes into a URL. An answer naming
+//     neither id is a protocol error.
+//   - An error member in any negotiate answer ends the attempt with its
+//     text (CauseRefused), as the official client throws it; an ASP.NET
+//     (not Core) answer (ProtocolVersion) is refused likewise.
+//   - Every attempt starts again at {URL}/negotiate: the redirect's token
+//     is short-lived (Azure's AccessTokenLifetime, 1 h by default) and is
+//     never kept, as the official clients start each reconnect from the
+//     base url.
+//   - A 401/403 from the service a negotiate redirected to (its negotiate
+//     or the upgrade) refuses the redirect's access token, not the device
+//     token: HTTPError.Redirected, not ErrUnauthorized, the normal backoff,
+//     no OnRevoked. If the device token is the problem, the next attempt's
+//     negotiate at the hub says so with its own 401.
+//   - Our own choices: a redirect must be an absolute http(s) URL; one from
+//     https down to plain http is refused unless it points at loopback
+//     (X-Device-Token would travel in clear). Stats.Redirects counts the
+//     redirects followed; the redirect's host and path (never its query)
+//     are logged at debug level.
+//
+// Tokens never reach a log line, an error or a State: the device token
+// and a redirect's access token are sent only in headers and, for the
+// access token, in the WebSocket URL's query; every error text that could
+// quote either (a dial error quotes the URL) has both tokens and any
+// access_token query value replaced by [redacted].
 package hub
 
 import (
@@ -226,26 +276,37 @@ var (
 	ErrNotConnected = errors.New("hub: not connected")
 	// ErrStopped: Run has returned.
 	ErrStopped = errors.New("hub: client stopped")
+	// ErrTooManyRedirects: negotiate kept redirecting (MaxRedirects).
+	ErrTooManyRedirects = errors.New("hub: negotiate redirection limit exceeded")
 )
 
 // HTTPError is a refused negotiate or WebSocket upgrade.
 type HTTPError struct {
-	Op         string // "negotiate" or "upgrade"
+	Op         string // "negotiate", "service negotiate" or "upgrade"
 	StatusCode int
 	RetryAfter time.Duration // from a Retry-After header, zero if none
+	// Redirected: the request went to the service a negotiate redirected
+	// to. A 401/403 there refuses the redirect's access token (expired, or
+	// the service's own judgement), not the device token: it is not
+	// ErrUnauthorized, and the next attempt negotiates again at the hub.
+	Redirected bool
 }
 
 func (e *HTTPError) Error() string {
 	s := fmt.Sprintf("hub: %s answered %d %s", e.Op, e.StatusCode, http.StatusText(e.StatusCode))
+	if e.Redirected {
+		s += " at the SignalR service the negotiate redirected to"
+	}
 	if e.RetryAfter > 0 {
 		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
 	}
 	return s
 }
 
-// Is makes errors.Is(err, ErrUnauthorized) true for 401 and 403.
+// Is makes errors.Is(err, ErrUnauthorized) true for 401 and 403 from the
+// hub itself (not from a service it redirected to).
 func (e *HTTPError) Is(target error) bool {
-	return target == ErrUnauthorized && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
+	return target == ErrUnauthorized && !e.Redirected && (e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden)
 }
 
 // HubError is an error the hub answered an invocation with.

@@ -67,7 +67,7 @@ func classifyDial(err error) sessionResult {
 	switch {
 	case errors.Is(err, ErrProtocol):
 		return failed(CauseProtocol, err, "")
-	case errors.Is(err, errNegotiate):
+	case errors.Is(err, errNegotiate), errors.Is(err, ErrTooManyRedirects):
 		return failed(CauseRefused, err, "")
 	case errors.Is(err, context.DeadlineExceeded):
 		return failed(CauseUnresponsive, err, "the hub did not complete the connection in time: "+err.Error())

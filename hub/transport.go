@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,11 +40,18 @@ type negotiateResponse struct {
 	ConnectionID        string `json:"connectionId"`
 	ConnectionToken     string `json:"connectionToken"`
 	URL                 string `json:"url"`
+	AccessToken         string `json:"accessToken"`
 	Error               string `json:"error"`
+	ProtocolVersion     any    `json:"ProtocolVersion"` // ASP.NET (not Core) SignalR answers this
 	AvailableTransports []struct {
 		Transport string `json:"transport"`
 	} `json:"availableTransports"`
 }
+
+// MaxRedirects caps the negotiate requests of one connection attempt, as
+// the official clients do (MAX_REDIRECTS = 100): when the 100th still
+// answers a redirect, the attempt fails with ErrTooManyRedirects.
+const MaxRedirects = 100
 
 func authHeaders(token string) http.Header {
 	h := http.Header{}
@@ -66,41 +76,73 @@ func retryAfter(h http.Header, now time.Time) time.Duration {
 	return 0
 }
 
-// dial negotiates and opens the WebSocket. It returns the connection and
-// the connection id.
-func (c *Client) dial(ctx context.Context, token string) (*websocket.Conn, string, error) {
-	negURL := *c.url
-	negURL.Path = strings.TrimSuffix(negURL.Path, "/") + "/negotiate"
-	q := negURL.Query()
-	q.Set("negotiateVersion", "1")
-	negURL.RawQuery = q.Encode()
+// endpoint is where one negotiate goes and what it is sent with.
+type endpoint struct {
+	url *url.URL
+	// bearer is the Authorization bearer: the device token at the hub, the
+	// redirect's access token at the service it redirected to.
+	bearer string
+	// redirected: this endpoint came from a negotiate redirect.
+	redirected bool
+}
 
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, negURL.String(), http.NoBody)
-	if err != nil {
-		return nil, "", err
+// negotiateURL is the endpoint's negotiate address as the official client
+// builds it: the path with "/negotiate" appended, the query kept as it
+// came, negotiateVersion=1 added unless the query has it.
+func (e endpoint) negotiateURL() string {
+	u := *e.url
+	u.Path = strings.TrimSuffix(u.Path, "/") + "/negotiate"
+	u.RawPath = ""
+	if e.url.RawPath != "" {
+		u.RawPath = strings.TrimSuffix(e.url.RawPath, "/") + "/negotiate"
 	}
-	req.Header = authHeaders(token)
-	resp, err := c.cfg.HTTPClient.Do(req)
-	if err != nil {
-		return nil, "", fmt.Errorf("hub: negotiate: %w", err)
+	if !u.Query().Has("negotiateVersion") {
+		u.RawQuery = appendQuery(u.RawQuery, "negotiateVersion", "1")
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, "", &HTTPError{Op: "negotiate", StatusCode: resp.StatusCode, RetryAfter: retryAfter(resp.Header, time.Now())}
+	return u.String()
+}
+
+// appendQuery adds one parameter to a raw query, leaving the rest as it
+// came (a redirect's query is the service's business).
+func appendQuery(raw, key, value string) string {
+	p := url.QueryEscape(key) + "=" + url.QueryEscape(value)
+	if raw == "" {
+		return p
 	}
-	if err != nil {
-		return nil, "", fmt.Errorf("hub: negotiate: reading the answer: %w", err)
-	}
-	var neg negotiateResponse
-	if err := json.Unmarshal(body, &neg); err != nil {
-		return nil, "", fmt.Errorf("hub: negotiate: %w: answer is not JSON: %v", ErrProtocol, err)
-	}
-	if neg.Error != "" {
-		return nil, "", fmt.Errorf("%w: %s", errNegotiate, neg.Error)
-	}
-	if neg.URL != "" {
-		return nil, "", fmt.Errorf("%w: it redirects to another service, which is not supported", errNegotiate)
+	return raw + "&" + p
+}
+
+// dial negotiates, following redirects, and opens the WebSocket. It
+// returns the connection and the connection id. Every attempt starts at
+// Config.URL: a redirect's access token is never reused.
+func (c *Client) dial(ctx context.Context, token string) (*websocket.Conn, string, error) {
+	ep := endpoint{url: c.url, bearer: token}
+	var (
+		neg     negotiateResponse
+		cookies []*http.Cookie
+		err     error
+	)
+	for hops := 0; ; hops++ {
+		neg, cookies, err = c.negotiate(ctx, ep, token)
+		if err != nil {
+			return nil, "", err
+		}
+		if neg.URL == "" {
+			break
+		}
+		if hops+1 >= MaxRedirects {
+			return nil, "", fmt.Errorf("%w: %d negotiate requests in a row answered a redirect (the last to %s)", ErrTooManyRedirects, MaxRedirects, redactURL(neg.URL))
+		}
+		next, err := redirectTarget(ep.url, neg.URL)
+		if err != nil {
+			return nil, "", err
+		}
+		if neg.AccessToken != "" {
+			ep.bearer = neg.AccessToken
+		}
+		ep.url, ep.redirected = next, true
+		c.stats.redirects.Add(1)
+		c.log.Debug("negotiate redirected", "hop", hops+1, "to", next.Scheme+"://"+next.Host+next.Path)
 	}
 	if len(neg.AvailableTransports) > 0 {
 		ok := false
@@ -111,22 +153,34 @@ func (c *Client) dial(ctx context.Context, token string) (*websocket.Conn, strin
 			return nil, "", fmt.Errorf("%w: WebSockets are not offered", errNegotiate)
 		}
 	}
-	id := neg.ConnectionID
-	wsURL := *c.url
-	q = wsURL.Query()
-	if neg.NegotiateVersion >= 1 && neg.ConnectionToken != "" {
-		q.Set("id", neg.ConnectionToken)
-	} else {
-		q.Set("id", neg.ConnectionID)
+	// Negotiate version 0 has no connection token: the id is the
+	// connection id (the official client sets connectionToken to it).
+	id := neg.ConnectionToken
+	if neg.NegotiateVersion < 1 {
+		id = neg.ConnectionID
 	}
-	wsURL.RawQuery = q.Encode()
+	if id == "" {
+		return nil, "", fmt.Errorf("%w: negotiate (version %d) answered no connection id or token", ErrProtocol, neg.NegotiateVersion)
+	}
+	wsURL := *ep.url
+	wsURL.RawQuery = appendQuery(wsURL.RawQuery, "id", id)
+	h := authHeaders(token)
+	if ep.bearer != token {
+		// The service takes the redirect's access token: in the query, as
+		// the vendor's raw-protocol steps and the official clients in
+		// browsers send it, and as the bearer, as the official clients
+		// elsewhere and the vendor's WinHTTP sample; X-Device-Token stays
+		// the device token. (A redirect without an access token keeps the
+		// device token as bearer, which never goes into a URL.)
+		wsURL.RawQuery = appendQuery(wsURL.RawQuery, "access_token", ep.bearer)
+		h.Set("Authorization", "Bearer "+ep.bearer)
+	}
 	if strings.EqualFold(wsURL.Scheme, "https") {
 		wsURL.Scheme = "wss"
 	} else {
 		wsURL.Scheme = "ws"
 	}
-	h := authHeaders(token)
-	for _, ck := range resp.Cookies() { // sticky sessions
+	for _, ck := range cookies { // sticky sessions
 		h.Add("Cookie", ck.Name+"="+ck.Value)
 	}
 	ws, uresp, err := websocket.Dial(ctx, wsURL.String(), &websocket.DialOptions{
@@ -135,12 +189,114 @@ func (c *Client) dial(ctx context.Context, token string) (*websocket.Conn, strin
 	})
 	if err != nil {
 		if uresp != nil && uresp.StatusCode != http.StatusSwitchingProtocols && uresp.StatusCode != 0 {
-			return nil, "", &HTTPError{Op: "upgrade", StatusCode: uresp.StatusCode, RetryAfter: retryAfter(uresp.Header, time.Now())}
+			return nil, "", &HTTPError{Op: "upgrade", StatusCode: uresp.StatusCode, RetryAfter: retryAfter(uresp.Header, time.Now()), Redirected: ep.redirected}
 		}
-		return nil, "", fmt.Errorf("hub: WebSocket upgrade: %w", err)
+		// The dial error quotes the URL, access token included.
+		return nil, "", fmt.Errorf("hub: WebSocket upgrade: %s", redactText(err.Error(), ep.bearer, token))
 	}
 	ws.SetReadLimit(c.cfg.MaxMessageSize)
 	return ws, id, nil
+}
+
+// negotiate sends one negotiate request and reads its answer; an answer
+// with an error member is an error.
+func (c *Client) negotiate(ctx context.Context, ep endpoint, token string) (negotiateResponse, []*http.Cookie, error) {
+	var neg negotiateResponse
+	op := "negotiate"
+	if ep.redirected {
+		op = "service negotiate"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, ep.negotiateURL(), http.NoBody)
+	if err != nil {
+		return neg, nil, fmt.Errorf("hub: %s: %s", op, redactText(err.Error(), ep.bearer, token))
+	}
+	req.Header = authHeaders(token)
+	req.Header.Set("Authorization", "Bearer "+ep.bearer)
+	resp, err := c.cfg.HTTPClient.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) { // its text quotes the URL
+			err = ue.Err
+		}
+		return neg, nil, fmt.Errorf("hub: %s at %s: %w", op, ep.url.Host, redactErr(err, ep.bearer, token))
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return neg, nil, &HTTPError{Op: op, StatusCode: resp.StatusCode, RetryAfter: retryAfter(resp.Header, time.Now()), Redirected: ep.redirected}
+	}
+	if err != nil {
+		return neg, nil, fmt.Errorf("hub: %s: reading the answer: %w", op, err)
+	}
+	if err := json.Unmarshal(body, &neg); err != nil {
+		return neg, nil, fmt.Errorf("hub: %s: %w: answer is not JSON: %v", op, ErrProtocol, err)
+	}
+	if neg.Error != "" {
+		return neg, nil, fmt.Errorf("%w: %s", errNegotiate, redactText(neg.Error, ep.bearer, token))
+	}
+	if neg.ProtocolVersion != nil {
+		return neg, nil, fmt.Errorf("%w: the server is an ASP.NET SignalR server, not ASP.NET Core SignalR", errNegotiate)
+	}
+	return neg, resp.Cookies(), nil
+}
+
+// redirectTarget checks a negotiate redirect's url: an absolute http(s)
+// URL, and never from https down to plain http off loopback (the device
+// token travels in X-Device-Token).
+func redirectTarget(from *url.URL, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" {
+		return nil, fmt.Errorf("%w: negotiate redirected to %q, not an absolute URL", ErrProtocol, redactURL(raw))
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+	case "http":
+		if strings.EqualFold(from.Scheme, "https") && !isLoopback(u.Hostname()) {
+			return nil, fmt.Errorf("%w: negotiate redirected from https to plain http (%s): refused, the device token would travel in clear", errNegotiate, u.Host)
+		}
+	default:
+		return nil, fmt.Errorf("%w: negotiate redirected to a %q URL, not http(s)", ErrProtocol, u.Scheme)
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u, nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// accessTokenParam matches an access_token query parameter's value.
+var accessTokenParam = regexp.MustCompile(`(?i)(access_token=)[^&\s"']+`)
+
+// redactText removes the given secrets and any access_token query value
+// from a text.
+func redactText(s string, secrets ...string) string {
+	for _, sec := range secrets {
+		s = scrubText(s, sec)
+	}
+	return accessTokenParam.ReplaceAllString(s, "${1}[redacted]")
+}
+
+// redactErr is err, or an error with its text redacted when it holds a
+// secret (its chain is then lost: only its text was unsafe).
+func redactErr(err error, secrets ...string) error {
+	if t := redactText(err.Error(), secrets...); t != err.Error() {
+		return errors.New(t)
+	}
+	return err
+}
+
+// redactURL is a URL for an error text: no query values, no user info.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Scheme + "://" + u.Host + u.Path
 }
 
 // wireMsg is one SignalR JSON record, as far as the client needs it.

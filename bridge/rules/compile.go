@@ -41,7 +41,8 @@ type Rule struct {
 	command            string
 	glob, re           *regexp.Regexp
 	macroName, macroID string
-	eventType          string
+	eventType          string // the spec's spelling (deviceapi.CanonicalEventType)
+	customAction       string
 	hasMacroCriteria   bool
 	run                *compiledRun
 	clientTools        []automate.ClientTool
@@ -156,11 +157,12 @@ func (c *compiler) rule(spec Spec, tools map[string]*commandTool) *Rule {
 	before := len(c.problems)
 	r := &Rule{name: spec.Name, spec: spec}
 	m := spec.Match
-	if m.Command == "" && m.CommandGlob == "" && m.CommandRegex == "" && m.MacroName == "" && m.MacroID == "" && m.EventType == "" {
-		c.add("match", "needs at least one criterion (command, command_glob, command_regex, macro_name, macro_id or event_type)")
+	if m.Command == "" && m.CommandGlob == "" && m.CommandRegex == "" && m.MacroName == "" && m.MacroID == "" && m.EventType == "" && m.CustomAction == "" {
+		c.add("match", "needs at least one criterion (command, command_glob, command_regex, macro_name, macro_id, event_type or custom_action)")
 	}
-	r.command, r.macroName, r.macroID, r.eventType = m.Command, m.MacroName, m.MacroID, m.EventType
-	r.hasMacroCriteria = m.MacroName != "" || m.MacroID != "" || m.EventType != ""
+	r.command, r.macroName, r.macroID = m.Command, m.MacroName, m.MacroID
+	r.eventType, r.customAction = deviceapi.CanonicalEventType(m.EventType), m.CustomAction
+	r.hasMacroCriteria = m.MacroName != "" || m.MacroID != "" || m.EventType != "" || m.CustomAction != ""
 	if m.CommandGlob != "" {
 		re, err := compileGlob(m.CommandGlob)
 		if err != nil {
@@ -177,8 +179,8 @@ func (c *compiler) rule(spec Spec, tools map[string]*commandTool) *Rule {
 			r.re = re
 		}
 	}
-	if m.EventType != "" && !slices.Contains(deviceapi.MacroEventTypes, m.EventType) {
-		c.add("match.event_type", "must be one of %s; got %q", strings.Join(deviceapi.MacroEventTypes, ", "), m.EventType)
+	if m.EventType != "" && !deviceapi.KnownEventType(m.EventType) {
+		c.add("match.event_type", "must be one of %s (or %s); got %q", strings.Join(deviceapi.MacroEventTypes, ", "), deviceapi.EventJoystickMove, m.EventType)
 	}
 	r.busy, r.queueLimit, r.maxAge = c.busy(spec.Busy, spec.QueueLimit, spec.MaxAge)
 	r.runOnRecovery = spec.RunOnRecovery

@@ -25,7 +25,7 @@ func TestCompileProblems(t *testing.T) {
 	}{
 		{"missing name and criteria", []Spec{{Run: okRun}}, nil, UnmatchedSpec{},
 			[]string{"rules[0]: name: is required",
-				"rules[0]: match: needs at least one criterion (command, command_glob, command_regex, macro_name, macro_id or event_type)"}},
+				"rules[0]: match: needs at least one criterion (command, command_glob, command_regex, macro_name, macro_id, event_type or custom_action)"}},
 		{"duplicate name", []Spec{{Name: "a", Match: okMatch, Run: okRun}, {Name: "b", Match: okMatch, Run: okRun}, {Name: "a", Match: okMatch, Run: okRun}}, nil, UnmatchedSpec{},
 			[]string{`rules[2] "a": name: duplicate rule name (first used by rules[0])`}},
 		{"bad names", []Spec{
@@ -51,7 +51,7 @@ func TestCompileProblems(t *testing.T) {
 		{"notify policy", []Spec{{Name: "n", Match: okMatch, Notify: "all", Run: okRun}, {Name: "ok", Match: okMatch, Notify: NotifyFailures, Speak: true, Run: okRun}}, nil, UnmatchedSpec{},
 			[]string{`rules[0] "n": notify: must be one of answers, failures, none; got "all"`}},
 		{"event type", []Spec{{Name: "e", Match: MatchSpec{EventType: "type"}, Run: okRun}}, nil, UnmatchedSpec{},
-			[]string{`rules[0] "e": match.event_type: must be one of KeyPress, Pause, Type, MouseMove, JoysticksMove, PlayAudio, KeyRelease, StopOutputs, KeyToggle, DeviceTypeCustomAction; got "type"`}},
+			[]string{`rules[0] "e": match.event_type: must be one of KeyPress, Pause, Type, MouseMove, JoysticksMove, PlayAudio, KeyRelease, StopOutputs, KeyToggle, DeviceTypeCustomAction (or JoystickMove); got "type"`}},
 		{"busy policy", []Spec{
 			{Name: "b", Match: okMatch, Busy: "drop", Run: okRun},
 			{Name: "q", Match: okMatch, QueueLimit: 3, Run: okRun},
@@ -75,7 +75,7 @@ func TestCompileProblems(t *testing.T) {
 				AdditionalWorkflowPrompt: `{{define "ok"}}{{.}}{{end}}{{template "ok" .Command}}{{template "ok" .Seq}}`}},
 		}, nil, UnmatchedSpec{},
 			[]string{`rules[0] "x": run.prompt: template: run.prompt:1: function "foo" not defined`,
-				`rules[1] "y": run.prompt: template: run.prompt:1:2: field "Comand" is not in the template data (fields: Command, Macro, HasMacro, Events, TypedText, Received, Seq, Rule, Groups, Named)`,
+				`rules[1] "y": run.prompt: template: run.prompt:1:2: field "Comand" is not in the template data (fields: Command, Macro, HasMacro, Events, TypedText, CustomAction, CustomActions, OutputSpeech, Received, Seq, Rule, Groups, Named)`,
 				`rules[2] "z": run.prompt: is required (a template of the task text)`,
 				`rules[3] "w": run.prompt: template: run.prompt:1:17: can't evaluate field Nmae in type deviceapi.Macro`,
 				`rules[3] "w": run.task_id: template: run.task_id:1: unclosed action`,
@@ -83,7 +83,7 @@ func TestCompileProblems(t *testing.T) {
 				`rules[4] "v": run.prompt: template: run.prompt:1:8: range over a number is not allowed in rule templates`,
 				`rules[4] "v": run.additional_workflow_prompt: template: run.additional_workflow_prompt:1:8: range over a number is not allowed in rule templates`,
 				`rules[5] "u": run.prompt: template: run.prompt:1:10: can't evaluate field Length in type string`,
-				`rules[6] "s": run.prompt: template: run.prompt:1:20: field "Sequence" is not in the template data (fields: Command, Macro, HasMacro, Events, TypedText, Received, Seq, Rule, Groups, Named)`,
+				`rules[6] "s": run.prompt: template: run.prompt:1:20: field "Sequence" is not in the template data (fields: Command, Macro, HasMacro, Events, TypedText, CustomAction, CustomActions, OutputSpeech, Received, Seq, Rule, Groups, Named)`,
 				`rules[6] "s": run.task_id: template: run.task_id: template "a" calls itself (recursion is not allowed in rule templates)`}},
 		{"options", []Spec{{Name: "o", Match: okMatch, Run: RunTemplate{Prompt: "p", TimeoutMs: 999, ThinkingLevel: "extreme",
 			SelectedSkillIDs: []string{"ok", " "}, SelectedMcpServerIDs: []string{""}}}}, nil, UnmatchedSpec{},
@@ -175,10 +175,10 @@ func TestCompileProblems(t *testing.T) {
 			[]string{`unmatched: action: must be ignore or run; got "drop"`,
 				`unmatched: busy: must be one of single, queue, restart; got "later"`,
 				`unmatched: queue_limit: applies only to busy: queue (this rule's policy is later)`,
-				`unmatched: run.prompt: template: run.prompt:1:2: field "X" is not in the template data (fields: Command, Macro, HasMacro, Events, TypedText, Received, Seq, Rule, Groups, Named)`,
+				`unmatched: run.prompt: template: run.prompt:1:2: field "X" is not in the template data (fields: Command, Macro, HasMacro, Events, TypedText, CustomAction, CustomActions, OutputSpeech, Received, Seq, Rule, Groups, Named)`,
 				`unmatched: run.client_tools[0]: unknown client tool "ls"; a rule can list notify and the enabled command tools (notify)`}},
 		{"order: rules, command_tools, unmatched", []Spec{{Name: "r", Run: okRun}}, []CommandToolSpec{{Name: "t", Description: "d"}}, UnmatchedSpec{Action: "x"},
-			[]string{`rules[0] "r": match: needs at least one criterion (command, command_glob, command_regex, macro_name, macro_id or event_type)`,
+			[]string{`rules[0] "r": match: needs at least one criterion (command, command_glob, command_regex, macro_name, macro_id, event_type or custom_action)`,
 				`command_tools[0] "t": argv: is required: the program and its arguments, one list element per argument (never a shell string)`,
 				`unmatched: action: must be ignore or run; got "x"`}},
 	}

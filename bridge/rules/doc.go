@@ -19,6 +19,7 @@
 //	      macro_name: Lights          # exact
 //	      macro_id: 6f0c...           # exact
 //	      event_type: Type            # the macro has an event of this type
+//	      custom_action: ask-agent    # the macro has a custom action of this id
 //	    busy: queue                   # single (default) | queue | restart
 //	    queue_limit: 5                # busy: queue only; default 5
 //	    max_age: 10m                  # default 10m
@@ -33,8 +34,23 @@
 // opening bracket is literal), \x the character x; no other character is
 // special. Regex: RE2 syntax, anchored to the whole text (^(?:expr)$);
 // (?i) makes it case-insensitive. Macro criteria (macro_name, macro_id,
-// event_type) never hold for a command without a macro. Command texts are
-// compared as delivered: no trimming, no case folding.
+// event_type, custom_action) never hold for a command without a macro.
+// Command texts are compared as delivered: no trimming, no case folding.
+//
+// Real macros (see deviceapi's package doc for the vendor's facts):
+// event_type JoystickMove and JoysticksMove each match both spellings (the
+// vendor's sample data says JoystickMove, the spec JoysticksMove);
+// custom_action holds when an event of type DeviceTypeCustomAction (or
+// any event with a non-empty deviceTypeCustomActionId) has exactly that
+// deviceTypeCustomActionId. The two patterns an app user sets up:
+//
+//	rules:
+//	  - name: typed                   # a Type macro: its phrase is the prompt
+//	    match: {event_type: Type}
+//	    run: {prompt: "{{.TypedText}}"}
+//	  - name: ask                     # a custom action: its content is the prompt
+//	    match: {custom_action: ask-agent}
+//	    run: {prompt: "{{.CustomAction.Content}}"}
 //
 // Busy policies (what a matched command does while a run is in flight):
 // single drops it; queue appends it to a FIFO queue of at most queue_limit
@@ -63,7 +79,12 @@
 //	.Macro      deviceapi.Macro       the macro (zero when none): .Macro.Name, .Macro.ID, .Macro.Commands
 //	.HasMacro   bool                  whether there is a macro
 //	.Events     []deviceapi.MacroEvent  the macro's events: {{range .Events}}{{.EventType}} {{.Text}}{{end}}
-//	.TypedText  string                the Text() of the Type events, concatenated
+//	.TypedText  string                the typed text (typedPhrase) of the Type events, concatenated
+//	.CustomAction deviceapi.CustomAction  the first custom action: .CustomAction.ID
+//	                                  (deviceTypeCustomActionId), .DeviceTypeID, .Content
+//	                                  (additionalInputContent), .Toggle, .Release; empty when none
+//	.CustomActions []deviceapi.CustomAction  every custom action, in order
+//	.OutputSpeech string              the events' outputSpeech, non-empty ones joined by a space
 //	.Received   time.Time             when the hub delivered it: {{.Received.Format "15:04"}}
 //	.Seq        uint64                the hub event's sequence number
 //	.Rule       string                the rule's name

@@ -18,12 +18,14 @@ func FuzzCompileMatchRender(f *testing.F) {
 	f.Add("x", `\`, "a|b", "{{json .Macro}} {{.TypedText}}", "{{.Named.x | default \"d\"}}", "a", "t", `[1]`)
 	f.Add("k", "[]]*", "(?P<n>.*)", "{{define \"a\"}}{{template \"a\"}}{{end}}{{template \"a\"}}", "{{with .Macro}}{{.Name}}{{end}}", "]x", "", "{}")
 	f.Add("k", "*?*", ".*", "{{range .Events}}{{.Text}}{{end}}", "{{$.Seq}}", "\xff\xfe", "\x00", "null")
+	f.Add("ask", "*", ".*", "{{.CustomAction.Content}} {{.OutputSpeech}}", "{{range .CustomActions}}{{.ID}}{{end}}", "ask", "water the plants", "{}")
 	f.Fuzz(func(t *testing.T, command, glob, regex, prompt, other, text, typed, args string) {
 		specs := []Spec{
 			{Name: "a", Match: MatchSpec{Command: command}, Run: RunTemplate{Prompt: prompt, TaskID: other}},
 			{Name: "b", Match: MatchSpec{CommandGlob: glob}, Busy: BusyQueue, Run: RunTemplate{Prompt: other, AnswerContract: prompt,
 				HITLAnswers: map[string]any{"f": prompt, "g": []any{other}}}},
 			{Name: "c", Match: MatchSpec{CommandRegex: regex, EventType: deviceapi.EventType}, Run: RunTemplate{Prompt: prompt, ClientTools: []string{"notify", "t"}}},
+			{Name: "d", Match: MatchSpec{CustomAction: command, EventType: deviceapi.EventJoystickMove}, Run: RunTemplate{Prompt: other}},
 		}
 		tools := []CommandToolSpec{{Name: "t", Enabled: true, Description: "d", Argv: []string{"/bin/echo", other, prompt}}}
 		unmatched := UnmatchedSpec{Action: UnmatchedRun, Run: &RunTemplate{Prompt: other}}
@@ -49,10 +51,21 @@ func FuzzCompileMatchRender(f *testing.F) {
 				return
 			}
 		}
-		ev, _ := json.Marshal(map[string]string{"eventType": deviceapi.EventType, "text": typed})
-		var e deviceapi.MacroEvent
-		_ = json.Unmarshal(ev, &e)
-		macro := &deviceapi.Macro{ID: command, Name: glob, Commands: []string{text}, Events: []deviceapi.MacroEvent{e}}
+		var events []deviceapi.MacroEvent
+		for _, ev := range []map[string]any{
+			{"eventType": deviceapi.EventType, "typedPhrase": typed},
+			{"eventType": deviceapi.EventType, "typedPhrase": nil, "text": typed},
+			{"eventType": deviceapi.EventDeviceTypeCustomAction, "deviceTypeCustomActionId": command, "additionalInputContent": typed, "outputSpeech": text},
+			{"eventType": deviceapi.EventJoysticksMove, "joystickLeftMoveX": len(typed)},
+		} {
+			b, _ := json.Marshal(ev)
+			var e deviceapi.MacroEvent
+			if err := json.Unmarshal(b, &e); err != nil {
+				t.Fatalf("%s: %v", b, err)
+			}
+			events = append(events, e)
+		}
+		macro := &deviceapi.Macro{ID: command, Name: glob, Commands: []string{text}, Events: events}
 		s = s.WithCatalog([]deviceapi.Macro{*macro})
 		for _, cmd := range []Command{
 			{Text: text, Received: time.Unix(1, 0), Seq: 1},

@@ -196,7 +196,13 @@ func (r *Rule) matches(cmd Command) bool {
 	if r.macroID != "" && m.ID != r.macroID {
 		return false
 	}
-	if r.eventType != "" && !slices.ContainsFunc(m.Events, func(e deviceapi.MacroEvent) bool { return e.EventType == r.eventType }) {
+	if r.eventType != "" && !slices.ContainsFunc(m.Events, func(e deviceapi.MacroEvent) bool { return e.Is(r.eventType) }) {
+		return false
+	}
+	if r.customAction != "" && !slices.ContainsFunc(m.Events, func(e deviceapi.MacroEvent) bool {
+		a, ok := e.CustomAction()
+		return ok && a.ID == r.customAction
+	}) {
 		return false
 	}
 	return true

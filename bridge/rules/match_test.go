@@ -20,8 +20,8 @@ func rule(name string, m MatchSpec) Spec {
 	return Spec{Name: name, Match: m, Run: RunTemplate{Prompt: "do " + name}}
 }
 
-// typeEvent is a Type event carrying text (under the "text" member the
-// deviceapi package reads).
+// typeEvent is a Type event carrying text under "text", the name hubgate
+// read before the vendor's typedPhrase was known (still a fallback).
 func typeEvent(t testing.TB, text string) deviceapi.MacroEvent {
 	t.Helper()
 	var e deviceapi.MacroEvent

@@ -25,12 +25,23 @@ func (r *Rule) Data(cmd Command, cat Catalog) TemplateData {
 		d.Macro, d.HasMacro = *cmd.Macro, true
 		d.Events = cmd.Macro.Events
 		var typed strings.Builder
+		var speech []string
 		for _, e := range cmd.Macro.Events {
-			if e.EventType == deviceapi.EventType {
+			if e.Is(deviceapi.EventType) {
 				typed.WriteString(e.Text())
+			}
+			if a, ok := e.CustomAction(); ok {
+				d.CustomActions = append(d.CustomActions, a)
+			}
+			if e.OutputSpeech != nil && *e.OutputSpeech != "" {
+				speech = append(speech, *e.OutputSpeech)
 			}
 		}
 		d.TypedText = typed.String()
+		if len(d.CustomActions) > 0 {
+			d.CustomAction = d.CustomActions[0]
+		}
+		d.OutputSpeech = strings.Join(speech, " ")
 	}
 	if r.re != nil {
 		if m := r.re.FindStringSubmatch(cmd.Text); m != nil {

@@ -106,8 +106,13 @@ type MatchSpec struct {
 	// MacroID equals the macro's id exactly.
 	MacroID string `yaml:"macro_id,omitempty" json:"macro_id,omitempty"`
 	// EventType holds when the macro has at least one event of this type
-	// (one of deviceapi.MacroEventTypes, exact spelling).
+	// (one of deviceapi.MacroEventTypes, exact spelling; JoystickMove and
+	// JoysticksMove each match both spellings, as real data uses both).
 	EventType string `yaml:"event_type,omitempty" json:"event_type,omitempty"`
+	// CustomAction holds when the macro has a custom action event
+	// (DeviceTypeCustomAction) whose deviceTypeCustomActionId equals it
+	// exactly.
+	CustomAction string `yaml:"custom_action,omitempty" json:"custom_action,omitempty"`
 }
 
 // RunTemplate is a RunRequest template. Prompt, TaskID,

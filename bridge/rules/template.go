@@ -25,9 +25,19 @@ type TemplateData struct {
 	HasMacro bool
 	// Events is Macro.Events (nil when there is no macro).
 	Events []deviceapi.MacroEvent
-	// TypedText is the Text() of the macro's Type events, concatenated in
-	// order without separator.
+	// TypedText is the text of the macro's Type events (typedPhrase; the
+	// older names text, value, typedText as fallbacks; see
+	// deviceapi.MacroEvent.Text), concatenated in order without separator.
 	TypedText string
+	// CustomAction is the macro's first custom action (a
+	// DeviceTypeCustomAction event): .CustomAction.ID, .DeviceTypeID,
+	// .Content (additionalInputContent), .Toggle, .Release; all empty when
+	// there is none. CustomActions lists every one, in order.
+	CustomAction  deviceapi.CustomAction
+	CustomActions []deviceapi.CustomAction
+	// OutputSpeech is the outputSpeech of the macro's events, the non-empty
+	// ones joined by a space.
+	OutputSpeech string
 	// Received is when the hub delivered the command; Seq its hub sequence
 	// number.
 	Received time.Time
@@ -318,7 +328,12 @@ func lookup(t reflect.Type, name string) (reflect.Type, bool) {
 		mt = reflect.PointerTo(t)
 	}
 	if m, ok := mt.MethodByName(name); ok {
-		if m.Type.NumOut() == 0 || m.Type.Out(0) == errorType {
+		// text/template calls methods of one result, or of a result and
+		// an error.
+		if n := m.Type.NumOut(); n == 0 || n > 2 || (n == 2 && m.Type.Out(1) != errorType) {
+			return nil, false
+		}
+		if m.Type.Out(0) == errorType {
 			return nil, true
 		}
 		return nonInterface(m.Type.Out(0)), true

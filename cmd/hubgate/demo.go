@@ -8,7 +8,7 @@ package main
 //  2. pairing against it for real (OAuth authorization code with PKCE on a
 //     loopback redirect, create the User Device, create its device token,
 //     confirm it with a GET), the secrets kept in a configs.MemoryStore;
-//  3. the daemon (runDaemon): the co-hosted Automate server with the scripted
+//  3. the daemon (bridge/daemon): the co-hosted Automate server with the scripted
 //     engine on any free port, an Automate key made for this process, the
 //     embedded demo rule set (bridge/rules demo.yaml), the journal and the
 //     control socket in the temp dir, the hub client on the mock's hub;
@@ -67,6 +67,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/daemon"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/configs"
@@ -252,23 +253,28 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 		return err
 	}
 	n.say("daemon", nil, "3. starting the daemon in this process, as 'hubgate run' does")
+	engine, err := cohostedEngine(cfg, func(string) string { return "" }, log)
+	if err != nil {
+		return err
+	}
+	if engine != nil {
+		defer engine.close()
+	}
 	daemonCtx, stopDaemon := context.WithCancel(ctx)
-	readyCh := make(chan daemonInfo, 1)
+	readyCh := make(chan daemon.Info, 1)
 	daemonDone := make(chan error, 1)
 	var printers sync.WaitGroup
 	first := make(chan journal.Entry, 1)
 	fw := &demoFollower{n: n, first: first}
-	opts := daemonOptions{
-		cfg:      cfg,
+	opts, err := daemonOptions(cfg, daemonParams{
 		deviceID: dev.ID,
 		apiURL:   base,
 		deviceToken: func(ctx context.Context) (string, error) {
 			return store.Get(ctx, configs.AccountDeviceToken)
 		},
 		automateKey:  key,
-		log:          log,
+		engine:       engine,
 		automatePort: -1,
-		ready:        func(i daemonInfo) { readyCh <- i },
 		tools: func(o *bridge.Options) {
 			src := demoJournal{o.Journal}
 			o.Tools = bridge.NewTools(bridge.ToolsOptions{Rules: o.Rules, Logger: o.Logger, Notify: func(nt bridge.Notification) {
@@ -282,8 +288,18 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 				n.say("notify", fields, "%s %s", tag, nt.Message)
 			}})
 		},
+	}, log)
+	if err != nil {
+		stopDaemon()
+		return err
 	}
-	go func() { daemonDone <- runDaemon(daemonCtx, opts) }()
+	opts.Ready = func(i daemon.Info) { readyCh <- i }
+	d, err := daemon.New(opts)
+	if err != nil {
+		stopDaemon()
+		return err
+	}
+	go func() { daemonDone <- d.Run(daemonCtx) }()
 	daemonRunning := true
 	defer func() {
 		stopDaemon()
@@ -307,7 +323,7 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 		return fmt.Errorf("demo: the daemon stopped: %w", derr)
 	}
 
-	var info daemonInfo
+	var info daemon.Info
 	select {
 	case info = <-readyCh:
 	case derr := <-daemonDone:
@@ -317,13 +333,13 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 	if err != nil {
 		return err
 	}
-	n.say("automate", map[string]any{"automateUrl": info.automateURL},
-		"   Automate server (scripted engine) at %s; its access key exists in this process only", info.automateURL)
+	n.say("automate", map[string]any{"automateUrl": info.AutomateURL},
+		"   Automate server (scripted engine) at %s; its access key exists in this process only", info.AutomateURL)
 	n.say("journal", map[string]any{"journal": cfg.Bridge.Journal}, "   journal: %s", cfg.Bridge.Journal)
 	n.say("rules", map[string]any{"rules": demoRuleNames(set)}, "   routing rules (the embedded demo set): %s", strings.Join(demoRuleNames(set), ", "))
 
 	// Hub states until listening, then in the background.
-	states := info.hub.Subscribe(daemonCtx)
+	states := info.Hub.Subscribe(daemonCtx)
 	listenTimer := time.NewTimer(demoStartTimeout)
 	defer listenTimer.Stop()
 	var last hub.State
@@ -367,7 +383,7 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 	printers.Add(1)
 	go func() {
 		defer printers.Done()
-		fw.poll(daemonCtx, info.bridge, demoPoll)
+		fw.poll(daemonCtx, info.Bridge, demoPoll)
 	}()
 	n.say("push", map[string]any{"command": f.command},
 		"4. pushing DeviceCommand %q through the mock hub, as the app does when you press a button", f.command)
@@ -647,9 +663,13 @@ func demoHint(n *demoNarrator, bin, base, deviceID, dir string, set *rules.Set) 
 		switch ex, ok := demoExamples[r.Name()]; {
 		case ok:
 			lines = append(lines, fmt.Sprintf("  --command %-16s %s", demoShellQuote(ex), desc))
-		case spec.Match.EventType != "":
-			macro := demoMacroExample(spec.Match.EventType)
-			lines = append(lines, fmt.Sprintf("  a macro with a %s event (%s):\n    echo %s | %s --command typing --macro -", spec.Match.EventType, desc, demoShellQuote(macro), send))
+		case spec.Match.EventType != "" || spec.Match.CustomAction != "":
+			command, event := demoEventExample(spec.Match)
+			what := fmt.Sprintf("a macro with a %s event", spec.Match.EventType)
+			if spec.Match.CustomAction != "" {
+				what = fmt.Sprintf("a custom action %q with its content", spec.Match.CustomAction)
+			}
+			lines = append(lines, fmt.Sprintf("  %s (%s):\n    %s --command %s --event %s", what, desc, send, command, demoShellQuote(event)))
 		default:
 			lines = append(lines, "  "+desc)
 		}
@@ -662,11 +682,24 @@ func demoHint(n *demoNarrator, bin, base, deviceID, dir string, set *rules.Set) 
 		bin, base, bin, base, deviceID, dir)
 }
 
-// demoMacroExample is the JSON of a macro "typing" with one event of the
-// type, for `mock send --command typing --macro -`.
-func demoMacroExample(eventType string) string {
-	return fmt.Sprintf(`{"id":"demo-macro","name":"typing","commands":["typing"],"events":[{"eventType":%q,"text":"hi there"}]}`, eventType)
+// demoEventExample is a command and the JSON of a macro event, as the
+// real app sends them, that a rule matching on events routes, for `mock
+// send --command C --event E`: a custom action with its content, a Type
+// event with its phrase, or an event of the type.
+func demoEventExample(m rules.MatchSpec) (command, event string) {
+	switch {
+	case m.CustomAction != "":
+		b, _ := json.Marshal(deviceapi.MacroEvent{EventType: deviceapi.EventDeviceTypeCustomAction,
+			DeviceTypeCustomActionID: &m.CustomAction, AdditionalInputContent: ptrTo("what is on my calendar")})
+		return "ask", string(b)
+	case deviceapi.SameEventType(m.EventType, deviceapi.EventType):
+		return "typing", `{"eventType":"Type","typedPhrase":"hi there"}`
+	}
+	b, _ := json.Marshal(map[string]string{"eventType": m.EventType})
+	return "typing", string(b)
 }
+
+func ptrTo[T any](v T) *T { return &v }
 
 // demoDescribeMatch renders a rule's criteria.
 func demoDescribeMatch(m rules.MatchSpec) string {
@@ -682,6 +715,7 @@ func demoDescribeMatch(m rules.MatchSpec) string {
 	add("macro_name", m.MacroName)
 	add("macro_id", m.MacroID)
 	add("event_type", m.EventType)
+	add("custom_action", m.CustomAction)
 	return strings.Join(parts, ", ")
 }
 

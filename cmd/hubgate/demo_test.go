@@ -307,7 +307,7 @@ func TestDemoStaysUpPrintsFurtherRunsAndStopsOnSIGTERM(t *testing.T) {
 		t.Fatalf("the announced temp dir is missing while the demo runs: %v", err)
 	}
 	// Every demo rule is listed.
-	for _, name := range []string{`rule "hello"`, `rule "typed-text"`, `rule "slow"`, `rule "long"`, `rule "notify"`, "any other --command"} {
+	for _, name := range []string{`rule "hello"`, `rule "typed-text"`, `rule "ask"`, `rule "slow"`, `rule "long"`, `rule "notify"`, "any other --command"} {
 		if !strings.Contains(out, name) {
 			t.Errorf("the hint does not list %s", name)
 		}
@@ -322,15 +322,23 @@ func TestDemoStaysUpPrintsFurtherRunsAndStopsOnSIGTERM(t *testing.T) {
 	demoOrder(t, out, "Ctrl-C stops the demo", `[#2] received DeviceCommand "notify hi"`, `[#2] rule "notify" matched: started`,
 		"[#2] run parked", "[#2] notify: hi", "[#2] run finished: completed", `[#2] answer: Sent the notification "hi"`)
 
-	// A macro with a Type event, as the hint shows it.
-	macro := demoMacroExample("Type")
-	cmd := exec.Command(binary, "mock", "send", "--url", mockURL, "--device", deviceID, "--command", "typing", "--macro", "-")
-	cmd.Env = env(t)
-	cmd.Stdin = strings.NewReader(macro)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("mock send --macro: %v %s", err, b)
+	// The two patterns of the real app, as the hint shows them: a Type
+	// macro's phrase and a custom action's content become the prompt.
+	for i, pattern := range []struct{ match, answer string }{
+		{`{"eventType":"Type","typedPhrase":"hi there"}`, `[#3] answer: You typed: hi there`},
+		{`{"eventType":"DeviceTypeCustomAction","deviceTypeCustomActionId":"ask-agent","additionalInputContent":"what is on my calendar"}`,
+			`[#4] answer: You asked: what is on my calendar`},
+	} {
+		if !strings.Contains(out, demoShellQuote(pattern.match)) {
+			t.Errorf("the hint does not show %s", pattern.match)
+		}
+		command := []string{"typing", "ask"}[i]
+		r := runCmd(t, env(t), "", "mock", "send", "--url", mockURL, "--device", deviceID, "--command", command, "--event", pattern.match)
+		if r.code != 0 {
+			t.Fatalf("mock send --event: %+v", r)
+		}
+		p.waitFor(t, pattern.answer, 30*time.Second)
 	}
-	p.waitFor(t, `[#3] answer: You typed: hi there`, 30*time.Second)
 
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -394,17 +402,32 @@ func TestDemoExamplesRouteToTheirRules(t *testing.T) {
 			t.Errorf("%q routes to %v (matched %v), want rule %q", ex, r, matched, name)
 		}
 	}
-	var macro deviceapi.Macro
-	if err := json.Unmarshal([]byte(demoMacroExample("Type")), &macro); err != nil {
-		t.Fatal(err)
-	}
-	if r, matched, ok := set.Route(rules.Command{Text: "typing", Macro: &macro}); !ok || !matched || r.Name() != "typed-text" {
-		t.Errorf("the macro example routes to %v", r)
-	}
-	// Every rule has an example or a macro example.
+	// Every rule has an example or an event example, and the event
+	// examples reach their rules with the prompt the pattern promises.
+	prompts := map[string]string{"typed-text": "hi there", "ask": "what is on my calendar"}
 	for _, r := range set.Rules() {
-		if _, ok := demoExamples[r.Name()]; !ok && r.Spec().Match.EventType == "" {
+		m := r.Spec().Match
+		if _, ok := demoExamples[r.Name()]; ok {
+			continue
+		}
+		if m.EventType == "" && m.CustomAction == "" {
 			t.Errorf("rule %q has no example in the hint", r.Name())
+			continue
+		}
+		command, event := demoEventExample(m)
+		var e deviceapi.MacroEvent
+		if err := json.Unmarshal([]byte(event), &e); err != nil {
+			t.Fatal(err)
+		}
+		cmd := rules.Command{Text: command, Macro: &deviceapi.Macro{ID: "1", Name: command, Commands: []string{command}, Events: []deviceapi.MacroEvent{e}}}
+		got, matched, ok := set.Route(cmd)
+		if !ok || !matched || got.Name() != r.Name() {
+			t.Errorf("the event example of %q routes to %v", r.Name(), got)
+			continue
+		}
+		req, err := got.Render(cmd, rules.Catalog{})
+		if err != nil || !strings.HasPrefix(req.Prompt, prompts[r.Name()]+"\n") {
+			t.Errorf("rule %q renders %q (%v)", r.Name(), req.Prompt, err)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/configs"
@@ -39,6 +40,9 @@ type mockFlags struct {
 	refreshTTL   time.Duration
 	keepAlive    time.Duration
 	timeout      time.Duration
+	directHub    bool
+	serviceAddr  string
+	hubTokenTTL  time.Duration
 }
 
 func newMockCommand(a *app) *cobra.Command {
@@ -48,8 +52,9 @@ func newMockCommand(a *app) *cobra.Command {
 		Short: "Run the mock remote device service, or drive a running one",
 		Long: `Run the mock of the remote device service on this machine: OAuth sign-in
 (/signin/authorize, /signin/token), the device REST routes, the SignalR device hub
-at /device, an admin API under /mock (loopback peers only) and an API explorer at
-/swagger. Everything is in memory. Once it accepts connections it prints its base
+at /device (whose negotiate redirects to a mock Azure SignalR Service on a second
+port, as the real service does; --direct-hub serves it at /device), an admin API
+under /mock (loopback peers only) and an API explorer at /swagger. Everything is in memory. Once it accepts connections it prints its base
 URL (http://127.0.0.1:<port>) on stdout; SIGINT or SIGTERM stops it cleanly.
 
 Defaults: client id mock-client, client secret mock-secret, device type
@@ -76,6 +81,9 @@ URL from --url or ` + envMockURL + `.`,
 	fl.DurationVar(&f.refreshTTL, "refresh-token-ttl", 0, "lifetime of refresh tokens (default 720h)")
 	fl.DurationVar(&f.keepAlive, "hub-keepalive", 0, "hub keep-alive ping interval (default 15s)")
 	fl.DurationVar(&f.timeout, "hub-timeout", 0, "the hub drops a client silent for this long (default 30s)")
+	fl.BoolVar(&f.directHub, "direct-hub", false, "serve the hub at /device itself; by default /device/negotiate redirects to the mock's SignalR service, as the real service redirects to Azure SignalR Service")
+	fl.StringVar(&f.serviceAddr, "service-listen", "", "address of the mock SignalR service the negotiate redirects to (default: the --listen host, any free port)")
+	fl.DurationVar(&f.hubTokenTTL, "hub-token-ttl", 0, "lifetime of the access tokens of the negotiate redirect (default 1h)")
 	cmd.AddCommand(
 		newMockDevicesCommand(a), newMockCreateDeviceCommand(a), newMockSendCommand(a),
 		newMockProfileCommand(a), newMockListeningCommand(a, true), newMockListeningCommand(a, false),
@@ -97,7 +105,14 @@ func (a *app) runMock(ctx context.Context, f mockFlags) error {
 		ClientID: f.clientID, ClientSecret: secret, DeviceTypeID: f.deviceType,
 		AccessTokenTTL: f.accessTTL, RefreshTokenTTL: f.refreshTTL,
 		KeepAliveInterval: f.keepAlive, TimeoutInterval: f.timeout,
+		DirectHub: f.directHub, ServiceAddr: f.serviceAddr, ServiceTokenTTL: f.hubTokenTTL,
 		Logger: log,
+	}
+	if cfg.ServiceAddr == "" {
+		host, _, _ := net.SplitHostPort(f.listen)
+		cfg.ServiceAddr = net.JoinHostPort(host, "0")
+	} else if _, _, err := net.SplitHostPort(cfg.ServiceAddr); err != nil {
+		return &usageError{fmt.Errorf("--service-listen must be host:port, got %q", cfg.ServiceAddr)}
 	}
 	if f.denyConsent {
 		cfg.Consent = func(mockhub.ConsentRequest) bool { return false }
@@ -130,6 +145,12 @@ func (a *app) runMock(ctx context.Context, f mockFlags) error {
 	eff := srv.Config()
 	fmt.Fprintf(a.stdio.Err, "hubgate: mock remote service at %s (client id %s, device type %s); admin API %s/mock, explorer %s/swagger\n",
 		base, eff.ClientID, eff.DeviceTypeID, base, base)
+	if svc := srv.ServiceURL(); svc != "" {
+		fmt.Fprintf(a.stdio.Err, "hubgate: %s/negotiate redirects to the mock SignalR service at %s%s/ (access tokens live %s)\n",
+			base+mockhub.HubPath, svc, mockhub.ServicePath, eff.ServiceTokenTTL)
+	} else {
+		fmt.Fprintf(a.stdio.Err, "hubgate: the hub is served directly at %s (--direct-hub)\n", base+mockhub.HubPath)
+	}
 	if !addr.IP.IsLoopback() {
 		fmt.Fprintf(a.stdio.Err, "hubgate: warning: the mock listens on %s, beyond loopback; its admin API still answers loopback peers only\n", addr)
 	}
@@ -287,6 +308,7 @@ func newMockCreateDeviceCommand(a *app) *cobra.Command {
 
 func newMockSendCommand(a *app) *cobra.Command {
 	var device, command, macroFile string
+	var events []string
 	cmd, _ := a.mockCommand("send", "Push a DeviceCommand (command and macro) to a device's hub connections", true,
 		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
 			if err := mockRequired(cmd, "device", "command"); err != nil {
@@ -303,6 +325,10 @@ func newMockSendCommand(a *app) *cobra.Command {
 					return &usageError{fmt.Errorf("--macro %s is not a Macro JSON object: %w", macroFile, err)}
 				}
 			}
+			macro, err := mockMacroWithEvents(macro, command, events)
+			if err != nil {
+				return err
+			}
 			res, err := c.Command(ctx, device, command, macro)
 			if err != nil {
 				return err
@@ -312,7 +338,27 @@ func newMockSendCommand(a *app) *cobra.Command {
 	cmd.Flags().StringVar(&device, "device", "", "device id")
 	cmd.Flags().StringVar(&command, "command", "", "the command string")
 	cmd.Flags().StringVar(&macroFile, "macro", "", "JSON file of the Macro to send (- for stdin; default: a macro made from the command)")
+	cmd.Flags().StringArrayVar(&events, "event", nil, `a MacroEvent as JSON, appended to the macro's events (repeatable), e.g. '{"eventType":"Type","typedPhrase":"water the plants"}'`)
 	return cmd
+}
+
+// mockMacroWithEvents appends the --event values to the macro (one made
+// from the command, as the mock would make it, when there is none).
+func mockMacroWithEvents(macro *deviceapi.Macro, command string, events []string) (*deviceapi.Macro, error) {
+	if len(events) == 0 {
+		return macro, nil
+	}
+	if macro == nil {
+		macro = &deviceapi.Macro{ID: uuid.NewString(), Name: command, Commands: []string{command}}
+	}
+	for i, raw := range events {
+		var e deviceapi.MacroEvent
+		if err := json.Unmarshal([]byte(raw), &e); err != nil {
+			return nil, &usageError{fmt.Errorf("--event #%d is not a MacroEvent JSON object: %w", i+1, err)}
+		}
+		macro.Events = append(macro.Events, e)
+	}
+	return macro, nil
 }
 
 func newMockProfileCommand(a *app) *cobra.Command {
@@ -412,9 +458,9 @@ func newMockDisableTokenCommand(a *app) *cobra.Command {
 }
 
 func newMockFaultCommand(a *app) *cobra.Command {
-	var drop bool
-	var refuseFor, freeze time.Duration
-	cmd, _ := a.mockCommand("fault", "Inject hub faults: drop every connection, refuse new ones for a while, or freeze", true,
+	var drop, expireService bool
+	var refuseFor, freeze, serviceError time.Duration
+	cmd, _ := a.mockCommand("fault", "Inject hub faults: drop every connection, refuse new ones for a while, freeze, or fail the SignalR service", true,
 		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
 			var f mockhub.Faults
 			f.Drop = drop
@@ -432,8 +478,16 @@ func newMockFaultCommand(a *app) *cobra.Command {
 				d := mockhub.Duration(freeze)
 				f.Freeze = &d
 			}
-			if !f.Drop && f.RefuseFor == nil && f.Freeze == nil {
-				return &usageError{errors.New("fault needs --drop, --refuse-for or --freeze")}
+			f.ExpireServiceTokens = expireService
+			if cmd.Flags().Changed("service-error-for") {
+				if serviceError < 0 {
+					return &usageError{errors.New("--service-error-for must not be negative")}
+				}
+				d := mockhub.Duration(serviceError)
+				f.ServiceErrorFor = &d
+			}
+			if !f.Drop && f.RefuseFor == nil && f.Freeze == nil && !f.ExpireServiceTokens && f.ServiceErrorFor == nil {
+				return &usageError{errors.New("fault needs --drop, --refuse-for, --freeze, --expire-service-tokens or --service-error-for")}
 			}
 			st, err := c.Faults(ctx, f)
 			if err != nil {
@@ -449,12 +503,20 @@ func newMockFaultCommand(a *app) *cobra.Command {
 			if st.FrozenUntil != nil {
 				msg += "; frozen until " + st.FrozenUntil.Local().Format(time.TimeOnly)
 			}
+			if f.ExpireServiceTokens {
+				msg += fmt.Sprintf("; %d service access token(s) expired", st.ExpiredServiceTokens)
+			}
+			if st.ServiceErrorUntil != nil {
+				msg += "; the SignalR service's negotiate fails until " + st.ServiceErrorUntil.Local().Format(time.TimeOnly)
+			}
 			_, err = fmt.Fprintln(a.stdio.Out, msg)
 			return err
 		})
 	cmd.Flags().BoolVar(&drop, "drop", false, "close every hub connection now")
 	cmd.Flags().DurationVar(&refuseFor, "refuse-for", 0, "answer 503 to new hub connections for this long (0s ends it)")
 	cmd.Flags().DurationVar(&freeze, "freeze", 0, "stop all hub traffic for this long without closing (0s thaws)")
+	cmd.Flags().BoolVar(&expireService, "expire-service-tokens", false, "expire every access token of a negotiate redirect issued so far (open connections stay)")
+	cmd.Flags().DurationVar(&serviceError, "service-error-for", 0, "the SignalR service's negotiate answers an error for this long (0s ends it)")
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -125,6 +126,32 @@ type quietLogger struct{}
 
 func (quietLogger) Log(...any) error { return nil }
 
+// followRedirect posts the hub's negotiate and returns where a SignalR
+// client connects and with which headers: the redirect's url with its
+// access token as bearer, or the hub itself when it is direct.
+func followRedirect(ctx context.Context, base, tok string) (string, http.Header, error) {
+	h := http.Header{"Authorization": {"Bearer " + tok}, "X-Device-Token": {tok}}
+	req, err := http.NewRequestWithContext(ctx, "POST", base+"/device/negotiate?negotiateVersion=1", nil)
+	if err != nil {
+		return "", nil, err
+	}
+	req.Header = h.Clone()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", nil, err
+	}
+	defer resp.Body.Close()
+	var neg struct{ URL, AccessToken string }
+	if resp.StatusCode != 200 || json.NewDecoder(resp.Body).Decode(&neg) != nil {
+		return "", nil, fmt.Errorf("negotiate: %s", resp.Status)
+	}
+	if neg.URL == "" {
+		return base + "/device", h, nil
+	}
+	h.Set("Authorization", "Bearer "+neg.AccessToken)
+	return neg.URL, h, nil
+}
+
 // connectDevice connects the Go SignalR client as a device and calls
 // VerifySelf.
 func connectDevice(t *testing.T, base, tok string) *mockReceiver {
@@ -135,10 +162,14 @@ func connectDevice(t *testing.T, base, tok string) *mockReceiver {
 		signalr.WithConnector(func() (signalr.Connection, error) {
 			cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
 			defer ccancel()
-			return signalr.NewHTTPConnection(cctx, base+"/device",
-				signalr.WithHTTPHeaders(func() http.Header {
-					return http.Header{"Authorization": {"Bearer " + tok}, "X-Device-Token": {tok}}
-				}),
+			// The library does not follow the negotiate redirect of the
+			// mock (as the real service, its default): follow it here.
+			u, h, err := followRedirect(cctx, base, tok)
+			if err != nil {
+				return nil, err
+			}
+			return signalr.NewHTTPConnection(cctx, u,
+				signalr.WithHTTPHeaders(func() http.Header { return h }),
 				signalr.WithTransports(signalr.TransportWebSockets))
 		}),
 		signalr.WithReceiver(r), signalr.Logger(quietLogger{}, false))
@@ -205,6 +236,36 @@ func TestMockCommand(t *testing.T) {
 	if got := <-rx.commands; got[1].(deviceapi.Macro).Name != "Stdin" {
 		t.Errorf("received %v", got)
 	}
+	// --event: the events of the two patterns an app user sets up (a Type
+	// macro, a custom action) reach the device as typed, nulls kept.
+	typeEvent := `{"eventType":"Type","typedPhrase":"water the plants"}`
+	customEvent := `{"eventType":"DeviceTypeCustomAction","deviceTypeCustomActionId":"ask-agent","deviceTypeId":null,"additionalInputContent":"summarise my day"}`
+	r = runCmd(t, e, "", "mock", "send", "--url", p.url, "--device", id, "--command", "water", "--event", typeEvent, "--event", customEvent)
+	if r.code != 0 || !strings.Contains(r.stdout, "delivered to 1 connection") {
+		t.Fatalf("send --event: %+v", r)
+	}
+	got := <-rx.commands
+	m := got[1].(deviceapi.Macro)
+	if got[0] != "water" || m.Name != "water" || len(m.Commands) != 1 || m.Commands[0] != "water" || m.ID == "" || len(m.Events) != 2 || m.Events[0].Text() != "water the plants" {
+		t.Fatalf("received %v", got)
+	}
+	if a, ok := m.Events[1].CustomAction(); !ok || a.ID != "ask-agent" || a.Content != "summarise my day" {
+		t.Errorf("custom action %+v", m.Events[1])
+	}
+	if b, _ := json.Marshal(m.Events[1]); string(b) != customEvent {
+		t.Errorf("the event arrived as %s, sent %s", b, customEvent)
+	}
+	// --event appends to --macro's events.
+	r = runCmd(t, e, `{"id":"1","name":"Both","commands":[],"events":[{"eventType":"KeyPress","keys":["a"]}]}`, "mock", "send", "--url", p.url,
+		"--device", id, "--command", "both", "--macro", "-", "--event", typeEvent)
+	if got := <-rx.commands; r.code != 0 || got[1].(deviceapi.Macro).ID != "1" || len(got[1].(deviceapi.Macro).Events) != 2 {
+		t.Errorf("send --macro --event: %+v %v", r, got)
+	}
+	// A bad --event is a usage error naming it.
+	r = runCmd(t, e, "", "mock", "send", "--url", p.url, "--device", id, "--command", "x", "--event", typeEvent, "--event", `{"typedPhrase":5}`)
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--event #2") || !strings.Contains(r.stderr, "typedPhrase") {
+		t.Errorf("bad --event: %+v", r)
+	}
 
 	// devices --json shows the connection and the flags.
 	r = runCmd(t, e, "", "mock", "devices", "--url", p.url, "--json")
@@ -255,6 +316,21 @@ func TestMockCommand(t *testing.T) {
 	if r := runCmd(t, e, "", "mock", "fault", "--url", p.url, "--refuse-for", "0s"); r.code != 0 {
 		t.Errorf("fault end: %+v", r)
 	}
+	// The hub is behind the negotiate redirect; its tokens can be expired.
+	if !eventually(func() bool {
+		return strings.Contains(p.Stderr(), "/device/negotiate redirects to the mock SignalR service at http://127.0.0.1:")
+	}) {
+		t.Errorf("the mock does not say where its hub is: %s", p.Stderr())
+	}
+	if r := runCmd(t, e, "", "mock", "fault", "--url", p.url, "--expire-service-tokens", "--json"); r.code != 0 || !strings.Contains(r.stdout, `"expiredServiceTokens": 1`) {
+		t.Errorf("fault --expire-service-tokens: %+v", r)
+	}
+	if r := runCmd(t, e, "", "mock", "fault", "--url", p.url, "--service-error-for", "1m"); r.code != 0 || !strings.Contains(r.stdout, "negotiate fails until") {
+		t.Errorf("fault --service-error-for: %+v", r)
+	}
+	if r := runCmd(t, e, "", "mock", "fault", "--url", p.url, "--service-error-for", "0s"); r.code != 0 {
+		t.Errorf("fault --service-error-for 0s: %+v", r)
+	}
 	if r := runCmd(t, e, "", "mock", "disable-token", "--url", p.url, "--token-id", created.Token.ID); r.code != 0 || !strings.Contains(r.stdout, "1 connection(s) dropped") {
 		t.Errorf("disable-token: %+v", r)
 	}
@@ -292,7 +368,11 @@ func TestMockCommand(t *testing.T) {
 
 func TestMockStopsOnSIGINTWithAConnectedDevice(t *testing.T) {
 	e := env(t)
-	p := startMockProc(t, e, "--deny-consent")
+	// The old direct hub (--direct-hub): a device connects at /device.
+	p := startMockProc(t, e, "--deny-consent", "--direct-hub")
+	if !eventually(func() bool { return strings.Contains(p.Stderr(), "the hub is served directly at") }) {
+		t.Errorf("stderr %s", p.Stderr())
+	}
 	r := runCmd(t, e, "", "mock", "create-device", "--url", p.url)
 	var created mockhub.CreatedDevice
 	json.Unmarshal([]byte(r.stdout), &created)
@@ -325,6 +405,9 @@ func TestMockUsageErrors(t *testing.T) {
 		{"mock", "send", "--url", "http://127.0.0.1:1", "--command", "y"},
 		{"mock", "send", "--url", "not a url", "--device", "x", "--command", "y"},
 		{"mock", "fault", "--url", "http://127.0.0.1:1"},
+		{"mock", "fault", "--url", "http://127.0.0.1:1", "--service-error-for", "-1s"},
+		{"mock", "--service-listen", "nonsense"},
+		{"mock", "--hub-token-ttl", "-1s"},
 		{"mock", "events", "--url", "http://127.0.0.1:1", "--since", "-2"},
 	} {
 		r := runCmd(t, e, "", args...)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/bridge/daemon"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub"
 )
@@ -57,8 +58,23 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 			if err != nil {
 				return fmt.Errorf("the Automate access key: %w", err)
 			}
-			return runDaemon(cmd.Context(), daemonOptions{cfg: cfg, deviceID: state.DeviceID, apiURL: state.APIURL,
-				deviceToken: a.deviceToken(store), automateKey: key, getenv: a.getenv, log: log})
+			engine, err := cohostedEngine(cfg, a.getenv, log)
+			if err != nil {
+				return err
+			}
+			if engine != nil {
+				defer engine.close()
+			}
+			opts, err := daemonOptions(cfg, daemonParams{deviceID: state.DeviceID, apiURL: state.APIURL,
+				deviceToken: a.deviceToken(store), automateKey: key, engine: engine}, log)
+			if err != nil {
+				return err
+			}
+			d, err := daemon.New(opts)
+			if err != nil {
+				return err
+			}
+			return d.Run(cmd.Context())
 		},
 	}
 }

@@ -96,6 +96,12 @@ type Faults struct {
 	Drop      bool      `json:"drop,omitempty"`      // close every hub connection now
 	RefuseFor *Duration `json:"refuseFor,omitempty"` // refuse new hub connections for this long (0: stop)
 	Freeze    *Duration `json:"freeze,omitempty"`    // freeze every hub connection for this long (0: thaw)
+	// ExpireServiceTokens makes every access token of a negotiate redirect
+	// issued so far expire now (connections already open stay open).
+	ExpireServiceTokens bool `json:"expireServiceTokens,omitempty"`
+	// ServiceErrorFor makes the SignalR service's negotiate answer
+	// {"error": ...} for this long (0: stop).
+	ServiceErrorFor *Duration `json:"serviceErrorFor,omitempty"`
 }
 
 // FaultState is the fault state after a request.
@@ -103,10 +109,14 @@ type FaultState struct {
 	Dropped       int        `json:"dropped"` // hub connections closed by this request
 	RefusingUntil *time.Time `json:"refusingUntil,omitempty"`
 	FrozenUntil   *time.Time `json:"frozenUntil,omitempty"`
+	// ExpiredServiceTokens counts the redirect access tokens this request
+	// expired.
+	ExpiredServiceTokens int        `json:"expiredServiceTokens,omitempty"`
+	ServiceErrorUntil    *time.Time `json:"serviceErrorUntil,omitempty"`
 }
 
-// Faults applies a fault request: drop first, then the refusal and the
-// freeze.
+// Faults applies a fault request: drop first, then the refusal, the
+// freeze and the SignalR service's faults.
 func (s *Server) Faults(f Faults) FaultState {
 	var st FaultState
 	if f.Drop {
@@ -118,6 +128,13 @@ func (s *Server) Faults(f Faults) FaultState {
 	if f.Freeze != nil {
 		s.Freeze(time.Duration(*f.Freeze))
 	}
+	if f.ExpireServiceTokens {
+		st.ExpiredServiceTokens = s.ExpireServiceTokens()
+	}
+	if f.ServiceErrorFor != nil {
+		s.FailServiceNegotiateFor(time.Duration(*f.ServiceErrorFor))
+	}
+	st.ServiceErrorUntil = s.serviceFailingUntil()
 	s.refuseMu.Lock()
 	if until := s.refuseUntil; time.Now().Before(until) {
 		st.RefusingUntil = &until

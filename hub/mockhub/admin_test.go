@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -181,7 +182,7 @@ func TestEventLogOrderAndRedaction(t *testing.T) {
 		"oauth authorize", "oauth token", "oauth token",
 		"rest CreateUserDevice", "rest CreateDeviceToken", "rest GET /api/Device/userDevices/" + dev.ID,
 		"oauth token", "oauth token",
-		"hub connected", "hub VerifySelf", "hub rejected",
+		"hub negotiate-redirect", "hub service-negotiate", "hub connected", "hub VerifySelf", "hub rejected",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -208,21 +209,26 @@ func TestEventLogOrderAndRedaction(t *testing.T) {
 	if ev[7].Status != 401 || ev[7].Error != "invalid_client" {
 		t.Errorf("bad client event %+v", ev[7])
 	}
-	if ev[9].DeviceID != dev.ID || ev[9].ConnectionID == "" || ev[9].ConnectionID != ev[8].ConnectionID || ev[8].Args["transport"] != "websockets" {
-		t.Errorf("hub events %+v %+v", ev[8], ev[9])
+	// The hub's negotiate redirected (the service's address, no token),
+	// then the service negotiated and connected.
+	if ev[8].DeviceID != dev.ID || ev[8].TokenID != tok.ID || !strings.HasSuffix(fmt.Sprint(ev[8].Args["service"]), "/client/") || ev[9].DeviceID != dev.ID {
+		t.Errorf("negotiate events %+v %+v", ev[8], ev[9])
 	}
-	if ev[10].Status != 401 || ev[10].Error != "unknown device token" {
-		t.Errorf("rejection %+v", ev[10])
+	if ev[11].DeviceID != dev.ID || ev[11].ConnectionID == "" || ev[11].ConnectionID != ev[10].ConnectionID || ev[10].Args["transport"] != "websockets" {
+		t.Errorf("hub events %+v %+v", ev[10], ev[11])
+	}
+	if ev[12].Status != 401 || ev[12].Error != "unknown device token" {
+		t.Errorf("rejection %+v", ev[12])
 	}
 
 	// since filters; a bad since is refused.
 	var later mockhub.EventsPage
-	call(t, "GET", ts.URL+"/mock/events?since=9", "", nil, &later)
-	if len(later.Events) != 2 || later.Events[0].Seq != 10 || later.Last != 11 {
-		t.Errorf("since=9: %+v", later)
-	}
 	call(t, "GET", ts.URL+"/mock/events?since=11", "", nil, &later)
-	if len(later.Events) != 0 || later.Last != 11 {
+	if len(later.Events) != 2 || later.Events[0].Seq != 12 || later.Last != 13 {
+		t.Errorf("since=11: %+v", later)
+	}
+	call(t, "GET", ts.URL+"/mock/events?since=13", "", nil, &later)
+	if len(later.Events) != 0 || later.Last != 13 {
 		t.Errorf("since=last: %+v", later)
 	}
 	for _, q := range []string{"since=-1", "since=x", "wait=2m", "wait=soon"} {
@@ -230,8 +236,8 @@ func TestEventLogOrderAndRedaction(t *testing.T) {
 			t.Errorf("%s: %d", q, st)
 		}
 	}
-	if evs := s.Events(10); len(evs) != 1 || evs[0].Action != "rejected" {
-		t.Errorf("Events(10) = %+v", evs)
+	if evs := s.Events(12); len(evs) != 1 || evs[0].Action != "rejected" {
+		t.Errorf("Events(12) = %+v", evs)
 	}
 }
 

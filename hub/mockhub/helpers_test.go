@@ -272,31 +272,104 @@ func hubHeaders(tok string) http.Header {
 	return h
 }
 
-// rawDial negotiates and opens a WebSocket hub connection.
-func rawDial(t testing.TB, base string, h http.Header) (*rawConn, error) {
-	t.Helper()
-	req, _ := http.NewRequest("POST", base+"/device/negotiate?negotiateVersion=1", nil)
+// negotiation is where a negotiate sent a client: the hub's own
+// connection (direct hub), or the service a redirect points to.
+type negotiation struct {
+	url          string      // the endpoint to connect to (the hub, or the redirect's url)
+	header       http.Header // the headers to send there
+	accessToken  string      // the redirect's access token, "" for a direct hub
+	connectToken string      // the connection token
+}
+
+// postNegotiate posts a negotiate and decodes its answer.
+func postNegotiate(u string, h http.Header, out any) error {
+	return postNegotiateCtx(context.Background(), u, h, out)
+}
+
+func postNegotiateCtx(ctx context.Context, u string, h http.Header, out any) error {
+	req, _ := http.NewRequestWithContext(ctx, "POST", u, nil)
 	req.Header = h.Clone()
 	resp, err := noRedirect.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != 200 {
-		return nil, &statusError{resp.StatusCode, resp.Header, string(b)}
+		return &statusError{resp.StatusCode, resp.Header, string(b)}
 	}
-	var neg struct {
-		ConnectionToken string `json:"connectionToken"`
+	return json.Unmarshal(b, out)
+}
+
+type negotiateAnswer struct {
+	URL             string `json:"url"`
+	AccessToken     string `json:"accessToken"`
+	ConnectionToken string `json:"connectionToken"`
+}
+
+// negotiate posts the hub's negotiate and, when it answers a redirect,
+// the service's (the access token as bearer, X-Device-Token kept), as the
+// official clients follow it.
+func negotiate(base string, h http.Header) (negotiation, error) {
+	var neg negotiateAnswer
+	if err := postNegotiate(base+"/device/negotiate?negotiateVersion=1", h, &neg); err != nil {
+		return negotiation{}, err
 	}
-	if err := json.Unmarshal(b, &neg); err != nil {
+	if neg.URL == "" {
+		return negotiation{url: base + "/device", header: h.Clone(), connectToken: neg.ConnectionToken}, nil
+	}
+	n := negotiation{url: neg.URL, header: h.Clone(), accessToken: neg.AccessToken}
+	n.header.Set("Authorization", "Bearer "+neg.AccessToken)
+	nu, _ := url.Parse(neg.URL)
+	nu.Path = strings.TrimSuffix(nu.Path, "/") + "/negotiate"
+	if err := postNegotiate(nu.String(), n.header, &neg); err != nil {
+		return negotiation{}, err
+	}
+	n.connectToken = neg.ConnectionToken
+	return n, nil
+}
+
+// serviceEndpoint follows the hub's negotiate redirect: the URL to give a
+// SignalR client and the headers it sends there. For a direct hub it is
+// the hub and the same headers.
+func serviceEndpoint(ctx context.Context, base string, h http.Header) (string, http.Header, error) {
+	var neg negotiateAnswer
+	if err := postNegotiateCtx(ctx, base+"/device/negotiate?negotiateVersion=1", h, &neg); err != nil {
+		return "", nil, err
+	}
+	if neg.URL == "" {
+		return base + "/device", h, nil
+	}
+	sh := h.Clone()
+	sh.Set("Authorization", "Bearer "+neg.AccessToken)
+	return neg.URL, sh, nil
+}
+
+// wsURL is the WebSocket address of a negotiated connection.
+func (n negotiation) wsURL() string {
+	u, _ := url.Parse(n.url)
+	u.Scheme = "ws" + strings.TrimPrefix(u.Scheme, "http")
+	q := u.Query()
+	q.Set("id", n.connectToken)
+	if n.accessToken != "" {
+		q.Set("access_token", n.accessToken)
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// rawDial negotiates (following the redirect) and opens a WebSocket hub
+// connection.
+func rawDial(t testing.TB, base string, h http.Header) (*rawConn, error) {
+	t.Helper()
+	n, err := negotiate(base, h)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	dctx, dcancel := context.WithTimeout(ctx, wait)
 	defer dcancel()
-	ws, resp, err := websocket.Dial(dctx, "ws"+strings.TrimPrefix(base, "http")+"/device?id="+url.QueryEscape(neg.ConnectionToken),
-		&websocket.DialOptions{HTTPHeader: h.Clone()})
+	ws, resp, err := websocket.Dial(dctx, n.wsURL(), &websocket.DialOptions{HTTPHeader: n.header.Clone()})
 	if err != nil {
 		cancel()
 		if resp != nil {

@@ -184,18 +184,32 @@ func (s *Server) admit(r *http.Request, kind string) (*transport, context.Contex
 		rejected.DeviceID, rejected.TokenID, rejected.Error = t.deviceID, t.id, "the device token is disabled"
 		return nil, nil, rejected
 	}
+	return s.registerLocked(r, t.deviceID, t.id, kind)
+}
+
+// admitFunc authenticates a hub request and registers its transport, or
+// says why it is rejected.
+type admitFunc func(r *http.Request, kind string) (*transport, context.Context, *Event)
+
+// registerLocked registers an admitted request's transport (s.mu held).
+func (s *Server) registerLocked(r *http.Request, deviceID, tokenID, kind string) (*transport, context.Context, *Event) {
 	// The connection's context is not the request's: a client leaving
 	// during a freeze is noticed only after the thaw (see hubGate).
 	ctx, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
-	tr := &transport{deviceID: t.deviceID, tokenID: t.id, kind: kind, cancel: cancel}
+	tr := &transport{deviceID: deviceID, tokenID: tokenID, kind: kind, cancel: cancel}
 	s.live[tr] = struct{}{}
 	return tr, context.WithValue(ctx, transportKey{}, tr), nil
 }
 
-// hubGate stands before the SignalR handlers: it applies the refuse and
-// freeze faults, authenticates the device token, and wraps the response so
-// that a freeze stops the connection's traffic and a drop can close it.
-func (s *Server) hubGate(next http.Handler) http.Handler {
+// hubGate stands before the SignalR handlers (of the application and of
+// the service): it applies the refuse and freeze faults, authenticates the
+// request with admit, and wraps the response so that a freeze stops the
+// connection's traffic and a drop can close it.
+func (s *Server) hubGate(admit admitFunc) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler { return s.gated(admit, next) }
+}
+
+func (s *Server) gated(admit admitFunc, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		kind := requestKind(r)
 		if s.hubCtx.Err() != nil {
@@ -213,7 +227,7 @@ func (s *Server) hubGate(next http.Handler) http.Handler {
 		if err := s.freeze.wait(r.Context().Done()); err != nil {
 			return // the client gave up during a freeze
 		}
-		tr, ctx, rejected := s.admit(r, kind)
+		tr, ctx, rejected := admit(r, kind)
 		if rejected != nil {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mock-hub", error="invalid_token"`)
 			writeProblem(w, http.StatusUnauthorized, rejected.Error)

@@ -61,8 +61,14 @@ func dial(t *testing.T, base, tok string, r any, opts ...func(signalr.Party) err
 			// connector runs: bound it, as a frozen hub never answers.
 			cctx, ccancel := context.WithTimeout(ctx, 2*time.Second)
 			defer ccancel()
-			return signalr.NewHTTPConnection(cctx, base+"/device",
-				signalr.WithHTTPHeaders(func() http.Header { return hubHeaders(tok) }),
+			// The library does not follow a negotiate redirect: follow it
+			// here, afresh on every connect.
+			u, h, err := serviceEndpoint(cctx, base, hubHeaders(tok))
+			if err != nil {
+				return nil, err
+			}
+			return signalr.NewHTTPConnection(cctx, u,
+				signalr.WithHTTPHeaders(func() http.Header { return h }),
 				signalr.WithTransports(signalr.TransportWebSockets))
 		}),
 		signalr.WithReceiver(r),
@@ -232,7 +238,7 @@ func TestHubWithGoClient(t *testing.T) {
 			actions = append(actions, e.Action)
 		}
 	}
-	want := []string{"connected", "VerifySelf", "DeviceStartedListening", "DeviceStoppedListening", "GetLatestDevice"}
+	want := []string{"negotiate-redirect", "service-negotiate", "connected", "VerifySelf", "DeviceStartedListening", "DeviceStoppedListening", "GetLatestDevice"}
 	if !reflect.DeepEqual(actions, want) {
 		t.Errorf("hub events %v, want %v", actions, want)
 	}

@@ -1,7 +1,8 @@
 // Package mockhub owns the mock of the remote device service
 // (../shared/specs/device-hub.md) that hubgate's tests and developers run
 // on their own machine: the OAuth endpoints, the four device REST routes,
-// the SignalR device hub at /device, an admin API under /mock to push hub
+// the SignalR device hub (behind a negotiate redirect at /device, as the
+// real one), an admin API under /mock to push hub
 // events and inject faults, an event log of what clients did, and an
 // OpenAPI document with a small explorer under /swagger. Everything is in
 // memory; one *Server is one independent service (tailscale's testcontrol
@@ -12,7 +13,8 @@
 // httptest.NewServer; Go tests can also drive it through methods that
 // mirror the admin API (CreateDevice, PushCommand, PushProfile,
 // StartListening, StopListening, PushSettings, Push, DisableToken, Faults,
-// Events, WaitEvents). Close ends every hub connection.
+// ExpireServiceTokens, FailServiceNegotiateFor, Events, WaitEvents). Close
+// ends every hub connection and closes the SignalR service's listener.
 //
 // # Choices where the spec says "not shown"
 //
@@ -65,7 +67,41 @@
 //     tokens stay valid); GET .../{id} answers the UserDevice; an unknown
 //     id is 404. Ids are random UUIDs; all devices belong to one mock user.
 //
-// Hub (/device, WebSockets and Server-Sent Events, JSON protocol):
+// Hub behind a negotiate redirect (the default), as the real service's
+// hub sits behind Azure SignalR Service (../shared/notes/real-service.md;
+// the vendor's raw protocol steps in Cephable/Cephable-VirtualController-Sample
+// src/c++/e2e/README.md; MicrosoftDocs/azure-docs
+// articles/azure-signalr/signalr-concept-client-negotiation.md):
+//   - POST /device/negotiate (device token as below) answers
+//     {"negotiateVersion":0,"url":"http://<service>/client/?hub=devicehub&asrs.op=%2Fdevice&negotiateVersion=1&asrs_request_id=<random>","accessToken":"<token>","availableTransports":[]},
+//     the real service's shape. The url points at a second listener that
+//     New opens itself (Config.ServiceAddr, 127.0.0.1:0 by default; with an
+//     unspecified address the url names the host the client used) and
+//     Close closes: the mock SignalR service, ServiceURL.
+//   - The service serves POST /client/negotiate (the library's answer:
+//     negotiateVersion 1, connectionId, connectionToken, transports) and
+//     the connection at /client/ (WebSockets, SSE), for hub=devicehub only
+//     (another hub: 404). Every request needs the redirect's access token,
+//     as Authorization: Bearer or access_token (both present must agree);
+//     an X-Device-Token, when sent, must be the device token the access
+//     token was issued for, and that device token must still be enabled.
+//     Otherwise 401, logged as "rejected" with at=service.
+//   - Access tokens are 32 random bytes (only their SHA-256 is kept) and
+//     live Config.ServiceTokenTTL (1 h, Azure's default
+//     AccessTokenLifetime), judged on Config.Now; an expired one is refused
+//     on the negotiate and on the connection. A connection already open
+//     stays open (Azure checks the token when a client connects). A new
+//     negotiate at /device gives a new token.
+//   - Other requests to /device answer 404: the hub is reached through the
+//     redirect only, as with the real service.
+//   - The event log has negotiate-redirect (the service's address, never
+//     the token) and service-negotiate entries before connected.
+//   - Config.DirectHub (hubgate mock --direct-hub) serves the hub at /device
+//     itself, without a redirect or a second listener (the mock's old
+//     behaviour).
+//
+// Hub (WebSockets and Server-Sent Events, JSON protocol; at the service,
+// or at /device with Config.DirectHub):
 //   - The device token is read from Authorization: Bearer, from
 //     X-Device-Token and from the access_token query parameter (where the
 //     official JS client puts it for SSE and in browsers). Any one is
@@ -99,7 +135,8 @@
 //	POST /mock/devices/{id}/stop-listening  -> {delivered}
 //	POST /mock/devices/{id}/settings        any JSON -> {delivered}
 //	POST /mock/tokens/{tokenId}/disable     -> {token:{id,userDeviceId,isDisabled}, dropped}
-//	POST /mock/faults                       {drop?, refuseFor?, freeze?} -> {dropped, refusingUntil?, frozenUntil?}
+//	POST /mock/faults                       {drop?, refuseFor?, freeze?, expireServiceTokens?, serviceErrorFor?}
+//	                                        -> {dropped, refusingUntil?, frozenUntil?, expiredServiceTokens?, serviceErrorUntil?}
 //	GET  /mock/events?since=N[&wait=5s]     -> {events:[...], last}
 //
 // Pushes answer 404 for an unknown device and 409 when it has no hub
@@ -118,7 +155,12 @@
 // new requests to /device (negotiate included) wait for the thaw, so a
 // client needs its own timeout on them (the philippseith Go client holds
 // its lock, State() included, while its connector runs). Fault windows run
-// on the wall clock, not on Config.Now.
+// on the wall clock, not on Config.Now. The refusal and the freeze apply
+// to the SignalR service too. "expireServiceTokens" expires every access
+// token of a redirect issued so far (open connections stay; a client must
+// negotiate at /device again); "serviceErrorFor" makes the service's
+// negotiate answer {"error": "..."} (a documented negotiate answer) for a
+// while.
 //
 // The event log records what clients did (OAuth, REST and hub calls, hub
 // connections and rejections) with a sequence number, device id and
@@ -179,6 +221,12 @@ type Config struct {
 
 	MaxEvents int // events kept in the log (older are dropped); zero: 10000
 
+	// The hub behind a negotiate redirect, as the real service's hub sits
+	// behind Azure SignalR Service (see the package doc).
+	DirectHub       bool          // serve the hub at /device itself, without a redirect (the old behaviour)
+	ServiceAddr     string        // listen address of the SignalR service; zero: "127.0.0.1:0"
+	ServiceTokenTTL time.Duration // lifetime of the redirect's access tokens; zero: 1 h (Azure's default)
+
 	Logger *slog.Logger     // nil: discard
 	Now    func() time.Time // clock for token lifetimes; nil: time.Now
 }
@@ -223,6 +271,8 @@ type Server struct {
 	refuseUntil time.Time
 	freeze      *gate
 
+	svc *service // the SignalR service the negotiate redirects to; nil with Config.DirectHub
+
 	hub      signalr.Server
 	hubCtx   context.Context
 	hubStop  context.CancelFunc
@@ -262,6 +312,7 @@ func New(cfg Config) (*Server, error) {
 		{&cfg.KeepAliveInterval, DefaultKeepAlive, "KeepAliveInterval"},
 		{&cfg.TimeoutInterval, DefaultTimeout, "TimeoutInterval"},
 		{&cfg.HandshakeTimeout, 15 * time.Second, "HandshakeTimeout"},
+		{&cfg.ServiceTokenTTL, DefaultServiceTokenTTL, "ServiceTokenTTL"},
 	} {
 		if *d.p < 0 {
 			return nil, fmt.Errorf("mockhub: %s must not be negative", d.name)
@@ -301,6 +352,12 @@ func New(cfg Config) (*Server, error) {
 	if err := s.startHub(); err != nil {
 		return nil, err
 	}
+	if !cfg.DirectHub {
+		if err := s.startService(); err != nil {
+			s.hubStop()
+			return nil, err
+		}
+	}
 	s.router = s.routes()
 	return s, nil
 }
@@ -314,8 +371,9 @@ func (s *Server) Handler() http.Handler { return s }
 // Config returns the effective configuration (defaults filled in).
 func (s *Server) Config() Config { return s.cfg }
 
-// Close ends every hub connection and stops the hub's goroutines. The
-// HTTP routes keep answering; the hub refuses new connections.
+// Close ends every hub connection, stops the hub's goroutines and closes
+// the SignalR service's listener. The HTTP routes keep answering; the hub
+// refuses new connections.
 func (s *Server) Close() error {
 	s.closeMux.Do(func() {
 		s.hubStop()
@@ -329,6 +387,7 @@ func (s *Server) Close() error {
 		for _, tr := range live {
 			tr.drop()
 		}
+		s.closeService()
 	})
 	return nil
 }
@@ -353,8 +412,15 @@ func (s *Server) routes() chi.Router {
 	})
 
 	r.Group(func(g chi.Router) {
-		g.Use(s.hubGate)
-		s.hub.MapHTTP(func() signalr.MappableRouter { return chiMappable{g} }, HubPath)
+		g.Use(s.hubGate(s.admit))
+		if s.cfg.DirectHub {
+			s.hub.MapHTTP(func() signalr.MappableRouter { return chiMappable{g} }, HubPath)
+			return
+		}
+		g.Post(HubPath+"/negotiate", s.handleRedirect)
+		g.HandleFunc(HubPath, func(w http.ResponseWriter, _ *http.Request) {
+			writeProblem(w, http.StatusNotFound, errServiceOnly.Error())
+		})
 	})
 
 	r.Route("/mock", s.adminRoutes)

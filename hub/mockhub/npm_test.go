@@ -246,3 +246,70 @@ func TestOfficialSignalRClientNoticesAFreeze(t *testing.T) {
 		})
 	}
 }
+
+// TestOfficialSignalRClientFollowsTheRedirect: the official
+// @microsoft/signalr client connects through the hub's negotiate redirect
+// (the mock's SignalR service), receives a pushed DeviceCommand, and,
+// once every redirect token has expired and its connection is dropped,
+// reconnects on its own with a fresh negotiate at /device/negotiate: the
+// proof that the mock's redirect is the one real clients expect.
+func TestOfficialSignalRClientFollowsTheRedirect(t *testing.T) {
+	for _, transport := range []string{"WebSockets", "ServerSentEvents"} {
+		t.Run(transport, func(t *testing.T) {
+			s, ts := newMock(t, mockhub.Config{})
+			dev, tok, _ := s.CreateDevice("", "JS redirect")
+			js := startJSDevice(t, ts.URL+"/device", tok.Token, "TRANSPORT="+transport, "MODE=reconnect")
+			js.expect(t, "connected")
+			if self := decodeAs[deviceapi.UserDevice](t, js.expect(t, "verified")["device"]); self.ID != dev.ID {
+				t.Errorf("VerifySelf = %+v", self)
+			}
+			js.expect(t, "listening")
+			if err := s.PushCommand(dev.ID, "first", nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := js.expect(t, "command"); got["command"] != "first" {
+				t.Errorf("first command %v", got)
+			}
+
+			// Every redirect token expires, then the connection drops.
+			if n := s.ExpireServiceTokens(); n != 1 {
+				t.Errorf("%d live service tokens, want 1", n)
+			}
+			s.DropConnections()
+			js.expect(t, "reconnecting")
+			js.expect(t, "reconnected")
+			js.expect(t, "verified")
+			eventually(t, "one connection", func() bool { return s.Connections(dev.ID) == 1 })
+			if err := s.PushCommand(dev.ID, "second", nil); err != nil {
+				t.Fatal(err)
+			}
+			if got := js.expect(t, "command"); got["command"] != "second" {
+				t.Errorf("second command %v", got)
+			}
+			js.expect(t, "stopped")
+			if code := js.exitCode(t); code != 0 {
+				t.Fatalf("node exit %d: %s", code, js.Stderr())
+			}
+
+			// What the mock saw: two negotiates at the hub, each followed by
+			// the service's, over the transport asked for, and never the
+			// expired token.
+			count := map[string]int{}
+			for _, e := range s.Events(0) {
+				if e.DeviceID != dev.ID && e.Action != "rejected" {
+					continue
+				}
+				count[e.Action]++
+				if e.Action == "connected" && e.Args["transport"] != map[string]string{"WebSockets": "websockets", "ServerSentEvents": "sse"}[transport] {
+					t.Errorf("connected over %v", e.Args["transport"])
+				}
+			}
+			if count["negotiate-redirect"] != 2 || count["service-negotiate"] != 2 || count["connected"] != 2 || count["rejected"] != 0 {
+				t.Errorf("mock events %v, want 2 negotiate-redirect, 2 service-negotiate, 2 connected, no rejection", count)
+			}
+			if strings.Contains(js.Stderr(), tok.Token) {
+				t.Error("the token reached node's stderr")
+			}
+		})
+	}
+}

@@ -9,7 +9,11 @@
 //   SERVER_TIMEOUT_MS  the client's server timeout (default 30000)
 //   MODE          session (default): connect, VerifySelf,
 //                 DeviceStartedListening, wait for one DeviceCommand, stop;
-//                 reject: expect the connection to be refused.
+//                 reject: expect the connection to be refused;
+//                 reconnect: like session, but after the first command wait
+//                 for the hub to drop the connection, reconnect (the client's
+//                 automatic reconnect), VerifySelf again, wait for a second
+//                 command, stop.
 // It prints one JSON object per line on stdout: connected, verified,
 // listening, command, stopped; or rejected; closed when the hub drops it
 // (exit 3). Exit 0 on the expected outcome.
@@ -37,10 +41,11 @@ const options = { transport };
 if (auth === "both" || auth === "bearer") options.accessTokenFactory = () => token;
 if (auth === "both" || auth === "header") options.headers = { "X-Device-Token": token };
 
-const connection = new signalR.HubConnectionBuilder()
+const builder = new signalR.HubConnectionBuilder()
   .withUrl(url, options)
-  .configureLogging(signalR.LogLevel.Warning)
-  .build();
+  .configureLogging(signalR.LogLevel.Warning);
+if (mode === "reconnect") builder.withAutomaticReconnect([0, 100, 250, 500, 1000, 2000, 2000, 2000, 2000, 2000]);
+const connection = builder.build();
 if (process.env.SERVER_TIMEOUT_MS) connection.serverTimeoutInMilliseconds = Number(process.env.SERVER_TIMEOUT_MS);
 
 const timer = setTimeout(() => fail("timed out"), 60000);
@@ -73,6 +78,42 @@ async function session() {
   out({ event: "stopped", device: latest });
 }
 
+async function reconnect() {
+  const commands = [];
+  let waiting = null;
+  connection.on("DeviceCommand", (command, macro) => {
+    commands.push({ command, macro });
+    if (waiting) waiting();
+  });
+  const nextCommand = () =>
+    new Promise((resolve) => {
+      if (commands.length > 0) return resolve(commands.shift());
+      waiting = () => {
+        waiting = null;
+        resolve(commands.shift());
+      };
+    });
+  const reconnected = new Promise((resolve) => {
+    connection.onreconnecting((err) => out({ event: "reconnecting", error: String(err && err.message) }));
+    connection.onreconnected((id) => resolve(id));
+  });
+  await connection.start();
+  out({ event: "connected", connectionId: connection.connectionId });
+  out({ event: "verified", device: await connection.invoke("VerifySelf") });
+  await connection.invoke("DeviceStartedListening");
+  out({ event: "listening" });
+  const first = await nextCommand();
+  out({ event: "command", command: first.command, macro: first.macro });
+  const id = await reconnected;
+  out({ event: "reconnected", connectionId: id });
+  out({ event: "verified", device: await connection.invoke("VerifySelf") });
+  const second = await nextCommand();
+  out({ event: "command", command: second.command, macro: second.macro });
+  stopping = true;
+  await connection.stop();
+  out({ event: "stopped" });
+}
+
 async function reject() {
   try {
     await connection.start();
@@ -85,7 +126,7 @@ async function reject() {
   fail("connected with a token that should be refused");
 }
 
-(mode === "reject" ? reject() : session())
+({ reject, reconnect, session }[mode] || session)()
   .then(() => {
     clearTimeout(timer);
     process.exit(0);
