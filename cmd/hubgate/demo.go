@@ -455,6 +455,8 @@ func demoConfig(dir, logLevel, logFormat string) (*configs.Config, error) {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "  journal: %s\n  control_socket: %s\n", q(filepath.Join(dir, "journal.db")), q(filepath.Join(dir, "control.sock")))
+	// The narrative shows every answer; desktop notifications stay off.
+	b.WriteString("  notify: none\n")
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		return nil, fmt.Errorf("demo: write its configuration: %w", err)
