@@ -61,7 +61,9 @@ func TestDaemonNotifiesAnswersOverDBus(t *testing.T) {
 	if fin.event.Status != "completed" {
 		t.Fatalf("second run %+v", fin.event)
 	}
-	if !eventually(func() bool { return len(d.logRecords("desktop notifications are not available; notifications go to the log only")) == 1 }) {
+	if !eventually(func() bool {
+		return len(d.logRecords("desktop notifications are not available; notifications go to the log only")) == 1
+	}) {
 		t.Errorf("want one warning about the missing notification server; stderr:\n%s", d.Stderr())
 	}
 	if n := len(d.logRecords("notification")); n != 2 {
