@@ -42,7 +42,9 @@ type eventBus struct {
 	mu     sync.Mutex
 	seq    uint64
 	buffer int
-	ring   []Event // the latest events, oldest first, at most keep
+	ring   []Event // the latest events: a ring of keep slots
+	next   int     // the ring slot the next event takes
+	kept   int     // events in the ring (at most keep)
 	keep   int
 	subs   map[*subscriber]struct{}
 	closed bool
@@ -72,10 +74,12 @@ func (bus *eventBus) publish(e Event) {
 	}
 	bus.seq++
 	e.Seq = bus.seq
-	bus.ring = append(bus.ring, e)
-	if len(bus.ring) > bus.keep {
-		bus.ring = append(bus.ring[:0], bus.ring[len(bus.ring)-bus.keep:]...)
+	if bus.ring == nil {
+		bus.ring = make([]Event, bus.keep)
 	}
+	bus.ring[bus.next] = e
+	bus.next = (bus.next + 1) % bus.keep
+	bus.kept = min(bus.kept+1, bus.keep)
 	for s := range bus.subs {
 		s.send(e)
 	}
@@ -102,14 +106,14 @@ func (s *subscriber) send(e Event) {
 func (bus *eventBus) subscribe(ctx context.Context, opts SubscribeOptions) <-chan Event {
 	n := max(opts.History, 0)
 	bus.mu.Lock()
-	n = min(n, len(bus.ring))
+	n = min(n, bus.kept)
 	buffer := bus.buffer
 	if opts.Buffer > 0 {
 		buffer = opts.Buffer
 	}
 	s := &subscriber{ch: make(chan Event, buffer+n)}
-	for _, e := range bus.ring[len(bus.ring)-n:] {
-		s.ch <- e
+	for i := n; i > 0; i-- {
+		s.ch <- bus.ring[(bus.next-i+bus.keep)%bus.keep]
 	}
 	if bus.closed {
 		close(s.ch)
