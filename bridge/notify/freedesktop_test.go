@@ -147,4 +147,3 @@ func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
 		t.Errorf("sent %d failed %d; want 5 and 1 (then log only until the retry)", sent, failed)
 	}
 }
-

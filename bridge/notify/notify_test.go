@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/notify"
