@@ -189,6 +189,22 @@ func New(opts Options) (*Bridge, error) {
 	return b, nil
 }
 
+// SetRules replaces the routing rules (with the macro catalogue of the
+// latest profile) and the command tools of the tool executor, for the
+// commands that arrive from now on: the run in flight and the queued
+// commands keep the rule they were matched with. A configuration reload
+// (SIGHUP) calls it; the hub connection is not touched.
+func (b *Bridge) SetRules(set *rules.Set) {
+	if set == nil {
+		return
+	}
+	b.mu.Lock()
+	b.opts.Rules = set
+	b.set = set.WithCatalog(b.set.Catalog().Macros())
+	b.mu.Unlock()
+	b.tools.SetRules(set)
+}
+
 // Run consumes hub events until ctx ends or the hub's event stream closes.
 // It first recovers what the journal holds from an earlier life.
 func (b *Bridge) Run(ctx context.Context) error {

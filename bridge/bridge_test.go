@@ -571,3 +571,46 @@ func TestRestartRecoversTheJournal(t *testing.T) {
 		t.Errorf("slow crash:\n%s", describe(h))
 	}
 }
+
+// TestSetRulesAppliesToTheNextCommand: a command no rule matched is
+// ignored; after SetRules the same command runs by the new rule, and the
+// command tool the new set declares is the one executed.
+func TestSetRulesAppliesToTheNextCommand(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "shout.txt")
+	e := newEnv(t, envOptions{rules: basicRules})
+	e.hub.command("shout", nil)
+	h := e.waitFor("the first shout", finished(1))
+	if h[0].Decision != journal.DecisionIgnored {
+		t.Fatalf("journal before SetRules:\n%s", describe(h))
+	}
+	file, err := rules.ParseYAML([]byte(`
+rules:
+  - name: shout
+    match: {command: shout}
+    run:
+      prompt: "s\n#!tool shout {\"word\":\"loud\"}\n#!answer shouted"
+      client_tools: [shout]
+command_tools:
+  - name: shout
+    enabled: true
+    description: Write a word in capitals
+    parameters: {type: object, properties: {word: {type: string}}, required: [word]}
+    argv: ["sh", "-c", "printf %s \"$0\" | tr a-z A-Z > ` + out + `", "{{.word}}"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := file.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.bridge.SetRules(set)
+	e.hub.command("shout", nil)
+	h = e.waitFor("the second shout", finished(2))
+	if h[1].Rule != "shout" || h[1].Status != automate.StatusCompleted || h[1].Answer != "shouted" {
+		t.Fatalf("journal after SetRules:\n%s", describe(h))
+	}
+	if b, err := os.ReadFile(out); err != nil || string(b) != "LOUD" {
+		t.Fatalf("the new set's command tool wrote %q (%v)", b, err)
+	}
+}

@@ -29,21 +29,18 @@ func (b *Bridge) addNotification(n Notification) {
 // Status returns the bridge's state now (the control endpoint's status).
 func (b *Bridge) Status(ctx context.Context) (control.Status, error) {
 	hs := b.opts.Hub.State()
-	b.mu.Lock()
-	started := b.started
-	b.mu.Unlock()
 	st := control.Status{
 		DeviceID:  b.opts.DeviceID,
-		StartedAt: started,
 		Hub:       hubStatus(hs),
 		Listening: b.listening(),
 		Automate:  b.opts.Target,
 	}
-	if !started.IsZero() {
-		st.UptimeMs = b.now().Sub(started).Milliseconds()
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	st.StartedAt = b.started
+	if !b.started.IsZero() {
+		st.UptimeMs = b.now().Sub(b.started).Milliseconds()
+	}
 	st.Counters = b.counters
 	st.WaitingForServer = b.waitingReady
 	st.Notifications = append([]Notification{}, b.notifications...)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
@@ -38,6 +39,7 @@ type ToolsOptions struct {
 // hubgate's secrets removed from the environment).
 type Tools struct {
 	opts     ToolsOptions
+	rules    atomic.Pointer[rules.Set] // opts.Rules, replaced by SetRules
 	log      *slog.Logger
 	onNotify func(Notification) // set by the bridge for status
 }
@@ -51,8 +53,13 @@ func NewTools(opts ToolsOptions) *Tools {
 	if t.opts.MaxOutput <= 0 {
 		t.opts.MaxOutput = 64 << 10
 	}
+	t.rules.Store(opts.Rules)
 	return t
 }
+
+// SetRules replaces the set whose command tools are executed, for the
+// calls that come after it (a configuration reload).
+func (t *Tools) SetRules(set *rules.Set) { t.rules.Store(set) }
 
 // Execute runs every call, in parallel, and returns one result per call.
 // A tool that fails answers with an error the agent sees; it never fails
@@ -81,9 +88,9 @@ func (t *Tools) call(ctx context.Context, c automate.ToolCall) (string, error) {
 	if c.Name == rules.NotifyToolName {
 		return t.notify(c.Arguments)
 	}
-	if t.opts.Rules != nil {
-		if spec, ok := t.opts.Rules.CommandTool(c.Name); ok && spec.Enabled {
-			argv, err := t.opts.Rules.ToolArgv(c.Name, c.Arguments)
+	if set := t.rules.Load(); set != nil {
+		if spec, ok := set.CommandTool(c.Name); ok && spec.Enabled {
+			argv, err := set.ToolArgv(c.Name, c.Arguments)
 			if err != nil {
 				return "", err
 			}

@@ -2,6 +2,7 @@ package configs
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -475,5 +476,38 @@ func TestDemoRulesLoadThroughConfigs(t *testing.T) {
 	}
 	if _, err := cfg.Bridge.RuleSet(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestStarterConfigLoads: the file `hubgate config init` writes loads and
+// runs every command (a rule or the unmatched action).
+func TestStarterConfigLoads(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, StarterYAML(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := Load(LoadOptions{Path: p, Env: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := cfg.Bridge.RuleSet()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Rules()) != 2 {
+		t.Fatalf("starter rules: %d, want 2", len(set.Rules()))
+	}
+	for _, text := range []string{"ask what time is it", "anything"} {
+		if _, _, ok := set.Route(rules.Command{Text: text}); !ok {
+			t.Errorf("%q is not routed", text)
+		}
+	}
+	r, matched, _ := set.Route(rules.Command{Text: "hey turn on the lights"})
+	if !matched || r.Name() != "ask" {
+		t.Fatalf("hey ... routes to %v (matched %v)", r, matched)
+	}
+	req, err := r.Render(rules.Command{Text: "hey turn on the lights"}, set.Catalog())
+	if err != nil || req.Prompt != "turn on the lights" {
+		t.Fatalf("rendered %+v, %v", req, err)
 	}
 }

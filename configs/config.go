@@ -55,7 +55,19 @@ type RemoteConfig struct {
 	AuthURL      string `yaml:"auth_url"`       // "": AuthorizeURL derives it from APIURL
 	ClientID     string `yaml:"client_id"`      // OAuth client id
 	DeviceTypeID string `yaml:"device_type_id"` // device type of the User Device to create
+	// RedirectURI is the sign-in's redirect address as registered for the
+	// client in the developer portal (e.g. http://127.0.0.1:51772/); "":
+	// a random loopback port.
+	RedirectURI string `yaml:"redirect_uri"`
+	// TokenGrant is the code exchange's grant_type: "code" (the vendor's
+	// clients; also "") or "authorization_code" (standard OAuth 2.0).
+	TokenGrant string `yaml:"token_grant"`
+	// AllowMissingState accepts a sign-in redirect without state.
+	AllowMissingState bool `yaml:"allow_missing_state"`
 }
+
+// TokenGrants are the accepted values of remote.token_grant.
+var TokenGrants = []string{"code", "authorization_code"}
 
 // AutomateConfig is the co-hosted Automate server section.
 type AutomateConfig struct {
@@ -212,6 +224,7 @@ var envVars = []EnvVar{
 	{"HUBGATE_AUTH_URL", "remote.auth_url"},
 	{"HUBGATE_CLIENT_ID", "remote.client_id"},
 	{"HUBGATE_DEVICE_TYPE", "remote.device_type_id"},
+	{"HUBGATE_REDIRECT_URI", "remote.redirect_uri"},
 	{"HUBGATE_AUTOMATE_PORT", "automate.port"},
 	{"HUBGATE_AUTOMATE_WORKSPACE", "automate.workspace"},
 	{"HUBGATE_TOOL_WAIT", "automate.tool_wait"},
@@ -500,6 +513,14 @@ func (c *Config) validate() *ValidationError {
 			bad("remote.auth_url", "%s", msg)
 		}
 	}
+	if c.Remote.RedirectURI != "" {
+		if msg := checkRedirectURI(c.Remote.RedirectURI); msg != "" {
+			bad("remote.redirect_uri", "%s", msg)
+		}
+	}
+	if c.Remote.TokenGrant != "" { // "": code
+		oneOf("remote.token_grant", c.Remote.TokenGrant, TokenGrants)
+	}
 
 	a := c.Automate
 	if a.Port < 0 || a.Port > 65535 {
@@ -722,8 +743,21 @@ func isLoopbackHost(h string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// checkRedirectURI checks a fixed redirect address: hubgate answers it
+// itself, so it must be http on this machine with an explicit port.
+func checkRedirectURI(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" || u.Port() == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Sprintf("must be an http address on this machine with a port, such as http://127.0.0.1:51772/ (the address registered for the client); got %q", raw)
+	}
+	if h := u.Hostname(); h != "localhost" && !isLoopbackHost(h) {
+		return fmt.Sprintf("must be on this machine (127.0.0.1, [::1] or localhost): hubgate answers it itself; got %q", raw)
+	}
+	return ""
+}
+
 // AuthorizeURL is the OAuth authorization endpoint: AuthURL, or
-// {APIURL}/signin/authorize when AuthURL is empty ("" when neither is set).
+// {APIURL}/signin when AuthURL is empty ("" when neither is set).
 func (r RemoteConfig) AuthorizeURL() string {
 	if r.AuthURL != "" {
 		return r.AuthURL
@@ -731,7 +765,7 @@ func (r RemoteConfig) AuthorizeURL() string {
 	if r.APIURL == "" {
 		return ""
 	}
-	return strings.TrimRight(r.APIURL, "/") + "/signin/authorize"
+	return strings.TrimRight(r.APIURL, "/") + "/signin"
 }
 
 // RequireRemote reports, as a *ValidationError, which remote settings a

@@ -71,7 +71,8 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{
-		Log: LogConfig{Level: "info", Format: "text"},
+		Log:    LogConfig{Level: "info", Format: "text"},
+		Remote: RemoteConfig{TokenGrant: "code"},
 		Automate: AutomateConfig{
 			Workspace: filepath.Join(f.configDir, "hubgate", "automate-http-workspace"),
 			ToolWait:  2 * time.Minute,
@@ -286,7 +287,7 @@ func TestEnvTable(t *testing.T) {
 	values := map[string]string{
 		"log.level": "debug", "log.format": "json",
 		"remote.api_url": "https://api.example.com", "remote.auth_url": "https://login.example.com/authorize",
-		"remote.client_id": "client-1", "remote.device_type_id": "dt-7",
+		"remote.client_id": "client-1", "remote.device_type_id": "dt-7", "remote.redirect_uri": "http://127.0.0.1:51772/",
 		"automate.port": "4321", "automate.workspace": "/srv/ws", "automate.tool_wait": "45s",
 		"automate.engine": "openai", "automate.openai.upstream": "http://10.0.0.5:8080", "automate.openai.model": "qwen3:8b",
 		"automate.target": "external", "bridge.journal": "/var/lib/me/journal.db", "bridge.control_socket": "/run/me/hubgate.sock",
@@ -295,6 +296,7 @@ func TestEnvTable(t *testing.T) {
 		"HUBGATE_LOG_LEVEL": "log.level", "HUBGATE_LOG_FORMAT": "log.format",
 		"HUBGATE_API_URL": "remote.api_url", "HUBGATE_AUTH_URL": "remote.auth_url",
 		"HUBGATE_CLIENT_ID": "remote.client_id", "HUBGATE_DEVICE_TYPE": "remote.device_type_id",
+		"HUBGATE_REDIRECT_URI":  "remote.redirect_uri",
 		"HUBGATE_AUTOMATE_PORT": "automate.port", "HUBGATE_AUTOMATE_WORKSPACE": "automate.workspace",
 		"HUBGATE_TOOL_WAIT":       "automate.tool_wait",
 		"HUBGATE_AUTOMATE_ENGINE": "automate.engine", "HUBGATE_OPENAI_UPSTREAM": "automate.openai.upstream",
@@ -348,7 +350,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"unknown key deeper in the file", "automate:\n  port: 4317\n  tool-wait: 1m\n",
 			[]string{"automate.tool-wait: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target (FILE:3)"}},
 		{"secret-looking key", "remote:\n  client_secret: hunter2\n",
-			[]string{"remote.client_secret: unknown key; known keys of remote: api_url, auth_url, client_id, device_type_id; secrets are never read from the config file, hubgate keeps them in the OS secret store (FILE:2)"}},
+			[]string{"remote.client_secret: unknown key; known keys of remote: api_url, auth_url, client_id, device_type_id, redirect_uri, token_grant, allow_missing_state; secrets are never read from the config file, hubgate keeps them in the OS secret store (FILE:2)"}},
 		{"duplicate key", "log:\n  level: debug\n  level: warn\n",
 			[]string{"log.level: duplicate key (first set at line 2) (FILE:3)"}},
 		{"bad integer", "automate:\n  port: forty\n",
@@ -530,7 +532,7 @@ func TestPathsExpandAndDefault(t *testing.T) {
 
 func TestConfigHelpers(t *testing.T) {
 	r := RemoteConfig{APIURL: "https://api.example.com/"}
-	if got := r.AuthorizeURL(); got != "https://api.example.com/signin/authorize" {
+	if got := r.AuthorizeURL(); got != "https://api.example.com/signin" {
 		t.Fatalf("AuthorizeURL = %q", got)
 	}
 	r.AuthURL = "https://login.example.com/auth"

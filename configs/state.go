@@ -26,6 +26,11 @@ type PairingState struct {
 	DeviceTypeID string    `json:"device_type_id"`
 	TokenID      string    `json:"token_id"` // id of the DeviceToken whose token is in the store
 	PairedAt     time.Time `json:"paired_at"`
+	// ClientID and RedirectURI are the sign-in's settings, so that
+	// `pair --reuse` can sign in again without asking; "" in files written
+	// before they were recorded.
+	ClientID    string `json:"client_id,omitempty"`
+	RedirectURI string `json:"redirect_uri,omitempty"`
 }
 
 // StateVersion is the state file format SaveState writes.

@@ -258,13 +258,33 @@ func (c *Client) GetDevice(ctx context.Context, deviceID string) (*UserDevice, e
 	return &d, nil
 }
 
-// do sends the request of route and decodes a 2xx JSON body into out.
+// Invalidator is the optional part of a TokenSource that learns of a
+// refused access token (oauth.TokenSource has it): a 401 answered with
+// token t makes the client call Invalidate(t) and, when it returns true,
+// send the request once more with the token the source then hands out.
+type Invalidator interface {
+	Invalidate(accessToken string) bool
+}
+
+// do sends the request of route and decodes a 2xx JSON body into out. A
+// 401 is answered by one refresh of the user's access token and one more
+// attempt when the TokenSource is an Invalidator (a 401 created nothing,
+// so even a POST may be sent again; a service whose token expiry is
+// unknown is refreshed this way).
 func (c *Client) do(ctx context.Context, route string, out any, build func(*resty.Request) *resty.Request) error {
 	method, path, _ := strings.Cut(route, " ")
 	start := time.Now()
 	req := build(c.r.R().SetContext(ctx))
 	resp, err := req.Execute(method, path)
 	attempts := req.Attempt
+	if err == nil && resp.StatusCode() == http.StatusUnauthorized {
+		if inv, ok := c.ts.(Invalidator); ok && inv.Invalidate(bearerOf(req)) {
+			c.log.Debug("deviceapi: 401, refreshing the access token once", "route", route)
+			req = build(c.r.R().SetContext(ctx))
+			resp, err = req.Execute(method, path)
+			attempts += req.Attempt
+		}
+	}
 	if err != nil {
 		c.log.Debug("deviceapi request failed", "route", route, "attempts", attempts, "duration", time.Since(start), "err", err)
 		return fmt.Errorf("deviceapi: %s: %w", route, err)

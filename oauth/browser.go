@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+
+	"github.com/hubgate/hubgate/internal/childenv"
 )
 
 // BrowserCommand returns the command line that opens u: BROWSER split
@@ -43,23 +45,33 @@ func BrowserCommand(getenv func(string) string, u string) ([]string, error) {
 	}
 }
 
-// openBrowser starts the browser command and reaps it in the background
-// (a browser may keep running; xdg-open returns at once). Its output is
-// discarded; it gets no stdin.
+// openBrowser runs the browser command and returns its outcome once it
+// exits (Login calls it on its own goroutine): an error when it could not
+// start or exited with a failure status (xdg-open exits 3 or 4 when it
+// finds no browser). Its output is discarded; it gets no stdin; its
+// environment is this process's without hubgate's secrets
+// (internal/childenv), so that HUBGATE_CLIENT_SECRET and the like never
+// reach a browser or a script named in BROWSER.
 func (c *Client) openBrowser(getenv func(string) string, u string) error {
 	args, err := BrowserCommand(getenv, u)
 	if err != nil {
 		return err
 	}
 	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Env = childenv.Environ()
 	if err := cmd.Start(); err != nil {
+		var ee *exec.Error
+		if errors.As(err, &ee) {
+			return fmt.Errorf("run %s: %w", args[0], ee.Err)
+		}
 		return fmt.Errorf("run %s: %w", args[0], err)
 	}
 	c.log.Debug("browser started", "command", args[0], "pid", cmd.Process.Pid)
-	go func() {
-		err := cmd.Wait()
-		c.log.Debug("browser command exited", "command", args[0], "err", err)
-	}()
+	err = cmd.Wait()
+	c.log.Debug("browser command exited", "command", args[0], "err", err)
+	if err != nil {
+		return fmt.Errorf("%s failed: %w", args[0], err)
+	}
 	return nil
 }
 

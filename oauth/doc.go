@@ -1,53 +1,89 @@
 // Package oauth owns the user's sign-in to the remote device service
-// (../shared/specs/device-hub.md, Authentication): the OAuth 2.0
-// authorization code flow with PKCE on a loopback redirect, the token
-// exchange at {api_url}/signin/token, and a token source that refreshes
-// the access token and persists a rotated refresh token. It is built on
-// golang.org/x/oauth2. It stores nothing itself except through the secret
-// setter it is given, and never prints or logs a code, a token, the PKCE
-// verifier or the client secret.
+// (../shared/specs/device-hub.md, Authentication): the authorization code
+// flow on a loopback redirect, the token exchange at {api_url}/signin/token,
+// and a token source that refreshes the access token and persists a
+// rotated refresh token. It speaks the token endpoint itself (form POST,
+// JSON answer) and uses golang.org/x/oauth2 only for its Token type, the
+// PKCE verifier and the authorization URL. It stores nothing itself except
+// through the secret setter it is given, and never prints or logs a code,
+// a token, the PKCE verifier or the client secret.
 //
-// Choices where the spec says "not shown":
-//   - Login page: Config.AuthURL, default {api_url}/signin/authorize; the
-//     request carries response_type=code, client_id, redirect_uri, state,
-//     code_challenge and code_challenge_method=S256, plus scope only when
-//     Config.Scopes is set (the spec shows no scopes).
-//   - Redirect: http://127.0.0.1:<port>/callback, the port chosen by the
-//     OS; the listener binds the IPv4 loopback address only.
-//   - Client authentication at the token endpoint: HTTP Basic
-//     (oauth2.AuthStyleInHeader), set explicitly. The zero value,
-//     AuthStyleAutoDetect, would on ANY error resend the exchange with the
-//     credentials in the body: a one-time code would be spent twice and the
-//     first, real error hidden. A client without a secret (a public PKCE
-//     client) sends its client_id in the body instead (AuthStyleInParams),
-//     as RFC 6749 section 3.2.1 asks.
-//   - State: 32 random bytes, base64url. A callback (or a pasted address)
-//     whose state is missing or wrong is answered with a page saying it
-//     was ignored and does not end the flow: another tab or a stale link
-//     must not abort a sign-in in progress. The first callback with the
-//     right state ends the flow, with its code or its error; later ones
-//     are told the sign-in has finished.
+// The real service decides (../shared/notes/real-service.md). Facts
+// followed, from the vendor's public clients (Cephable-Unity-Plugin
+// OAuth2Manager.cs; Cephable-VirtualController-Sample src/browser/index.html,
+// src/android/.../MainActivity.kt, src/iOS/.../ContentView.swift,
+// src/c++/CephableClient.cpp):
+//   - Login page: {api_url}/signin (Config.AuthURL overrides) with
+//     client_id, redirect_uri, response_type=code and state (Android and
+//     iOS send state, Unity response_type). PKCE (code_challenge,
+//     S256) is added: no sample sends it, a service that does not know it
+//     ignores it, and it protects the code on a loopback redirect.
+//   - Exchange: POST {api_url}/signin/token with grant_type=code, code,
+//     client_id, redirect_uri as form parameters (Android and iOS send a
+//     form body; browser, C++ and Unity the same names in the query; a
+//     body keeps the code out of server logs). No sample sends a client
+//     secret on the exchange: Config.ClientSecret is optional and, when
+//     set, is sent as the client_secret parameter, never with HTTP Basic.
+//     (x/oauth2's AuthStyleAutoDetect would try Basic and silently resend
+//     the exchange with a spent code; this package never uses it.)
+//     Config.Grant = GrantAuthorizationCode sends the standard
+//     grant_type=authorization_code instead, for services that want it.
+//   - Refresh, as Unity does: grant_type=refresh_token, refresh_token,
+//     client_id, client_secret when known, redirect_uri (the one of the
+//     sign-in).
+//   - Token answer: access_token, refresh_token, access_token_expiration,
+//     refresh_token_expiration (Unity's TokenResponse); no expires_in is
+//     shown. Both are read: expires_in (seconds) when present, else
+//     access_token_expiration parsed by ParseExpiration (ISO 8601 with or
+//     without zone, .NET forms, HTTP dates, Unix time). A value that cannot
+//     be read means "unknown": the token is used until a call is refused
+//     with it (TokenSource.Invalidate, called by deviceapi on a 401), then
+//     refreshed once.
+//   - Redirect: the samples use fixed addresses registered in the
+//     developer portal (http://127.0.0.1:51772/, http://localhost:8080/callback).
+//     Config.RedirectURI sets one; the listener binds its host and port and
+//     answers only its path. Zero: http://127.0.0.1:<OS-chosen port>/callback.
+//   - State: no sample checks that the service echoes it (Unity's check is
+//     commented out). A wrong state is always refused (the callback is
+//     answered and ignored, the flow keeps waiting: another tab or a stale
+//     link must not abort a sign-in in progress). A callback WITHOUT state
+//     ends the flow with a *StateError naming the setting that accepts it
+//     (Config.MissingStateHint; `hubgate pair` says remote.allow_missing_state):
+//     a fixed redirect port is reachable by any web page, which could
+//     otherwise pair the device to another account; and a service that
+//     never echoes the state is better told at once than after the timeout.
+//     Config.AllowMissingState accepts it.
+//
+// Other choices:
+//   - State: 32 random bytes, base64url. The first callback with the right
+//     state ends the flow, with its code or its error; later ones are told
+//     the sign-in has finished.
 //   - The success page is shown only after the code was exchanged, so the
 //     browser tells the truth; an error page shows the service's error and
 //     error_description (HTML-escaped).
 //   - Overall timeout: LoginOptions.Timeout, default 5 minutes; the
 //     listener is shut down when the flow ends, whatever the outcome.
+//   - Client.Probe checks that {api_url} answers at all (any HTTP status)
+//     within 5 s, so that a wrong address fails in seconds (ErrUnreachable).
 //   - Browser: the URL is always printed first. Then, unless NoBrowser,
 //     the BROWSER environment variable is split like a shell command line
 //     (quotes and backslashes, no expansion) and run with the URL as its
 //     last argument (or in place of a "%s" argument); without BROWSER,
-//     xdg-open (open on macOS, rundll32 on Windows). Failing to open one is
-//     reported and is not an error. The command is started, not waited
-//     for (a browser may keep running); it is reaped in the background.
-//   - No browser: the listener still runs (a browser on the same machine
-//     completes the flow by itself), and lines read from LoginOptions.In
-//     are taken as the address the browser was redirected to (a full URL
-//     or just its query); the state is checked the same way.
-//   - Refresh: TokenSource wraps oauth2.Config.TokenSource (which refreshes
-//     10 s before expiry and keeps the old refresh token when the response
-//     omits one). When a refresh returns a new refresh token, it is
-//     written through the SecretSetter before the new token is handed out;
-//     if that write fails the token is withheld (the caller gets the
-//     error) and the write is retried on the next call. An "invalid_grant"
-//     answer becomes a *TokenError matching ErrSignInAgain.
+//     xdg-open (open on macOS, rundll32 on Windows). The command runs with
+//     hubgate's secrets removed from its environment (internal/childenv).
+//     Its exit status is honoured: when it cannot start or exits with a
+//     failure (xdg-open finding no browser exits 3), Login says so and
+//     reads pasted addresses from LoginOptions.In; that is not an error.
+//   - Pasted addresses: lines read from LoginOptions.In (NoBrowser, or the
+//     browser failed) are taken as the address the browser was redirected
+//     to (a full URL or just its query); the state is checked the same way.
+//   - Refresh: a token with a known expiry is refreshed 10 s before it, or
+//     after 4/5 of its life when that is shorter (a 2-second token is not
+//     refreshed on every call). Concurrent callers share one refresh. A
+//     refresh that returns a new refresh token writes it through the
+//     SecretSetter before the new token is handed out; if that write fails
+//     the token is withheld (the caller gets the error) and the write is
+//     retried on the next call. An "invalid_grant" answer becomes a
+//     *TokenError matching ErrSignInAgain. Token requests are never
+//     retried (a code is single-use, a refresh token may rotate).
 package oauth

@@ -113,5 +113,35 @@ func IsSignInError(err error) bool {
 	var ae *AuthorizationError
 	var te *TokenError
 	return errors.Is(err, ErrTimeout) || errors.Is(err, ErrSignInAgain) ||
+		errors.Is(err, ErrUnreachable) || errors.Is(err, ErrMissingState) ||
 		errors.As(err, &ae) || errors.As(err, &te)
 }
+
+// ErrUnreachable: the service did not answer at its api url (wrong
+// address, service down, no network). An *UnreachableError matches it.
+var ErrUnreachable = errors.New("the remote service does not answer")
+
+// UnreachableError is a failed Probe.
+type UnreachableError struct {
+	URL string
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("the remote service does not answer at %s (%v): check remote.api_url (or --api-url) and the network", e.URL, e.Err)
+}
+func (e *UnreachableError) Unwrap() error        { return e.Err }
+func (e *UnreachableError) Is(target error) bool { return target == ErrUnreachable }
+
+// ErrMissingState: the redirect carried no state and
+// Config.AllowMissingState is off. A *StateError matches it.
+var ErrMissingState = errors.New("the sign-in response carried no state")
+
+// StateError refuses a redirect without state; it names the setting that
+// accepts one.
+type StateError struct{ Hint string }
+
+func (e *StateError) Error() string {
+	return "the sign-in response carried no state, so hubgate cannot tell it from a response another web page provoked (a fixed redirect address is reachable by any page); if this service never returns the state, set " + e.Hint + " and pair again"
+}
+func (e *StateError) Is(target error) bool { return target == ErrMissingState }

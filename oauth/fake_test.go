@@ -39,6 +39,9 @@ type fakeAuth struct {
 	rotate       bool // issue a new refresh token on refresh
 	lastTokenReq url.Values
 	basicAuth    bool
+	// answer, when set, replaces the lifetime members of a token answer
+	// (the vendor's shape: access_token_expiration, no expires_in).
+	answer func(resp map[string]any)
 }
 
 type grant struct {
@@ -49,7 +52,7 @@ type grant struct {
 func newFakeAuth(t *testing.T) *fakeAuth {
 	f := &fakeAuth{t: t, codes: map[string]*grant{}, refresh: map[string]bool{}, rotate: true}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /signin/authorize", f.authorize)
+	mux.HandleFunc("GET /signin", f.authorize)
 	mux.HandleFunc("POST /signin/token", f.token)
 	f.srv = httptest.NewServer(mux)
 	t.Cleanup(f.srv.Close)
@@ -109,20 +112,19 @@ func (f *fakeAuth) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.lastTokenReq = r.PostForm
-	id, secret, ok := r.BasicAuth()
+	_, _, ok := r.BasicAuth()
 	f.basicAuth = ok
 	if ok {
-		id, _ = url.QueryUnescape(id)
-		secret, _ = url.QueryUnescape(secret)
-	} else {
-		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+		oauthError(w, 400, "invalid_request", "HTTP Basic is not accepted here")
+		return
 	}
-	if id != testClientID || secret != testClientSecret {
+	id, secret := r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	if id != testClientID || (secret != "" && secret != testClientSecret) {
 		oauthError(w, 401, "invalid_client", "unknown client or wrong secret")
 		return
 	}
 	switch r.PostForm.Get("grant_type") {
-	case "authorization_code":
+	case "code", "authorization_code":
 		g := f.codes[r.PostForm.Get("code")]
 		if g == nil || g.used {
 			oauthError(w, 400, "invalid_grant", "the code is unknown or was already used")
@@ -162,6 +164,9 @@ func (f *fakeAuth) token(w http.ResponseWriter, r *http.Request) {
 func (f *fakeAuth) issueLocked(w http.ResponseWriter, keepRefresh string) {
 	at := "at-" + randHex()
 	resp := map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600}
+	if f.answer != nil {
+		f.answer(resp)
+	}
 	f.issued = append(f.issued, at)
 	if keepRefresh == "" {
 		rt := "rt-" + randHex()
@@ -236,7 +241,7 @@ func (s *syncBuffer) String() string {
 func authURLFrom(out string) (string, error) {
 	for _, line := range strings.Split(out, "\n") {
 		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "http") && strings.Contains(line, "/signin/authorize?") {
+		if strings.HasPrefix(line, "http") && strings.Contains(line, "/signin?") {
 			return line, nil
 		}
 	}

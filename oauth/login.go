@@ -29,7 +29,8 @@ type LoginOptions struct {
 	// NoBrowser skips opening a browser; lines read from In are then taken
 	// as the address the browser was redirected to.
 	NoBrowser bool
-	// In supplies pasted redirect addresses when NoBrowser is set. Zero:
+	// In supplies pasted redirect addresses when NoBrowser is set, or
+	// when the browser could not be opened (its command failed). Zero:
 	// none (only the redirect listener can complete the flow). It is read
 	// by a goroutine that ends when In returns an error or EOF; Login does
 	// not wait for it (reading a terminal cannot be interrupted), so a
@@ -40,8 +41,11 @@ type LoginOptions struct {
 	Timeout time.Duration
 	// Getenv reads BROWSER. Zero: os.Getenv.
 	Getenv func(string) string
-	// OpenBrowser replaces the default opener (BROWSER or xdg-open). It
-	// must not block for long. Zero: the default.
+	// OpenBrowser replaces the default opener (BROWSER or xdg-open, run
+	// with hubgate's secrets removed from its environment). It runs on its
+	// own goroutine and may block until the command exits; an error (the
+	// command could not start, or exited with a failure status) makes
+	// Login say so and fall back to reading In. Zero: the default.
 	OpenBrowser func(url string) error
 }
 
@@ -84,16 +88,34 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 	}
 	verifier := oauth2.GenerateVerifier()
 
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	listen, path, redirect := "127.0.0.1:0", CallbackPath, ""
+	if c.cfg.RedirectURI != "" {
+		listen, path, _ = ParseRedirectURI(c.cfg.RedirectURI) // checked by New
+		redirect = c.cfg.RedirectURI
+	}
+	network := "tcp4"
+	if strings.HasPrefix(listen, "[") {
+		network = "tcp6"
+	}
+	ln, err := net.Listen(network, listen)
 	if err != nil {
+		if redirect != "" {
+			return nil, fmt.Errorf("oauth: open the redirect listener on %s (from the redirect address %s; is another program using that port?): %w", listen, redirect, err)
+		}
 		return nil, fmt.Errorf("oauth: open the redirect listener on 127.0.0.1: %w", err)
 	}
-	redirect := fmt.Sprintf("http://%s%s", ln.Addr().String(), CallbackPath)
+	if redirect == "" {
+		redirect = fmt.Sprintf("http://%s%s", ln.Addr().String(), CallbackPath)
+	}
+	c.mu.Lock()
+	c.lastRedirect = redirect
+	c.mu.Unlock()
 	conf := c.conf
 	conf.RedirectURL = redirect
 	authURL := conf.AuthCodeURL(state, oauth2.S256ChallengeOption(verifier))
 
 	f := &flow{
+		path:      path,
 		callbacks: make(chan callback),
 		done:      make(chan struct{}),
 		log:       c.log,
@@ -124,17 +146,20 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 
 	fmt.Fprintf(o.Out, "Sign in to the remote service by opening this address in a browser:\n\n  %s\n\n", authURL)
 	var pasted <-chan string
-	if o.NoBrowser {
-		fmt.Fprintf(o.Out, "After you approve, the browser is sent to %s.\n", redirect)
-		if o.In != nil {
+	startPaste := func() {
+		if o.In != nil && pasted == nil {
 			fmt.Fprintf(o.Out, "If that page does not load (the browser runs on another machine), copy the whole\naddress from the browser's address bar, paste it here and press Enter.\n")
 			pasted = readLines(o.In, f.done)
 		}
-	} else if err := o.OpenBrowser(authURL); err != nil {
-		fmt.Fprintf(o.Out, "Could not open a browser (%v); open the address above yourself.\n", err)
-		c.log.Debug("open browser failed", "err", err)
+	}
+	var browserDone chan error
+	if o.NoBrowser {
+		fmt.Fprintf(o.Out, "After you approve, the browser is sent to %s.\n", redirect)
+		startPaste()
 	} else {
-		fmt.Fprintf(o.Out, "A browser was opened; if it did not show the page, open the address above yourself.\n")
+		browserDone = make(chan error, 1)
+		go func() { browserDone <- o.OpenBrowser(authURL) }()
+		fmt.Fprintf(o.Out, "Opening a browser; if it does not show the page, open the address above yourself.\n")
 	}
 	fmt.Fprintf(o.Out, "Waiting for the sign-in (up to %s)...\n", o.Timeout.Round(time.Second))
 	c.log.Debug("oauth login started", "auth_url", conf.Endpoint.AuthURL, "redirect_uri", redirect, "no_browser", o.NoBrowser)
@@ -142,9 +167,14 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 	// check decides what to do with the query of a redirect: ignore it
 	// (wrong state), or end the flow with a token or an error.
 	check := func(q url.Values) (end bool, answer page, tok *oauth2.Token, err error) {
-		got := q.Get("state")
-		if got == "" || subtle.ConstantTimeCompare([]byte(got), []byte(state)) != 1 {
-			c.log.Debug("oauth callback ignored: state mismatch", "has_state", got != "")
+		got, hasState := q.Get("state"), q.Has("state")
+		if !hasState && !c.cfg.AllowMissingState {
+			c.log.Debug("oauth callback refused: no state")
+			se := &StateError{Hint: c.cfg.MissingStateHint}
+			return true, page{http.StatusBadRequest, "Sign-in response refused", se.Error() + "."}, nil, se
+		}
+		if hasState && subtle.ConstantTimeCompare([]byte(got), []byte(state)) != 1 {
+			c.log.Debug("oauth callback ignored: state mismatch")
 			return false, page{http.StatusBadRequest, "Sign-in response ignored",
 				"This response does not belong to the sign-in hubgate is waiting for (its state does not match), so it was ignored. Finish the sign-in from the address hubgate printed."}, nil, nil
 		}
@@ -157,9 +187,8 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 			err := errors.New("oauth: the redirect carried neither a code nor an error")
 			return true, page{http.StatusBadRequest, "Sign-in failed", "The service's answer carried no authorization code. You can close this window and try again."}, nil, err
 		}
-		tok, err = conf.Exchange(c.httpCtx(ctx), code, oauth2.VerifierOption(verifier))
+		tok, err = c.exchange(ctx, code, redirect, verifier)
 		if err != nil {
-			err = tokenError("exchange", err)
 			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
 				err = fmt.Errorf("%w after %s (during the token exchange)", ErrTimeout, o.Timeout)
 			}
@@ -174,6 +203,16 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 
 	for {
 		select {
+		case berr := <-browserDone:
+			browserDone = nil
+			if berr != nil {
+				c.log.Debug("open browser failed", "err", berr)
+				fmt.Fprintf(o.Out, "Could not open a browser (%v); open the address above yourself.\n", berr)
+				if o.In != nil && pasted == nil {
+					fmt.Fprintf(o.Out, "Reading the redirected address from stdin instead.\n")
+					startPaste()
+				}
+			}
 		case cb := <-f.callbacks:
 			end, answer, tok, err := check(cb.query)
 			cb.reply <- answer
@@ -198,6 +237,9 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 				continue // an empty line
 			}
 			end, _, tok, err := check(q)
+			if !end && !q.Has("state") {
+				continue
+			}
 			if !end {
 				fmt.Fprintln(o.Out, "That address belongs to another sign-in (its state does not match) and was ignored; paste the address of this one.")
 				continue
@@ -215,13 +257,14 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 
 // flow is the redirect listener's handler.
 type flow struct {
+	path      string // the only path answered
 	callbacks chan callback
 	done      chan struct{}
 	log       *slog.Logger
 }
 
 func (f *flow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path != CallbackPath {
+	if r.URL.EscapedPath() != f.path {
 		http.NotFound(w, r)
 		return
 	}
@@ -312,8 +355,8 @@ func parsePasted(line string) (url.Values, error) {
 		raw = strings.TrimPrefix(raw, "?")
 	}
 	q, err := url.ParseQuery(raw)
-	if err != nil || (q.Get("code") == "" && q.Get("error") == "") || q.Get("state") == "" {
-		return nil, errors.New("that address carries no sign-in response (code or error, and state)")
+	if err != nil || (q.Get("code") == "" && q.Get("error") == "") {
+		return nil, errors.New("that address carries no sign-in response (a code or an error)")
 	}
 	return q, nil
 }

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"golang.org/x/oauth2"
 )
 
 // noRedirect is an HTTP client that does not follow redirects.
@@ -96,12 +94,15 @@ func TestLoginWithBrowserCommand(t *testing.T) {
 	if !strings.HasPrefix(tok.AccessToken, "at-") || !strings.HasPrefix(tok.RefreshToken, "rt-") || tok.Expiry.IsZero() {
 		t.Fatalf("token %+v", tok)
 	}
-	// The exchange used Basic authentication and the PKCE verifier, once.
+	// The exchange was sent once, as the vendor's clients send it:
+	// grant_type=code, code, client_id, redirect_uri as form parameters,
+	// the secret (this client has one) as client_secret, never Basic.
 	f.mu.Lock()
 	basic, calls, form := f.basicAuth, f.tokenCalls, f.lastTokenReq
 	f.mu.Unlock()
-	if !basic || calls != 1 || form.Get("client_secret") != "" || form.Get("code_verifier") == "" {
-		t.Errorf("exchange: basic=%v calls=%d form has secret=%v verifier=%v", basic, calls, form.Get("client_secret") != "", form.Get("code_verifier") != "")
+	if basic || calls != 1 || form.Get("grant_type") != "code" || form.Get("client_id") != testClientID ||
+		form.Get("client_secret") != testClientSecret || form.Get("redirect_uri") == "" || form.Get("code") == "" || form.Get("code_verifier") == "" {
+		t.Errorf("exchange: basic=%v calls=%d grant=%q client_id=%q has secret=%v verifier=%v", basic, calls, form.Get("grant_type"), form.Get("client_id"), form.Get("client_secret") != "", form.Get("code_verifier") != "")
 	}
 	printed := out.String()
 	authURL, err := authURLFrom(printed)
@@ -152,10 +153,7 @@ func TestLoginIgnoresWrongStateThenAcceptsTheRightOne(t *testing.T) {
 				u, _ := url.Parse(loc)
 				q := u.Query()
 				good := q.Get("state")
-				// Missing state, then a wrong state, then the real one.
-				q.Del("state")
-				u.RawQuery = q.Encode()
-				getPage(t, u.String())
+				// A wrong state, then the real one.
 				q.Set("state", good+"x")
 				u.RawQuery = q.Encode()
 				wrongStatus, wrongPage = getPage(t, u.String())
@@ -496,7 +494,7 @@ func TestParsePasted(t *testing.T) {
 		{"?state=s&error=access_denied", "", false},
 		{"http://127.0.0.1:5/callback?state=s", "", true},
 		{"just words", "", true},
-		{"http://127.0.0.1:5/callback?code=abc", "", true},
+		{"http://127.0.0.1:5/callback?code=abc", "abc", false}, // the state is judged by the flow
 	} {
 		q, err := parsePasted(tc.in)
 		if (err != nil) != tc.wantErr {
@@ -520,21 +518,22 @@ func TestNewDefaultsAndValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.AuthURL() != "https://api.example.com/signin/authorize" || c.TokenURL() != "https://api.example.com/signin/token" {
-		t.Errorf("%s %s", c.AuthURL(), c.TokenURL())
+	if c.AuthURL() != "https://api.example.com/signin" || c.TokenURL() != "https://api.example.com/signin/token" || c.cfg.Grant != GrantCode {
+		t.Errorf("%s %s %s", c.AuthURL(), c.TokenURL(), c.cfg.Grant)
 	}
-	if c.conf.Endpoint.AuthStyle != oauth2.AuthStyleInHeader {
-		t.Errorf("auth style %v", c.conf.Endpoint.AuthStyle)
-	}
-	c, _ = New(Config{APIURL: "https://api.example.com", AuthURL: "https://login.example.com/authorize", ClientID: "id"})
-	if c.AuthURL() != "https://login.example.com/authorize" || c.conf.Endpoint.AuthStyle != oauth2.AuthStyleInParams {
-		t.Errorf("%s %v", c.AuthURL(), c.conf.Endpoint.AuthStyle)
+	c, _ = New(Config{APIURL: "https://api.example.com", AuthURL: "https://login.example.com/authorize", ClientID: "id", Grant: GrantAuthorizationCode})
+	if c.AuthURL() != "https://login.example.com/authorize" || c.cfg.Grant != GrantAuthorizationCode {
+		t.Errorf("%s %v", c.AuthURL(), c.cfg.Grant)
 	}
 	for _, cfg := range []Config{
 		{APIURL: "https://a"},
 		{ClientID: "id"},
 		{ClientID: "id", APIURL: "not a url"},
 		{ClientID: "id", AuthURL: "https://a/x", TokenURL: "/relative"},
+		{ClientID: "id", APIURL: "https://a", Grant: "password"},
+		{ClientID: "id", APIURL: "https://a", RedirectURI: "http://example.com:80/"},
+		{ClientID: "id", APIURL: "https://a", RedirectURI: "http://127.0.0.1/"},
+		{ClientID: "id", APIURL: "https://a", RedirectURI: "https://127.0.0.1:5/"},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) accepted", cfg)

@@ -5,15 +5,18 @@ package oauth_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"sync"
 	"testing"
 	"time"
 
 	"golang.org/x/oauth2"
 
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
 	"github.com/hubgate/hubgate/oauth"
 )
@@ -42,7 +45,12 @@ func follow(u string) error {
 
 func login(t *testing.T, apiURL string) (*oauth.Client, *oauth2.Token) {
 	t.Helper()
-	c, err := oauth.New(oauth.Config{APIURL: apiURL, ClientID: mockhub.DefaultClientID, ClientSecret: mockhub.DefaultClientSecret})
+	return loginWith(t, oauth.Config{APIURL: apiURL, ClientID: mockhub.DefaultClientID})
+}
+
+func loginWith(t *testing.T, cfg oauth.Config) (*oauth.Client, *oauth2.Token) {
+	t.Helper()
+	c, err := oauth.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,23 +61,34 @@ func login(t *testing.T, apiURL string) (*oauth.Client, *oauth2.Token) {
 	return c, tok
 }
 
-func TestLoginAgainstTheMockUsesBasicAuthOnce(t *testing.T) {
-	m, apiURL := startMock(t, mockhub.Config{})
-	_, tok := login(t, apiURL)
-	if tok.AccessToken == "" || tok.RefreshToken == "" || tok.Expiry.IsZero() {
-		t.Fatalf("token %+v", tok)
-	}
-	var tokenCalls int
-	for _, e := range m.Events(0) {
-		if e.Source == mockhub.SourceOAuth && e.Action == "token" {
-			tokenCalls++
-			if e.Args["clientAuth"] != "basic" || e.Status != 200 {
-				t.Errorf("token call %+v", e)
+// The exchange as the vendor's clients send it, once: grant_type=code in a
+// form body, no secret and no Basic without one, client_secret (never
+// Basic) with one; the standard grant when configured. The mock's vendor
+// answer (access_token_expiration, no expires_in) gives the expiry.
+func TestLoginAgainstTheMockAsTheVendorsClients(t *testing.T) {
+	for _, tc := range []struct {
+		secret, auth string
+		grant        oauth.Grant
+		wantGrant    string
+	}{
+		{"", "none", "", "code"},
+		{mockhub.DefaultClientSecret, "client_secret", "", "code"},
+		{"", "none", oauth.GrantAuthorizationCode, "authorization_code"},
+	} {
+		m, apiURL := startMock(t, mockhub.Config{})
+		_, tok := loginWith(t, oauth.Config{APIURL: apiURL, ClientID: mockhub.DefaultClientID, ClientSecret: tc.secret, Grant: tc.grant})
+		if tok.AccessToken == "" || tok.RefreshToken == "" || time.Until(tok.Expiry) < 59*time.Minute {
+			t.Fatalf("token expiry %v", tok.Expiry)
+		}
+		var calls []string
+		for _, e := range m.Events(0) {
+			if e.Source == mockhub.SourceOAuth && e.Action == "token" {
+				calls = append(calls, fmt.Sprint(e.Args["grantType"], " ", e.Args["clientAuth"], " ", e.Args["paramsIn"], " ", e.Status))
 			}
 		}
-	}
-	if tokenCalls != 1 {
-		t.Errorf("%d token calls", tokenCalls)
+		if want := tc.wantGrant + " " + tc.auth + " body 200"; len(calls) != 1 || calls[0] != want {
+			t.Errorf("secret %q grant %q: token calls %q, want [%s]", tc.secret, tc.grant, calls, want)
+		}
 	}
 }
 
@@ -86,13 +105,12 @@ func TestLoginAgainstTheMockDenied(t *testing.T) {
 // rotated one is presented again: the token source stores each new one
 // before use, and a stale one means "sign in again".
 func TestTokenSourceAgainstTheMockRotatesAndDetectsReuse(t *testing.T) {
-	// An access lifetime below x/oauth2's 10 s early-refresh window: every
-	// Token call refreshes.
-	_, apiURL := startMock(t, mockhub.Config{AccessTokenTTL: time.Second})
+	_, apiURL := startMock(t, mockhub.Config{})
 	c, tok := login(t, apiURL)
 	store := configs.NewMemoryStore()
 	ctx := context.Background()
 	ts := c.TokenSource(ctx, tok, oauth.TokenSourceOptions{Store: store})
+	ts.Invalidate(tok.AccessToken) // as after a 401: the next Token refreshes
 	t1, err := ts.Token()
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +119,7 @@ func TestTokenSourceAgainstTheMockRotatesAndDetectsReuse(t *testing.T) {
 	if err != nil || stored != t1.RefreshToken || stored == tok.RefreshToken {
 		t.Fatalf("stored %v (%v)", stored != "", err)
 	}
+	ts.Invalidate(t1.AccessToken)
 	t2, err := ts.Token()
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +135,130 @@ func TestTokenSourceAgainstTheMockRotatesAndDetectsReuse(t *testing.T) {
 		t.Fatalf("stale refresh token: %v", err)
 	}
 	// The mock revoked the grant: the live source must sign in again too.
+	ts.Invalidate(t2.AccessToken)
 	if _, err := ts.Token(); !errors.Is(err, oauth.ErrSignInAgain) {
 		t.Fatalf("after revocation: %v", err)
+	}
+}
+
+// clock is a settable clock shared by the mock and the client.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func refreshCount(m *mockhub.Server) int {
+	n := 0
+	for _, e := range m.Events(0) {
+		if e.Action == "token" && e.Args["grantType"] == "refresh_token" && e.Status == 200 {
+			n++
+		}
+	}
+	return n
+}
+
+// Over real HTTP against the mock, on a shared fake clock: 2-second access
+// tokens in the vendor's answer shape are refreshed as they run out, and
+// the REST calls keep working; no call is refused.
+func TestRefreshCycleAgainstTheMockWithTwoSecondTokens(t *testing.T) {
+	clk := &clock{t: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
+	m, apiURL := startMock(t, mockhub.Config{AccessTokenTTL: 2 * time.Second, Now: clk.Now})
+	c, tok := loginWith(t, oauth.Config{APIURL: apiURL, ClientID: mockhub.DefaultClientID, Now: clk.Now})
+	if !tok.Expiry.Equal(clk.Now().Add(2 * time.Second)) {
+		t.Fatalf("expiry %v, want now+2s", tok.Expiry)
+	}
+	store := configs.NewMemoryStore()
+	ts := c.TokenSource(context.Background(), tok, oauth.TokenSourceOptions{Store: store})
+	api, err := deviceapi.New(deviceapi.Config{BaseURL: apiURL, TokenSource: ts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev, err := api.CreateDevice(context.Background(), mockhub.DefaultDeviceTypeID, "cycle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 10; i++ { // 5 s in half-second steps
+		clk.Add(500 * time.Millisecond)
+		if _, err := api.GetDevice(context.Background(), dev.ID); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	n := refreshCount(m)
+	if n < 2 || n > 4 {
+		t.Errorf("%d refreshes in 5 s of 2 s tokens", n)
+	}
+	for _, e := range m.Events(0) {
+		if e.Status == 401 {
+			t.Errorf("a call was refused: %+v", e)
+		}
+	}
+	if stored, _ := store.Get(context.Background(), configs.AccountOAuthRefreshToken); stored == tok.RefreshToken || stored == "" {
+		t.Error("the rotated refresh token was not stored")
+	}
+}
+
+// When the service refuses a token hubgate believed valid (its clock or
+// the service disagree, or the expiry was unknown), the 401 is answered by
+// exactly one refresh and one more attempt.
+func TestA401IsAnsweredByOneRefresh(t *testing.T) {
+	mockClock := &clock{t: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
+	m, apiURL := startMock(t, mockhub.Config{AccessTokenTTL: time.Hour, Now: mockClock.Now})
+	c, tok := login(t, apiURL) // the client's own clock: time.Now
+	ts := c.TokenSource(context.Background(), tok, oauth.TokenSourceOptions{})
+	api, _ := deviceapi.New(deviceapi.Config{BaseURL: apiURL, TokenSource: ts})
+	dev, err := api.CreateDevice(context.Background(), mockhub.DefaultDeviceTypeID, "401")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mockClock.Add(2 * time.Hour) // the service now finds the token expired
+	if _, err := api.GetDevice(context.Background(), dev.ID); err != nil {
+		t.Fatalf("after one refresh: %v", err)
+	}
+	if n := refreshCount(m); n != 1 || ts.Refreshes() != 1 {
+		t.Errorf("refreshes: mock %d, source %d; want 1", n, ts.Refreshes())
+	}
+	var refused int
+	for _, e := range m.Events(0) {
+		if e.Status == 401 {
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Errorf("%d refused calls, want 1", refused)
+	}
+	// A service that refuses every token: one refresh per call, no loop.
+	var rest, refreshes int
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.URL.Path == "/signin/token" {
+			refreshes++
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprintf(w, `{"access_token":"at-%d","refresh_token":"rt","access_token_expiration":"unknown"}`, refreshes)
+			return
+		}
+		rest++
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer srv.Close()
+	c2, _ := oauth.New(oauth.Config{APIURL: srv.URL, ClientID: "x"})
+	ts2 := c2.TokenSource(context.Background(), &oauth2.Token{AccessToken: "at-0", RefreshToken: "rt"}, oauth.TokenSourceOptions{})
+	api2, _ := deviceapi.New(deviceapi.Config{BaseURL: srv.URL, TokenSource: ts2})
+	var ae *deviceapi.APIError
+	if _, err := api2.GetDevice(context.Background(), "d"); !errors.As(err, &ae) || ae.Status != 401 {
+		t.Fatalf("always refused: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if rest != 2 || refreshes != 1 {
+		t.Errorf("always refused: %d REST calls, %d refreshes; want 2 and 1", rest, refreshes)
 	}
 }

@@ -88,6 +88,14 @@ func (c *Client) Cancel(ctx context.Context, force bool) (CancelResult, error) {
 	return res, err
 }
 
+// Reconnect asks the daemon to reconnect its hub now with the paired
+// device, read again (after `hubgate pair` or `unpair`).
+func (c *Client) Reconnect(ctx context.Context) (ReconnectResult, error) {
+	var res ReconnectResult
+	err := c.do(ctx, http.MethodPost, "/v1/reconnect", nil, &res)
+	return res, err
+}
+
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc

@@ -22,9 +22,12 @@
 // # One daemon per socket
 //
 // Listen takes an exclusive flock on "<socket>.lock" next to the socket for
-// the life of the server; the lock file is never removed (removing it would
-// let two daemons lock two different files). When the lock is held, Listen
-// fails with ErrAlreadyRunning ("another hubgate daemon is running"). With
+// the life of the server (or uses the one a daemon took earlier with Lock,
+// before it bound any port); the lock file holds the holder's PID and is
+// never removed (removing it would let two daemons lock two different
+// files). When the lock is held, Lock and Listen fail with an
+// *AlreadyRunningError matching ErrAlreadyRunning ("another hubgate daemon
+// is running (pid N holds ...)"). With
 // the lock, a socket file left at the path is checked: if a process answers
 // on it (a daemon that does not take the lock, or a foreign program) Listen
 // refuses with ErrAlreadyRunning and leaves it alone; if nothing answers
@@ -44,9 +47,11 @@
 //	                               client goes away or the daemon stops; 404
 //	                               when the Backend is no Watcher
 //	GET  /v1/statuspage         -> StatusPage (404 when the daemon serves none)
+//	POST /v1/reconnect          -> ReconnectResult (the hub reconnects now with
+//	                               the paired device, re-read; see Reconnecter)
 //
-// Errors are {"error": "message"} with 400 (bad query or body), 404, 405 or
-// 500 (the Backend failed). Bodies are limited to 64 KiB. The Host header
+// Errors are {"error": "message"} with 400 (bad query or body), 404, 405,
+// 500 (the Backend failed) or 501 (the Backend cannot reconnect). Bodies are limited to 64 KiB. The Host header
 // is ignored (the client sends "hubgate").
 package control
 
@@ -79,6 +84,25 @@ type Backend interface {
 	// Cancel cancels the current run (force: terminate instead of a soft
 	// cancel).
 	Cancel(ctx context.Context, force bool) (CancelResult, error)
+}
+
+// Reconnecter is what a Backend may also do: reconnect the hub at once
+// after a new pairing or an unpairing (POST /v1/reconnect). A Backend
+// without it answers that request with 501.
+type Reconnecter interface {
+	Reconnect(ctx context.Context) (ReconnectResult, error)
+}
+
+// ReconnectResult is the answer to a reconnect request.
+type ReconnectResult struct {
+	// Paired: a device is paired; the hub client reconnects with it now.
+	// False: no device is paired any more; the daemon stops.
+	Paired   bool   `json:"paired"`
+	DeviceID string `json:"deviceId,omitempty"` // the device it connects with now
+	// PreviousDeviceID is the device it was connected with before.
+	PreviousDeviceID string `json:"previousDeviceId,omitempty"`
+	PID              int    `json:"pid"` // filled by the server when zero
+	Message          string `json:"message"`
 }
 
 // Status is the daemon's state as `hubgate status` shows it.

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -684,4 +685,48 @@ func TestDialErrorClassifiesClosedConnections(t *testing.T) {
 	if got := c.dialError(errors.New("something else")); got.Error() != "control: something else" {
 		t.Errorf("dialError(other) = %v", got)
 	}
+}
+
+// TestLockNamesTheHolder: a second Lock of the same socket fails with the
+// holder's PID, Listen with the caller's lock neither takes nor releases
+// it, and after Release the lock can be taken again.
+func TestLockNamesTheHolder(t *testing.T) {
+	path := filepath.Join(socketDir(t), "c.sock")
+	l, err := Lock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(path + ".lock"); err != nil || strings.TrimSpace(string(b)) != strconv.Itoa(os.Getpid()) {
+		t.Fatalf("lock file holds %q (%v), want this PID", b, err)
+	}
+	_, err = Lock(path)
+	var are *AlreadyRunningError
+	if !errors.As(err, &are) || !errors.Is(err, ErrAlreadyRunning) || are.PID != os.Getpid() ||
+		!strings.Contains(err.Error(), fmt.Sprintf("pid %d", os.Getpid())) {
+		t.Fatalf("second Lock: %v, want an AlreadyRunningError naming pid %d", err, os.Getpid())
+	}
+	if _, err := Listen(Config{Path: path, Handler: &fakeBackend{}}); !errors.Is(err, ErrAlreadyRunning) {
+		t.Fatalf("Listen without the lock while it is held: %v", err)
+	}
+	s, err := Listen(Config{Path: path, Handler: &fakeBackend{}, Lock: l})
+	if err != nil {
+		t.Fatalf("Listen with the caller's lock: %v", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Lock(path); !errors.Is(err, ErrAlreadyRunning) {
+		t.Fatalf("the server released the caller's lock: %v", err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Release(); err != nil {
+		t.Fatalf("second Release: %v", err)
+	}
+	l2, err := Lock(path)
+	if err != nil {
+		t.Fatalf("Lock after Release: %v", err)
+	}
+	l2.Release()
 }

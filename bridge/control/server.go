@@ -26,6 +26,10 @@ type Config struct {
 	Handler Backend
 	// Logger receives structured logs. Nil: discard.
 	Logger *slog.Logger
+	// Lock is the instance lock taken by Lock for this socket. Zero: Listen
+	// takes it itself and the server releases it at Close; given, the caller
+	// keeps it and releases it.
+	Lock *InstanceLock
 	// ShutdownTimeout bounds how long Serve waits for requests in progress
 	// when its context ends. Zero: 5 s.
 	ShutdownTimeout time.Duration
@@ -35,7 +39,7 @@ type Config struct {
 type Server struct {
 	path    string
 	ln      net.Listener
-	lock    *os.File
+	lock    *InstanceLock
 	srv     *http.Server
 	log     *slog.Logger
 	timeout time.Duration
@@ -67,7 +71,7 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control: %w", err)
 	}
-	ln, lock, err := listen(path, cfg.Logger)
+	ln, lock, err := listen(path, cfg.Lock, cfg.Logger)
 	if err != nil {
 		return nil, err
 	}
@@ -130,9 +134,7 @@ func (s *Server) Close() error {
 		if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			s.closeErr = fmt.Errorf("control: closing: %w", err)
 		}
-		if s.lock != nil {
-			s.lock.Close() // releases the flock; the file stays (see the package doc)
-		}
+		s.lock.Release() // nil when the caller owns it; the file stays (see the package doc)
 		s.log.Debug("control: closed", "socket", s.path)
 	})
 	return s.closeErr
@@ -197,6 +199,22 @@ func newMux(b Backend, log *slog.Logger, stopping <-chan struct{}) http.Handler 
 		if err != nil {
 			backendError(w, log, "cancel", err)
 			return
+		}
+		writeJSON(w, http.StatusOK, res)
+	})
+	mux.HandleFunc("POST /v1/reconnect", func(w http.ResponseWriter, r *http.Request) {
+		rc, ok := b.(Reconnecter)
+		if !ok {
+			writeError(w, http.StatusNotImplemented, "this daemon cannot reconnect on request")
+			return
+		}
+		res, err := rc.Reconnect(r.Context())
+		if err != nil {
+			backendError(w, log, "reconnect", err)
+			return
+		}
+		if res.PID == 0 {
+			res.PID = os.Getpid()
 		}
 		writeJSON(w, http.StatusOK, res)
 	})

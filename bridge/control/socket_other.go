@@ -7,11 +7,16 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 )
 
 // listen is not supported here: the directory and peer checks this package
 // promises need Unix permissions.
-func listen(string, *slog.Logger) (net.Listener, *os.File, error) {
-	return nil, nil, fmt.Errorf("control: the control socket is not supported on this platform: %w", errors.ErrUnsupported)
+func listen(string, *InstanceLock, *slog.Logger) (net.Listener, *InstanceLock, error) {
+	return nil, nil, errUnsupported
 }
+
+func prepareDir(string) error { return errUnsupported }
+
+func acquire(string) (*InstanceLock, error) { return nil, errUnsupported }
+
+var errUnsupported = fmt.Errorf("control: the control socket is not supported on this platform: %w", errors.ErrUnsupported)

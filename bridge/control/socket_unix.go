@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -28,25 +30,21 @@ func maxSocketPath() int {
 // a stale one.
 const probeTimeout = 2 * time.Second
 
-func listen(path string, log *slog.Logger) (net.Listener, *os.File, error) {
-	if len(path) > maxSocketPath() {
-		return nil, nil, fmt.Errorf("control: socket path is %d bytes, longer than the %d a Unix socket allows: %s", len(path), maxSocketPath(), path)
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("control: creating the socket directory: %w", err)
-	}
-	if err := checkDir(dir); err != nil {
+func listen(path string, lock *InstanceLock, log *slog.Logger) (net.Listener, *InstanceLock, error) {
+	if err := prepareDir(path); err != nil {
 		return nil, nil, err
 	}
-	lock, err := takeLock(path + ".lock")
-	if err != nil {
-		return nil, nil, err
+	owned := lock == nil
+	if owned {
+		var err error
+		if lock, err = acquire(path); err != nil {
+			return nil, nil, err
+		}
 	}
 	ok := false
 	defer func() {
-		if !ok {
-			lock.Close()
+		if !ok && owned {
+			lock.Release()
 		}
 	}()
 	if err := clearStale(path, log); err != nil {
@@ -61,7 +59,63 @@ func listen(path string, log *slog.Logger) (net.Listener, *os.File, error) {
 		return nil, nil, fmt.Errorf("control: restricting the socket: %w", err)
 	}
 	ok = true
+	if !owned {
+		lock = nil // the caller's: it releases it
+	}
 	return &credListener{UnixListener: ln.(*net.UnixListener), uid: os.Geteuid(), log: log}, lock, nil
+}
+
+// prepareDir checks the socket path's length and creates or checks its
+// private directory.
+func prepareDir(path string) error {
+	if len(path) > maxSocketPath() {
+		return fmt.Errorf("control: socket path is %d bytes, longer than the %d a Unix socket allows: %s", len(path), maxSocketPath(), path)
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("control: creating the socket directory: %w", err)
+	}
+	return checkDir(dir)
+}
+
+// acquire takes the instance lock of the socket at path (absolute, its
+// directory checked).
+func acquire(path string) (*InstanceLock, error) {
+	lockPath := path + ".lock"
+	f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("control: opening the lock file: %w", err)
+	}
+	for {
+		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		defer f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &AlreadyRunningError{PID: readPID(f), LockPath: lockPath}
+		}
+		return nil, fmt.Errorf("control: locking %s: %w", lockPath, err)
+	}
+	// The holder's PID, for the message a second daemon prints. Written
+	// under the lock; a reader that races the write sees no PID.
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return &InstanceLock{f: f, path: lockPath}, nil
+}
+
+// readPID reads the PID a lock holder wrote; 0 when there is none.
+func readPID(f *os.File) int {
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
 }
 
 // checkDir refuses a socket directory another user could write to or owns.
@@ -84,28 +138,6 @@ func checkDir(dir string) error {
 		return fmt.Errorf("%w: %s has mode %04o (writable by group or others); use a directory with mode 0700", ErrInsecureDir, dir, perm)
 	}
 	return nil
-}
-
-// takeLock opens and exclusively flocks the daemon lock file.
-func takeLock(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("control: opening the lock file: %w", err)
-	}
-	for {
-		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if !errors.Is(err, syscall.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%w (it holds %s)", ErrAlreadyRunning, path)
-		}
-		return nil, fmt.Errorf("control: locking %s: %w", path, err)
-	}
-	return f, nil
 }
 
 // clearStale removes a socket nothing answers on and refuses a live one.

@@ -1,18 +1,35 @@
-// Package daemon owns the assembly of one running hubgate: the journal, the
-// run target (the co-hosted Automate server, or a client of the desktop
-// application's), the hub client of the paired device, the bridge between
-// them, the control socket of `hubgate status`, `history`, `cancel` and
-// `watch`, and what gets answers to the person: desktop notifications and
-// speech (bridge/notify) and the status page (bridge/statuspage).
-// `hubgate run`, `hubgate demo` and the tests build one with New and run it
-// with Start and Close (or Run, which does both around a context).
+// Package daemon owns the assembly of one running hubgate: the instance
+// lock, the journal, the run target (the co-hosted Automate server, or a
+// client of the desktop application's), the hub client of the paired
+// device, the bridge between them, the control socket of `hubgate
+// status`, `history`, `cancel`, `watch`, `open` and the reconnect request of
+// `pair` and `unpair`, and what gets answers to the person: desktop
+// notifications and speech (bridge/notify) and the status page
+// (bridge/statuspage). `hubgate run`, `hubgate demo` and the tests build one with New
+// and run it with Start and Close (or Run, which does both around a
+// context).
 //
 // It takes plain values (the caller maps its configuration onto Options)
-// and parses no flags. Start brings the parts up in dependency order and
-// returns once every one of them listens; Close stops them in reverse: the
-// bridge first (its current run cancelled or left per Options.Bridge.OnShutdown),
-// then the control endpoint, the hub (DeviceStoppedListening), the Automate
-// server and the journal.
+// and parses no flags and handles no signals. Start takes the lock of the
+// control socket first, so that a second daemon stops before it opens or
+// binds anything (control.AlreadyRunningError names the running one's PID),
+// then brings the parts up in dependency order and returns once every one of
+// them listens. Close stops them in reverse: the bridge first (its current
+// run cancelled or left per Options.Bridge.OnShutdown, after a log line
+// saying how long it waits for which run), then the control endpoint, the
+// hub (DeviceStoppedListening), the Automate server, the journal and the lock.
+//
+// While it runs: Reload swaps the routing rules and command tools for the
+// next commands (the hub connection and the run in flight are untouched);
+// Reconnect replaces the hub client at once with one for the pairing as it
+// is now (the bridge does not notice: it reads its events through a switch),
+// or stops the daemon when no device is paired any more; Force turns a stop
+// in progress into a forced one (the current run is terminated).
+//
+// Choices: a reload reports which settings changed but need a restart
+// instead of half-applying them; an unpairing stops the daemon (exit 0, so
+// a service manager does not restart it) rather than leaving it running
+// with no device.
 package daemon
 
 import (
@@ -23,6 +40,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -78,6 +96,12 @@ type Options struct {
 	// made (demo replaces the tool executor to print notifications).
 	// Zero: the bridge's defaults.
 	Tools func(*bridge.Options)
+
+	// Pairing, when set, reads the paired device again for a reconnect
+	// request (after `hubgate pair` or `unpair`): its id and API URL, or an
+	// error matching ErrUnpaired when none is paired any more. Zero: a
+	// reconnect keeps DeviceID and APIURL (and reads the token again).
+	Pairing func(ctx context.Context) (deviceID, apiURL string, err error)
 
 	// Ready, when set, is told where the parts listen once Start has
 	// brought them all up (Info says the same afterwards). Zero: not told.
@@ -176,10 +200,15 @@ type Daemon struct {
 	started bool
 	info    Info
 
-	stops      []func() error // in the order Close calls them
-	stopBridge context.CancelFunc
-	bridgeDone chan struct{}
-	bridgeErr  error
+	lock *control.InstanceLock
+	hubs *hubSwitch
+	// reconnectMu serializes Reconnect calls.
+	reconnectMu sync.Mutex
+	deviceID    string         // the device the hub client connects with (Reconnect changes it)
+	stops       []func() error // Close calls them newest first
+	stopBridge  context.CancelFunc
+	bridgeDone  chan struct{}
+	bridgeErr   error
 
 	closeOnce sync.Once
 	closeErr  error
@@ -226,8 +255,11 @@ func (d *Daemon) Run(ctx context.Context) error {
 	return d.Close()
 }
 
-// Start brings the parts up: the journal, the run target, the hub client,
-// the bridge and the control endpoint. It returns once all of them run;
+// Start brings the parts up: the instance lock of the control socket (a
+// second daemon stops here, with an error matching
+// control.ErrAlreadyRunning that names the running one's PID, before it
+// binds a port), the journal, the run target, the hub client, the bridge
+// and the control endpoint. It returns once all of them run;
 // ctx bounds the start only (discovery of an external server). On an error
 // everything already started is stopped again.
 func (d *Daemon) Start(ctx context.Context) (err error) {
@@ -245,6 +277,15 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	}()
 	o, log := d.o, d.log
 
+	// One daemon per control socket, checked before anything is opened or
+	// bound; released last, once everything else stopped.
+	lock, err := control.Lock(o.ControlSocket)
+	if err != nil {
+		return err
+	}
+	d.lock = lock
+	d.pushStop(lock.Release)
+
 	j, err := journal.Open(o.JournalPath, journal.Options{Logger: log, Keep: o.JournalKeep})
 	if err != nil {
 		return fmt.Errorf("open the journal: %w", err)
@@ -256,12 +297,12 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 		return err
 	}
 
-	hc, err := hub.New(hub.Config{URL: strings.TrimRight(o.APIURL, "/") + "/device", DeviceID: o.DeviceID,
-		TokenSource: o.DeviceToken, HTTPClient: o.HTTPClient, Logger: log, Now: o.Now, AutoListen: true})
+	hc, err := d.newHub(o.DeviceID, o.APIURL)
 	if err != nil {
 		return err
 	}
-	bopts := bridge.Options{Hub: hc, Automate: client, Journal: j, Rules: o.Rules,
+	d.hubs = newHubSwitch(log, hc)
+	bopts := bridge.Options{Hub: d.hubs, Automate: client, Journal: j, Rules: o.Rules,
 		CancelGrace: o.Bridge.CancelGrace, StopListeningCancels: o.Bridge.StopListeningCancels,
 		OnShutdown: o.Bridge.OnShutdown, Target: target, DeviceID: o.DeviceID,
 		Logger: log.With("component", "bridge"), Now: o.Now}
@@ -273,17 +314,9 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 		return err
 	}
 
-	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
-	hubDone := make(chan struct{})
-	go func() {
-		defer close(hubDone)
-		if err := hc.Run(hubCtx); err != nil && !errors.Is(err, context.Canceled) {
-			log.Warn("hub client stopped", "err", err)
-		}
-	}()
+	d.hubs.run(hc)
 	d.pushStop(func() error {
-		stopHub()
-		<-hubDone
+		d.hubs.stop()
 		return nil
 	})
 
@@ -292,7 +325,7 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := d.startControl(ctx, controlBackend{b, page}); err != nil {
+	if err := d.startControl(ctx, &backend{Bridge: b, d: d, page: page}); err != nil {
 		return err
 	}
 
@@ -310,6 +343,7 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 		d.info.StatusPageURL = page.URL()
 		log.Info("status page", "addr", page.Addr().String(), "open", "hubgate open")
 	}
+	d.deviceID = o.DeviceID
 	if o.Ready != nil {
 		o.Ready(d.info)
 	}
@@ -329,7 +363,7 @@ func (d *Daemon) Done() <-chan struct{} { return d.bridgeDone }
 
 // Close stops the bridge (its current run per Options.Bridge.OnShutdown),
 // then the control endpoint, the hub client (DeviceStoppedListening), the
-// Automate server and the journal. It returns the bridge's error, else the
+// Automate server, the journal and the instance lock. It returns the bridge's error, else the
 // first error of a part; later calls return the same.
 func (d *Daemon) Close() error {
 	d.closeOnce.Do(func() {
@@ -341,6 +375,7 @@ func (d *Daemon) Close() error {
 		}
 		var err error
 		if stop != nil {
+			d.announceStop(d.Info().Bridge)
 			stop()
 			<-d.bridgeDone
 			err = d.bridgeErr
@@ -351,6 +386,207 @@ func (d *Daemon) Close() error {
 		d.closeErr = err
 	})
 	return d.closeErr
+}
+
+// ErrUnpaired: Options.Pairing found no paired device.
+var ErrUnpaired = errors.New("no device is paired")
+
+func (d *Daemon) newHub(deviceID, apiURL string) (*hub.Client, error) {
+	o := d.o
+	return hub.New(hub.Config{URL: strings.TrimRight(apiURL, "/") + "/device", DeviceID: deviceID,
+		TokenSource: o.DeviceToken, HTTPClient: o.HTTPClient, Logger: d.log, Now: o.Now, AutoListen: true})
+}
+
+// backend is the control endpoint's Backend: the bridge, with the
+// daemon's reconnect and its current device.
+type backend struct {
+	*bridge.Bridge
+	d    *Daemon
+	page *statuspage.Server // nil without a status page
+}
+
+func (b *backend) Status(ctx context.Context) (control.Status, error) {
+	st, err := b.Bridge.Status(ctx)
+	if err == nil {
+		b.d.mu.Lock()
+		if b.d.deviceID != "" {
+			st.DeviceID = b.d.deviceID
+		}
+		b.d.mu.Unlock()
+	}
+	return st, err
+}
+
+func (b *backend) Reconnect(ctx context.Context) (control.ReconnectResult, error) {
+	return b.d.Reconnect(ctx)
+}
+
+// Reconnect replaces the hub client at once with one for the paired device
+// as Options.Pairing reads it now (a new device, a new API URL, or the
+// same device with a new token): the hub connection of a new pairing is
+// up in a moment instead of at the old client's next retry. The bridge,
+// its run in flight and its queue are not touched. When no device is
+// paired any more, the hub client is stopped (DeviceStoppedListening) and
+// the daemon stops, as if Close was called.
+func (d *Daemon) Reconnect(ctx context.Context) (control.ReconnectResult, error) {
+	d.reconnectMu.Lock()
+	defer d.reconnectMu.Unlock()
+	d.mu.Lock()
+	running := d.hubs != nil && d.stopBridge != nil
+	prev, stopBridge := d.deviceID, d.stopBridge
+	d.mu.Unlock()
+	if !running {
+		return control.ReconnectResult{}, errors.New("daemon: not running")
+	}
+	id, apiURL := d.o.DeviceID, d.o.APIURL
+	if d.o.Pairing != nil {
+		var err error
+		id, apiURL, err = d.o.Pairing(ctx)
+		if errors.Is(err, ErrUnpaired) {
+			d.log.Warn("reconnect: no device is paired any more; stopping", "previous_device_id", prev)
+			stopBridge() // Done closes; the caller of Start closes the rest
+			return control.ReconnectResult{PreviousDeviceID: prev,
+				Message: "no device is paired any more: the daemon stops (DeviceStoppedListening is sent for " + prev + ")"}, nil
+		}
+		if err != nil {
+			return control.ReconnectResult{}, fmt.Errorf("read the pairing: %w", err)
+		}
+	}
+	hc, err := d.newHub(id, apiURL)
+	if err != nil {
+		return control.ReconnectResult{}, err
+	}
+	d.hubs.run(hc)
+	d.mu.Lock()
+	d.deviceID, d.info.Hub = id, hc
+	d.mu.Unlock()
+	msg := "reconnecting now with device " + id
+	if id != prev {
+		msg = fmt.Sprintf("reconnecting now with the new device %s (was %s)", id, prev)
+	}
+	d.log.Info("reconnect: "+msg, "device_id", id, "previous_device_id", prev)
+	return control.ReconnectResult{Paired: true, DeviceID: id, PreviousDeviceID: prev, Message: msg}, nil
+}
+
+// Reload applies the parts of o that a running daemon can change without
+// dropping the hub connection or the run in flight: the routing rules and
+// command tools (Options.Rules). It returns what changed, one line per
+// change, and the settings that differ but only apply after a restart.
+// The run in flight and queued commands keep the rules they matched.
+func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.info.Bridge == nil {
+		return nil, nil, errors.New("daemon: not running")
+	}
+	if o.Rules == nil {
+		set, err := rules.Compile(nil, nil, rules.UnmatchedSpec{})
+		if err != nil {
+			return nil, nil, err
+		}
+		o.Rules = set
+	}
+	old := d.o
+	if old.Rules == nil {
+		old.Rules, _ = rules.Compile(nil, nil, rules.UnmatchedSpec{})
+	}
+	changed = diffRules(old.Rules, o.Rules)
+	if len(changed) > 0 {
+		d.info.Bridge.SetRules(o.Rules)
+		d.o.Rules = o.Rules
+	}
+	restart := func(name string, differs bool) {
+		if differs {
+			needRestart = append(needRestart, name)
+		}
+	}
+	restart("bridge.journal", o.JournalPath != old.JournalPath)
+	restart("bridge.journal_keep_days", o.JournalKeep != old.JournalKeep)
+	restart("bridge.control_socket", o.ControlSocket != old.ControlSocket)
+	restart("bridge.cancel_grace, stop_listening_cancels, on_shutdown", o.Bridge != old.Bridge)
+	ao, oa := o.Automate, old.Automate
+	restart("automate (target, port, workspace, tool_wait)", ao.External != oa.External || ao.Port != oa.Port ||
+		ao.Workspace != oa.Workspace || ao.WorkspaceRestriction != oa.WorkspaceRestriction || ao.ToolWait != oa.ToolWait)
+	return changed, needRestart, nil
+}
+
+// diffRules describes what differs between two rule sets: rules added,
+// removed, changed or moved, the command tools and the unmatched action.
+func diffRules(old, nu *rules.Set) []string {
+	var out []string
+	oldRules := map[string]*rules.Rule{}
+	for _, r := range old.Rules() {
+		oldRules[r.Name()] = r
+	}
+	seen := map[string]bool{}
+	for i, r := range nu.Rules() {
+		seen[r.Name()] = true
+		o, ok := oldRules[r.Name()]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("rule %q added", r.Name()))
+		case !reflect.DeepEqual(o.Spec(), r.Spec()):
+			out = append(out, fmt.Sprintf("rule %q changed", r.Name()))
+		case o.Index() != i:
+			out = append(out, fmt.Sprintf("rule %q moved to position %d", r.Name(), i+1))
+		}
+	}
+	for _, r := range old.Rules() {
+		if !seen[r.Name()] {
+			out = append(out, fmt.Sprintf("rule %q removed", r.Name()))
+		}
+	}
+	if !slices.Equal(old.CommandToolNames(), nu.CommandToolNames()) {
+		out = append(out, fmt.Sprintf("command tools: %v -> %v", old.CommandToolNames(), nu.CommandToolNames()))
+	} else {
+		for _, name := range nu.CommandToolNames() {
+			a, _ := old.CommandTool(name)
+			b, _ := nu.CommandTool(name)
+			if !reflect.DeepEqual(a, b) {
+				out = append(out, fmt.Sprintf("command tool %q changed", name))
+			}
+		}
+	}
+	ou, _ := old.Unmatched(rules.Command{})
+	nuu, _ := nu.Unmatched(rules.Command{})
+	if (ou == nil) != (nuu == nil) || ou != nil && !reflect.DeepEqual(ou.Spec(), nuu.Spec()) {
+		out = append(out, "unmatched action changed")
+	}
+	return out
+}
+
+// Force makes a stop in progress quick: the current run is force-cancelled
+// (its worker terminated) instead of waiting for a soft cancel. A second
+// interrupt calls it.
+func (d *Daemon) Force(ctx context.Context) {
+	b := d.Info().Bridge
+	if b == nil {
+		return
+	}
+	if res, err := b.Cancel(ctx, true); err == nil && res.Stopped {
+		d.log.Warn("stopping now: the current run is terminated", "command_id", res.CommandID)
+	}
+}
+
+// announceStop says what Close waits for.
+func (d *Daemon) announceStop(b *bridge.Bridge) {
+	st, err := b.Status(context.Background())
+	if err != nil || st.Current == nil {
+		d.log.Info("stopping")
+		return
+	}
+	if d.o.Bridge.OnShutdown == bridge.ShutdownLeave {
+		d.log.Info(fmt.Sprintf("stopping: leaving run #%d on the Automate server (bridge.on_shutdown: leave)", st.Current.CommandID),
+			"command_id", st.Current.CommandID)
+		return
+	}
+	grace := d.o.Bridge.CancelGrace
+	if grace <= 0 {
+		grace = 10 * time.Second
+	}
+	wait := grace + 5*time.Second // the bridge's shutdown bound
+	d.log.Info(fmt.Sprintf("stopping: waiting up to %d s for run #%d to cancel (interrupt again to stop at once)", int(wait.Seconds()), st.Current.CommandID),
+		"command_id", st.Current.CommandID, "wait", wait.String())
 }
 
 // pushStop records a part's stop; Close calls them newest first.
@@ -422,19 +658,12 @@ func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *au
 	return control.AutomateTarget{Mode: control.ModeCohosted, Endpoint: endpoint}, c, nil
 }
 
-// controlBackend is the bridge with the status page's address, for the
-// control endpoint.
-type controlBackend struct {
-	*bridge.Bridge
-	page *statuspage.Server
-}
-
 // StatusPage answers `hubgate open` (control.StatusPager).
-func (c controlBackend) StatusPage(context.Context) (control.StatusPage, bool) {
-	if c.page == nil {
+func (b *backend) StatusPage(context.Context) (control.StatusPage, bool) {
+	if b.page == nil {
 		return control.StatusPage{}, false
 	}
-	return control.StatusPage{URL: c.page.URL()}, true
+	return control.StatusPage{URL: b.page.URL()}, true
 }
 
 // startNotify follows the bridge's events with the notifier: desktop
@@ -516,10 +745,11 @@ func (d *Daemon) startStatusPage(ctx context.Context, b *bridge.Bridge) (*status
 }
 
 // startControl serves the control endpoint of `hubgate status`, `history`,
-// `cancel`, `watch` and `open` on a Unix socket only this user can reach.
+// `cancel`, `watch`, `open` and the reconnect request on a Unix socket only
+// this user can reach.
 func (d *Daemon) startControl(ctx context.Context, b control.Backend) error {
 	log := d.log
-	srv, err := control.Listen(control.Config{Path: d.o.ControlSocket, Handler: b, Logger: log.With("component", "control")})
+	srv, err := control.Listen(control.Config{Path: d.o.ControlSocket, Handler: b, Lock: d.lock, Logger: log.With("component", "control")})
 	if err != nil {
 		return fmt.Errorf("control endpoint: %w", err)
 	}

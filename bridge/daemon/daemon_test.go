@@ -9,7 +9,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -261,5 +264,273 @@ func TestRunStopsWithItsContext(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Run did not return after its context ended")
+	}
+}
+
+// TestSecondDaemonStopsBeforeBinding: a second daemon on the same control
+// socket fails at once with the first one's PID and binds no port.
+func TestSecondDaemonStopsBeforeBinding(t *testing.T) {
+	f := newFixture(t)
+	first, err := New(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	o := f.opts
+	o.Automate.Port = port
+	o.JournalPath = filepath.Join(t.TempDir(), "other.db")
+	second, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = second.Start(t.Context())
+	var are *control.AlreadyRunningError
+	if !errors.As(err, &are) || are.PID != os.Getpid() {
+		t.Fatalf("second Start: %v, want an AlreadyRunningError naming pid %d", err, os.Getpid())
+	}
+	if _, serr := os.Stat(o.JournalPath); !errors.Is(serr, os.ErrNotExist) {
+		t.Errorf("the second daemon created its journal: %v", serr)
+	}
+	ln, err = net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		t.Fatalf("port %d is taken after the refused start: %v", port, err)
+	}
+	ln.Close()
+	if _, err := control.Dial(f.opts.ControlSocket).Status(t.Context()); err != nil {
+		t.Fatalf("the first daemon's control socket: %v", err)
+	}
+}
+
+// lastSeq is the mock's newest event sequence number.
+func lastSeq(m *mockhub.Server) int64 {
+	var seq int64
+	for _, ev := range m.Events(0) {
+		seq = ev.Seq
+	}
+	return seq
+}
+
+func countActions(m *mockhub.Server, since int64, device, action string) int {
+	n := 0
+	for _, ev := range m.Events(since) {
+		if ev.Action == action && (device == "" || ev.DeviceID == device) {
+			n++
+		}
+	}
+	return n
+}
+
+func waitListening(t *testing.T, f *fixture, d *Daemon, device string) {
+	t.Helper()
+	waitFor(t, "device "+device+" to listen", func() bool {
+		dev, ok := f.mock.Device(device)
+		return ok && dev.IsListening && d.Info().Hub.State().Status == hub.StatusListening
+	})
+}
+
+func compile(t *testing.T, yaml string) *rules.Set {
+	t.Helper()
+	file, err := rules.ParseYAML([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := file.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return set
+}
+
+// TestReloadKeepsTheHubAndTheRunInFlight: new rules apply to the next
+// command; the run in flight finishes with its old rule and the hub
+// connection is not dropped.
+func TestReloadKeepsTheHubAndTheRunInFlight(t *testing.T) {
+	f := newFixture(t)
+	f.opts.Rules = compile(t, `
+rules:
+  - name: slow
+    match: {command: slow}
+    run:
+      prompt: "slow one\n#!sleep 1500\n#!answer slow done"
+unmatched: {action: ignore}
+`)
+	d, err := New(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	waitListening(t, f, d, f.device)
+	since := lastSeq(f.mock)
+	b := d.Info().Bridge
+	if err := f.mock.PushCommand(f.device, "slow", nil); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the slow run to start", func() bool {
+		st, _ := b.Status(t.Context())
+		return st.Current != nil
+	})
+
+	o := f.opts
+	o.Rules = compile(t, `
+rules:
+  - name: fast
+    match: {command: fast}
+    run: {prompt: "fast one"}
+unmatched: {action: run, busy: queue}
+`)
+	o.JournalPath = "/elsewhere/journal.db"
+	changed, restart, err := d.Reload(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`rule "fast" added`, `rule "slow" removed`, "unmatched action changed"}
+	if !slices.Equal(changed, want) {
+		t.Errorf("changes %q, want %q", changed, want)
+	}
+	if !slices.Equal(restart, []string{"bridge.journal"}) {
+		t.Errorf("restart list %q", restart)
+	}
+	if err := f.mock.PushCommand(f.device, "anything", nil); err != nil {
+		t.Fatal(err)
+	}
+	es := waitEntries(t, b, 2)
+	if es[1].Rule != "slow" || es[1].Status != automate.StatusCompleted || es[1].Answer != "slow done" {
+		t.Errorf("the run in flight: %+v", es[1])
+	}
+	if es[0].Rule != rules.UnmatchedRuleName || es[0].Answer != "Done: anything" {
+		t.Errorf("the command after the reload: %+v", es[0])
+	}
+	if n := countActions(f.mock, since, f.device, "connected"); n != 0 {
+		t.Errorf("the hub reconnected %d times during the reload", n)
+	}
+	if n := f.mock.Connections(f.device); n != 1 {
+		t.Errorf("%d hub connections, want 1", n)
+	}
+	// Nothing changed: nothing to say.
+	if changed, _, _ := d.Reload(o); len(changed) != 0 {
+		t.Errorf("a reload of the same rules reports %q", changed)
+	}
+}
+
+// waitEntries waits until the newest n journal entries are all settled
+// runs and returns them, newest first.
+func waitEntries(t *testing.T, b interface {
+	History(context.Context, int) ([]journal.Entry, error)
+}, n int) []journal.Entry {
+	t.Helper()
+	var es []journal.Entry
+	waitFor(t, "runs to finish", func() bool {
+		var err error
+		es, err = b.History(t.Context(), n)
+		if err != nil || len(es) < n {
+			return false
+		}
+		for _, e := range es {
+			if e.Run != journal.RunFinished {
+				return false
+			}
+		}
+		return true
+	})
+	return es
+}
+
+// TestReconnectSwitchesToTheNewPairing: after a re-pairing with a new
+// device, Reconnect connects the new device at once, the old one says
+// DeviceStoppedListening, commands of the new device run, and status
+// names it.
+func TestReconnectSwitchesToTheNewPairing(t *testing.T) {
+	f := newFixture(t)
+	dev2, tok2, err := f.mock.CreateDevice("", "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	device, token := f.device, ""
+	first := f.opts.DeviceToken
+	f.opts.DeviceToken = func(ctx context.Context) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if token != "" {
+			return token, nil
+		}
+		return first(ctx)
+	}
+	f.opts.Pairing = func(context.Context) (string, string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if device == "" {
+			return "", "", ErrUnpaired
+		}
+		return device, f.url, nil
+	}
+	d, err := New(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	waitListening(t, f, d, f.device)
+	since := lastSeq(f.mock)
+
+	mu.Lock()
+	device, token = dev2.ID, tok2.Token
+	mu.Unlock()
+	res, err := control.Dial(f.opts.ControlSocket).Reconnect(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Paired || res.DeviceID != dev2.ID || res.PreviousDeviceID != f.device || res.PID != os.Getpid() {
+		t.Fatalf("reconnect answer: %+v", res)
+	}
+	waitListening(t, f, d, dev2.ID)
+	waitFor(t, "the old device to stop listening", func() bool {
+		return countActions(f.mock, since, f.device, "DeviceStoppedListening") == 1
+	})
+	if err := f.mock.PushCommand(dev2.ID, "from the new device", nil); err != nil {
+		t.Fatal(err)
+	}
+	es := waitEntries(t, d.Info().Bridge, 1)
+	if es[0].Answer != "Done: from the new device" {
+		t.Fatalf("entry: %+v", es[0])
+	}
+	st, err := control.Dial(f.opts.ControlSocket).Status(t.Context())
+	if err != nil || st.DeviceID != dev2.ID || !st.Listening {
+		t.Fatalf("status after the reconnect: %+v, %v", st, err)
+	}
+
+	// Unpaired: the daemon stops.
+	mu.Lock()
+	device = ""
+	mu.Unlock()
+	res, err = control.Dial(f.opts.ControlSocket).Reconnect(t.Context())
+	if err != nil || res.Paired || !strings.Contains(res.Message, "stops") {
+		t.Fatalf("reconnect when unpaired: %+v, %v", res, err)
+	}
+	select {
+	case <-d.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the daemon did not stop after the unpairing")
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if countActions(f.mock, since, dev2.ID, "DeviceStoppedListening") != 1 {
+		t.Errorf("the new device never said DeviceStoppedListening")
 	}
 }

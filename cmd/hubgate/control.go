@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/hub"
 )
 
 // errNotRunning: the daemon's control endpoint does not answer.
@@ -39,31 +41,90 @@ func daemonError(err error) error {
 	return err
 }
 
+// The states `status` reports through its exit code (ExitNeedsRepair,
+// ExitNotConnected, ExitNotListening).
+var (
+	errNeedsRepair  = errors.New("the hub refused the device token: run 'hubgate pair' again")
+	errNotConnected = errors.New("the daemon runs but its hub is not connected")
+	errNotListening = errors.New("the hub is connected but the device is not listening")
+)
+
 func newStatusCommand(a *app) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the running daemon's state: hub connection, listening, current run, queue",
-		Args:  noArgs,
+		Long: `Show the running daemon's state: hub connection, listening, current run, queue.
+
+The exit code says the state, for scripts:
+  0   the daemon runs and its device listens for commands
+  9   the daemon is not running
+  11  the hub refused the device token: run 'hubgate pair' again
+  12  the hub is not connected (connecting or reconnecting)
+  13  the hub is connected but the device is not listening
+  3   the configuration is invalid (1 for other errors)
+
+--json always prints one JSON object: the status, or {"running": false,
+"error": "...", "exitCode": N} when there is no status to show.`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, c, err := a.dialControl()
+			st, err := a.daemonStatus(cmd.Context())
 			if err != nil {
+				if asJSON {
+					_ = writeJSONTo(a.stdio.Out, statusErrorBody{Running: false, Error: err.Error(), ExitCode: exitCode(err)})
+				}
 				return err
 			}
-			defer c.Close()
-			st, err := c.Status(cmd.Context())
-			if err != nil {
-				return daemonError(err)
-			}
 			if asJSON {
-				return writeJSONTo(a.stdio.Out, st)
+				if err := writeJSONTo(a.stdio.Out, st); err != nil {
+					return err
+				}
+			} else {
+				printStatus(a.stdio.Out, st)
 			}
-			printStatus(a.stdio.Out, st)
+			if err := statusCondition(st); err != nil {
+				return &quietError{err}
+			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as one JSON object (an error object when there is none)")
 	return cmd
+}
+
+// statusErrorBody is `status --json` when no daemon answered.
+type statusErrorBody struct {
+	Running  bool   `json:"running"`
+	Error    string `json:"error"`
+	ExitCode int    `json:"exitCode"`
+}
+
+// daemonStatus asks the running daemon for its status.
+func (a *app) daemonStatus(ctx context.Context) (control.Status, error) {
+	_, c, err := a.dialControl()
+	if err != nil {
+		return control.Status{}, err
+	}
+	defer c.Close()
+	st, err := c.Status(ctx)
+	if err != nil {
+		return control.Status{}, daemonError(err)
+	}
+	return st, nil
+}
+
+// statusCondition is what the status's exit code says: nil when the
+// device listens.
+func statusCondition(st control.Status) error {
+	switch {
+	case st.Hub.NeedsRepair:
+		return errNeedsRepair
+	case st.Hub.Status != string(hub.StatusConnected) && st.Hub.Status != string(hub.StatusListening):
+		return errNotConnected
+	case !st.Listening:
+		return errNotListening
+	}
+	return nil
 }
 
 func printStatus(w io.Writer, st control.Status) {
@@ -94,6 +155,33 @@ func printStatus(w io.Writer, st control.Status) {
 		c.Received, c.Started, c.Completed, c.Failed, c.Queued, c.Dropped, c.Ignored, c.Canceled)
 	for _, n := range st.Notifications {
 		fmt.Fprintf(w, "notify     %s [%s] %s\n", n.At.Local().Format(time.TimeOnly), n.Level, n.Message)
+	}
+}
+
+// tellDaemonPairing asks a running daemon to reconnect its hub at once
+// with the pairing as it is now saved (after `pair`), or to stop when none
+// is left (after `unpair`), and says on stderr what happened to it. A
+// daemon that is not running is told nothing (quiet unless always).
+func (a *app) tellDaemonPairing(ctx context.Context, always bool) {
+	say := func(format string, args ...any) { fmt.Fprintf(a.stdio.Err, "hubgate: "+format+"\n", args...) }
+	_, c, err := a.dialControl()
+	if err != nil {
+		say("could not tell a running daemon: %v", err)
+		return
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	res, err := c.Reconnect(ctx)
+	switch {
+	case errors.Is(err, control.ErrNotRunning):
+		if always {
+			say("no daemon is running")
+		}
+	case err != nil:
+		say("the running daemon did not take the change (%v); restart it to apply it", err)
+	default:
+		say("the running daemon (pid %d): %s", res.PID, res.Message)
 	}
 }
 

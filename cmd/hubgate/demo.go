@@ -73,6 +73,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/hub/mockhub"
 	"github.com/hubgate/hubgate/oauth"
@@ -484,18 +485,12 @@ func startDemoMock(log *slog.Logger) (*mockhub.Server, string, func(), error) {
 	return srv, base, stop, nil
 }
 
-// demoPair pairs a new User Device with the mock as `hubgate pair` does,
-// keeping the refresh token and the device token in store.
+// demoPair pairs a new User Device with the mock as `hubgate pair` does
+// (package pairing), keeping the refresh token and the device token in
+// store.
 func demoPair(ctx context.Context, n *demoNarrator, log *slog.Logger, base string, mc mockhub.Config, store configs.SecretStore) (*deviceapi.UserDevice, error) {
 	httpClient := &http.Client{Timeout: 30 * time.Second}
-	oc, err := oauth.New(oauth.Config{APIURL: base, ClientID: mc.ClientID, ClientSecret: mc.ClientSecret,
-		HTTPClient: httpClient, Logger: log.With("component", "oauth")})
-	if err != nil {
-		return nil, err
-	}
 	n.say("pair", nil, "2. pairing, as 'hubgate pair' does, with every secret kept in memory")
-	n.say("sign-in", map[string]any{"authUrl": oc.AuthURL()},
-		"   signing in: OAuth authorization code with PKCE at %s; an in-process client plays the browser and the mock approves", oc.AuthURL())
 
 	loginCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -516,54 +511,45 @@ func demoPair(ctx context.Context, n *demoNarrator, log *slog.Logger, base strin
 		}()
 		return nil
 	}
-	tok, err := oc.Login(loginCtx, oauth.LoginOptions{Out: io.Discard, OpenBrowser: browser,
-		Getenv: func(string) string { return "" }, Timeout: demoStartTimeout})
+	res, err := pairing.Pair(loginCtx, pairing.Options{
+		OAuth: oauth.Config{APIURL: base, ClientID: mc.ClientID, // no secret, as the vendor's clients
+			HTTPClient: httpClient, Logger: log.With("component", "oauth")},
+		Login: oauth.LoginOptions{Out: io.Discard, OpenBrowser: browser,
+			Getenv: func(string) string { return "" }, Timeout: demoStartTimeout},
+		DeviceTypeID: mc.DeviceTypeID,
+		DeviceName:   demoDeviceName,
+		RefreshStore: store,
+		UserAgent:    "hubgate/" + version() + " (demo)",
+		Progress: func(p pairing.Progress) {
+			switch p.Step {
+			case pairing.StepSignIn:
+				n.say("sign-in", p.Fields, "   signing in at %s; an in-process client plays the browser and the mock approves", p.Fields["authUrl"])
+			case pairing.StepSignedIn:
+				n.say("signed-in", p.Fields, "   signed in: the code was exchanged at %s for an access and a refresh token (in memory)", p.Fields["tokenUrl"])
+			case pairing.StepDevice:
+				if _, ok := p.Fields["deviceId"]; ok {
+					n.say("device", p.Fields, "   created User Device %s (%q, device type %s)", p.Fields["deviceId"], demoDeviceName, mc.DeviceTypeID)
+				}
+			case pairing.StepDeviceToken:
+				n.say("device-token", p.Fields, "   created device token %s (the token itself stays in memory)", p.Fields["tokenId"])
+			case pairing.StepConfirmed:
+				n.say("confirmed", p.Fields, "   confirmed: GET /api/Device/userDevices/%s answers the device (not yet connected)", p.Fields["deviceId"])
+			}
+		},
+	})
 	if err != nil {
 		if c := context.Cause(loginCtx); c != nil && ctx.Err() == nil {
 			err = c
 		}
-		return nil, fmt.Errorf("demo: sign-in: %w", err)
+		return nil, fmt.Errorf("demo: %w", err)
 	}
-	if tok.RefreshToken == "" {
-		return nil, errors.New("demo: sign-in: the mock issued no refresh token")
-	}
-	if err := store.Set(ctx, configs.AccountOAuthRefreshToken, tok.RefreshToken); err != nil {
+	if err := store.Set(ctx, configs.AccountOAuthRefreshToken, res.RefreshToken); err != nil {
 		return nil, err
 	}
-	n.say("signed-in", map[string]any{"tokenUrl": oc.TokenURL()},
-		"   signed in: the code was exchanged at %s for an access and a refresh token (in memory)", oc.TokenURL())
-	ts := oc.TokenSource(context.WithoutCancel(ctx), tok, oauth.TokenSourceOptions{Store: store})
-
-	api, err := deviceapi.New(deviceapi.Config{BaseURL: base, TokenSource: ts, HTTPClient: httpClient,
-		Logger: log.With("component", "deviceapi"), UserAgent: "hubgate/" + version() + " (demo)"})
-	if err != nil {
+	if err := store.Set(ctx, configs.AccountDeviceToken, res.Token.Token); err != nil {
 		return nil, err
 	}
-	dev, err := api.CreateDevice(ctx, mc.DeviceTypeID, demoDeviceName)
-	if err != nil {
-		return nil, fmt.Errorf("demo: create the User Device: %w", err)
-	}
-	n.say("device", map[string]any{"deviceId": dev.ID, "deviceType": mc.DeviceTypeID},
-		"   created User Device %s (%q, device type %s)", dev.ID, demoDeviceName, mc.DeviceTypeID)
-	dt, err := api.CreateToken(ctx, dev.ID)
-	if err != nil {
-		return nil, fmt.Errorf("demo: create the device token: %w", err)
-	}
-	if err := store.Set(ctx, configs.AccountDeviceToken, dt.Token); err != nil {
-		return nil, err
-	}
-	n.say("device-token", map[string]any{"tokenId": dt.ID},
-		"   created device token %s (the token itself stays in memory)", dt.ID)
-	got, err := api.GetDevice(ctx, dev.ID)
-	if err != nil {
-		return nil, fmt.Errorf("demo: confirm the device: %w", err)
-	}
-	if got.ID != dev.ID {
-		return nil, fmt.Errorf("demo: confirm the device: the service answered with device %q", got.ID)
-	}
-	n.say("confirmed", map[string]any{"deviceId": got.ID},
-		"   confirmed: GET /api/Device/userDevices/%s answers the device (not yet connected)", got.ID)
-	return got, nil
+	return res.Device, nil
 }
 
 // demoWaitListening polls the mock until it sees the device listening.

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/oauth"
@@ -18,13 +19,24 @@ const (
 	ExitUsage       = 2  // bad command line
 	ExitConfig      = 3  // invalid configuration or key supplied by the user
 	ExitSecretStore = 4  // the OS secret store is unavailable or locked
-	ExitUnavailable = 5  // a needed resource is taken (port window full)
+	ExitUnavailable = 5  // a needed resource is taken (port window full; another daemon runs: run)
 	ExitSignIn      = 6  // the sign-in failed or must be repeated (denied, timed out, refused, invalid_grant)
 	ExitRemote      = 7  // the remote device service refused a request (an HTTP error status)
 	ExitNotPaired   = 8  // no paired device: run 'hubgate pair' first
 	ExitNotRunning  = 9  // the daemon is not running (status, cancel)
 	ExitRunFailed   = 10 // demo --once: the run did not complete (failed, canceled, not run)
+	// status: the daemon runs but its device does not take commands.
+	ExitNeedsRepair  = 11 // status: the hub refused the device token; run 'hubgate pair' again
+	ExitNotConnected = 12 // status: the hub is not connected (connecting, reconnecting)
+	ExitNotListening = 13 // status: connected, but the device is not listening
 )
+
+// quietError carries an exit code whose story the command already told
+// on its output (status); Main prints nothing more.
+type quietError struct{ err error }
+
+func (e *quietError) Error() string { return e.err.Error() }
+func (e *quietError) Unwrap() error { return e.err }
 
 // usageError marks a command-line mistake.
 type usageError struct{ err error }
@@ -45,6 +57,10 @@ var exitTable = []struct {
 	{func(err error) bool { return errors.Is(err, configs.ErrInvalidAccessKey) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrStoreUnavailable) }, ExitSecretStore},
 	{func(err error) bool { var p *server.PortWindowError; return errors.As(err, &p) }, ExitUnavailable},
+	{func(err error) bool { return errors.Is(err, control.ErrAlreadyRunning) }, ExitUnavailable},
+	{func(err error) bool { return errors.Is(err, errNeedsRepair) }, ExitNeedsRepair},
+	{func(err error) bool { return errors.Is(err, errNotConnected) }, ExitNotConnected},
+	{func(err error) bool { return errors.Is(err, errNotListening) }, ExitNotListening},
 	{oauth.IsSignInError, ExitSignIn},
 	{func(err error) bool { var a *deviceapi.APIError; return errors.As(err, &a) }, ExitRemote},
 	{func(err error) bool { var d *demoRunError; return errors.As(err, &d) }, ExitRunFailed},
@@ -63,5 +79,9 @@ func exitCode(err error) int {
 }
 
 func reportError(w io.Writer, err error) {
+	var q *quietError
+	if errors.As(err, &q) {
+		return
+	}
 	fmt.Fprintf(w, "hubgate: %v\n", err)
 }

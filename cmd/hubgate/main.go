@@ -1,7 +1,9 @@
 // Command hubgate is the hubgate gateway: one binary whose subcommands
 // serve the Automate server (`hubgate automate serve`), manage its access
 // key (`hubgate automate key`), pair a device (`hubgate pair`), run the
-// daemon (`hubgate run`) and talk to it (`status`, `history`, `cancel`),
+// daemon (`hubgate run`, assembled by bridge/daemon) and talk to it
+// (`status`, `history`, `cancel`), write and check its configuration
+// (`config`, `rules test`), install it as a user service (`service`),
 // serve the mock remote service (`hubgate mock`) and show it all at once
 // (`hubgate demo`). This package only wires: configuration from configs, engines
 // from automate/..., the server from automate/server. Every error reaching
@@ -17,10 +19,15 @@ import (
 )
 
 func main() {
+	ctx, stop := context.Background(), context.CancelFunc(func() {})
 	if isDaemon(os.Args[1:]) {
-		useOneProc()
+		useOneProc() // `run` handles its own signals (superviseDaemon)
+		// A closed terminal's SIGHUP must not kill it before it listens
+		// for SIGHUP (a reload) itself.
+		signal.Ignore(syscall.SIGHUP)
+	} else {
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := Main(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Getenv)
 	stop()
 	os.Exit(code)

@@ -43,6 +43,9 @@ type mockFlags struct {
 	directHub    bool
 	serviceAddr  string
 	hubTokenTTL  time.Duration
+	// sign-in as the real service answers it
+	redirectURIs  []string
+	requireSecret bool
 }
 
 func newMockCommand(a *app) *cobra.Command {
@@ -51,15 +54,20 @@ func newMockCommand(a *app) *cobra.Command {
 		Use:   "mock",
 		Short: "Run the mock remote device service, or drive a running one",
 		Long: `Run the mock of the remote device service on this machine: OAuth sign-in
-(/signin/authorize, /signin/token), the device REST routes, the SignalR device hub
-at /device (whose negotiate redirects to a mock Azure SignalR Service on a second
-port, as the real service does; --direct-hub serves it at /device), an admin API
-under /mock (loopback peers only) and an API explorer at /swagger. Everything is in memory. Once it accepts connections it prints its base
+(/signin, /signin/token, answering as the real service does), the device REST
+routes, the SignalR device hub at /device (whose negotiate redirects to a mock
+Azure SignalR Service on a second port, as the real service does; --direct-hub
+serves it at /device), an admin API under /mock (loopback peers only) and an API
+explorer at /swagger. Everything is in memory. Once it accepts connections it prints its base
 URL (http://127.0.0.1:<port>) on stdout; SIGINT or SIGTERM stops it cleanly.
 
 Defaults: client id mock-client, client secret mock-secret, device type
-mock-controller. The client secret is a test credential of the mock: set it with
+mock-controller. As on the real service, a client may sign in without the
+secret; one that sends it must send the right one (--require-client-secret
+demands it). The client secret is a test credential of the mock: set it with
 ` + envMockSecret + ` (preferred) or --client-secret; never reuse a real secret.
+--redirect-uri registers the redirect addresses the sign-in accepts (as the
+developer portal does); without it any loopback address is accepted.
 
 The subcommands drive a running mock through its admin API; they take the base
 URL from --url or ` + envMockURL + `.`,
@@ -77,6 +85,8 @@ URL from --url or ` + envMockURL + `.`,
 	fl.StringVar(&f.clientSecret, "client-secret", "", "OAuth client secret of the mock, a TEST credential (default mock-secret; prefer "+envMockSecret+")")
 	fl.StringVar(&f.deviceType, "device-type", "", "the device type id User Devices are created with (default mock-controller)")
 	fl.BoolVar(&f.denyConsent, "deny-consent", false, "the authorization page denies every request (redirects with error=access_denied)")
+	fl.StringArrayVar(&f.redirectURIs, "redirect-uri", nil, "a registered redirect address, e.g. http://127.0.0.1:51772/ (repeatable; default: any loopback address)")
+	fl.BoolVar(&f.requireSecret, "require-client-secret", false, "refuse token requests without client_secret (default: the secret is optional, as on the real service)")
 	fl.DurationVar(&f.accessTTL, "access-token-ttl", 0, "lifetime of access tokens (default 1h)")
 	fl.DurationVar(&f.refreshTTL, "refresh-token-ttl", 0, "lifetime of refresh tokens (default 720h)")
 	fl.DurationVar(&f.keepAlive, "hub-keepalive", 0, "hub keep-alive ping interval (default 15s)")
@@ -104,6 +114,7 @@ func (a *app) runMock(ctx context.Context, f mockFlags) error {
 	cfg := mockhub.Config{
 		ClientID: f.clientID, ClientSecret: secret, DeviceTypeID: f.deviceType,
 		AccessTokenTTL: f.accessTTL, RefreshTokenTTL: f.refreshTTL,
+		RedirectURIs: f.redirectURIs, RequireClientSecret: f.requireSecret,
 		KeepAliveInterval: f.keepAlive, TimeoutInterval: f.timeout,
 		DirectHub: f.directHub, ServiceAddr: f.serviceAddr, ServiceTokenTTL: f.hubTokenTTL,
 		Logger: log,

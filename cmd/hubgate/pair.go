@@ -9,10 +9,19 @@ package main
 //     the client secret is found, and only then does anything reach the
 //     service. A machine without a usable keyring fails before the
 //     sign-in, with nothing created anywhere.
-//   - Client secret: the keyring, else HUBGATE_CLIENT_SECRET, else one
-//     line from stdin (prompted on stderr, echo off on a terminal). Only a
-//     secret typed on stdin is stored (the environment stays the source
-//     for those who chose it).
+//   - Client secret: optional (the vendor's clients send none): the
+//     keyring, else HUBGATE_CLIENT_SECRET, else, with --client-secret-stdin,
+//     one line from stdin (prompted on stderr, echo off on a terminal),
+//     else none. Only a secret typed on stdin is stored (the environment
+//     stays the source for those who chose it).
+//   - Before the browser opens, {api_url} must answer (oauth.Client.Probe,
+//     5 s): a wrong address fails in seconds with exit 6.
+//   - --reuse signs in again with the api url, client id and redirect
+//     address recorded in state.json; a flag, the environment or the file
+//     that names another api url is refused (use --replace).
+//   - The browser: its exit status is honoured; when it cannot be opened
+//     the redirected address is read from stdin (oauth.Login says so).
+//   - The last line names the next command to run.
 //   - Re-runs: when a device is paired, `--reuse` keeps that device: it
 //     signs in again, creates a new device token for the device, confirms
 //     the device and replaces the stored refresh token and device token
@@ -46,7 +55,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/configs"
-	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/oauth"
 )
 
@@ -54,15 +63,17 @@ import (
 const EnvClientSecret = "HUBGATE_CLIENT_SECRET"
 
 type pairFlags struct {
-	name       string
-	noBrowser  bool
-	jsonOut    bool
-	apiURL     string
-	clientID   string
-	deviceType string
-	replace    bool
-	reuse      bool
-	timeout    time.Duration
+	name        string
+	noBrowser   bool
+	jsonOut     bool
+	apiURL      string
+	clientID    string
+	deviceType  string
+	replace     bool
+	reuse       bool
+	timeout     time.Duration
+	redirectURI string
+	secretStdin bool
 }
 
 func newPairCommand(a *app) *cobra.Command {
@@ -77,20 +88,26 @@ secret store and the device id and name in $XDG_CONFIG_HOME/hubgate/state.json.
 
 The api url, client id and device type id come from the flags, else from
 HUBGATE_API_URL, HUBGATE_CLIENT_ID and HUBGATE_DEVICE_TYPE, else from the config
-file. The client secret is never a flag: it comes from the OS secret store, else
-from HUBGATE_CLIENT_SECRET, else it is asked for on stdin (one line; it is then
-stored in the OS secret store).
+file. The redirect address registered for the client in the developer portal
+(e.g. http://127.0.0.1:51772/) is --redirect-uri or remote.redirect_uri; without
+one a random loopback port is used. The client secret is optional and never a
+flag: it comes from the OS secret store, else from HUBGATE_CLIENT_SECRET, else
+from stdin with --client-secret-stdin (one line; it is then stored in the OS
+secret store), else none is sent.
 
-The sign-in address is always printed. A browser is opened with $BROWSER (the
-URL as its last argument) or xdg-open; --no-browser skips that and lets you
-paste the address the browser was redirected to.
+The api url must answer before the browser opens: a wrong address fails in
+seconds (exit 6). The sign-in address is always printed. A browser is opened
+with $BROWSER (the URL as its last argument) or xdg-open, without hubgate's
+secrets in its environment; if it cannot be opened, or with --no-browser, paste
+the address the browser was redirected to.
 
 The secret store is checked before anything is created: without a usable one,
 pair stops and nothing is created. If a later step fails, nothing is kept
 locally and the message says what was created on the service.
 
-When a device is already paired, --reuse keeps it (new sign-in, new device token)
-and --replace creates a new device; one of them is required when stdin is not a
+When a device is already paired, --reuse keeps it (new sign-in with the api url,
+client id and redirect address saved in state.json, new device token) and
+--replace creates a new device; one of them is required when stdin is not a
 terminal. 'hubgate unpair' removes the local secrets and state.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -107,6 +124,8 @@ terminal. 'hubgate unpair' removes the local secrets and state.`,
 	fl.BoolVar(&f.replace, "replace", false, "when a device is paired: create a new device and replace the local pairing")
 	fl.BoolVar(&f.reuse, "reuse", false, "when a device is paired: keep it and renew its sign-in and device token")
 	fl.DurationVar(&f.timeout, "timeout", oauth.DefaultLoginTimeout, "how long to wait for the sign-in in the browser")
+	fl.StringVar(&f.redirectURI, "redirect-uri", "", "redirect address registered for the client, e.g. http://127.0.0.1:51772/ (overrides HUBGATE_REDIRECT_URI and remote.redirect_uri; default: a random loopback port)")
+	fl.BoolVar(&f.secretStdin, "client-secret-stdin", false, "read the OAuth client secret from stdin (only when neither the OS secret store nor HUBGATE_CLIENT_SECRET has one; most clients need none)")
 	return cmd
 }
 
@@ -121,7 +140,11 @@ The device itself stays on the remote service (no delete route is known); remove
 it in the app if you no longer want it.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runUnpair(cmd.Context(), a.pairEnv(nil), keepSecret)
+			if err := runUnpair(cmd.Context(), a.pairEnv(nil), keepSecret); err != nil {
+				return err
+			}
+			a.tellDaemonPairing(cmd.Context(), true)
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&keepSecret, "keep-client-secret", false, "keep the OAuth client secret in the OS secret store")
@@ -185,6 +208,7 @@ func (a *app) pair(ctx context.Context, cmd *cobra.Command, f pairFlags) error {
 	override("api-url", "remote.api_url", f.apiURL)
 	override("client-id", "remote.client_id", f.clientID)
 	override("device-type", "remote.device_type_id", f.deviceType)
+	override("redirect-uri", "remote.redirect_uri", f.redirectURI)
 	cfg, err := a.loadConfig(overrides)
 	if err != nil {
 		return err
@@ -193,6 +217,7 @@ func (a *app) pair(ctx context.Context, cmd *cobra.Command, f pairFlags) error {
 	if err != nil {
 		return err
 	}
+	a.tellDaemonPairing(ctx, false)
 	if f.jsonOut {
 		enc := json.NewEncoder(a.stdio.Out)
 		enc.SetIndent("", "  ")
@@ -211,7 +236,11 @@ type pairResult struct {
 	PairedAt     time.Time `json:"pairedAt"`
 	Reused       bool      `json:"reused"` // the device existed before this run
 	StateFile    string    `json:"stateFile"`
+	Next         string    `json:"next"` // the command to run next
 }
+
+// nextCommand is what a person runs after pairing.
+const nextCommand = "hubgate run"
 
 // progress prints one step line on stderr.
 func (e pairEnv) progress(format string, args ...any) {
@@ -267,8 +296,19 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		}
 	}
 
-	// 2. Settings.
+	// 2. Settings; --reuse takes what the state file recorded.
 	r := cfg.Remote
+	if reuse {
+		if r.APIURL == "" {
+			r.APIURL = prev.APIURL
+		}
+		if r.ClientID == "" {
+			r.ClientID = prev.ClientID
+		}
+		if r.RedirectURI == "" {
+			r.RedirectURI = prev.RedirectURI
+		}
+	}
 	var problems []configs.FieldError
 	need := func(path, v, env string) {
 		if v == "" {
@@ -308,114 +348,72 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		return nil, fmt.Errorf("the OS secret store is not usable, so nothing was created: %w", err)
 	}
 
-	// 4. The client secret.
-	secret, secretSource, err := e.clientSecret(ctx)
+	// 4. The client secret, if any.
+	secret, secretSource, err := e.clientSecret(ctx, f.secretStdin)
 	if err != nil {
 		return nil, err
 	}
-	e.progress("using the client secret from %s", secretSource)
+	if secretSource == sourceNone {
+		e.progress("no client secret: signing in as a public client, as the service's own clients do")
+	} else {
+		e.progress("using the client secret from %s", secretSource)
+	}
 
-	// 5. Sign in.
-	oc, err := oauth.New(oauth.Config{
-		APIURL:       apiURL,
-		AuthURL:      r.AuthURL,
-		ClientID:     r.ClientID,
-		ClientSecret: secret,
-		HTTPClient:   e.httpClient,
-		Logger:       e.log,
-	})
+	// 5. Sign in, the device and its token.
+	po := pairing.Options{
+		OAuth: oauth.Config{
+			APIURL:            apiURL,
+			AuthURL:           r.AuthURL,
+			ClientID:          r.ClientID,
+			ClientSecret:      secret,
+			Grant:             oauth.Grant(r.TokenGrant),
+			RedirectURI:       r.RedirectURI,
+			AllowMissingState: r.AllowMissingState,
+			MissingStateHint:  "remote.allow_missing_state: true in the config file",
+			HTTPClient:        e.httpClient,
+			Logger:            e.log,
+		},
+		Login: oauth.LoginOptions{
+			Out:         e.stdio.Err,
+			NoBrowser:   f.noBrowser,
+			In:          e.in, // pasted addresses: --no-browser, or when no browser opens
+			Timeout:     f.timeout,
+			Getenv:      e.getenv,
+			OpenBrowser: e.openBrowser,
+		},
+		DeviceTypeID: deviceType,
+		DeviceName:   name,
+		UserAgent:    "hubgate/" + version(),
+		Progress:     func(p pairing.Progress) { e.progress("%s", p.Message) },
+	}
+	if reuse {
+		po.ReuseDeviceID = prev.DeviceID
+	}
+	paired, err := pairing.Pair(ctx, po)
 	if err != nil {
+		var se *pairing.StepError
+		if errors.As(err, &se) {
+			return nil, fmt.Errorf("%w; nothing was stored on this machine", err)
+		}
 		return nil, err
 	}
-	e.progress("signing in at %s", oc.AuthURL())
-	lo := oauth.LoginOptions{
-		Out:         e.stdio.Err,
-		NoBrowser:   f.noBrowser,
-		Timeout:     f.timeout,
-		Getenv:      e.getenv,
-		OpenBrowser: e.openBrowser,
+	dev, dt := paired.Device, paired.Token
+	if dev.NameOverride != "" {
+		name = dev.NameOverride
 	}
-	if f.noBrowser {
-		lo.In = e.in
-	}
-	tok, err := oc.Login(ctx, lo)
-	if err != nil {
-		return nil, fmt.Errorf("sign-in failed, nothing was created: %w", err)
-	}
-	if tok.RefreshToken == "" {
-		return nil, errors.New("sign-in failed, nothing was created: the service issued no refresh token, so hubgate could not stay signed in")
-	}
-	e.progress("signed in")
-	// Rotated refresh tokens stay in memory until step 8 stores the last one.
-	ts := oc.TokenSource(context.WithoutCancel(ctx), tok, oauth.TokenSourceOptions{})
-
-	// 6. The device and its token.
-	api, err := deviceapi.New(deviceapi.Config{BaseURL: apiURL, TokenSource: ts, HTTPClient: e.httpClient, Logger: e.log, UserAgent: "hubgate/" + version()})
-	if err != nil {
-		return nil, err
-	}
-	var created []string // what this run created on the service, for messages
 	fail := func(step string, err error) error {
 		msg := "nothing was stored on this machine"
 		var ue *undoError
 		if errors.As(err, &ue) {
 			msg = "some secrets of this run may remain on this machine (run 'hubgate unpair')"
 		}
-		if len(created) > 0 {
-			msg = "created on the service and left there (hubgate cannot delete it): " + strings.Join(created, ", ") + "; " + msg
-		}
-		return fmt.Errorf("pair failed while %s: %w; %s", step, err, msg)
-	}
-	var dev *deviceapi.UserDevice
-	if reuse {
-		e.progress("reusing device %s (%q)", prev.DeviceID, name)
-		dev = &deviceapi.UserDevice{ID: prev.DeviceID}
-	} else {
-		e.progress("creating the device %q of type %s", name, deviceType)
-		dev, err = api.CreateDevice(ctx, deviceType, name)
-		if err != nil {
-			var ae *deviceapi.APIError
-			if !errors.As(err, &ae) {
-				created = append(created, "possibly a device (the request failed in transit; check the app)")
-			}
-			return nil, fail("creating the device", err)
-		}
-		created = append(created, "device "+dev.ID)
-		e.progress("created device %s", dev.ID)
-	}
-	e.progress("creating a device token")
-	dt, err := api.CreateToken(ctx, dev.ID)
-	if err != nil {
-		var ae *deviceapi.APIError
-		if reuse && errors.Is(err, deviceapi.ErrNotFound) {
-			err = fmt.Errorf("%w (the paired device no longer exists on the service; run 'hubgate pair --replace')", err)
-		} else if !errors.As(err, &ae) {
-			created = append(created, "possibly a device token (the request failed in transit)")
-		}
-		return nil, fail("creating the device token", err)
-	}
-	created = append(created, "device token "+dt.ID)
-	e.progress("created device token %s", dt.ID)
-	e.progress("confirming the device")
-	got, err := api.GetDevice(ctx, dev.ID)
-	if err != nil {
-		return nil, fail("confirming the device", err)
-	}
-	if got.ID != dev.ID {
-		return nil, fail("confirming the device", fmt.Errorf("the service answered with device %q", got.ID))
-	}
-	if got.NameOverride != "" {
-		name = got.NameOverride
-	}
-	final, err := ts.Token() // the latest refresh token, should one have rotated
-	if err != nil {
-		return nil, fail("reading the sign-in", err)
+		return fmt.Errorf("%w; %s", &pairing.StepError{Step: step, Created: paired.Created, Err: err}, msg)
 	}
 
 	// 7. Everything local, in one undoable step.
 	e.progress("storing the refresh token and the device token in the OS secret store")
 	writes := []secretWrite{
-		{configs.AccountOAuthRefreshToken, final.RefreshToken},
+		{configs.AccountOAuthRefreshToken, paired.RefreshToken},
 		{configs.AccountDeviceToken, dt.Token},
 	}
 	if secretSource == sourceStdin {
@@ -432,6 +430,8 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		DeviceTypeID: deviceType,
 		TokenID:      dt.ID,
 		PairedAt:     e.now().UTC().Truncate(time.Second),
+		ClientID:     r.ClientID,
+		RedirectURI:  r.RedirectURI,
 	}
 	if err := configs.SaveState(statePath, st); err != nil {
 		return nil, fail("writing the state file", withUndo(err, undo()))
@@ -445,9 +445,10 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 			e.progress("the previous device %s stays on the service; remove it in the app if you no longer want it", prev.DeviceID)
 		}
 	}
+	e.progress("next: run 'hubgate run' to connect the device and take its commands")
 	return &pairResult{
 		DeviceID: st.DeviceID, DeviceName: st.DeviceName, APIURL: st.APIURL, DeviceTypeID: st.DeviceTypeID,
-		TokenID: st.TokenID, PairedAt: st.PairedAt, Reused: reuse, StateFile: statePath,
+		TokenID: st.TokenID, PairedAt: st.PairedAt, Reused: reuse, StateFile: statePath, Next: nextCommand,
 	}, nil
 }
 
@@ -456,10 +457,12 @@ const (
 	sourceKeyring = "the OS secret store"
 	sourceEnv     = EnvClientSecret
 	sourceStdin   = "stdin"
+	sourceNone    = ""
 )
 
-// clientSecret finds the client secret: keyring, environment, stdin.
-func (e pairEnv) clientSecret(ctx context.Context) (string, string, error) {
+// clientSecret finds the client secret: keyring, environment, stdin (only
+// when fromStdin), else none.
+func (e pairEnv) clientSecret(ctx context.Context, fromStdin bool) (string, string, error) {
 	s, err := e.store.Get(ctx, configs.AccountOAuthClientSecret)
 	switch {
 	case err == nil && s != "":
@@ -469,6 +472,9 @@ func (e pairEnv) clientSecret(ctx context.Context) (string, string, error) {
 	}
 	if s := e.getenv(EnvClientSecret); s != "" {
 		return s, sourceEnv, nil
+	}
+	if !fromStdin {
+		return "", sourceNone, nil
 	}
 	fmt.Fprint(e.stdio.Err, "OAuth client secret (from the developer portal; input hidden on a terminal): ")
 	line, err := readSecretLine(e.in, e.stdinFile, e.interactive)
@@ -480,7 +486,7 @@ func (e pairEnv) clientSecret(ctx context.Context) (string, string, error) {
 			cause = "stdin ended (" + err.Error() + ")"
 		}
 		return "", "", &configs.ValidationError{Problems: []configs.FieldError{{
-			Message: "no OAuth client secret: " + cause + "; store it with 'hubgate pair' on a terminal, set " + EnvClientSecret + ", or pipe it on stdin",
+			Message: "--client-secret-stdin: no OAuth client secret: " + cause + "; type it on a terminal, pipe it on stdin, or set " + EnvClientSecret,
 		}}}
 	}
 	return line, sourceStdin, nil

@@ -52,8 +52,7 @@ func pairEnviron(t *testing.T, apiURL string, extra ...string) []string {
 		"HUBGATE_API_URL=" + apiURL,
 		"HUBGATE_CLIENT_ID=" + mockhub.DefaultClientID,
 		"HUBGATE_DEVICE_TYPE=" + mockhub.DefaultDeviceTypeID,
-		"HUBGATE_CLIENT_SECRET=" + mockhub.DefaultClientSecret,
-		"BROWSER=curl -fsSL",
+		"BROWSER=curl -fsSL", // no client secret: the vendor's clients need none
 	}
 	e := env(t, append(base, extra...)...)
 	// Later entries win for exec, but keep it unambiguous: drop earlier
@@ -238,7 +237,7 @@ func TestPairAgainstTheMockStoresSecretsInTheKeyring(t *testing.T) {
 	}
 	raw, _ := os.ReadFile(statePathOf(e))
 	assertNoSecretIn(t, "the state file", string(raw), devTok, refresh, mockhub.DefaultClientSecret)
-	for _, want := range []string{"checking the OS secret store", "signing in at " + apiURL + "/signin/authorize", "created device " + res.DeviceID, "created device token", "confirming the device", "paired:"} {
+	for _, want := range []string{"checking the OS secret store", "signing in at " + apiURL + "/signin", "created device " + res.DeviceID, "created device token", "confirmed device", "paired:"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
@@ -347,7 +346,7 @@ curl -sS -o /dev/null "$(printf '%s' "$loc" | sed 's/state=[^&]*/state=forged/')
 			name: "reused code",
 			browser: `loc=$(curl -sS -o /dev/null -w '%{redirect_url}' "$1") || exit 1
 code=$(printf '%s' "$loc" | sed -n 's/.*[?&]code=\([^&]*\).*/\1/p')
-curl -sS -o /dev/null -u mock-client:mock-secret -d grant_type=authorization_code --data-urlencode "code=$code" -d code_verifier=spent "${1%%/signin/authorize*}/signin/token"
+curl -sS -o /dev/null -u mock-client:mock-secret -d grant_type=authorization_code --data-urlencode "code=$code" -d code_verifier=spent "${1%%/signin\?*}/signin/token"
 curl -sS -o /dev/null "$loc"
 `,
 			code: ExitSignIn,
@@ -527,7 +526,7 @@ func TestPairNoBrowserPasteAndSecretOnStdin(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "pair", "--no-browser", "--json")
+	cmd := exec.CommandContext(ctx, binary, "pair", "--no-browser", "--json", "--client-secret-stdin")
 	cmd.Env = e
 	stdin, _ := cmd.StdinPipe()
 	stderr, _ := cmd.StderrPipe()
@@ -546,7 +545,7 @@ func TestPairNoBrowserPasteAndSecretOnStdin(t *testing.T) {
 			mu.Lock()
 			errText.WriteString(line + "\n")
 			mu.Unlock()
-			if u := strings.TrimSpace(line); strings.HasPrefix(u, apiURL+"/signin/authorize?") {
+			if u := strings.TrimSpace(line); strings.HasPrefix(u, apiURL+"/signin?") {
 				authURL <- u
 			}
 		}
@@ -604,7 +603,7 @@ func TestPairConfigAndUsageErrors(t *testing.T) {
 		t.Errorf("--timeout 0: %d", r.code)
 	}
 	r = runCmd(t, e, "", "pair", "--help")
-	for _, want := range []string{"--no-browser", "--reuse", "--replace", "--json", "HUBGATE_CLIENT_SECRET", "never a flag"} {
+	for _, want := range []string{"--no-browser", "--reuse", "--replace", "--json", "HUBGATE_CLIENT_SECRET", "never a\nflag", "--redirect-uri", "--client-secret-stdin"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("pair --help lacks %q", want)
 		}
@@ -830,7 +829,7 @@ func TestRunPairClientSecretSources(t *testing.T) {
 	mem := configs.NewMemoryStore()
 	e, errBuf := testPairEnv(t, mem, mockhub.DefaultClientSecret+"\n", nil)
 	e = quietLog(e)
-	res, err := runPair(ctx, e, testConfig(t, apiURL), pairFlags{timeout: time.Minute})
+	res, err := runPair(ctx, e, testConfig(t, apiURL), pairFlags{timeout: time.Minute, secretStdin: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -852,12 +851,24 @@ func TestRunPairClientSecretSources(t *testing.T) {
 		t.Error("a secret from the environment was stored")
 	}
 
-	// None: a configuration error before sign-in.
+	// --client-secret-stdin with nothing on stdin: a configuration error
+	// before sign-in.
 	mem = configs.NewMemoryStore()
 	e, _ = testPairEnv(t, mem, "", nil)
-	_, err = runPair(ctx, quietLog(e), testConfig(t, apiURL), pairFlags{timeout: time.Minute})
+	_, err = runPair(ctx, quietLog(e), testConfig(t, apiURL), pairFlags{timeout: time.Minute, secretStdin: true})
 	if exitCode(err) != ExitConfig || !strings.Contains(err.Error(), EnvClientSecret) {
 		t.Fatalf("exit %d err %v", exitCode(err), err)
+	}
+
+	// None at all: a public client, as the vendor's clients are; nothing
+	// is asked on stdin.
+	mem = configs.NewMemoryStore()
+	e, errBuf = testPairEnv(t, mem, "", nil)
+	if _, err := runPair(ctx, quietLog(e), testConfig(t, apiURL), pairFlags{timeout: time.Minute}); err != nil {
+		t.Fatalf("without a secret: %v", err)
+	}
+	if strings.Contains(errBuf.String(), "OAuth client secret (") || !strings.Contains(errBuf.String(), "public client") {
+		t.Errorf("without a secret, stderr: %s", errBuf.String())
 	}
 
 	// A wrong secret: the exchange is refused (invalid_client), exit 6.

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -32,20 +31,16 @@ local AI assistant behind a loopback Automate server, which hubgate also hosts.`
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate(readBuildVersion().long() + "\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	groupCommand(root)
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/hubgate/config.yaml)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides the config)")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "log format: text or json (overrides the config)")
-	root.AddCommand(newAutomateCommand(a), newVersionCommand(), newPairCommand(a), newUnpairCommand(a), newMockCommand(a), newRunCommand(a), newDemoCommand(a), newStatusCommand(a), newHistoryCommand(a), newCancelCommand(a), newWatchCommand(a), newOpenCommand(a))
+	root.AddCommand(newAutomateCommand(a), newVersionCommand(), newPairCommand(a), newUnpairCommand(a), newMockCommand(a), newRunCommand(a), newDemoCommand(a), newStatusCommand(a), newHistoryCommand(a), newCancelCommand(a))
+	root.AddCommand(newConfigCommand(a), newRulesCommand(a), newServiceCommand(a))
+	root.AddCommand(newWatchCommand(a), newOpenCommand(a))
 	return root
-}
-
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
 
 func newVersionCommand() *cobra.Command {
@@ -54,7 +49,7 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print the version",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), version())
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), readBuildVersion().long())
 			return err
 		},
 	}
@@ -87,7 +82,14 @@ func (a *app) logger(cfg *configs.Config) *slog.Logger {
 func groupCommand(cmd *cobra.Command) {
 	cmd.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return &usageError{fmt.Errorf("unknown command %q for %q; see '%s --help'", args[0], c.CommandPath(), c.CommandPath())}
+			hint := ""
+			if c.SuggestionsMinimumDistance <= 0 {
+				c.SuggestionsMinimumDistance = 2 // cobra's own default, applied only on its path
+			}
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = fmt.Sprintf("; did you mean %q?", s[0])
+			}
+			return &usageError{fmt.Errorf("unknown command %q for %q%s; see '%s --help'", args[0], c.CommandPath(), hint, c.CommandPath())}
 		}
 		return nil
 	}

@@ -4,11 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/signal"
+	"reflect"
 	"runtime"
+	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/daemon"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub"
@@ -32,7 +38,13 @@ process (automate.target: cohosted, the default) or finds the desktop
 application's (external), and maps each command the hub delivers onto a run by
 the routing rules of the bridge section. Every command and run is journaled.
 SIGINT or SIGTERM stop it cleanly: DeviceStoppedListening is sent, the current
-run is cancelled or left (bridge.on_shutdown), the journal is closed.
+run is cancelled or left (bridge.on_shutdown), the journal is closed; it says
+how long it waits for the run in flight, and a second SIGINT stops it at once
+(the run is terminated). SIGHUP re-reads the configuration file: the routing
+rules and command tools change for the next commands, without dropping the hub
+connection or the run in flight; a file that does not load is refused with the
+reason, and the running configuration stays. Only one daemon runs per user (per
+control socket): a second one exits at once, naming the first one's PID.
 
 Secrets come from the OS secret store; HUBGATE_DEVICE_TOKEN and
 HUBGATE_AUTOMATE_KEY override it for headless use.
@@ -70,13 +82,137 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 			if err != nil {
 				return err
 			}
+			opts.Pairing = readPairing
 			d, err := daemon.New(opts)
 			if err != nil {
 				return err
 			}
-			return d.Run(cmd.Context())
+			reload := func() {
+				cfg = a.reloadDaemon(d, cfg, daemonParams{deviceID: state.DeviceID, apiURL: state.APIURL,
+					deviceToken: a.deviceToken(store), automateKey: key, engine: engine}, log)
+			}
+			if hint := noRuleHint(cfg, opts.Rules); hint != "" {
+				log.Warn(hint)
+			}
+			if err := superviseDaemon(cmd.Context(), d, reload, log); errors.Is(err, control.ErrAlreadyRunning) {
+				return fmt.Errorf("%w; hubgate runs once per user: stop that one first ('hubgate service status' if it runs as a service), or give this one another bridge.control_socket", err)
+			} else if err != nil {
+				return err
+			}
+			return nil
 		},
 	}
+}
+
+// readPairing reads the paired device from the state file again (a
+// reconnect request after `pair` or `unpair`).
+func readPairing(context.Context) (string, string, error) {
+	st, err := configs.LoadState("")
+	if errors.Is(err, configs.ErrNoState) {
+		return "", "", fmt.Errorf("%w: %w", daemon.ErrUnpaired, err)
+	}
+	if err != nil {
+		return "", "", err
+	}
+	return st.DeviceID, st.APIURL, nil
+}
+
+// superviseDaemon starts d and runs it until ctx ends, a SIGINT or SIGTERM
+// arrives, or the bridge stops on its own; SIGHUP calls reload. A second
+// SIGINT or SIGTERM during the stop terminates the current run; a third
+// one returns without waiting any longer (the kernel drops the instance
+// lock with the process; the next start removes the stale socket).
+func superviseDaemon(ctx context.Context, d *daemon.Daemon, reload func(), log *slog.Logger) error {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := d.Start(ctx); err != nil {
+		return err
+	}
+	closed := make(chan error, 1)
+	interrupts := 0
+	stop := func() {
+		interrupts++
+		if interrupts == 1 {
+			go func() { closed <- d.Close() }()
+		}
+	}
+	ctxDone, bridgeDone := ctx.Done(), d.Done()
+	for {
+		select {
+		case <-ctxDone:
+			ctxDone = nil
+			if interrupts == 0 {
+				stop()
+			}
+		case <-bridgeDone:
+			bridgeDone = nil
+			if interrupts == 0 {
+				stop()
+			}
+		case s := <-sigs:
+			switch {
+			case s == syscall.SIGHUP && interrupts == 0:
+				reload()
+			case s == syscall.SIGHUP:
+				log.Info("SIGHUP ignored: the daemon is stopping")
+			default:
+				stop()
+				switch interrupts {
+				case 2:
+					log.Warn("second interrupt: terminating the current run and stopping now")
+					d.Force(context.Background())
+				case 3:
+					log.Warn("third interrupt: exiting without waiting for the stop to finish")
+					return errors.New("stopped without waiting for a clean stop")
+				}
+			}
+		case err := <-closed:
+			return err
+		}
+	}
+}
+
+// reloadDaemon loads the configuration again and applies it to d: it
+// returns the new configuration, or cur when the new file was refused.
+func (a *app) reloadDaemon(d *daemon.Daemon, cur *configs.Config, p daemonParams, log *slog.Logger) *configs.Config {
+	file := cur.File()
+	refused := func(err error) *configs.Config {
+		log.Error("SIGHUP: the configuration was refused; the running one stays", "file", file, "err", err)
+		return cur
+	}
+	cfg, err := a.loadConfig(nil)
+	if err != nil {
+		return refused(err)
+	}
+	opts, err := daemonOptions(cfg, p, log)
+	if err != nil {
+		return refused(err)
+	}
+	changed, restart, err := d.Reload(opts)
+	if err != nil {
+		return refused(err)
+	}
+	// What the daemon's options do not carry: the engine and the logger.
+	if !reflect.DeepEqual(cfg.Automate.OpenAI, cur.Automate.OpenAI) || cfg.Automate.Engine != cur.Automate.Engine ||
+		cfg.Automate.ModelsFile != cur.Automate.ModelsFile {
+		restart = append(restart, "automate.engine, models_file, openai")
+	}
+	if cfg.Log != cur.Log {
+		restart = append(restart, "log")
+	}
+	if len(changed) == 0 {
+		log.Info("SIGHUP: configuration reloaded; the rules did not change", "file", cfg.File())
+	} else {
+		log.Info("SIGHUP: configuration reloaded: "+strings.Join(changed, "; "), "file", cfg.File(), "changes", len(changed))
+	}
+	if len(restart) > 0 {
+		log.Warn("SIGHUP: these settings changed but apply only after a restart: "+strings.Join(restart, "; "), "file", cfg.File())
+	}
+	if hint := noRuleHint(cfg, opts.Rules); hint != "" {
+		log.Warn(hint)
+	}
+	return cfg
 }
 
 // isDaemon says whether args run the daemon (`hubgate [flags] run`).

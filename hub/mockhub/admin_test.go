@@ -191,7 +191,7 @@ func TestEventLogOrderAndRedaction(t *testing.T) {
 	if ev[1].Status != 200 || ev[1].Args["grantType"] != "authorization_code" || ev[1].Args["clientAuth"] != "basic" {
 		t.Errorf("token event %+v", ev[1])
 	}
-	if ev[2].Status != 200 || ev[2].Args["grantType"] != "refresh_token" || ev[2].Args["clientAuth"] != "body" {
+	if ev[2].Status != 200 || ev[2].Args["grantType"] != "refresh_token" || ev[2].Args["clientAuth"] != "client_secret" {
 		t.Errorf("refresh event %+v", ev[2])
 	}
 	if ev[3].DeviceID != dev.ID || ev[3].Status != 200 || ev[3].Args["name"] != "Log" {

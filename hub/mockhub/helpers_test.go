@@ -84,7 +84,7 @@ func authParams(p pkce) url.Values {
 // parsed Location (nil when none).
 func authorize(t testing.TB, base string, q url.Values) (int, *url.URL, string) {
 	t.Helper()
-	resp, err := noRedirect.Get(base + "/signin/authorize?" + q.Encode())
+	resp, err := noRedirect.Get(base + "/signin?" + q.Encode())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,12 +114,15 @@ type tokenAnswer struct {
 	header http.Header
 	raw    string
 
-	AccessToken  string `json:"access_token"`
-	TokenType    string `json:"token_type"`
-	ExpiresIn    int64  `json:"expires_in"`
-	RefreshToken string `json:"refresh_token"`
-	Error        string `json:"error"`
-	Description  string `json:"error_description"`
+	AccessToken string `json:"access_token"`
+	TokenType   string `json:"token_type"`
+	ExpiresIn   int64  `json:"expires_in"`
+	// The vendor's shape.
+	AccessTokenExpiration  string `json:"access_token_expiration"`
+	RefreshTokenExpiration string `json:"refresh_token_expiration"`
+	RefreshToken           string `json:"refresh_token"`
+	Error                  string `json:"error"`
+	Description            string `json:"error_description"`
 }
 
 // token posts to /signin/token; basic selects HTTP Basic client

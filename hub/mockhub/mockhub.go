@@ -18,30 +18,40 @@
 //
 // # Choices where the spec says "not shown"
 //
-// OAuth (RFC 6749, RFC 7636, RFC 8252):
-//   - GET /signin/authorize takes response_type=code, client_id,
-//     redirect_uri, state, code_challenge and code_challenge_method=S256
-//     (PKCE is required; "plain" is refused), and an optional scope that is
-//     echoed in the token response. The redirect URI must be a loopback
-//     redirect: scheme http, host the literal 127.0.0.1 or [::1], an
+// OAuth, as the vendor's published clients speak it (../shared/notes/
+// real-service.md; Cephable-Unity-Plugin OAuth2Manager.cs and the
+// VirtualController samples' browser, Android, iOS and C++ clients):
+//   - GET /signin (the old /signin/authorize is an alias) takes client_id,
+//     redirect_uri, and optionally response_type (code when present),
+//     state, code_challenge with code_challenge_method=S256 (PKCE: the
+//     vendor's samples send none; when a challenge is sent the exchange
+//     must prove it), and scope (echoed in the token answer). The redirect
+//     URI must be one of Config.RedirectURIs exactly when that list is set
+//     (the addresses registered in the developer portal), else a loopback
+//     redirect: scheme http, host 127.0.0.1, [::1] or localhost, an
 //     explicit port, any path, no fragment. An unknown client_id or a bad
 //     redirect URI answers 400 without redirecting (RFC 6749 4.1.2.1);
 //     every other problem redirects with error, error_description and the
-//     state. Consent is automatic; Config.Consent can deny, which redirects
-//     with error=access_denied. The state is echoed verbatim: checking it
-//     is the client's job.
-//   - POST /signin/token takes a form-encoded body (grant_type
-//     authorization_code with code, redirect_uri, code_verifier; or
-//     refresh_token with refresh_token). The client authenticates with HTTP
-//     Basic (client id and secret form-encoded first, as RFC 6749 2.3.1
-//     says) or with client_id and client_secret in the body; both are
-//     accepted, using both for the secret is invalid_request. A bad client
-//     answers 401 invalid_client with WWW-Authenticate: Basic. Errors are
-//     RFC 6749 5.2 JSON {"error","error_description"} (400 otherwise).
-//   - The answer is JSON {access_token, token_type:"Bearer", expires_in,
-//     refresh_token, scope?} with Cache-Control: no-store. expires_in is
-//     the access lifetime rounded up to whole seconds, at least 1 (0 would
-//     mean "never expires" to golang.org/x/oauth2).
+//     state. Consent is automatic; Config.Consent can deny, which
+//     redirects with error=access_denied. The state is echoed verbatim
+//     when sent: checking it is the client's job.
+//   - POST /signin/token reads its parameters from the query string (the
+//     browser, C++ and Unity samples) or a form body (Android, iOS); the
+//     body wins. grant_type is code (the vendor's) or authorization_code
+//     (the standard one), with code, client_id, redirect_uri and, after a
+//     PKCE request, code_verifier; or refresh_token with refresh_token and
+//     client_id (client_secret and redirect_uri are accepted, as the Unity
+//     client sends them). The client secret is optional: a client that
+//     sends client_secret (or HTTP Basic, still accepted; the event log
+//     records which: clientAuth none, client_secret or basic) must send
+//     the right one (Config.ClientSecret), and Config.RequireClientSecret
+//     refuses a request without one. A bad client answers 401
+//     invalid_client. Errors are RFC 6749 5.2 JSON {"error",
+//     "error_description"} (400 otherwise).
+//   - The answer is the vendor's shape: JSON {access_token, refresh_token,
+//     access_token_expiration, refresh_token_expiration, scope?}, the
+//     expirations as RFC 3339 UTC strings with fraction, no expires_in and
+//     no token_type, with Cache-Control: no-store.
 //   - Codes are single-use and live Config.CodeTTL (2 min). Redeeming a
 //     code consumes it even when the verifier is wrong; redeeming it again
 //     is invalid_grant and revokes every token issued from it (RFC 6749
@@ -49,10 +59,12 @@
 //     token and the old one stops working; presenting a rotated one again
 //     is invalid_grant and revokes the whole grant (all its access and
 //     refresh tokens), as the OAuth security BCP recommends.
-//   - Lifetimes: access tokens Config.AccessTokenTTL (1 h), refresh tokens
-//     Config.RefreshTokenTTL (30 days, renewed on rotation), both judged on
-//     Config.Now. Tokens and codes are 32 random bytes, base64url without
-//     padding; only their SHA-256 is kept.
+//   - Lifetimes: access tokens Config.AccessTokenTTL (1 h; `hubgate mock
+//     --access-token-ttl`), refresh tokens Config.RefreshTokenTTL (30
+//     days, renewed on rotation), both judged on Config.Now. An expired
+//     access token is refused with 401 on the REST routes. Tokens and
+//     codes are 32 random bytes, base64url without padding; only their
+//     SHA-256 is kept.
 //
 // REST (user bearer):
 //   - Device routes need Authorization: Bearer <access token>. Missing:
@@ -226,6 +238,15 @@ type Config struct {
 	DirectHub       bool          // serve the hub at /device itself, without a redirect (the old behaviour)
 	ServiceAddr     string        // listen address of the SignalR service; zero: "127.0.0.1:0"
 	ServiceTokenTTL time.Duration // lifetime of the redirect's access tokens; zero: 1 h (Azure's default)
+
+	// Sign-in as the real service answers it (see the package doc).
+	// RedirectURIs are the redirect addresses registered for the client
+	// (exact match); zero: any loopback address. RequireClientSecret
+	// refuses a token request without client_secret; zero: a secret is
+	// checked only when the client sends one, as the vendor's clients send
+	// none.
+	RedirectURIs        []string
+	RequireClientSecret bool
 
 	Logger *slog.Logger     // nil: discard
 	Now    func() time.Time // clock for token lifetimes; nil: time.Now
@@ -401,7 +422,8 @@ func (s *Server) routes() chi.Router {
 		writeProblem(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
 	})
 
-	r.Get("/signin/authorize", s.handleAuthorize)
+	r.Get("/signin", s.handleAuthorize)
+	r.Get("/signin/authorize", s.handleAuthorize) // the old path, kept as an alias
 	r.Post("/signin/token", s.handleToken)
 
 	r.Route("/api/Device/userDevices", func(api chi.Router) {

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
-	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -60,7 +59,23 @@ func digest(secret string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// loopbackRedirect checks an RFC 8252 loopback redirect URI.
+// checkRedirect checks a redirect URI: one of Config.RedirectURIs exactly
+// when that list is set (the addresses registered in the developer
+// portal), else an RFC 8252 loopback redirect.
+func (s *Server) checkRedirect(raw string) (*url.URL, error) {
+	if len(s.cfg.RedirectURIs) > 0 {
+		for _, r := range s.cfg.RedirectURIs {
+			if r == raw {
+				return url.Parse(raw)
+			}
+		}
+		return nil, fmt.Errorf("redirect_uri %q is not registered for this client", raw)
+	}
+	return loopbackRedirect(raw)
+}
+
+// loopbackRedirect checks an RFC 8252 loopback redirect URI (the vendor's
+// samples also use localhost).
 func loopbackRedirect(raw string) (*url.URL, error) {
 	if raw == "" {
 		return nil, fmt.Errorf("redirect_uri is required")
@@ -76,8 +91,8 @@ func loopbackRedirect(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("redirect_uri must not carry a fragment or user info")
 	}
 	host, port := u.Hostname(), u.Port()
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() || (host != "127.0.0.1" && host != "::1") {
-		return nil, fmt.Errorf("redirect_uri host must be 127.0.0.1 or [::1], got %q", host)
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback() || (host != "127.0.0.1" && host != "::1")) {
+		return nil, fmt.Errorf("redirect_uri host must be 127.0.0.1, [::1] or localhost, got %q", host)
 	}
 	if port == "" {
 		return nil, fmt.Errorf("redirect_uri must name its port")
@@ -105,7 +120,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		page(http.StatusBadRequest, "unknown client_id")
 		return
 	}
-	ru, err := loopbackRedirect(redirect)
+	ru, err := s.checkRedirect(redirect)
 	if err != nil {
 		page(http.StatusBadRequest, err.Error())
 		return
@@ -128,22 +143,20 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		ev.Error = code
 		back(url.Values{"error": {code}, "error_description": {desc}})
 	}
-	if rt := q.Get("response_type"); rt != "code" {
+	if rt := q.Get("response_type"); rt != "code" && rt != "" {
 		fail("unsupported_response_type", "response_type must be code")
 		return
 	}
 	challenge, method := q.Get("code_challenge"), q.Get("code_challenge_method")
-	if challenge == "" {
-		fail("invalid_request", "code_challenge is required (PKCE S256)")
-		return
-	}
-	if method != "S256" {
-		fail("invalid_request", "code_challenge_method must be S256")
-		return
-	}
-	if b, err := base64.RawURLEncoding.DecodeString(challenge); err != nil || len(b) != sha256.Size {
-		fail("invalid_request", "code_challenge is not a base64url SHA-256")
-		return
+	if challenge != "" {
+		if method != "S256" {
+			fail("invalid_request", "code_challenge_method must be S256")
+			return
+		}
+		if b, err := base64.RawURLEncoding.DecodeString(challenge); err != nil || len(b) != sha256.Size {
+			fail("invalid_request", "code_challenge is not a base64url SHA-256")
+			return
+		}
 	}
 	scope := q.Get("scope")
 	if s.cfg.Consent != nil && !s.cfg.Consent(ConsentRequest{ClientID: clientID, RedirectURI: redirect, Scope: scope}) {
@@ -160,13 +173,15 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	back(url.Values{"code": {code}})
 }
 
-// tokenResponse is the token endpoint's answer.
+// tokenResponse is the token endpoint's answer, in the vendor's shape
+// (the Unity plugin's TokenResponse): no token_type, no expires_in, the
+// two expirations as RFC 3339 UTC strings.
 type tokenResponse struct {
-	AccessToken  string `json:"access_token"`
-	TokenType    string `json:"token_type"`
-	ExpiresIn    int64  `json:"expires_in"`
-	RefreshToken string `json:"refresh_token"`
-	Scope        string `json:"scope,omitempty"`
+	AccessToken            string `json:"access_token"`
+	RefreshToken           string `json:"refresh_token"`
+	AccessTokenExpiration  string `json:"access_token_expiration"`
+	RefreshTokenExpiration string `json:"refresh_token_expiration"`
+	Scope                  string `json:"scope,omitempty"`
 }
 
 // oauthError is an RFC 6749 5.2 error.
@@ -206,14 +221,22 @@ func (s *Server) token(r *http.Request, args map[string]any) (*tokenResponse, *o
 	if r.Method != http.MethodPost {
 		return nil, badRequest("invalid_request", "use POST")
 	}
-	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/x-www-form-urlencoded" {
-		return nil, badRequest("invalid_request", "the body must be application/x-www-form-urlencoded")
-	}
+	// Parameters come in the query (the browser, C++ and Unity samples) or
+	// in a form body (Android, iOS); the body wins where both name one.
 	r.Body = http.MaxBytesReader(nil, r.Body, 64<<10)
-	if err := r.ParseForm(); err != nil {
-		return nil, badRequest("invalid_request", "unreadable form body")
+	f := r.URL.Query()
+	args["paramsIn"] = "query"
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/x-www-form-urlencoded" {
+		if err := r.ParseForm(); err != nil {
+			return nil, badRequest("invalid_request", "unreadable form body")
+		}
+		if len(r.PostForm) > 0 {
+			args["paramsIn"] = "body"
+			for k, v := range r.PostForm {
+				f[k] = v
+			}
+		}
 	}
-	f := r.PostForm
 	grantType := f.Get("grant_type")
 	args["grantType"] = grantType
 
@@ -236,27 +259,32 @@ func (s *Server) token(r *http.Request, args map[string]any) (*tokenResponse, *o
 			return nil, &oauthError{status: http.StatusUnauthorized, Code: "invalid_client", Desc: "client_id in the body differs from the Basic user"}
 		}
 		clientID, secret = user, pass
+	case secret != "":
+		args["clientAuth"] = "client_secret"
 	case clientID != "":
-		args["clientAuth"] = "body"
+		args["clientAuth"] = "none" // a public client, as the vendor's samples are
 	default:
 		args["clientAuth"] = "none"
-		return nil, &oauthError{status: http.StatusUnauthorized, Code: "invalid_client", Desc: "client authentication is required (HTTP Basic or client_id and client_secret)"}
+		return nil, &oauthError{status: http.StatusUnauthorized, Code: "invalid_client", Desc: "client_id is required"}
 	}
 	args["clientId"] = clientID
 	if subtle.ConstantTimeCompare([]byte(clientID), []byte(s.cfg.ClientID)) != 1 ||
-		subtle.ConstantTimeCompare([]byte(secret), []byte(s.cfg.ClientSecret)) != 1 {
+		(secret != "" && subtle.ConstantTimeCompare([]byte(secret), []byte(s.cfg.ClientSecret)) != 1) {
 		return nil, &oauthError{status: http.StatusUnauthorized, Code: "invalid_client", Desc: "unknown client or wrong client secret"}
+	}
+	if secret == "" && s.cfg.RequireClientSecret {
+		return nil, &oauthError{status: http.StatusUnauthorized, Code: "invalid_client", Desc: "this client must authenticate with its client_secret"}
 	}
 
 	switch grantType {
-	case "authorization_code":
+	case "code", "authorization_code":
 		return s.redeemCode(clientID, f.Get("code"), f.Get("redirect_uri"), f.Get("code_verifier"), args)
 	case "refresh_token":
 		return s.redeemRefresh(clientID, f.Get("refresh_token"), args)
 	case "":
 		return nil, badRequest("invalid_request", "grant_type is required")
 	default:
-		return nil, badRequest("unsupported_grant_type", "grant_type must be authorization_code or refresh_token")
+		return nil, badRequest("unsupported_grant_type", "grant_type must be code, authorization_code or refresh_token")
 	}
 }
 
@@ -301,15 +329,17 @@ func (s *Server) redeemCode(clientID, code, redirect, verifier string, args map[
 	if redirect != ac.redirectURI {
 		return nil, badRequest("invalid_grant", "redirect_uri does not match the authorization request")
 	}
-	if verifier == "" {
-		return nil, badRequest("invalid_grant", "code_verifier is required (PKCE)")
-	}
-	if !validVerifier(verifier) {
-		return nil, badRequest("invalid_grant", "code_verifier must be 43 to 128 unreserved characters")
-	}
-	sum := sha256.Sum256([]byte(verifier))
-	if subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(ac.challenge)) != 1 {
-		return nil, badRequest("invalid_grant", "code_verifier does not match the code_challenge")
+	if ac.challenge != "" { // PKCE was asked for: the verifier must match
+		if verifier == "" {
+			return nil, badRequest("invalid_grant", "code_verifier is required (the authorization request carried a code_challenge)")
+		}
+		if !validVerifier(verifier) {
+			return nil, badRequest("invalid_grant", "code_verifier must be 43 to 128 unreserved characters")
+		}
+		sum := sha256.Sum256([]byte(verifier))
+		if subtle.ConstantTimeCompare([]byte(base64.RawURLEncoding.EncodeToString(sum[:])), []byte(ac.challenge)) != 1 {
+			return nil, badRequest("invalid_grant", "code_verifier does not match the code_challenge")
+		}
 	}
 	g := &grant{id: uuid.NewString(), clientID: clientID, scope: ac.scope}
 	s.grants[g.id] = g
@@ -352,13 +382,13 @@ func (s *Server) redeemRefresh(clientID, rt string, args map[string]any) (*token
 func (s *Server) issueLocked(g *grant) *tokenResponse {
 	now := s.now()
 	at, rt := newSecret(), newSecret()
-	s.access[digest(at)] = &accessToken{grantID: g.id, expires: now.Add(s.cfg.AccessTokenTTL)}
-	s.refresh[digest(rt)] = &refreshToken{grantID: g.id, expires: now.Add(s.cfg.RefreshTokenTTL)}
-	secs := int64(math.Ceil(s.cfg.AccessTokenTTL.Seconds()))
-	if secs < 1 {
-		secs = 1
-	}
-	return &tokenResponse{AccessToken: at, TokenType: "Bearer", ExpiresIn: secs, RefreshToken: rt, Scope: g.scope}
+	aexp, rexp := now.Add(s.cfg.AccessTokenTTL), now.Add(s.cfg.RefreshTokenTTL)
+	s.access[digest(at)] = &accessToken{grantID: g.id, expires: aexp}
+	s.refresh[digest(rt)] = &refreshToken{grantID: g.id, expires: rexp}
+	return &tokenResponse{AccessToken: at, RefreshToken: rt,
+		AccessTokenExpiration:  aexp.UTC().Format(time.RFC3339Nano),
+		RefreshTokenExpiration: rexp.UTC().Format(time.RFC3339Nano),
+		Scope:                  g.scope}
 }
 
 // revokeGrantLocked revokes g and drops its tokens; it reports whether

@@ -1,6 +1,8 @@
 package mockhub_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -53,7 +55,11 @@ func TestCodeFlowWithPKCE(t *testing.T) {
 	for _, basic := range []bool{true, false} {
 		p := newPKCE()
 		a := token(t, ts.URL, codeForm(code(t, ts.URL, p), p), basic, mockhub.DefaultClientSecret)
-		if a.status != 200 || a.TokenType != "Bearer" || a.ExpiresIn != 3600 || len(a.AccessToken) != 43 || len(a.RefreshToken) != 43 {
+		// The vendor's answer shape: the two expirations, no expires_in.
+		aexp, err1 := time.Parse(time.RFC3339Nano, a.AccessTokenExpiration)
+		rexp, err2 := time.Parse(time.RFC3339Nano, a.RefreshTokenExpiration)
+		if a.status != 200 || err1 != nil || err2 != nil || time.Until(aexp) < 59*time.Minute || time.Until(aexp) > time.Hour ||
+			time.Until(rexp) < 29*24*time.Hour || strings.Contains(a.raw, "expires_in") || len(a.AccessToken) != 43 || len(a.RefreshToken) != 43 {
 			t.Fatalf("basic=%v: %d %s", basic, a.status, a.raw)
 		}
 		if a.header.Get("Cache-Control") != "no-store" {
@@ -77,13 +83,12 @@ func TestAuthorizeChecks(t *testing.T) {
 	p := newPKCE()
 	// Problems found before the redirect URI is trusted: 400, no redirect.
 	for name, mod := range map[string]func(url.Values){
-		"unknown client":     func(q url.Values) { q.Set("client_id", "other") },
-		"no client":          func(q url.Values) { q.Del("client_id") },
-		"https redirect":     func(q url.Values) { q.Set("redirect_uri", "https://127.0.0.1:5000/cb") },
-		"remote redirect":    func(q url.Values) { q.Set("redirect_uri", "http://example.com:5000/cb") },
-		"localhost redirect": func(q url.Values) { q.Set("redirect_uri", "http://localhost:5000/cb") },
-		"no port":            func(q url.Values) { q.Set("redirect_uri", "http://127.0.0.1/cb") },
-		"no redirect":        func(q url.Values) { q.Del("redirect_uri") },
+		"unknown client":  func(q url.Values) { q.Set("client_id", "other") },
+		"no client":       func(q url.Values) { q.Del("client_id") },
+		"https redirect":  func(q url.Values) { q.Set("redirect_uri", "https://127.0.0.1:5000/cb") },
+		"remote redirect": func(q url.Values) { q.Set("redirect_uri", "http://example.com:5000/cb") },
+		"no port":         func(q url.Values) { q.Set("redirect_uri", "http://127.0.0.1/cb") },
+		"no redirect":     func(q url.Values) { q.Del("redirect_uri") },
 	} {
 		q := authParams(p)
 		mod(q)
@@ -92,11 +97,19 @@ func TestAuthorizeChecks(t *testing.T) {
 			t.Errorf("%s: %d %v", name, st, loc)
 		}
 	}
-	// IPv6 loopback is a loopback redirect.
-	q := authParams(p)
-	q.Set("redirect_uri", "http://[::1]:5000/cb")
-	if st, loc, _ := authorize(t, ts.URL, q); st != 302 || loc.Host != "[::1]:5000" || loc.Query().Get("code") == "" {
-		t.Errorf("[::1]: %d %v", st, loc)
+	// IPv6 loopback and localhost (the vendor's C++ and browser samples)
+	// are loopback redirects.
+	for _, r := range []string{"http://[::1]:5000/cb", "http://localhost:5000/cb"} {
+		q := authParams(p)
+		q.Set("redirect_uri", r)
+		if st, loc, _ := authorize(t, ts.URL, q); st != 302 || loc.Scheme+"://"+loc.Host+loc.Path != r || loc.Query().Get("code") == "" {
+			t.Errorf("%s: %d %v", r, st, loc)
+		}
+	}
+	// As the vendor's samples ask: no response_type, no PKCE, no state.
+	q := url.Values{"client_id": {mockhub.DefaultClientID}, "redirect_uri": {redirectURI}}
+	if st, loc, _ := authorize(t, ts.URL, q); st != 302 || loc.Query().Get("code") == "" || loc.Query().Has("state") {
+		t.Errorf("vendor-style request: %d %v", st, loc)
 	}
 	// Problems after: redirect with error and state.
 	for name, tc := range map[string]struct {
@@ -104,7 +117,6 @@ func TestAuthorizeChecks(t *testing.T) {
 		want string
 	}{
 		"response_type token": {func(q url.Values) { q.Set("response_type", "token") }, "unsupported_response_type"},
-		"no PKCE":             {func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") }, "invalid_request"},
 		"plain PKCE":          {func(q url.Values) { q.Set("code_challenge_method", "plain") }, "invalid_request"},
 		"bad challenge":       {func(q url.Values) { q.Set("code_challenge", "short") }, "invalid_request"},
 	} {
@@ -282,8 +294,11 @@ func TestTokenLifetimes(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
 	_, ts := newMock(t, mockhub.Config{Now: clock.Now, AccessTokenTTL: 90 * time.Second, RefreshTokenTTL: time.Hour, CodeTTL: time.Minute})
 	a := signIn(t, ts.URL)
-	if a.ExpiresIn != 90 {
-		t.Errorf("expires_in %d", a.ExpiresIn)
+	if want := clock.Now().Add(90 * time.Second).Format(time.RFC3339Nano); a.AccessTokenExpiration != want {
+		t.Errorf("access_token_expiration %q, want %q", a.AccessTokenExpiration, want)
+	}
+	if want := clock.Now().Add(time.Hour).Format(time.RFC3339Nano); a.RefreshTokenExpiration != want {
+		t.Errorf("refresh_token_expiration %q, want %q", a.RefreshTokenExpiration, want)
 	}
 	clock.Add(89 * time.Second)
 	if st, _, _ := call(t, "GET", ts.URL+"/api/Device/userDevices/x", a.AccessToken, nil, nil); st != 404 {
@@ -312,10 +327,84 @@ func TestTokenLifetimes(t *testing.T) {
 	}
 }
 
-func TestSubSecondAccessLifetimeReportsOneSecond(t *testing.T) {
-	_, ts := newMock(t, mockhub.Config{AccessTokenTTL: 200 * time.Millisecond})
-	if a := signIn(t, ts.URL); a.ExpiresIn != 1 {
-		t.Errorf("expires_in %d", a.ExpiresIn)
+func TestSubSecondAccessLifetimeKeepsItsPrecision(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 11, 21, 10, 0, 0, 0, time.UTC)}
+	_, ts := newMock(t, mockhub.Config{Now: clock.Now, AccessTokenTTL: 200 * time.Millisecond})
+	if a := signIn(t, ts.URL); a.AccessTokenExpiration != "2026-11-21T10:00:00.2Z" {
+		t.Errorf("access_token_expiration %q", a.AccessTokenExpiration)
+	}
+}
+
+// The exchange as the vendor's clients send it: grant_type=code, the
+// parameters in the query string (browser, C++, Unity) or the form body
+// (Android, iOS), no client secret, no PKCE.
+func TestVendorStyleExchange(t *testing.T) {
+	m, ts := newMock(t, mockhub.Config{})
+	for _, inQuery := range []bool{true, false} {
+		q := url.Values{"client_id": {mockhub.DefaultClientID}, "redirect_uri": {redirectURI}, "state": {"s"}}
+		_, loc, _ := authorize(t, ts.URL, q)
+		params := url.Values{"grant_type": {"code"}, "code": {loc.Query().Get("code")}, "client_id": {mockhub.DefaultClientID}, "redirect_uri": {redirectURI}}
+		var req *http.Request
+		if inQuery {
+			req, _ = http.NewRequest("POST", ts.URL+"/signin/token?"+params.Encode(), nil)
+		} else {
+			req, _ = http.NewRequest("POST", ts.URL+"/signin/token", strings.NewReader(params.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a tokenAnswer
+		json.NewDecoder(resp.Body).Decode(&a)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || a.AccessToken == "" || a.AccessTokenExpiration == "" {
+			t.Fatalf("inQuery=%v: %d %+v", inQuery, resp.StatusCode, a)
+		}
+		// Refresh as the Unity client does: everything in the query.
+		rq := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {a.RefreshToken}, "client_id": {mockhub.DefaultClientID},
+			"client_secret": {mockhub.DefaultClientSecret}, "redirect_uri": {redirectURI}}
+		resp, err = http.Post(ts.URL+"/signin/token?"+rq.Encode(), "application/x-www-form-urlencoded", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Errorf("inQuery=%v: Unity-style refresh %d", inQuery, resp.StatusCode)
+		}
+	}
+	var auths []any
+	for _, e := range m.Events(0) {
+		if e.Action == "token" {
+			auths = append(auths, e.Args["clientAuth"], e.Args["paramsIn"])
+		}
+	}
+	if fmt.Sprint(auths) != "[none query client_secret query none body client_secret query]" {
+		t.Errorf("clientAuth/paramsIn %v", auths)
+	}
+}
+
+// A secret is checked when sent; RequireClientSecret demands one;
+// RedirectURIs restricts the redirect to the registered addresses.
+func TestClientSecretAndRegisteredRedirects(t *testing.T) {
+	_, ts := newMock(t, mockhub.Config{})
+	p := newPKCE()
+	if a := token(t, ts.URL, codeForm(code(t, ts.URL, p), p), false, "wrong"); a.status != 401 || a.Error != "invalid_client" {
+		t.Errorf("wrong secret: %d %s", a.status, a.raw)
+	}
+	_, strict := newMock(t, mockhub.Config{RequireClientSecret: true})
+	p = newPKCE()
+	if a := token(t, strict.URL, codeForm(code(t, strict.URL, p), p), false, ""); a.status != 401 {
+		t.Errorf("no secret with RequireClientSecret: %d %s", a.status, a.raw)
+	}
+	_, reg := newMock(t, mockhub.Config{RedirectURIs: []string{"http://127.0.0.1:51772/"}})
+	q := url.Values{"client_id": {mockhub.DefaultClientID}, "redirect_uri": {"http://127.0.0.1:51772/"}}
+	if st, loc, _ := authorize(t, reg.URL, q); st != 302 || loc.Query().Get("code") == "" {
+		t.Errorf("registered redirect: %d %v", st, loc)
+	}
+	q.Set("redirect_uri", "http://127.0.0.1:51773/")
+	if st, loc, body := authorize(t, reg.URL, q); st != 400 || loc != nil || !strings.Contains(body, "not registered") {
+		t.Errorf("unregistered redirect: %d %v %s", st, loc, body)
 	}
 }
 

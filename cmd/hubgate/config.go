@@ -1,0 +1,357 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/internal/atomicfile"
+)
+
+// errConfigExists: `config init` found a file and was not told to replace
+// it.
+var errConfigExists = errors.New("the config file exists")
+
+func newConfigCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Write, locate and check the configuration file",
+	}
+	groupCommand(cmd)
+	cmd.AddCommand(newConfigInitCommand(a), newConfigPathCommand(a), newConfigCheckCommand(a), newConfigDefaultsCommand(a))
+	return cmd
+}
+
+// configPath is the file --config names, else the default one.
+func (a *app) configFile() (string, error) {
+	if a.configPath != "" {
+		return filepath.Abs(a.configPath)
+	}
+	return configs.DefaultPath()
+}
+
+func newConfigInitCommand(a *app) *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write a commented starter config (scripted engine, example rules, other commands run as their prompt)",
+		Long: `Write a commented starter configuration file at the config path (--config,
+else $XDG_CONFIG_HOME/hubgate/config.yaml): the co-hosted Automate server with
+the scripted engine, two example routing rules, and every other command run
+with its text as the prompt (bridge.unmatched.action: run), so that the first
+command from your app is answered without editing anything.
+
+An existing file is never replaced unless --force is given; then the old file
+is kept next to it as <file>.bak.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path, err := a.configFile()
+			if err != nil {
+				return err
+			}
+			if err := writeStarterConfig(path, force); err != nil {
+				return err
+			}
+			fmt.Fprintf(a.stdio.Out, "wrote %s\n", path)
+			fmt.Fprintf(a.stdio.Err, "Next: 'hubgate config check', then 'hubgate run' (or 'hubgate service install').\n")
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file (kept as <file>.bak)")
+	return cmd
+}
+
+// writeStarterConfig writes the starter file at path: with O_EXCL unless
+// force, so that a file created meanwhile is never replaced either.
+func writeStarterConfig(path string, force bool) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return fmt.Errorf("create the config folder: %w", err)
+	}
+	data := configs.StarterYAML()
+	if !force {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("%w: %s; nothing was written ('hubgate config check' checks it; --force replaces it, keeping it as %s.bak)", errConfigExists, path, filepath.Base(path))
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			os.Remove(path)
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := f.Close(); err != nil {
+			os.Remove(path)
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	}
+	if old, err := os.ReadFile(path); err == nil {
+		if err := atomicfile.WriteFile(path+".bak", old, 0o600); err != nil {
+			return fmt.Errorf("keep the old file as %s.bak: %w", path, err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return atomicfile.WriteFile(path, data, 0o600)
+}
+
+func newConfigPathCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "path",
+		Short: "Print the config file's path (whether or not it exists)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			path, err := a.configFile()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(a.stdio.Out, path)
+			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+				fmt.Fprintln(a.stdio.Err, "(it does not exist yet: the defaults apply; 'hubgate config init' writes a starter file)")
+			}
+			return nil
+		},
+	}
+}
+
+func newConfigDefaultsCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "defaults",
+		Short: "Print every setting with its default and its documentation",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := a.stdio.Out.Write(configs.DefaultsYAML())
+			return err
+		},
+	}
+}
+
+func newConfigCheckCommand(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "check",
+		Short: "Load and validate the configuration; print what it routes",
+		Long: `Load the configuration (defaults, the file, HUBGATE_* variables) and validate
+it as 'hubgate run' does. Exit code 0 when it is valid, 3 with every problem
+listed when it is not.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := a.loadConfig(nil)
+			if err != nil {
+				return err
+			}
+			set, err := cfg.Bridge.RuleSet()
+			if err != nil {
+				return err
+			}
+			file := cfg.File()
+			if file == "" {
+				file = "no file (defaults only)"
+			}
+			unmatched := "ignored"
+			if _, ok := set.Unmatched(rules.Command{Text: "x"}); ok {
+				unmatched = "run as the prompt"
+			}
+			fmt.Fprintf(a.stdio.Out, "%s: valid\n%d rules, %d command tools; unmatched commands are %s\n",
+				file, len(set.Rules()), len(set.CommandToolNames()), unmatched)
+			if hint := noRuleHint(cfg, set); hint != "" {
+				fmt.Fprintln(a.stdio.Err, "warning: "+hint)
+			}
+			return nil
+		},
+	}
+}
+
+// noRuleHint says how to fix a rule set that can never start a run (no
+// rule and unmatched commands ignored); "" when some command can.
+func noRuleHint(cfg *configs.Config, set *rules.Set) string {
+	if len(set.Rules()) > 0 {
+		return ""
+	}
+	if _, ok := set.Unmatched(rules.Command{Text: "x"}); ok {
+		return ""
+	}
+	where := cfg.File()
+	if where == "" {
+		return "no routing rule, and unmatched commands are ignored: every command will be ignored. 'hubgate config init' writes a starter config that runs them."
+	}
+	return fmt.Sprintf("no routing rule in %s, and unmatched commands are ignored: every command will be ignored. Add rules under bridge.rules, or set bridge.unmatched.action: run ('hubgate config init --force' writes a starter config, keeping yours as .bak).", where)
+}
+
+func newRulesCommand(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "rules",
+		Short: "Try the routing rules of the configuration",
+	}
+	groupCommand(cmd)
+	cmd.AddCommand(newRulesTestCommand(a))
+	return cmd
+}
+
+// rulesTestResult is `rules test --json`.
+type rulesTestResult struct {
+	Command string `json:"command"`
+	// Action: "run" (a rule or the unmatched action would start a run),
+	// "ignore" (nothing handles it), "cancel" (a StopOutputs macro cancels
+	// the current run) or "error" (the rule's template failed).
+	Action    string               `json:"action"`
+	Rule      string               `json:"rule,omitempty"`
+	Matched   bool                 `json:"matched"` // a rule matched (not the unmatched action)
+	Busy      string               `json:"busy,omitempty"`
+	QueueMax  int                  `json:"queueLimit,omitempty"`
+	MaxAge    string               `json:"maxAge,omitempty"`
+	Request   *automate.RunRequest `json:"request,omitempty"`
+	Error     string               `json:"error,omitempty"`
+	ConfigSrc string               `json:"config"`
+}
+
+func newRulesTestCommand(a *app) *cobra.Command {
+	var (
+		macroFile string
+		asJSON    bool
+	)
+	cmd := &cobra.Command{
+		Use:   `test "<command>"`,
+		Short: "Show which rule a command matches and the run request it would send (sends nothing)",
+		Long: `Route a command as the daemon would when the hub delivers it, and show which
+rule matches and the RunRequest it would send to the Automate server. Nothing is
+sent and no daemon is needed.
+
+--macro FILE gives the command's macro as JSON (deviceapi.Macro: id, name,
+commands, events); "-" reads it from stdin. The daemon also completes a macro
+from the device's profile, which this command does not see. A macro with a
+StopOutputs event cancels the current run instead of being routed. The task id
+is left empty when the rule has none: the journal assigns one per command.
+
+Exit code 0 whatever the outcome (--json says it in "action"), 3 when the
+configuration or the macro is invalid.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return &usageError{fmt.Errorf("%s takes one command (quote it), got %d arguments", cmd.CommandPath(), len(args))}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg, err := a.loadConfig(nil)
+			if err != nil {
+				return err
+			}
+			set, err := cfg.Bridge.RuleSet()
+			if err != nil {
+				return err
+			}
+			var macro *deviceapi.Macro
+			if macroFile != "" {
+				if macro, err = readMacro(a.stdio.In, macroFile); err != nil {
+					return err
+				}
+			}
+			res := routeCommand(set, rules.Command{Text: args[0], Macro: macro, Received: time.Now()})
+			res.ConfigSrc = cfg.File()
+			if asJSON {
+				return writeJSONTo(a.stdio.Out, res)
+			}
+			printRulesTest(a.stdio.Out, res)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&macroFile, "macro", "", `the command's macro as a JSON file ("-": stdin)`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object")
+	return cmd
+}
+
+// readMacro reads a macro's JSON from a file or stdin ("-").
+func readMacro(stdin io.Reader, file string) (*deviceapi.Macro, error) {
+	var data []byte
+	var err error
+	if file == "-" {
+		data, err = io.ReadAll(io.LimitReader(stdin, 1<<20))
+	} else {
+		data, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the macro: %w", err)
+	}
+	var m deviceapi.Macro
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: "--macro", Message: "not a macro's JSON: " + err.Error(), Source: file}}}
+	}
+	return &m, nil
+}
+
+// routeCommand routes cmd as the bridge does: a StopOutputs macro cancels,
+// else the first matching rule or the unmatched action renders a request.
+func routeCommand(set *rules.Set, cmd rules.Command) rulesTestResult {
+	cmd = set.Complete(cmd)
+	res := rulesTestResult{Command: cmd.Text}
+	if cmd.Macro != nil && slices.ContainsFunc(cmd.Macro.Events, func(e deviceapi.MacroEvent) bool { return e.EventType == deviceapi.EventStopOutputs }) {
+		res.Action = "cancel"
+		return res
+	}
+	rule, matched, ok := set.Route(cmd)
+	if !ok {
+		res.Action = "ignore"
+		return res
+	}
+	res.Rule, res.Matched = rule.Name(), matched
+	res.Busy = string(rule.Busy())
+	if rule.Busy() == rules.BusyQueue {
+		res.QueueMax = rule.QueueLimit()
+	}
+	if d := rule.MaxAge(); d > 0 && rule.Busy() == rules.BusyQueue {
+		res.MaxAge = d.String()
+	}
+	req, err := rule.Render(cmd, set.Catalog())
+	if err != nil {
+		res.Action, res.Error = "error", err.Error()
+		return res
+	}
+	res.Action, res.Request = "run", &req
+	return res
+}
+
+func printRulesTest(w io.Writer, r rulesTestResult) {
+	fmt.Fprintf(w, "command  %q\n", r.Command)
+	switch r.Action {
+	case "cancel":
+		fmt.Fprintln(w, "action   cancel: the macro has a StopOutputs event, so it cancels the current run (not routed)")
+		return
+	case "ignore":
+		fmt.Fprintln(w, "action   ignored: no rule matches and bridge.unmatched.action is ignore")
+		return
+	}
+	if r.Matched {
+		fmt.Fprintf(w, "rule     %s\n", r.Rule)
+	} else {
+		fmt.Fprintln(w, "rule     none matched: the unmatched action runs it")
+	}
+	busy := r.Busy
+	if r.QueueMax > 0 {
+		busy += fmt.Sprintf(" (at most %d waiting", r.QueueMax)
+		if r.MaxAge != "" {
+			busy += ", for " + r.MaxAge
+		}
+		busy += ")"
+	}
+	fmt.Fprintf(w, "busy     %s\n", busy)
+	if r.Action == "error" {
+		fmt.Fprintf(w, "error    %s\n", r.Error)
+		return
+	}
+	b, _ := json.MarshalIndent(r.Request, "         ", "  ")
+	fmt.Fprintf(w, "request  POST /v1/runs (not sent)\n         %s\n", strings.TrimSpace(string(b)))
+}

@@ -1,0 +1,701 @@
+package main
+
+// Acceptance tests of the daemon's life with the real binary: config init,
+// path and check, rules test, status exit codes, one daemon per user,
+// signals (SIGHUP reload, SIGINT stop), the service unit, --version, and a
+// new user's first hour from pair to a first answered command.
+
+import (
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/hub/mockhub"
+)
+
+func TestConfigInitPathAndCheck(t *testing.T) {
+	e := env(t)
+	want := filepath.Join(envValue(e, "XDG_CONFIG_HOME"), "hubgate", "config.yaml")
+	r := runCmd(t, e, "", "config", "path")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != want || !strings.Contains(r.stderr, "does not exist yet") {
+		t.Fatalf("config path: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	r = runCmd(t, e, "", "config", "check")
+	if r.code != 0 || !strings.Contains(r.stdout, "no file (defaults only): valid") || !strings.Contains(r.stdout, "0 rules") ||
+		!strings.Contains(r.stderr, "every command will be ignored") || !strings.Contains(r.stderr, "hubgate config init") {
+		t.Fatalf("config check without a file: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	r = runCmd(t, e, "", "config", "init")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "wrote "+want {
+		t.Fatalf("config init: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	written, err := os.ReadFile(want)
+	if err != nil || string(written) != string(configs.StarterYAML()) {
+		t.Fatalf("the written file differs from the starter (%v)", err)
+	}
+	if fi, _ := os.Stat(want); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v", fi.Mode())
+	}
+	r = runCmd(t, e, "", "config", "check")
+	if r.code != 0 || !strings.Contains(r.stdout, want+": valid") || !strings.Contains(r.stdout, "2 rules, 0 command tools; unmatched commands are run as the prompt") || r.stderr != "" {
+		t.Fatalf("config check of the starter: %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	// Never overwritten without --force.
+	if err := os.WriteFile(want, []byte("log:\n  level: debug\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runCmd(t, e, "", "config", "init")
+	if r.code != ExitError || !strings.Contains(r.stderr, "the config file exists") || !strings.Contains(r.stderr, "--force") {
+		t.Fatalf("config init over a file: %d %q", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(want); string(b) != "log:\n  level: debug\n" {
+		t.Fatalf("the file was changed: %q", b)
+	}
+	r = runCmd(t, e, "", "config", "init", "--force")
+	if r.code != 0 {
+		t.Fatalf("config init --force: %d %q", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(want + ".bak"); string(b) != "log:\n  level: debug\n" {
+		t.Fatalf("the old file was not kept as .bak: %q", b)
+	}
+
+	// A broken file: exit 3 with the key and line.
+	if err := os.WriteFile(want, []byte("bridge:\n  unmatched:\n    action: sometimes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runCmd(t, e, "", "config", "check")
+	if r.code != ExitConfig || !strings.Contains(r.stderr, "bridge.unmatched") {
+		t.Fatalf("config check of a broken file: %d %q", r.code, r.stderr)
+	}
+	// --config names another file.
+	other := filepath.Join(t.TempDir(), "other.yaml")
+	r = runCmd(t, e, "", "--config", other, "config", "init")
+	if r.code != 0 || !strings.Contains(r.stdout, other) {
+		t.Fatalf("config init --config: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestRulesTest(t *testing.T) {
+	e := env(t)
+	if r := runCmd(t, e, "", "config", "init"); r.code != 0 {
+		t.Fatal(r.stderr)
+	}
+	r := runCmd(t, e, "", "rules", "test", "--json", "hey water the plants")
+	var res rulesTestResult
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil {
+		t.Fatalf("rules test: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if res.Action != "run" || res.Rule != "ask" || !res.Matched || res.Busy != "queue" || res.QueueMax != 3 ||
+		res.Request == nil || res.Request.Prompt != "water the plants" || len(res.Request.ClientTools) != 1 || res.Request.ClientTools[0].Name != "notify" {
+		t.Fatalf("rules test result: %+v", res)
+	}
+	r = runCmd(t, e, "", "rules", "test", "what is the weather")
+	if r.code != 0 || !strings.Contains(r.stdout, "none matched: the unmatched action runs it") || !strings.Contains(r.stdout, `"prompt": "what is the weather"`) ||
+		!strings.Contains(r.stdout, "(not sent)") {
+		t.Fatalf("rules test (text): %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A macro from a file and from stdin.
+	macro := filepath.Join(t.TempDir(), "macro.json")
+	if err := os.WriteFile(macro, []byte(`{"id":"m1","name":"typing","commands":["typing"],"events":[{"eventType":"Type","text":"buy milk"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runCmd(t, e, "", "rules", "test", "--json", "--macro", macro, "typing")
+	res = rulesTestResult{}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil || res.Rule != "typed-text" || res.Request == nil ||
+		res.Request.Prompt != "Act on the text I typed: buy milk" {
+		t.Fatalf("rules test --macro: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	r = runCmd(t, e, `{"id":"s","name":"stop","events":[{"eventType":"StopOutputs"}]}`, "rules", "test", "--json", "--macro", "-", "stop")
+	res = rulesTestResult{}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil || res.Action != "cancel" || res.Request != nil {
+		t.Fatalf("rules test of a StopOutputs macro: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := runCmd(t, e, "not json", "rules", "test", "--macro", "-", "x"); r.code != ExitConfig || !strings.Contains(r.stderr, "--macro") {
+		t.Fatalf("a bad macro: %d %q", r.code, r.stderr)
+	}
+	if r := runCmd(t, e, "", "rules", "test"); r.code != ExitUsage {
+		t.Fatalf("no command: %d %q", r.code, r.stderr)
+	}
+	// Ignored when nothing handles it.
+	cfg := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(cfg, []byte("bridge:\n  rules: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = runCmd(t, e, "", "--config", cfg, "rules", "test", "--json", "anything")
+	res = rulesTestResult{}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil || res.Action != "ignore" {
+		t.Fatalf("rules test with no rule: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+func TestUnknownCommandSuggests(t *testing.T) {
+	for args, want := range map[string]string{"stauts": `did you mean "status"?`, "config chek": `did you mean "check"?`, "servce": `did you mean "service"?`} {
+		r := runCmd(t, env(t), "", strings.Fields(args)...)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, want) {
+			t.Errorf("hubgate %s: %d %q, want %q", args, r.code, r.stderr, want)
+		}
+	}
+}
+
+func TestVersionNamesTheRevision(t *testing.T) {
+	r := runCmd(t, env(t), "", "--version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "hubgate ") || !strings.Contains(r.stdout, "go1.") {
+		t.Fatalf("--version: %d %q", r.code, r.stdout)
+	}
+	if r2 := runCmd(t, env(t), "", "version"); r2.stdout != r.stdout {
+		t.Fatalf("version %q differs from --version %q", r2.stdout, r.stdout)
+	}
+	// A build from a git checkout names its revision and a dirty tree. (go
+	// build stamps nothing in a linked worktree, whose .git is a file, so
+	// the test builds a fresh clone of the committed HEAD, changed.)
+	top, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (%v): the VCS stamp cannot be checked", err)
+	}
+	src := filepath.Join(t.TempDir(), "src")
+	if out, err := exec.Command("git", "clone", "--quiet", strings.TrimSpace(string(top)), src).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	head, err := exec.Command("git", "-C", src, "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(src, "README.md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("\nchanged\n")
+	f.Close()
+	bin := filepath.Join(t.TempDir(), "hubgate")
+	build := exec.Command("go", "build", "-buildvcs=true", "-o", bin, "./cmd/hubgate")
+	build.Dir = src
+	build.Env = append(os.Environ(), "GOFLAGS=-buildvcs=true")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build -buildvcs=true: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rev := strings.TrimSpace(string(head))
+	// Go stamps a pseudo-version (v0.0.0-<time>-<rev>+dirty) from the VCS
+	// too; either way the short version names the revision.
+	short, _, _ := strings.Cut(strings.TrimPrefix(string(out), "hubgate "), " ")
+	if !strings.Contains(short, rev[:12]) || !strings.Contains(short, "dirty") ||
+		!strings.Contains(string(out), "(commit "+rev+", ") || !strings.Contains(string(out), "with uncommitted changes") {
+		t.Fatalf("--version of a changed source build %q does not name revision %s and the change", out, rev)
+	}
+}
+
+func TestBuildVersionOf(t *testing.T) {
+	for _, c := range []struct {
+		bi    *debug.BuildInfo
+		short string
+	}{
+		{nil, "dev"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
+		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}, "dev+0123456789ab.dirty"},
+		{&debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}}}, "dev+abc"},
+	} {
+		if got := buildVersionOf(c.bi, c.bi != nil).short(); got != c.short {
+			t.Errorf("%+v: %q, want %q", c.bi, got, c.short)
+		}
+	}
+}
+
+// ---- the daemon ------------------------------------------------------------
+
+func TestStatusExitCodesAndJSON(t *testing.T) {
+	h := startHub(t)
+	s := newDaemonSetup(t, h, daemonConfig{Bridge: "unmatched: {action: run}\n"})
+	env := s.environ()
+	status := func() (int, map[string]any, string) {
+		r := runCmd(t, env, "", "--config", s.configPath, "status", "--json")
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(r.stdout), &obj); err != nil {
+			t.Fatalf("status --json printed %q (%v); stderr %q", r.stdout, err, r.stderr)
+		}
+		return r.code, obj, r.stderr
+	}
+	code, obj, _ := status()
+	if code != ExitNotRunning || obj["running"] != false || obj["exitCode"] != float64(ExitNotRunning) || !strings.Contains(obj["error"].(string), "not running") {
+		t.Fatalf("status with no daemon: %d %v", code, obj)
+	}
+	d := startListening(t, s)
+	if code, obj, _ := status(); code != ExitOK || obj["listening"] != true {
+		t.Fatalf("status of a listening daemon: %d %v", code, obj)
+	}
+	h.pushListening(false)
+	if !eventually(func() bool { c, _, _ := status(); return c == ExitNotListening }) {
+		code, obj, _ := status()
+		t.Fatalf("status after StopListening: %d %v", code, obj)
+	}
+	r := runCmd(t, env, "", "--config", s.configPath, "status")
+	if r.code != ExitNotListening || !strings.Contains(r.stdout, "listening  false") || r.stderr != "" {
+		t.Fatalf("status (text) not listening: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	// The hub drops the connection and refuses new ones: not connected.
+	if st, body := h.admin("POST", "/mock/faults", map[string]any{"drop": true, "refuseFor": "1h"}, nil); st != 200 {
+		t.Fatalf("faults: %d %s", st, body)
+	}
+	if !eventually(func() bool { c, _, _ := status(); return c == ExitNotConnected }) {
+		code, obj, _ := status()
+		t.Fatalf("status while the hub refuses: %d %v", code, obj)
+	}
+	if r := runCmd(t, env, "", "--config", s.configPath, "status"); r.code != ExitNotConnected || !strings.Contains(r.stdout, "reconnecting") {
+		t.Fatalf("status (text) not connected: %d %q", r.code, r.stdout)
+	}
+	// The token is disabled and the hub answers again: it refuses the token.
+	if st, body := h.admin("POST", "/mock/faults", map[string]any{"refuseFor": "0s"}, nil); st != 200 {
+		t.Fatalf("faults: %d %s", st, body)
+	}
+	var dis mockhub.DisableResult
+	if st, body := h.admin("POST", "/mock/tokens/"+h.device.Token.ID+"/disable", nil, &dis); st != 200 {
+		t.Fatalf("disable: %d %s", st, body)
+	}
+	if !eventually(func() bool { c, _, _ := status(); return c == ExitNeedsRepair }) {
+		code, obj, _ := status()
+		t.Fatalf("status with a refused token: %d %v\n%s", code, obj, d.Stderr())
+	}
+	_, obj, _ = status()
+	if hubObj, _ := obj["hub"].(map[string]any); hubObj["needsRepair"] != true {
+		t.Fatalf("status: %v", obj)
+	}
+	if code := d.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("the daemon exited %d", code)
+	}
+}
+
+// TestSecondRunExitsAtOnceAndBindsNothing: a second `hubgate run` on the
+// same control socket names the first one's PID and never binds its port.
+func TestSecondRunExitsAtOnceAndBindsNothing(t *testing.T) {
+	h := startHub(t)
+	s := newDaemonSetup(t, h, daemonConfig{})
+	d := startListening(t, s)
+	// No rule and unmatched commands ignored: run says how to fix it.
+	if !strings.Contains(d.Stderr(), "every command will be ignored") || !strings.Contains(d.Stderr(), "bridge.unmatched.action: run") {
+		t.Errorf("run does not warn that no rule can match:\n%s", d.Stderr())
+	}
+
+	port := freeLoopbackPort(t)
+	cfg, err := os.ReadFile(s.configPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := filepath.Join(t.TempDir(), "second.yaml")
+	if err := os.WriteFile(second, []byte(strings.Replace(string(cfg), "port: ", "port: "+strconv.Itoa(port)+" #", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r := runCmd(t, s.environ(), "", "--config", second, "run")
+	if r.code != ExitUnavailable || !strings.Contains(r.stderr, "another hubgate daemon is running") ||
+		!strings.Contains(r.stderr, "pid "+strconv.Itoa(d.cmd.Process.Pid)) || !strings.Contains(r.stderr, "runs once per user") {
+		t.Fatalf("second run: exit %d after %s\n%s", r.code, time.Since(start), r.stderr)
+	}
+	if strings.Contains(r.stderr, "automate server listening") || strings.Contains(r.stderr, "journal opened") {
+		t.Errorf("the second run started parts before it refused:\n%s", r.stderr)
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		t.Fatalf("port %d is taken after the refused run: %v", port, err)
+	}
+	ln.Close()
+	// The first one is untouched.
+	if r := runCmd(t, s.environ(), "", "--config", s.configPath, "status"); r.code != 0 {
+		t.Fatalf("status of the first daemon: %d %s", r.code, r.stderr)
+	}
+	d.stop(syscall.SIGTERM)
+}
+
+// rewriteBridge replaces the bridge section's rules part of the daemon's
+// config file (the lines after control_socket).
+func rewriteBridge(t *testing.T, s *daemonSetup, bridge string) {
+	t.Helper()
+	raw, err := os.ReadFile(s.configPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, ok := strings.Cut(string(raw), "  control_socket: ")
+	if !ok {
+		t.Fatalf("config file:\n%s", raw)
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteString("  control_socket: " + strconv.Quote(s.socket) + "\n")
+	for _, line := range strings.Split(strings.TrimRight(bridge, "\n"), "\n") {
+		b.WriteString("  " + line + "\n")
+	}
+	if err := os.WriteFile(s.configPath, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSIGHUPReloadsRulesWhileARunIsInFlight: a valid new file changes the
+// rules for the next command, a broken one is refused with the reason and
+// the running rules stay; the hub connection and the run in flight are
+// untouched throughout.
+func TestSIGHUPReloadsRulesWhileARunIsInFlight(t *testing.T) {
+	h := startHub(t)
+	s := newDaemonSetup(t, h, daemonConfig{Bridge: `rules:
+  - name: slow
+    match: {command: slow}
+    run:
+      prompt: "slow\n#!sleep 2500\n#!answer slow done"
+unmatched: {action: ignore}
+`})
+	d := startListening(t, s)
+	connects := h.countActions(d.since, "connected")
+	h.push("slow", nil)
+	waitJournalState(t, s.journal, "the slow run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
+
+	rewriteBridge(t, s, `rules:
+  - name: slow
+    match: {command: slow}
+    run:
+      prompt: "slow\n#!sleep 2500\n#!answer slow done"
+  - name: lights
+    match: {command_regex: '(?i)lights (?P<state>on|off)'}
+    busy: queue
+    run: {prompt: "lights {{.Named.state}}"}
+unmatched: {action: ignore}
+`)
+	d.cmd.Process.Signal(syscall.SIGHUP)
+	if !eventually(func() bool {
+		return strings.Contains(d.Stderr(), `SIGHUP: configuration reloaded: rule \"lights\" added`)
+	}) {
+		t.Fatalf("no reload line:\n%s", d.Stderr())
+	}
+	h.push("lights on", nil)
+
+	// A broken file: refused, the old rules stay.
+	rewriteBridge(t, s, "rules:\n  - name: broken\n    match: {command_regex: '(unclosed'}\n    run: {prompt: x}\n")
+	d.cmd.Process.Signal(syscall.SIGHUP)
+	if !eventually(func() bool {
+		return len(d.logRecords("SIGHUP: the configuration was refused; the running one stays")) == 1
+	}) {
+		t.Fatalf("no refusal line:\n%s", d.Stderr())
+	}
+	rec := d.logRecords("SIGHUP: the configuration was refused; the running one stays")[0]
+	if !strings.Contains(rec["err"].(string), "bridge.rules[0].match.command_regex") {
+		t.Errorf("the refusal does not say why: %v", rec)
+	}
+	h.push("lights off", nil)
+
+	es := waitJournalState(t, s.journal, "three settled commands", func(es []journal.Entry) bool {
+		return len(es) == 3 && e2eSettled(es[0]) && e2eSettled(es[1]) && e2eSettled(es[2])
+	})
+	if es[0].Answer != "slow done" || es[0].Status != automate.StatusCompleted {
+		t.Errorf("the run in flight during the reloads:\n%s", e2eDump(es))
+	}
+	if es[1].Rule != "lights" || es[1].Answer != "Done: lights on" || es[2].Rule != "lights" || es[2].Answer != "Done: lights off" {
+		t.Errorf("commands after the reloads:\n%s", e2eDump(es))
+	}
+	if n := h.countActions(d.since, "connected"); n != connects {
+		t.Errorf("the hub connected %d times, %d before the reloads", n, connects)
+	}
+	if code := d.stop(syscall.SIGTERM); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+}
+
+// TestSIGINTSaysWhatItWaitsForAndASecondOneForces: the first SIGINT says
+// how long it waits for which run; the second terminates the run and the
+// daemon exits at once, after DeviceStoppedListening.
+func TestSIGINTSaysWhatItWaitsForAndASecondOneForces(t *testing.T) {
+	h := startHub(t)
+	s := newDaemonSetup(t, h, daemonConfig{Bridge: `rules:
+  - name: long
+    match: {command: long}
+    run:
+      prompt: "long\n#!sleep 60000\n#!answer never"
+cancel_grace: 30s
+`})
+	d := startListening(t, s)
+	h.push("long", nil)
+	es := waitJournalState(t, s.journal, "the long run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
+	id := es[0].ID
+	d.cmd.Process.Signal(syscall.SIGINT)
+	want := "stopping: waiting up to 35 s for run #" + strconv.FormatInt(id, 10)
+	if !eventually(func() bool { return strings.Contains(d.Stderr(), want) }) {
+		t.Fatalf("no %q line:\n%s", want, d.Stderr())
+	}
+	start := time.Now()
+	code := d.stop(syscall.SIGINT)
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("the second SIGINT took %s to stop the daemon", took)
+	}
+	if code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	if !strings.Contains(d.Stderr(), "second interrupt") {
+		t.Errorf("no word of the second interrupt:\n%s", d.Stderr())
+	}
+	es = journalEntries(t, s.journal)
+	if len(es) != 1 || (es[0].Status != automate.StatusTerminated && es[0].Status != automate.StatusCanceled) {
+		t.Errorf("the run after a forced stop:\n%s", e2eDump(es))
+	}
+	if h.countActions(d.since, "DeviceStoppedListening") != 1 {
+		t.Errorf("no DeviceStoppedListening after a forced stop")
+	}
+}
+
+// runProc is a `hubgate run` started with a given environment and no
+// --config (the user's own files).
+type runProc struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr bytes.Buffer
+	done   chan struct{}
+}
+
+func (p *runProc) Stderr() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stderr.String()
+}
+
+func startRunProc(t *testing.T, environ []string, args ...string) *runProc {
+	t.Helper()
+	p := &runProc{done: make(chan struct{})}
+	p.cmd = exec.Command(binary, args...)
+	p.cmd.Env = environ
+	p.cmd.Stderr = writerTo(func(b []byte) (int, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.stderr.Write(b)
+	})
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+			return
+		default:
+		}
+		p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+		if t.Failed() {
+			t.Logf("hubgate run stderr:\n%s", p.Stderr())
+		}
+	})
+	return p
+}
+
+// TestNewUserFromPairToAFirstAnsweredCommand is a new user's first hour,
+// with no file edited by hand: pair against the mock, config init, run, a
+// command from the app answered; then a re-pairing that the running daemon
+// takes at once, and an unpairing that stops it.
+func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
+	requireKeyring(t)
+	requireCurl(t)
+	clearPairSecrets(t)
+	t.Cleanup(func() { clearPairSecrets(t) })
+	m, apiURL := startMock(t, mockhub.Config{}, nil)
+	runtimeDir, err := os.MkdirTemp("", "hg-rt-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(runtimeDir) })
+	os.Chmod(runtimeDir, 0o700)
+	// Private runtime and data dirs; a port outside the discovery window
+	// that other test runs on this machine use.
+	e := pairEnviron(t, apiURL, "XDG_RUNTIME_DIR="+runtimeDir, "XDG_DATA_HOME="+t.TempDir(),
+		"HUBGATE_AUTOMATE_PORT="+strconv.Itoa(freeLoopbackPort(t)))
+
+	r := runCmd(t, e, "", "pair", "--name", "first hour", "--timeout", "50s")
+	if r.code != 0 {
+		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
+	}
+	first, err := configs.LoadState(statePathOf(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without a config file nothing would run: run says so.
+	if r := runCmd(t, e, "", "config", "check"); !strings.Contains(r.stderr, "every command will be ignored") {
+		t.Fatalf("config check before init: %q", r.stderr)
+	}
+	if r := runCmd(t, e, "", "config", "init"); r.code != 0 {
+		t.Fatalf("config init: %d %s", r.code, r.stderr)
+	}
+	d := startRunProc(t, e, "run")
+	if !e2ePoll(e2eWait, func() bool {
+		dev, ok := m.Device(first.DeviceID)
+		return ok && dev.IsListening
+	}) {
+		t.Fatalf("the device never listened:\n%s", d.Stderr())
+	}
+	if strings.Contains(d.Stderr(), "every command will be ignored") {
+		t.Errorf("run warned about rules after config init:\n%s", d.Stderr())
+	}
+	if !e2ePoll(e2eWait, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
+		t.Fatalf("status never said listening:\n%s", d.Stderr())
+	}
+	if err := m.PushCommand(first.DeviceID, "hey what is on my calendar", nil); err != nil {
+		t.Fatal(err)
+	}
+	var entries []journal.Entry
+	if !e2ePoll(e2eWait, func() bool {
+		r := runCmd(t, e, "", "history", "--json")
+		entries = nil
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &entries) == nil && len(entries) == 1 && entries[0].Status != ""
+	}) {
+		t.Fatalf("no settled command in the history: %+v\n%s", entries, d.Stderr())
+	}
+	if entries[0].Rule != "ask" || entries[0].Status != automate.StatusCompleted || entries[0].Answer != "Done: what is on my calendar" {
+		t.Fatalf("the first command: %+v", entries[0])
+	}
+
+	// A re-pairing with a new device: the running daemon switches at once.
+	r = runCmd(t, e, "", "pair", "--replace", "--name", "second", "--timeout", "50s")
+	if r.code != 0 {
+		t.Fatalf("pair --replace: %d\n%s", r.code, r.stderr)
+	}
+	second, _ := configs.LoadState(statePathOf(e))
+	want := "the running daemon (pid " + strconv.Itoa(d.cmd.Process.Pid) + "): reconnecting now with the new device " + second.DeviceID
+	if !strings.Contains(r.stderr, want) {
+		t.Fatalf("pair does not say what the daemon did (%q):\n%s", want, r.stderr)
+	}
+	if !e2ePoll(e2eWait, func() bool {
+		dev, ok := m.Device(second.DeviceID)
+		return ok && dev.IsListening
+	}) {
+		t.Fatalf("the new device never listened:\n%s", d.Stderr())
+	}
+	if dev, _ := m.Device(first.DeviceID); dev.IsConnected {
+		t.Errorf("the old device is still connected")
+	}
+
+	// unpair: the daemon stops and unpair says so.
+	r = runCmd(t, e, "", "unpair")
+	if r.code != 0 || !strings.Contains(r.stderr, "no device is paired any more: the daemon stops") {
+		t.Fatalf("unpair: %d\n%s", r.code, r.stderr)
+	}
+	select {
+	case <-d.done:
+	case <-time.After(e2eWait):
+		t.Fatalf("the daemon did not stop after unpair:\n%s", d.Stderr())
+	}
+	if code := d.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("the daemon exited %d after unpair", code)
+	}
+	if dev, _ := m.Device(second.DeviceID); dev.IsConnected || dev.IsListening {
+		t.Errorf("the device is still connected after unpair: %+v", dev)
+	}
+	if r := runCmd(t, e, "", "unpair"); !strings.Contains(r.stderr, "no daemon is running") {
+		t.Errorf("a second unpair does not say no daemon runs: %q", r.stderr)
+	}
+}
+
+// systemdAnalyze is systemd-analyze, or "" when it is not installed
+// outside CI (in CI, scripts/test installs it and its absence fails).
+func systemdAnalyze(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("systemd-analyze is missing in CI (scripts/test installs the systemd package): %v", err)
+		}
+		return ""
+	}
+	return p
+}
+
+func TestServiceInstallStatusUninstall(t *testing.T) {
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	fake := filepath.Join(dir, "systemctl")
+	script := "#!/bin/sh\necho \"$*\" >> " + strconv.Quote(calls) + "\n" +
+		"case \"$2\" in is-active) echo active;; is-enabled) echo enabled;; esac\n"
+	if err := os.WriteFile(fake, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e := env(t, EnvSystemctl+"="+fake)
+	cfg := filepath.Join(dir, "my config.yaml")
+	unit := filepath.Join(envValue(e, "XDG_CONFIG_HOME"), "systemd", "user", "hubgate.service")
+
+	r := runCmd(t, e, "", "--config", cfg, "service", "install")
+	if r.code != 0 || !strings.Contains(r.stdout, "wrote "+unit) || !strings.Contains(r.stdout, "journalctl --user -u hubgate") {
+		t.Fatalf("service install: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	body, err := os.ReadFile(unit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(body), "\nExecStart="+binary+` --config "`+cfg+`" run`+"\n") ||
+		!strings.Contains(string(body), "ExecReload=/bin/kill -HUP $MAINPID") || !strings.Contains(string(body), "WantedBy=default.target") {
+		t.Fatalf("unit file:\n%s", body)
+	}
+	got, _ := os.ReadFile(calls)
+	if string(got) != "--user daemon-reload\n--user enable --now hubgate.service\n" {
+		t.Fatalf("systemctl calls:\n%s", got)
+	}
+	if sa := systemdAnalyze(t); sa != "" {
+		if out, err := exec.Command(sa, "verify", unit).CombinedOutput(); err != nil || len(strings.TrimSpace(string(out))) > 0 {
+			t.Fatalf("systemd-analyze verify %s: %v\n%s", unit, err, out)
+		}
+		// The check can fail: a unit whose program is not absolute is refused.
+		bad := filepath.Join(dir, "bad.service")
+		os.WriteFile(bad, []byte(strings.Replace(string(body), "ExecStart="+binary, "ExecStart=no/such/hubgate", 1)), 0o644)
+		if out, err := exec.Command(sa, "verify", bad).CombinedOutput(); err == nil {
+			t.Fatalf("systemd-analyze verify accepted a broken unit:\n%s", out)
+		}
+	}
+
+	r = runCmd(t, e, "", "service", "status")
+	if r.code != 0 || !strings.Contains(r.stdout, "enabled: enabled, active: active") {
+		t.Fatalf("service status: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	os.Remove(calls)
+	r = runCmd(t, e, "", "service", "uninstall")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed "+unit) {
+		t.Fatalf("service uninstall: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(unit); !os.IsNotExist(err) {
+		t.Fatalf("the unit file is still there: %v", err)
+	}
+	got, _ = os.ReadFile(calls)
+	if string(got) != "--user disable --now hubgate.service\n--user daemon-reload\n" {
+		t.Fatalf("systemctl calls of uninstall:\n%s", got)
+	}
+	r = runCmd(t, e, "", "service", "status")
+	if r.code != ExitNotRunning || !strings.Contains(r.stdout, "not installed") {
+		t.Fatalf("service status after uninstall: %d %q", r.code, r.stdout)
+	}
+
+	// No systemctl at all: a clear error, nothing written.
+	noPath := env(t, "PATH="+t.TempDir())
+	r = runCmd(t, noPath, "", "service", "install")
+	if r.code != ExitError || !strings.Contains(r.stderr, "systemctl is not installed") {
+		t.Fatalf("service install without systemctl: %d %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(envValue(noPath, "XDG_CONFIG_HOME"), "systemd")); !os.IsNotExist(err) {
+		t.Errorf("something was written without systemctl: %v", err)
+	}
+}
