@@ -156,6 +156,8 @@ func (s *Service) Handle(ctx context.Context, e control.Event) {
 				s.show(ctx, e, Message{Summary: summary(e, "not run ("+string(e.Decision)+")"), Body: clipBody(e.Note), Urgency: UrgencyNormal})
 			}
 		}
+	case control.EventLost:
+		s.log.Warn("notifications fell behind the bridge; some were not shown (see hubgate history)", "lost_events", e.Lost)
 	case control.EventNotify:
 		warning := e.Level == rules.NotifyWarning
 		if policy == rules.NotifyAnswers || policy == rules.NotifyFailures && warning {

@@ -145,7 +145,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Cache-Control", "no-store")
 	port, ok := localPort(r)
 	if !ok || !loopbackHost(r.Host, port) {
-		h.log.Warn("statuspage: refused a request for a foreign host", "host", r.Host, "remote", r.RemoteAddr)
+		h.log.Info("statuspage: refused a request for a foreign host", "host", r.Host, "remote", r.RemoteAddr)
 		http.Error(w, "forbidden: this page answers only to 127.0.0.1, localhost or [::1] on its own port", http.StatusForbidden)
 		return
 	}
