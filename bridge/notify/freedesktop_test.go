@@ -97,7 +97,11 @@ func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
 	ctx := context.Background()
 	final := "22 degrees and sunny"
 	events := make(chan control.Event, 10)
-	go s.Run(ctx, events)
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		s.Run(ctx, events)
+	}()
 
 	events <- finished(1, "weather", "weather", "It is 22 degrees and sunny in Lyon.")
 	events <- control.Event{Kind: control.EventFinished, CommandID: 2, Command: "contract", Rule: "weather",
@@ -127,6 +131,9 @@ func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
 			t.Fatalf("notification %d (%q) never reached the server", i, w.Summary)
 		}
 	}
+
+	close(events)
+	<-ran // every answer of the server is counted
 
 	// No receiver any more: one warning, then the log only, and no hang.
 	release()
