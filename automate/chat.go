@@ -114,7 +114,15 @@ func chatTimeout(req ChatRequest) time.Duration {
 
 func (c *Client) postChat(ctx context.Context, req ChatRequest, requestID string) (*ChatCompletion, error) {
 	const path = "/v1/chat/completions"
-	resp, sent, err := c.roundTrip(ctx, "POST", path, req)
+	var body any = req
+	if c.product != DefaultProduct {
+		b, err := productChatBody(req, c.product)
+		if err != nil {
+			return nil, err
+		}
+		body = b
+	}
+	resp, sent, err := c.roundTrip(ctx, "POST", path, body)
 	if err != nil {
 		if sent && ctx.Err() != nil {
 			return nil, c.abandon(ctx, "POST "+path, requestID, err)
@@ -122,6 +130,25 @@ func (c *Client) postChat(ctx context.Context, req ChatRequest, requestID string
 		return nil, err
 	}
 	return c.decodeChat(resp)
+}
+
+// productChatBody encodes req with its extension object under the
+// product word instead of "service".
+func productChatBody(req ChatRequest, product string) (json.RawMessage, error) {
+	ext := req.Service
+	req.Service = nil
+	b, err := json.Marshal(req)
+	if err != nil || ext == nil {
+		return b, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, err
+	}
+	if fields[product], err = json.Marshal(ext); err != nil {
+		return nil, err
+	}
+	return json.Marshal(fields)
 }
 
 // ChatWithTools drives the caller-executed tool loop on the chat contract:

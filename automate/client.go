@@ -69,6 +69,10 @@ type ClientOptions struct {
 	// MaxResponseBytes caps a response body (records with events can be
 	// hundreds of KB). Zero: 64 MiB.
 	MaxResponseBytes int64
+	// Product is the server's product word: Chat sends ChatRequest.Service
+	// as the extension object under it and reads the record from it. Zero:
+	// DefaultProduct ("service").
+	Product string
 }
 
 // Client speaks the Automate contract to one server. It never retries a
@@ -86,6 +90,7 @@ type Client struct {
 	cancelTimeout time.Duration
 	forceOnGiveUp bool
 	maxBody       int64
+	product       string
 }
 
 // NewClient returns a Client for opts.BaseURL.
@@ -114,6 +119,13 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		cancelTimeout: opts.CancelTimeout,
 		forceOnGiveUp: opts.ForceCancelOnGiveUp,
 		maxBody:       opts.MaxResponseBytes,
+		product:       opts.Product,
+	}
+	if c.product == "" {
+		c.product = DefaultProduct
+	}
+	if !ValidProduct(c.product) {
+		return nil, fmt.Errorf("automate: client: invalid product word %q", c.product)
 	}
 	if c.http == nil {
 		c.http = defaultHTTPClient()
@@ -440,6 +452,14 @@ func (c *Client) decodeChat(resp *response) (*ChatCompletion, error) {
 	if resp.status == http.StatusOK || resp.status == http.StatusInternalServerError {
 		var comp ChatCompletion
 		err := json.Unmarshal(resp.body, &comp)
+		if err == nil && c.product != DefaultProduct {
+			// The record is under the product word, not "service".
+			var fields map[string]json.RawMessage
+			comp.Service = nil
+			if err = json.Unmarshal(resp.body, &fields); err == nil && len(fields[c.product]) > 0 {
+				err = json.Unmarshal(fields[c.product], &comp.Service)
+			}
+		}
 		ok := err == nil && comp.Service != nil && comp.Service.SchemaVersion == SchemaVersion
 		switch {
 		case ok && resp.status == http.StatusOK:

@@ -333,7 +333,7 @@ func TestIntegrationModels(t *testing.T) {
 	c := startReal(t, 0).client(t, automate.ClientOptions{})
 	ctx := context.Background()
 	ml, err := c.Models(ctx)
-	if err != nil || len(ml.Data) != 1 || ml.Data[0].ID != automate.ServiceID {
+	if err != nil || len(ml.Data) != 2 || ml.Data[0].ID != automate.ServiceID || ml.Data[1].ID != automate.ModelID("") {
 		t.Fatalf("models %+v %v", ml, err)
 	}
 	cat, err := c.Catalog(ctx)
@@ -461,4 +461,35 @@ func TestIntegrationLeaveRunningSendsNoCancel(t *testing.T) {
 		t.Fatalf("the run was cancelled: %+v %v", h, err)
 	}
 	c.Cancel(context.Background(), true)
+}
+
+// TestIntegrationChatProductWord: a client configured with the server's
+// product word sends the extension object under it and reads the record
+// from it; the same word finds the server through Discover.
+func TestIntegrationChatProductWord(t *testing.T) {
+	quiet := slog.New(slog.DiscardHandler)
+	srv, err := server.New(server.Config{Key: realKey, Product: "acme", Assistant: scripted.New(scripted.Config{Logger: quiet}),
+		Workspace: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	defer srv.Close(context.Background())
+	r := &realServer{srv: srv, url: ts.URL}
+
+	contract := "End with FINAL ANSWER: <n>"
+	req := automate.NewChatRequest("#!answer The sum is 12. FINAL ANSWER: 12")
+	req.Service = &automate.ChatService{AnswerContract: &contract}
+	comp, err := r.client(t, automate.ClientOptions{Product: "acme"}).Chat(context.Background(), req)
+	if err != nil || comp.Service == nil || comp.Service.FinalAnswer == nil || *comp.Service.FinalAnswer != "12" || comp.Text() != "12" {
+		t.Fatalf("acme chat: %+v %v", comp, err)
+	}
+	// A client of the spec's word finds no record there.
+	if _, err := r.client(t, automate.ClientOptions{}).Chat(context.Background(), automate.NewChatRequest("hi")); err == nil {
+		t.Fatal("a client of the default word read acme's answer")
+	}
+	if _, err := automate.NewClient(automate.ClientOptions{BaseURL: ts.URL, Key: realKey, Product: "Not Valid"}); err == nil {
+		t.Fatal("an invalid product word was accepted")
+	}
 }

@@ -25,6 +25,11 @@ const DefaultPerPortTimeout = 2 * time.Second
 type DiscoverOptions struct {
 	// Key is the bearer access key sent with every probe; required.
 	Key string
+	// Product is the product word of the server looked for: a port
+	// matches when its /health service is "<Product>-agent". Zero:
+	// DefaultProduct ("service"). The desktop application uses its
+	// product's own name.
+	Product string
 	// Host is the address probed. Zero: "127.0.0.1".
 	Host string
 	// Ports are the ports probed. Zero: the contract's window 4317..4328.
@@ -53,21 +58,25 @@ type probeKind int
 const (
 	probeOther        probeKind = iota // nothing, or another program
 	probeUnauthorized                  // 401: a server listens, the key is wrong
-	probeMatch                         // 200 with service == service-agent
+	probeMatch                         // 200 with service == <product>-agent
 )
 
 type probeResult struct {
 	kind   probeKind
 	health *Health
+	other  string // the /health service of another product's agent
 }
 
 // Discover finds the Automate server: it sends GET /health with the bearer
 // key to every port concurrently and answers the LOWEST port whose 200 body
-// has service "service-agent". Other listeners (a telemetry collector on
+// has service "<product>-agent" (AgentID(opts.Product)). A port answering
+// 401 does not stop the sweep: a higher port may hold the server of the
+// right product that takes the key. Other listeners (a telemetry collector on
 // 4317 answering 404 or something that is not JSON, a port that accepts
 // and never answers) are skipped.
 //
-// When no port matches, the error is a *DiscoveryError: if some port
+// Servers of another product word (a 200 with another "-agent" service) are
+// skipped too. When no port matches, the error is a *DiscoveryError: if some port
 // answered 401, a server listens there but rejected the key (errors.Is
 // ErrUnauthorized, message "an Automate server answered on
 // 127.0.0.1:<port> but rejected the access key"); otherwise errors.Is
@@ -100,6 +109,14 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 	if log == nil {
 		log = slog.Default()
 	}
+	product := opts.Product
+	if product == "" {
+		product = DefaultProduct
+	}
+	if !ValidProduct(product) {
+		return nil, fmt.Errorf("automate: discover: invalid product word %q", product)
+	}
+	want := AgentID(product)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the probes still running once the answer is known
@@ -107,10 +124,10 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 	for i, port := range ports {
 		results[i] = make(chan probeResult, 1)
 		go func() {
-			results[i] <- probePort(ctx, hc, log, opts.Key, host, port, timeout)
+			results[i] <- probePort(ctx, hc, log, opts.Key, want, host, port, timeout)
 		}()
 	}
-	derr := &DiscoveryError{Host: host, Ports: ports}
+	derr := &DiscoveryError{Host: host, Ports: ports, Want: want}
 	// Results are taken in port order, so a match returns as soon as every
 	// lower port has been decided.
 	for i, port := range ports {
@@ -126,6 +143,9 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 		case probeUnauthorized:
 			derr.UnauthorizedPorts = append(derr.UnauthorizedPorts, port)
 		}
+		if r.other != "" {
+			derr.OtherAgents = append(derr.OtherAgents, OtherAgent{Port: port, Service: r.other})
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("automate: discover on %s: %w", describePorts(host, ports), err)
@@ -133,7 +153,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 	return nil, derr
 }
 
-func probePort(ctx context.Context, hc *http.Client, log *slog.Logger, key, host string, port int, timeout time.Duration) probeResult {
+func probePort(ctx context.Context, hc *http.Client, log *slog.Logger, key, want, host string, port int, timeout time.Duration) probeResult {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	addr := hostPort(host, port)
@@ -162,9 +182,12 @@ func probePort(ctx context.Context, hc *http.Client, log *slog.Logger, key, host
 		return probeResult{}
 	}
 	var h Health
-	if err := json.Unmarshal(body, &h); err != nil || h.Service != ServiceID {
+	if err := json.Unmarshal(body, &h); err != nil || h.Service != want {
 		log.Debug("automate discovery: not an Automate server", "addr", addr, "status", resp.StatusCode,
 			"service", h.Service)
+		if err == nil && strings.HasSuffix(h.Service, "-agent") && ValidProduct(strings.TrimSuffix(h.Service, "-agent")) {
+			return probeResult{other: h.Service}
+		}
 		return probeResult{}
 	}
 	log.Debug("automate discovery: found", "addr", addr, "appVersion", h.AppVersion)

@@ -246,3 +246,71 @@ func TestDiscoverInContractWindow(t *testing.T) {
 		t.Fatalf("found %d, want %d", d.Port, want)
 	}
 }
+
+// TestDiscoverProductWord looks for "acme-agent": a server answering 401 on
+// a lower port and a server of the default word do not stop the sweep, and
+// the 401 is not reported once the right server answered.
+func TestDiscoverProductWord(t *testing.T) {
+	ports := listenRoles(t, otherKey, automateLike, closedPort)
+	acme, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	acmeSrv := &httptest.Server{Listener: acme, Config: &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Header.Get("Authorization") != "Bearer "+testKey {
+			envelope(w, 401, ErrTypeAuthentication, "Unauthorized")
+			return
+		}
+		h := health(false, "")
+		h.Service = AgentID("acme")
+		writeJSON(w, 200, h)
+	})}}
+	acmeSrv.Start()
+	t.Cleanup(acmeSrv.Close)
+	acmePort := acme.Addr().(*net.TCPAddr).Port
+	all := append(slices.Clone(ports), acmePort)
+
+	d, err := Discover(context.Background(), DiscoverOptions{Key: testKey, Product: "acme", Ports: all})
+	if err != nil {
+		t.Fatalf("discover acme: %v", err)
+	}
+	if d.Port != acmePort || d.Health.Service != "acme-agent" {
+		t.Fatalf("found %d (%s), want %d", d.Port, d.Health.Service, acmePort)
+	}
+	// Without the acme server, the 401 is what is reported; the default
+	// word's server is not taken for it.
+	_, err = Discover(context.Background(), DiscoverOptions{Key: testKey, Product: "acme", Ports: ports})
+	if !errors.Is(err, ErrUnauthorized) {
+		t.Fatalf("want ErrUnauthorized naming port %d, got %v", ports[0], err)
+	}
+	// Only the default word's server took the key: the error says so.
+	_, err = Discover(context.Background(), DiscoverOptions{Key: testKey, Product: "acme", Ports: ports[1:]})
+	var de *DiscoveryError
+	if !errors.Is(err, ErrNoServer) || !errors.As(err, &de) || len(de.OtherAgents) != 1 || de.OtherAgents[0].Service != ServiceID ||
+		!strings.Contains(err.Error(), `no acme-agent server found`) || !strings.Contains(err.Error(), `set the product word to "service"`) {
+		t.Fatalf("want a hint at the other product, got %v", err)
+	}
+	// The default word still finds the default server.
+	d, err = Discover(context.Background(), DiscoverOptions{Key: testKey, Ports: all})
+	if err != nil || d.Port != ports[1] {
+		t.Fatalf("default word: %+v, %v", d, err)
+	}
+	if _, err := Discover(context.Background(), DiscoverOptions{Key: testKey, Product: "Bad Word"}); err == nil {
+		t.Fatal("an invalid product word was accepted")
+	}
+}
+
+func TestValidProduct(t *testing.T) {
+	for word, want := range map[string]bool{
+		"service": true, "cephable": true, "acme-2": true, "a": true,
+		"": false, "Acme": false, "-acme": false, "acme-": false, "2acme": false, "ac me": false, "ac_me": false,
+		strings.Repeat("a", 32): true, strings.Repeat("a", 33): false,
+	} {
+		if got := ValidProduct(word); got != want {
+			t.Errorf("ValidProduct(%q) = %v, want %v", word, got, want)
+		}
+	}
+	if AgentID("") != ServiceID || ModelID("acme") != "acme-model" {
+		t.Fatal("ids")
+	}
+}

@@ -204,12 +204,34 @@ type DiscoveryError struct {
 	// UnauthorizedPorts answered 401: a server listens there but rejected
 	// the access key.
 	UnauthorizedPorts []int
+	// Want is the /health service looked for ("<product>-agent"); "" reads
+	// as ServiceID.
+	Want string
+	// OtherAgents are servers that took the key but answer as another
+	// product's agent (their /health service ends in "-agent"): the
+	// product word is probably set wrong.
+	OtherAgents []OtherAgent
+}
+
+// OtherAgent is an Automate server of another product word.
+type OtherAgent struct {
+	Port    int
+	Service string // its /health service, e.g. "service-agent"
 }
 
 func (e *DiscoveryError) Error() string {
 	if len(e.UnauthorizedPorts) > 0 {
 		return fmt.Sprintf("automate: an Automate server answered on %s but rejected the access key",
 			hostPort(e.Host, e.UnauthorizedPorts[0]))
+	}
+	if len(e.OtherAgents) > 0 {
+		o := e.OtherAgents[0]
+		want := e.Want
+		if want == "" {
+			want = ServiceID
+		}
+		return fmt.Sprintf("automate: no %s server found on %s; %s answers as %s (set the product word to %q to use it)",
+			want, describePorts(e.Host, e.Ports), hostPort(e.Host, o.Port), o.Service, strings.TrimSuffix(o.Service, "-agent"))
 	}
 	return "automate: no Automate server found on " + describePorts(e.Host, e.Ports)
 }

@@ -6,9 +6,52 @@ import (
 	"time"
 )
 
-// ServiceID is the value of Health.Service and of the single /v1/models
-// entry; it identifies an Automate server during port discovery.
+// ServiceID is the value of Health.Service and of the assistant's
+// /v1/models entry for the default product word; it identifies an Automate
+// server during port discovery. See AgentID for other product words.
 const ServiceID = "service-agent"
+
+// DefaultProduct is the product word of the contract as the spec writes it.
+// The real desktop application uses its product's own name instead: it
+// answers "<product>-agent" in /health, lists "<product>-agent" (and, in
+// model mode, "<product>-model") in /v1/models with owned_by "<product>",
+// and reads and answers the chat extension object under "<product>".
+const DefaultProduct = "service"
+
+// ValidProduct reports whether word can be a product word: 1 to 32
+// lowercase ASCII letters, digits or hyphens, starting with a letter, not
+// ending with a hyphen (it becomes part of model ids and a JSON key).
+func ValidProduct(word string) bool {
+	if len(word) == 0 || len(word) > 32 || word[0] < 'a' || word[0] > 'z' || word[len(word)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(word); i++ {
+		c := word[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// AgentID is the /health service and /v1/models id of the assistant for a
+// product word ("" means DefaultProduct): "<product>-agent".
+func AgentID(product string) string {
+	if product == "" {
+		product = DefaultProduct
+	}
+	return product + "-agent"
+}
+
+// ModelID is the /v1/models id of model mode for a product word ("" means
+// DefaultProduct): "<product>-model". A chat request naming it is a plain,
+// stateless chat completion on the local model.
+func ModelID(product string) string {
+	if product == "" {
+		product = DefaultProduct
+	}
+	return product + "-model"
+}
 
 // SchemaVersion is the RunRecord schema version this package speaks.
 const SchemaVersion = 1
@@ -293,25 +336,28 @@ const (
 // nil when the request excluded them (and then omitted on the wire); an
 // included but empty block is an empty, non-nil slice.
 type RunRecord struct {
-	SchemaVersion int               `json:"schemaVersion"`
-	RequestID     string            `json:"requestId"`
-	TaskID        string            `json:"taskId,omitempty"`
-	Status        RunStatus         `json:"status"`
-	ToolCalls     []ToolCall        `json:"toolCalls,omitempty"`
-	ResumeToken   string            `json:"resumeToken,omitempty"`
-	Answer        string            `json:"answer"`
-	FinalAnswer   *string           `json:"finalAnswer,omitempty"`
-	ErrorCode     string            `json:"errorCode,omitempty"`
-	StartedAt     Timestamp         `json:"startedAt"`
-	CompletedAt   Timestamp         `json:"completedAt"`
-	DurationMs    int64             `json:"durationMs"`
-	Model         string            `json:"model"`
-	AppVersion    string            `json:"appVersion"`
-	Backend       *Backend          `json:"backend"`
-	Steps         []Step            `json:"steps,omitzero"`
-	Trace         []json.RawMessage `json:"trace,omitzero"`
-	Usage         *Usage            `json:"usage"`
-	Events        []Event           `json:"events,omitzero"`
+	SchemaVersion int    `json:"schemaVersion"`
+	RequestID     string `json:"requestId"`
+	// Mode is "model" on the record of a model-mode call (asked for with
+	// the extension object's include); "" on runs.
+	Mode        string            `json:"mode,omitempty"`
+	TaskID      string            `json:"taskId,omitempty"`
+	Status      RunStatus         `json:"status"`
+	ToolCalls   []ToolCall        `json:"toolCalls,omitempty"`
+	ResumeToken string            `json:"resumeToken,omitempty"`
+	Answer      string            `json:"answer"`
+	FinalAnswer *string           `json:"finalAnswer,omitempty"`
+	ErrorCode   string            `json:"errorCode,omitempty"`
+	StartedAt   Timestamp         `json:"startedAt"`
+	CompletedAt Timestamp         `json:"completedAt"`
+	DurationMs  int64             `json:"durationMs"`
+	Model       string            `json:"model"`
+	AppVersion  string            `json:"appVersion"`
+	Backend     *Backend          `json:"backend"`
+	Steps       []Step            `json:"steps,omitzero"`
+	Trace       []json.RawMessage `json:"trace,omitzero"`
+	Usage       *Usage            `json:"usage"`
+	Events      []Event           `json:"events,omitzero"`
 }
 
 // Health is the body of GET /health.
@@ -444,6 +490,9 @@ type ErrorEnvelope struct {
 type ErrorBody struct {
 	Message string `json:"message"`
 	Type    string `json:"type"`
+	// Code is a machine-readable detail some answers add (model mode:
+	// context_length_exceeded, or a workflow error code); "" when none.
+	Code string `json:"code,omitempty"`
 }
 
 // ChatRequest is the body of POST /v1/chat/completions as this package

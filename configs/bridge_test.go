@@ -494,8 +494,8 @@ func TestStarterConfigLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(set.Rules()) != 2 {
-		t.Fatalf("starter rules: %d, want 2", len(set.Rules()))
+	if len(set.Rules()) != 3 {
+		t.Fatalf("starter rules: %d, want 3", len(set.Rules()))
 	}
 	for _, text := range []string{"ask what time is it", "anything"} {
 		if _, _, ok := set.Route(rules.Command{Text: text}); !ok {

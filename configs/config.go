@@ -91,6 +91,12 @@ type AutomateConfig struct {
 	// Target is where the bridge's runs go: cohosted (this process serves
 	// the Automate server) or external (see AutomateTargets).
 	Target string `yaml:"target"`
+	// Product is the product word of the Automate contract: the co-hosted
+	// server answers "<product>-agent" and reads the chat extension object
+	// under it, and external discovery looks for "<product>-agent". The
+	// spec writes "service"; the desktop application uses its product's
+	// own name.
+	Product string `yaml:"product"`
 }
 
 // OpenAIConfig is the automate.openai section: the engine that drives an
@@ -232,6 +238,7 @@ var envVars = []EnvVar{
 	{"HUBGATE_OPENAI_UPSTREAM", "automate.openai.upstream"},
 	{"HUBGATE_OPENAI_MODEL", "automate.openai.model"},
 	{"HUBGATE_AUTOMATE_TARGET", "automate.target"},
+	{"HUBGATE_AUTOMATE_PRODUCT", "automate.product"},
 	{"HUBGATE_JOURNAL", "bridge.journal"},
 	{"HUBGATE_CONTROL_SOCKET", "bridge.control_socket"},
 }
@@ -534,6 +541,9 @@ func (c *Config) validate() *ValidationError {
 		bad("automate.tool_wait", "must be a positive duration; got %s", a.ToolWait)
 	}
 	oneOf("automate.engine", a.Engine, Engines)
+	if !automate.ValidProduct(a.Product) {
+		bad("automate.product", "must be 1 to 32 lowercase letters, digits or hyphens, starting with a letter (the spec's word is \"service\"); got %q", a.Product)
+	}
 	if a.Engine == "openai" {
 		problems = append(problems, c.validateOpenAI()...)
 	}

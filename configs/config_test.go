@@ -90,7 +90,7 @@ func TestLoadDefaults(t *testing.T) {
 				McpServerBudget:   2,
 				ConversationStore: filepath.Join(f.configDir, "hubgate", "automate-conversation.json"),
 			},
-			Target: "cohosted",
+			Target: "cohosted", Product: "service",
 		},
 		Bridge: BridgeConfig{
 			Unmatched:     rules.UnmatchedSpec{Action: "ignore", Busy: "single", MaxAge: 10 * time.Minute},
@@ -291,6 +291,7 @@ func TestEnvTable(t *testing.T) {
 		"automate.port": "4321", "automate.workspace": "/srv/ws", "automate.tool_wait": "45s",
 		"automate.engine": "openai", "automate.openai.upstream": "http://10.0.0.5:8080", "automate.openai.model": "qwen3:8b",
 		"automate.target": "external", "bridge.journal": "/var/lib/me/journal.db", "bridge.control_socket": "/run/me/hubgate.sock",
+		"automate.product": "acme",
 	}
 	want := map[string]string{
 		"HUBGATE_LOG_LEVEL": "log.level", "HUBGATE_LOG_FORMAT": "log.format",
@@ -302,7 +303,7 @@ func TestEnvTable(t *testing.T) {
 		"HUBGATE_AUTOMATE_ENGINE": "automate.engine", "HUBGATE_OPENAI_UPSTREAM": "automate.openai.upstream",
 		"HUBGATE_OPENAI_MODEL":    "automate.openai.model",
 		"HUBGATE_AUTOMATE_TARGET": "automate.target", "HUBGATE_JOURNAL": "bridge.journal",
-		"HUBGATE_CONTROL_SOCKET": "bridge.control_socket",
+		"HUBGATE_CONTROL_SOCKET": "bridge.control_socket", "HUBGATE_AUTOMATE_PRODUCT": "automate.product",
 	}
 	table := EnvVars()
 	if len(table) != len(want) {
@@ -348,7 +349,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"unknown nested key", "log:\n  level: debug\n  colour: true\n",
 			[]string{"log.colour: unknown key; known keys of log: level, format (FILE:3)"}},
 		{"unknown key deeper in the file", "automate:\n  port: 4317\n  tool-wait: 1m\n",
-			[]string{"automate.tool-wait: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target (FILE:3)"}},
+			[]string{"automate.tool-wait: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target, product (FILE:3)"}},
 		{"secret-looking key", "remote:\n  client_secret: hunter2\n",
 			[]string{"remote.client_secret: unknown key; known keys of remote: api_url, auth_url, client_id, device_type_id, redirect_uri, token_grant, allow_missing_state; secrets are never read from the config file, hubgate keeps them in the OS secret store (FILE:2)"}},
 		{"duplicate key", "log:\n  level: debug\n  level: warn\n",
@@ -374,7 +375,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"all problems at once", "log:\n  level: loud\n  format: xml\nautomate:\n  port: x\n  bogus: 1\n",
 			[]string{
 				`automate.port: must be an integer; got "x" (FILE:5)`,
-				"automate.bogus: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target (FILE:6)",
+				"automate.bogus: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target, product (FILE:6)",
 				`log.level: must be one of debug, info, warn, error; got "loud" (FILE:2)`,
 				`log.format: must be one of text, json; got "xml" (FILE:3)`,
 			}},
@@ -572,7 +573,7 @@ func TestConfigHelpers(t *testing.T) {
 			t.Fatalf("source %q on a hand-built config", p.Source)
 		}
 	}
-	if !slices.Equal(paths, []string{"log.level", "log.format", "automate.workspace", "automate.tool_wait", "automate.engine",
+	if !slices.Equal(paths, []string{"log.level", "log.format", "automate.workspace", "automate.tool_wait", "automate.engine", "automate.product",
 		"automate.target", "bridge.cancel_grace", "bridge.on_shutdown", "bridge.journal", "bridge.control_socket"}) {
 		t.Fatalf("zero Config problems: %v", paths)
 	}

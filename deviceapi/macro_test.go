@@ -460,3 +460,32 @@ func TestMembersOfTrickyObjects(t *testing.T) {
 		}
 	}
 }
+
+// TestDeviceTokenUnderEitherName: a token answer is read from `token`, or
+// from `deviceToken` as one vendor sample reads it; `token` wins when both
+// are there. The answer re-encodes with every member it came with (one
+// read under `deviceToken` is also written as `token`).
+func TestDeviceTokenUnderEitherName(t *testing.T) {
+	for _, tc := range []struct{ in, want, out string }{
+		{`{"id":"t1","userDeviceId":"d1","token":"abc","isDisabled":false}`, "abc", ""},
+		{`{"id":"t1","userDeviceId":"d1","deviceToken":"xyz","isDisabled":false}`, "xyz",
+			`{"id":"t1","userDeviceId":"d1","deviceToken":"xyz","isDisabled":false,"token":"xyz"}`},
+		{`{"id":"t1","token":"abc","deviceToken":"xyz"}`, "abc", ""},
+		{`{"id":"t1","deviceToken":null}`, "", ""},
+	} {
+		if tc.out == "" {
+			tc.out = tc.in
+		}
+		var tok DeviceToken
+		if err := json.Unmarshal([]byte(tc.in), &tok); err != nil {
+			t.Fatalf("%s: %v", tc.in, err)
+		}
+		if tok.Token != tc.want {
+			t.Errorf("%s: token %q, want %q", tc.in, tok.Token, tc.want)
+		}
+		out, err := json.Marshal(tok)
+		if err != nil || string(out) != tc.out {
+			t.Errorf("%s re-encodes as %s (%v)", tc.in, out, err)
+		}
+	}
+}

@@ -141,5 +141,21 @@ func (m *Macro) UnmarshalJSON(b []byte) error         { return unmarshalKeep(b, 
 func (m Macro) MarshalJSON() ([]byte, error)          { return marshalKeep(&m, m.Extra, m.wire) }
 func (e *MacroEvent) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, e, &e.Extra, &e.wire) }
 func (e MacroEvent) MarshalJSON() ([]byte, error)     { return marshalKeep(&e, e.Extra, e.wire) }
-func (t *DeviceToken) UnmarshalJSON(b []byte) error   { return unmarshalKeep(b, t, &t.Extra, &t.wire) }
-func (t DeviceToken) MarshalJSON() ([]byte, error)    { return marshalKeep(&t, t.Extra, t.wire) }
+
+// UnmarshalJSON reads the token from `token`, or from `deviceToken` where
+// a service answers under that name (the vendor's C++ sample reads it
+// there; its other samples read `token`). The member stays as it came.
+func (t *DeviceToken) UnmarshalJSON(b []byte) error {
+	if err := unmarshalKeep(b, t, &t.Extra, &t.wire); err != nil {
+		return err
+	}
+	if raw, ok := t.Extra["deviceToken"]; ok && t.Token == "" {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			t.Token = s
+		}
+	}
+	return nil
+}
+
+func (t DeviceToken) MarshalJSON() ([]byte, error) { return marshalKeep(&t, t.Extra, t.wire) }

@@ -12,6 +12,11 @@
 // answers to request_user_input, the system prompt with the answer contract
 // as its last section) live here as methods of Task so that every engine
 // applies them identically.
+//
+// An engine may also implement ModelChatter (model mode): a plain,
+// stateless chat completion for callers that own their agent loop. The
+// server discovers it by a type assertion, as database/sql discovers the
+// optional interfaces of a driver.
 package assistant
 
 import (

@@ -1,6 +1,12 @@
 package llm_test
 
-import "testing"
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+)
 
 // BenchmarkRunThroughServer measures the engine's own cost of a run with
 // one tool turn (list_dir) and a closing message, through the Automate
@@ -16,5 +22,77 @@ func BenchmarkRunThroughServer(b *testing.B) {
 		if r.status != 200 {
 			b.Fatalf("%d %s", r.status, r.body)
 		}
+	}
+}
+
+// BenchmarkModelModeStream measures model mode side by side with the
+// upstream itself: the same streamed request (a system prompt, a short
+// history, one tool; an answer of text and one tool call in 11 chunks),
+// sent by the same keep-alive client straight to the fake upstream
+// ("direct") and through hubgate's server and engine as "service-model"
+// ("hubgate"). ttfb-µs is the time from sending the request to the first
+// byte of the streamed body, whole-µs to the end of the stream ([DONE]).
+// What hubgate adds is the difference of the two lines.
+func BenchmarkModelModeStream(b *testing.B) {
+	up := newFakeUpstream(b, "ollama", qwen)
+	h := newHarness(b, up.url(), func(o *harnessOpts) { o.noCheck = true })
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	b.Cleanup(client.CloseIdleConnections)
+	msgs := []any{
+		map[string]any{"role": "system", "content": "You are the support agent of a shop. Call lookup_order before you answer."},
+		map[string]any{"role": "user", "content": "Where is order 4471?"},
+		map[string]any{"role": "assistant", "content": "Let me check."},
+		map[string]any{"role": "user", "content": "Please hurry."},
+	}
+	tools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "lookup_order",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}}}}
+	answer := reply{content: "Order 4471 is held because SW-200 is backordered; I will check the date.",
+		calls: []fakeCall{call("call_1", "lookup_order", map[string]any{"id": "4471"})}, usage: usage(80, 30)}
+
+	for _, target := range []struct{ name, url, model, auth string }{
+		{"direct", up.url() + "/v1/chat/completions", qwen.name, ""},
+		{"hubgate", h.url + "/v1/chat/completions", modelID, "Bearer " + testKey},
+	} {
+		body, _ := json.Marshal(map[string]any{"model": target.model, "messages": msgs, "tools": tools,
+			"stream": true, "stream_options": map[string]any{"include_usage": true}})
+		b.Run(target.name, func(b *testing.B) {
+			var ttfb, whole time.Duration
+			buf := make([]byte, 32<<10)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				up.script(answer)
+				req, _ := http.NewRequest("POST", target.url, bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				if target.auth != "" {
+					req.Header.Set("Authorization", target.auth)
+				}
+				b.StartTimer()
+				start := time.Now()
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n, err := resp.Body.Read(buf)
+				if n == 0 {
+					b.Fatalf("%s: no body: %v", target.name, err)
+				}
+				first := time.Since(start)
+				got := append([]byte(nil), buf[:n]...)
+				for err == nil {
+					n, err = resp.Body.Read(buf)
+					got = append(got, buf[:n]...)
+				}
+				total := time.Since(start)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || !bytes.HasSuffix(got, []byte("data: [DONE]\n\n")) {
+					b.Fatalf("%s: %d %s", target.name, resp.StatusCode, got)
+				}
+				ttfb += first
+				whole += total
+			}
+			b.ReportMetric(float64(ttfb.Microseconds())/float64(b.N), "ttfb-µs")
+			b.ReportMetric(float64(whole.Microseconds())/float64(b.N), "whole-µs")
+		})
 	}
 }

@@ -212,6 +212,30 @@
 // description, within Config.McpServerBudget (2), selectedMcpServerIds
 // first.
 //
+// # Model mode
+//
+// The engine implements assistant.ModelChatter (a chat request naming
+// "<product>-model"): one chat completion on the active model (the pin, else
+// the engine's own selection; a cold engine fetches the catalog first). The
+// upstream gets the caller's messages and tools byte for byte, the caller's
+// generation options (assistant.ModelOptions) as sent, the active model as
+// model, Config.MaxOutputTokens as max_tokens when the caller set no limit,
+// and stream true with include_usage (Config.DisableStreaming: a whole
+// answer). Nothing is added: no system prompt, no built-in tool, no
+// reasoning_effort, no conversation. Every content, reasoning and tool-call
+// piece goes to the server's sink as it is read from the stream, so nothing
+// waits for the whole answer; tool-call pieces keep the upstream's ids and
+// get an index when the upstream sent none; <think> blocks are passed on as
+// they came. A conversation whose size (a quarter of its JSON characters,
+// tools included) exceeds the context size fails with
+// CONTEXT_LIMIT_EXCEEDED before the upstream sees it; an upstream context
+// refusal does too. Other failures: MODEL_LOAD_FAILED (no model, not
+// served, unreachable), SERVER_LOST (connection or stream broke, 5xx),
+// EXECUTION_FAILED (another refusal). The call's context aborts the
+// upstream request. Unlike a run, a model-mode call leaves its upstream
+// connection idle and warm for the caller's next call (Engine.
+// CloseIdleConnections; the engine's own client drops it after 30 s).
+//
 // # Nothing outlives a run
 //
 // When Run returns, the run's MCP sessions are closed and their process

@@ -85,6 +85,7 @@ type seenRequest struct {
 	MaxTokens         int           `json:"max_tokens"`
 	ReasoningEffort   string        `json:"reasoning_effort"`
 	Authorization     string        `json:"-"`
+	Raw               []byte        `json:"-"` // the body as received
 }
 
 type seenMessage struct {
@@ -284,6 +285,7 @@ func (f *fakeUpstream) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Authorization = r.Header.Get("Authorization")
+	req.Raw = body
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
 	if len(f.replies) == 0 {

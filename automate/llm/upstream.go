@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -82,6 +83,10 @@ func (e *UpstreamError) Error() string {
 }
 
 func (e *UpstreamError) Unwrap() error { return e.Err }
+
+// maxStreamedCalls bounds the index of a streamed tool call (a garbled
+// index must not allocate without end).
+const maxStreamedCalls = 1024
 
 // maxErrorBody bounds the error body read from the upstream; maxMessage
 // the part of it kept in an UpstreamError.
@@ -462,7 +467,7 @@ func (u *upstream) chat(ctx context.Context, req chatRequest) (*completion, erro
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt == "text/event-stream" {
-		err = u.readStream(ctx, resp.Body, c)
+		err = u.readStream(ctx, resp.Body, c, nil)
 	} else {
 		err = u.readWhole(ctx, resp.Body, c)
 	}
@@ -510,10 +515,19 @@ func (u *upstream) readWhole(ctx context.Context, r io.Reader, c *completion) er
 	return nil
 }
 
+// streamSink receives the pieces of a streamed answer as they are read
+// (model mode passes them on); an error stops the read.
+type streamSink interface {
+	content(text string) error
+	reasoning(text string) error
+	toolCall(index int, id, name, args string) error
+}
+
 // readStream reads a streamed completion, accumulating the deltas. A
 // stream that ends before the answer did (no finish_reason, no [DONE]) or
-// breaks is a lost server.
-func (u *upstream) readStream(ctx context.Context, r io.Reader, c *completion) error {
+// breaks is a lost server. sink, when not nil, gets every piece as it is
+// read.
+func (u *upstream) readStream(ctx context.Context, r io.Reader, c *completion, sink streamSink) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	var content, reasoning strings.Builder
@@ -554,15 +568,28 @@ func (u *upstream) readStream(ctx context.Context, r io.Reader, c *completion) e
 				if d.Content != "" {
 					content.WriteString(string(d.Content))
 					got = true
+					if sink != nil {
+						if err := sink.content(string(d.Content)); err != nil {
+							return &UpstreamError{Kind: kindCanceled, Err: err}
+						}
+					}
 				}
 				if rs := d.ReasoningContent + d.Reasoning; rs != "" {
 					reasoning.WriteString(rs)
 					got = true
+					if sink != nil {
+						if err := sink.reasoning(rs); err != nil {
+							return &UpstreamError{Kind: kindCanceled, Err: err}
+						}
+					}
 				}
 				for _, tc := range d.ToolCalls {
 					var a *acc
 					switch {
 					case tc.Index != nil:
+						if *tc.Index < 0 || *tc.Index > maxStreamedCalls {
+							return &UpstreamError{Kind: kindLost, Message: fmt.Sprintf("a streamed tool call has index %d", *tc.Index)}
+						}
 						for len(calls) <= *tc.Index {
 							calls = append(calls, &acc{})
 						}
@@ -572,6 +599,11 @@ func (u *upstream) readStream(ctx context.Context, r io.Reader, c *completion) e
 						calls = append(calls, a)
 					default:
 						a = calls[len(calls)-1]
+					}
+					if sink != nil {
+						if err := sink.toolCall(slices.Index(calls, a), tc.ID, tc.Function.Name, string(tc.Function.Arguments)); err != nil {
+							return &UpstreamError{Kind: kindCanceled, Err: err}
+						}
 					}
 					if tc.ID != "" {
 						a.id = tc.ID

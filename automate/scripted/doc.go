@@ -120,6 +120,32 @@
 // step; tps = outputTokens per second of generation. Backend is
 // {flavorId: "scripted", accelerator: "cpu", cpuFallback: false}.
 //
+// # Model mode
+//
+// The engine implements assistant.ModelChatter: a chat request naming
+// "<product>-model" is answered from the directive lines of the LAST user
+// message (other lines and other directives are ignored):
+//
+//	#!answer <text>               the answer text (streamed in word pieces)
+//	#!tool <name> <json object>   a tool call; several lines: parallel calls, in order
+//	#!reason <text>               reasoning text, sent before the answer
+//	#!sleep <ms>                  wait before answering (the call's context cuts it short)
+//	#!fail <ERROR_CODE>           fail the call with that code (assistant.ModelError)
+//
+// When the conversation ends with tool messages (the caller answered the
+// calls), no calls are made: the answer is the #!answer text, else "Tool
+// results: " and the contents of the tool messages after the last assistant
+// message joined with "; ". Without directives the answer is "Echo: " and
+// the last user message. Tool call ids are "call_<turn>_<n>", turn counting
+// the assistant messages of the history plus one, n the call's position
+// from 1; each call streams as a head (id, name) and its arguments in two
+// pieces. finish_reason is tool_calls with calls, else stop. Usage: prompt
+// tokens are a quarter of the characters of the messages and tools,
+// completion tokens the pieces sent. A request whose prompt tokens exceed
+// the context size (see Models) fails with CONTEXT_LIMIT_EXCEEDED; an
+// active model that cannot load fails with MODEL_LOAD_FAILED. Nothing is
+// kept between calls.
+//
 // # Models
 //
 // The catalog (Config.Catalog, DefaultCatalog, or a --models file through

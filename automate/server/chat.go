@@ -32,7 +32,8 @@ type chatRequest struct {
 }
 
 // decodeChatRequest validates a chat request and maps it onto run options.
-func decodeChatRequest(o object, configuredMcp []string) (*chatRequest, error) {
+// product is the key of the extension object.
+func decodeChatRequest(o object, product string, configuredMcp []string) (*chatRequest, error) {
 	msgs, ok, err := o.array("messages", "messages must be an array")
 	if err != nil || !ok {
 		return nil, invalid("messages must be an array")
@@ -86,7 +87,7 @@ func decodeChatRequest(o object, configuredMcp []string) (*chatRequest, error) {
 	if t.ClientTools, err = decodeChatTools(o); err != nil {
 		return nil, err
 	}
-	ext, err := o.sub("service", "service must be an object")
+	ext, err := o.sub(product, product+" must be an object")
 	if err != nil {
 		return nil, err
 	}
@@ -189,7 +190,11 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	cr, err := decodeChatRequest(o, s.cfg.ConfiguredMcpServers)
+	if model, _, _ := o.str("model", ""); model == automate.ModelID(s.product) {
+		s.handleModelChat(w, r, o)
+		return
+	}
+	cr, err := decodeChatRequest(o, s.product, s.cfg.ConfiguredMcpServers)
 	if err != nil {
 		writeError(w, s.log, err)
 		return
@@ -199,7 +204,7 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	for token, results := range cr.toolResults {
 		if run := s.liveRun(token); run != nil {
 			run.deliver(results)
-			s.answer(w, r, run, chatAnswer)
+			s.answer(w, r, run, s.chatAnswer)
 			return
 		}
 	}
@@ -212,13 +217,51 @@ func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
-	s.answer(w, r, run, chatAnswer)
+	s.answer(w, r, run, s.chatAnswer)
 }
 
-func chatAnswer(rec *automate.RunRecord) any { return chatCompletion(rec) }
+func (s *Server) chatAnswer(rec *automate.RunRecord) any {
+	return productCompletion{ChatCompletion: chatCompletion(rec, s.agentID), key: s.product}
+}
 
-// chatCompletion maps a record onto the chat-completion answer.
-func chatCompletion(rec *automate.RunRecord) automate.ChatCompletion {
+// productCompletion is a chat completion whose record goes under the
+// product word's key instead of automate.ChatCompletion's "service".
+type productCompletion struct {
+	automate.ChatCompletion
+	key string
+}
+
+func (p productCompletion) MarshalJSON() ([]byte, error) {
+	c := p.ChatCompletion
+	rec := c.Service
+	if p.key == automate.DefaultProduct {
+		return json.Marshal(c)
+	}
+	c.Service = nil
+	head, err := json.Marshal(struct {
+		ID      string                `json:"id"`
+		Object  string                `json:"object"`
+		Created int64                 `json:"created"`
+		Model   string                `json:"model"`
+		Choices []automate.ChatChoice `json:"choices"`
+		Usage   automate.ChatUsage    `json:"usage"`
+	}{c.ID, c.Object, c.Created, c.Model, c.Choices, c.Usage})
+	if err != nil {
+		return nil, err
+	}
+	body, err := json.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	key, _ := json.Marshal(p.key)
+	out := append(head[:len(head)-1], ',')
+	out = append(append(append(out, key...), ':'), body...)
+	return append(out, '}'), nil
+}
+
+// chatCompletion maps a record onto the chat-completion answer; model is
+// the assistant's model id.
+func chatCompletion(rec *automate.RunRecord, model string) automate.ChatCompletion {
 	msg := automate.ChatReplyMessage{Role: "assistant", Content: rec.Answer}
 	if rec.FinalAnswer != nil {
 		msg.Content = *rec.FinalAnswer
@@ -240,7 +283,7 @@ func chatCompletion(rec *automate.RunRecord) automate.ChatCompletion {
 			TotalTokens: rec.Usage.InputTokens + rec.Usage.OutputTokens}
 	}
 	return automate.ChatCompletion{
-		ID: rec.RequestID, Object: "chat.completion", Created: rec.StartedAt.Unix(), Model: automate.ServiceID,
+		ID: rec.RequestID, Object: "chat.completion", Created: rec.StartedAt.Unix(), Model: model,
 		Choices: []automate.ChatChoice{{Index: 0, Message: msg, FinishReason: finish}},
 		Usage:   usage, Service: rec,
 	}

@@ -28,6 +28,12 @@ type Config struct {
 	// before the run fails with 400 "Timed out initializing the on-device
 	// assistant". Zero: 15 minutes.
 	InitTimeout time.Duration
+	// Product is the product word (automate.ValidProduct): /health answers
+	// service "<Product>-agent", /v1/models lists "<Product>-agent" (and
+	// "<Product>-model" when the engine has a model mode) owned by
+	// Product, and the chat extension object and the record of a chat
+	// answer are under the key Product. Zero: automate.DefaultProduct.
+	Product string
 	// AppVersion is reported in /health and records. Zero: "dev".
 	AppVersion string
 	// ConfiguredMcpServers are the names of the user's configured MCP
@@ -36,6 +42,9 @@ type Config struct {
 	// LaunchSelection is the --model/--family/--size launch selection,
 	// applied once by Start. Zero: none.
 	LaunchSelection LaunchSelection
+	// KeepAlive is the interval of the comment lines that keep a quiet
+	// model-mode stream alive. Zero: DefaultKeepAlive (10 s).
+	KeepAlive time.Duration
 	// Logger receives structured logs. Zero: slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Zero: time.Now.

@@ -17,6 +17,11 @@ var (
 	errNotFound       = errors.New("not found")
 	errConflict       = errors.New("conflict")
 	errInvalidRequest = errors.New("invalid request")
+	// Model mode (see modelmode.go): the model could not be loaded, the
+	// model server failed, the call was stopped by a cancel.
+	errModelUnavailable = errors.New("model unavailable")
+	errModelFailed      = errors.New("model failed")
+	errCallCanceled     = errors.New("call canceled")
 )
 
 // errorTable is the one place that maps errors to HTTP answers.
@@ -29,6 +34,9 @@ var errorTable = []struct {
 	{errNotFound, http.StatusNotFound, automate.ErrTypeNotFound},
 	{errConflict, http.StatusConflict, automate.ErrTypeConflict},
 	{errInvalidRequest, http.StatusBadRequest, automate.ErrTypeInvalidRequest},
+	{errModelUnavailable, http.StatusServiceUnavailable, "model_unavailable"},
+	{errModelFailed, http.StatusBadGateway, "upstream_error"},
+	{errCallCanceled, http.StatusInternalServerError, "canceled"},
 }
 
 // apiError is an error with an exact envelope message and a kind from
@@ -36,6 +44,7 @@ var errorTable = []struct {
 type apiError struct {
 	kind error
 	msg  string
+	code string // ErrorBody.Code; "" for none
 }
 
 func (e *apiError) Error() string { return e.msg }
@@ -65,17 +74,22 @@ func runTimedOut(ms int64) error {
 // writeError answers err with the envelope errorTable assigns to it; an
 // error outside the table is a 500 whose detail stays in the log.
 func writeError(w http.ResponseWriter, log *slog.Logger, err error) {
+	status, env := errorAnswer(log, err)
+	writeJSON(w, log, status, env)
+}
+
+// errorAnswer is the status and envelope errorTable assigns to err.
+func errorAnswer(log *slog.Logger, err error) (int, automate.ErrorEnvelope) {
 	var ae *apiError
 	if errors.As(err, &ae) {
 		for _, row := range errorTable {
 			if errors.Is(ae, row.kind) {
-				writeJSON(w, log, row.status, automate.ErrorEnvelope{Error: automate.ErrorBody{Message: ae.msg, Type: row.typ}})
-				return
+				return row.status, automate.ErrorEnvelope{Error: automate.ErrorBody{Message: ae.msg, Type: row.typ, Code: ae.code}}
 			}
 		}
 	}
 	log.Error("internal error", "err", err)
-	writeJSON(w, log, http.StatusInternalServerError, automate.ErrorEnvelope{Error: automate.ErrorBody{Message: "Internal server error", Type: "internal_error"}})
+	return http.StatusInternalServerError, automate.ErrorEnvelope{Error: automate.ErrorBody{Message: "Internal server error", Type: "internal_error"}}
 }
 
 // writeJSON writes v with the headers every answer of the contract carries.

@@ -63,7 +63,7 @@ func FuzzDecodeRequests(f *testing.F) {
 				}
 			}
 		}
-		cr, err := decodeChatRequest(o, nil)
+		cr, err := decodeChatRequest(o, "service", nil)
 		checkDecodeError(t, err)
 		if err == nil && cr.userContent == nil && strings.TrimSpace(cr.spec.task.Prompt) == "" {
 			t.Fatal("chat accepted a blank prompt")

@@ -108,7 +108,7 @@ func (s *Server) handleSelect(w http.ResponseWriter, r *http.Request) {
 func (s *Server) Select(ctx context.Context, req automate.SelectRequest) (*automate.SelectResponse, error) {
 	// Take the slot: no run may start while the model switches.
 	s.mu.Lock()
-	if s.active != nil || s.switching || s.closed {
+	if s.active != nil || s.model != nil || s.switching || s.closed {
 		status := s.workflowStatus
 		s.mu.Unlock()
 		return nil, busyError(status)
@@ -215,7 +215,7 @@ func (s *Server) applyLaunchSelection(ls LaunchSelection) {
 				s.mu.Unlock()
 				return
 			}
-			if s.active == nil && !s.switching {
+			if s.active == nil && s.model == nil && !s.switching {
 				s.switching = true
 				pinned := s.pin != nil
 				s.appModel = m.Name

@@ -80,7 +80,7 @@ func newResumeToken() string {
 // run, or the 409 error when the slot is taken.
 func (s *Server) startRun(spec *runSpec) (*run, error) {
 	s.mu.Lock()
-	if s.active != nil || s.switching || s.closed {
+	if s.active != nil || s.model != nil || s.switching || s.closed {
 		status := s.workflowStatus
 		s.mu.Unlock()
 		return nil, busyError(status)

@@ -11,6 +11,63 @@
 // catalog and the session pin, /health, and binding the port window
 // 127.0.0.1:4317..4328.
 //
+// Facts of the real desktop application followed here (the vendor's
+// public samples, Cephable/Cephable-Automate-Agent-Samples: docs/api-cheatsheet.md,
+// tools/fake-cephable/fake_cephable.py, samples/python-langgraph-own-loop/
+// README.md, cephable_endpoint.py and test_sample.py; see
+// ../shared/notes/real-service.md):
+//   - The spec's neutral word "service" is the product's own name there:
+//     /health service "<product>-agent", /v1/models "<product>-agent" with
+//     owned_by "<product>", the chat extension object and the chat answer's
+//     record under "<product>". Config.Product sets the word.
+//   - Model mode: /v1/models also lists "<product>-model"; a chat request
+//     naming it is a plain, stateless completion on the local model: the
+//     caller's system prompt used as is, the whole history sent every call
+//     (the vendor's own test counts 2, 4, 7, 9 messages), only the caller's
+//     tools, parallel tool calls answered together, streaming with response
+//     headers early and a keep-alive every ten seconds, the call cancelled
+//     when the client closes the connection, one inference slot (409 when
+//     busy). Clients use max_retries 0. A client checks for model mode by
+//     looking for "<product>-model" in /v1/models, so it is listed only
+//     when the engine has a model mode (assistant.ModelChatter).
+//   - The vendor's discovery sweep stops at the first 401; ours
+//     (automate.Discover) goes on, since a higher port may hold the right
+//     server.
+//
+// Model mode (modelmode.go), where the samples are silent:
+//   - Messages and tools are checked for shape only (objects, known roles,
+//     function tools with a name) and passed on byte for byte; the
+//     generation options of assistant.ModelOptions are passed on; n other
+//     than 1 is a 400. timeout_ms bounds the call (default 900000; on expiry
+//     the contract's run-timeout 400, or an error event once streaming).
+//   - The call holds the slot with workflowStatus "thinking" and its own
+//     request id ("automate-run-<uuid>", also the completion id), which
+//     /health shows as activeRequestId. Any cancel stops it at once (it is
+//     one model step); force also terminates the worker.
+//   - Streamed headers go out when the model accepted the request (its
+//     first piece) or at the first keep-alive, whichever comes first, so a
+//     request refused at once (too long for the context) still gets its
+//     HTTP status. The stream is the OpenAI chunk format: a role chunk,
+//     content, reasoning_content and tool-call deltas (index, id and name on
+//     a call's first piece), a finish chunk, a usage chunk with empty
+//     choices when stream_options.include_usage is true, then data: [DONE].
+//     A failure after the headers is one data event {"error":{message, type,
+//     code}} and the stream ends without [DONE] (both official clients raise
+//     it). finish_reason is tool_calls whenever the answer has tool calls.
+//   - Errors (errorTable): too long for the context 400 with code
+//     context_length_exceeded (OpenAI's code); no model 503
+//     model_unavailable; the model server lost or refusing 502
+//     upstream_error with the workflow error code; stopped by a cancel 500
+//     canceled. Every answer carries x-should-retry: false.
+//   - A whole answer's content is null when it has only tool calls, as
+//     OpenAI answers; reasoning goes in reasoning_content.
+//   - The record of a model-mode call comes only when asked for, as the
+//     vendor's own-loop sample does (--show-hidden): the extension object
+//     with an include object, on a whole (non-streamed) answer; it has mode
+//     "model", status completed, the answer, timings, model, backend and
+//     usage, and steps [] when include.steps holds (the engines here do no
+//     hidden work inside a call); no trace or events are kept.
+//
 // Choices where the contract is silent:
 //   - A soft cancel (force false) ends a run `canceled`; a force cancel ends
 //     it `terminated` and kills the worker. A run stopped by a person or a
@@ -53,6 +110,10 @@
 //     returns to it.
 //   - Unknown request fields are ignored; a body that is valid JSON but not
 //     an object is a 400 ("Request body must be a JSON object").
+//   - POST /v1/automate/cancel answers 200 whatever its body (the contract:
+//     "always answers 200", "safe to call unconditionally"): a body that is
+//     not JSON, not an object or over 1 MiB, and a force that is not a
+//     boolean, all count as force false.
 package server
 
 import (
@@ -86,7 +147,10 @@ type Server struct {
 	workspace   string
 	toolWait    time.Duration
 	initTimeout time.Duration
+	keepAlive   time.Duration
 	appVersion  string
+	product     string // the product word
+	agentID     string // "<product>-agent"
 	sys         systemInfo
 	handler     http.Handler
 	// healthStatic is the pre-encoded fixed part of /health.
@@ -96,8 +160,9 @@ type Server struct {
 	stopBase     context.CancelFunc
 
 	mu             sync.Mutex
-	active         *run // the run holding the slot, running or parked
-	switching      bool // a model switch holds the slot
+	active         *run       // the run holding the slot, running or parked
+	model          *modelCall // the model-mode call holding the slot
+	switching      bool       // a model switch holds the slot
 	closed         bool
 	workflowStatus string
 	pin            *automate.ModelOption // session pin; nil: the application's selection
@@ -127,6 +192,10 @@ func New(cfg Config) (*Server, error) {
 	if s.toolWait <= 0 {
 		s.toolWait = automate.DefaultToolWait
 	}
+	s.keepAlive = cfg.KeepAlive
+	if s.keepAlive <= 0 {
+		s.keepAlive = DefaultKeepAlive
+	}
 	s.initTimeout = cfg.InitTimeout
 	if s.initTimeout <= 0 {
 		s.initTimeout = automate.InitializationLimit
@@ -134,6 +203,14 @@ func New(cfg Config) (*Server, error) {
 	if s.appVersion == "" {
 		s.appVersion = "dev"
 	}
+	s.product = cfg.Product
+	if s.product == "" {
+		s.product = automate.DefaultProduct
+	}
+	if !automate.ValidProduct(s.product) {
+		return nil, fmt.Errorf("server: invalid product word %q: 1 to 32 lowercase letters, digits or hyphens, starting with a letter", s.product)
+	}
+	s.agentID = automate.AgentID(s.product)
 	ws, err := resolveWorkspace(cfg.Workspace)
 	if err != nil {
 		return nil, err
@@ -208,10 +285,14 @@ func (s *Server) Close(ctx context.Context) error {
 		s.mu.Lock()
 	}
 	r := s.active
+	mc := s.model
 	pinned := s.pin != nil
 	s.pin = nil
 	appModel := s.appModel
 	s.mu.Unlock()
+	if mc != nil {
+		mc.cancel(causeShutdown)
+	}
 	if r != nil {
 		r.cancel(causeShutdown)
 		s.engine.Terminate()
@@ -317,7 +398,7 @@ func (s *Server) encodeHealthStatic() error {
 		LogicalCPUCount  int    `json:"logicalCpuCount"`
 		TotalMemoryBytes uint64 `json:"totalMemoryBytes"`
 		Workspace        string `json:"workspace"`
-	}{"ok", automate.ServiceID, s.appVersion, s.sys.platform, s.sys.architecture, s.sys.osRelease,
+	}{"ok", s.agentID, s.appVersion, s.sys.platform, s.sys.architecture, s.sys.osRelease,
 		s.sys.cpu, s.sys.cpuCount, s.sys.totalMemory, s.workspace})
 	if err != nil {
 		return err
@@ -332,7 +413,7 @@ func (s *Server) Health() automate.Health {
 	s.mu.Lock()
 	h := automate.Health{
 		Status:                    "ok",
-		Service:                   automate.ServiceID,
+		Service:                   s.agentID,
 		AppVersion:                s.appVersion,
 		Platform:                  s.sys.platform,
 		Architecture:              s.sys.architecture,
@@ -342,7 +423,7 @@ func (s *Server) Health() automate.Health {
 		TotalMemoryBytes:          s.sys.totalMemory,
 		WorkflowStatus:            s.workflowStatus,
 		WorkerRunning:             rt.WorkerRunning,
-		Busy:                      s.active != nil,
+		Busy:                      s.active != nil || s.model != nil,
 		Workspace:                 s.workspace,
 		Backend:                   rt.Backend,
 		ContextSize:               rt.ContextSize,
@@ -350,6 +431,9 @@ func (s *Server) Health() automate.Health {
 	}
 	if s.active != nil {
 		id := s.active.id
+		h.ActiveRequestID = &id
+	} else if s.model != nil {
+		id := s.model.id
 		h.ActiveRequestID = &id
 	}
 	if s.pin != nil {
@@ -370,9 +454,11 @@ func (s *Server) Health() automate.Health {
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, s.log, http.StatusOK, automate.ModelList{Object: "list", Data: []automate.ModelEntry{
-		{ID: automate.ServiceID, Object: "model", OwnedBy: "service"},
-	}})
+	data := []automate.ModelEntry{{ID: s.agentID, Object: "model", OwnedBy: s.product}}
+	if s.modelChatter() != nil {
+		data = append(data, automate.ModelEntry{ID: automate.ModelID(s.product), Object: "model", OwnedBy: s.product})
+	}
+	writeJSON(w, s.log, http.StatusOK, automate.ModelList{Object: "list", Data: data})
 }
 
 // readObject reads and parses the JSON object body of r; on failure it
@@ -390,17 +476,30 @@ func (s *Server) readObject(w http.ResponseWriter, r *http.Request, allowEmpty b
 	return o, true
 }
 
+// handleCancel always answers 200: the contract calls cancel safe to call
+// unconditionally, so a body that cannot be read or parsed, or a force that
+// is not a boolean, counts as {"force": false} instead of failing a caller
+// that is trying to stop a run.
 func (s *Server) handleCancel(w http.ResponseWriter, r *http.Request) {
-	o, ok := s.readObject(w, r, true)
-	if !ok {
-		return
-	}
-	force, err := o.boolean("force", "force must be a boolean")
+	writeJSON(w, s.log, http.StatusOK, s.Cancel(cancelForce(w, r)))
+}
+
+// cancelForce reads force from a cancel body: true only for a JSON object
+// whose force is the boolean true.
+func cancelForce(w http.ResponseWriter, r *http.Request) bool {
+	body, err := readBody(w, r)
 	if err != nil {
-		writeError(w, s.log, err)
-		return
+		return false
 	}
-	writeJSON(w, s.log, http.StatusOK, s.Cancel(force))
+	o, err := decodeObject(body, true)
+	if err != nil {
+		return false
+	}
+	var force bool
+	if json.Unmarshal(o["force"], &force) != nil {
+		return false
+	}
+	return force
 }
 
 // Cancel stops whatever runs: softly between steps, or at once by killing
@@ -409,7 +508,23 @@ func (s *Server) Cancel(force bool) automate.CancelResponse {
 	s.mu.Lock()
 	status := s.workflowStatus
 	r := s.active
+	mc := s.model
 	s.mu.Unlock()
+	if mc != nil {
+		// A model-mode call is one model step: any cancel stops it at once.
+		id := mc.id
+		resp := automate.CancelResponse{Stopped: true, RequestID: &id, WorkflowStatus: status, Mode: automate.CancelModeCancel}
+		cause := causeSoft
+		if force {
+			resp.Mode, cause = automate.CancelModeTerminate, causeForce
+		}
+		mc.cancel(cause)
+		if force {
+			s.engine.Terminate()
+		}
+		s.log.Info("model call cancel requested", "request_id", id, "mode", resp.Mode)
+		return resp
+	}
 	if r == nil {
 		return automate.CancelResponse{Mode: automate.CancelModeNone, WorkflowStatus: status}
 	}

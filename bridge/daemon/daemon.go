@@ -152,6 +152,10 @@ type AutomateOptions struct {
 	ToolWait             time.Duration
 	// AppVersion is reported by the co-hosted server. Zero: "dev".
 	AppVersion string
+	// Product is the product word (server.Config.Product): the co-hosted
+	// server answers with it, discovery of the external one looks for it.
+	// Zero: automate.DefaultProduct.
+	Product string
 }
 
 // OutputOptions configure what gets answers to the person.
@@ -609,17 +613,17 @@ func (d *Daemon) closeStops() error {
 func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *automate.Client, error) {
 	ao, log := d.o.Automate, d.log
 	if ao.External {
-		disc, err := automate.Discover(ctx, automate.DiscoverOptions{Key: ao.Key})
+		disc, err := automate.Discover(ctx, automate.DiscoverOptions{Key: ao.Key, Product: ao.Product})
 		if err != nil {
 			return control.AutomateTarget{}, nil, fmt.Errorf("find the external Automate server: %w", err)
 		}
-		c, err := automate.NewClient(automate.ClientOptions{BaseURL: disc.BaseURL, Key: ao.Key, Logger: log.With("component", "automate-client")})
+		c, err := automate.NewClient(automate.ClientOptions{BaseURL: disc.BaseURL, Key: ao.Key, Product: ao.Product, Logger: log.With("component", "automate-client")})
 		if err != nil {
 			return control.AutomateTarget{}, nil, err
 		}
 		return control.AutomateTarget{Mode: control.ModeExternal, Endpoint: disc.BaseURL}, c, nil
 	}
-	srv, err := server.New(server.Config{Key: ao.Key, Assistant: ao.Assistant, Workspace: ao.Workspace,
+	srv, err := server.New(server.Config{Key: ao.Key, Product: ao.Product, Assistant: ao.Assistant, Workspace: ao.Workspace,
 		WorkspaceRestriction: ao.WorkspaceRestriction, ToolWait: ao.ToolWait,
 		ConfiguredMcpServers: ao.ConfiguredMcpServers, AppVersion: ao.AppVersion, Logger: log.With("component", "automate")})
 	if err != nil {
@@ -651,7 +655,7 @@ func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *au
 		return nil
 	})
 	endpoint := "http://" + ln.Addr().(*net.TCPAddr).String()
-	c, err := automate.NewClient(automate.ClientOptions{BaseURL: endpoint, Key: ao.Key, Logger: log.With("component", "automate-client")})
+	c, err := automate.NewClient(automate.ClientOptions{BaseURL: endpoint, Key: ao.Key, Product: ao.Product, Logger: log.With("component", "automate-client")})
 	if err != nil {
 		return control.AutomateTarget{}, nil, err
 	}

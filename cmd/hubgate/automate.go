@@ -31,6 +31,7 @@ func newAutomateCommand(a *app) *cobra.Command {
 
 type serveFlags struct {
 	assistant    string
+	product      string
 	upstream     string
 	port         int
 	workspace    string
@@ -81,6 +82,7 @@ process and prints it once on stderr, for machines without a secret store.`,
 	fl.StringVar(&f.model, "model", "", "select this catalog model at launch (openai engine: the upstream model to use)")
 	fl.StringVar(&f.family, "family", "", "select a model of this family at launch")
 	fl.StringVar(&f.size, "size", "", "select a model of this size code at launch")
+	fl.StringVar(&f.product, "product", "", "product word: /health service <word>-agent, model ids, chat extension key (default from automate.product: service)")
 	fl.BoolVar(&f.ephemeralKey, "ephemeral-key", false, "use a random key kept in memory only, printed once on stderr")
 	return cmd
 }
@@ -97,6 +99,7 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 	override("models", "automate.models_file", f.modelsFile)
 	override("assistant", "automate.engine", f.assistant)
 	override("upstream", "automate.openai.upstream", f.upstream)
+	override("product", "automate.product", f.product)
 	override("model", "automate.openai.model", f.model)
 	if cmd.Flags().Changed("port") {
 		if f.port < 0 || f.port > 65535 {
@@ -140,6 +143,7 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 	}
 	srv, err := server.New(server.Config{
 		Key:                  key,
+		Product:              cfg.Automate.Product,
 		Assistant:            eng.engine,
 		Workspace:            cfg.Automate.Workspace,
 		WorkspaceRestriction: cfg.Automate.WorkspaceRestriction,

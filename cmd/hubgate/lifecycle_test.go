@@ -51,7 +51,7 @@ func TestConfigInitPathAndCheck(t *testing.T) {
 		t.Errorf("mode %v", fi.Mode())
 	}
 	r = runCmd(t, e, "", "config", "check")
-	if r.code != 0 || !strings.Contains(r.stdout, want+": valid") || !strings.Contains(r.stdout, "2 rules, 0 command tools; unmatched commands are run as the prompt") || r.stderr != "" {
+	if r.code != 0 || !strings.Contains(r.stdout, want+": valid") || !strings.Contains(r.stdout, "3 rules, 0 command tools; unmatched commands are run as the prompt") || r.stderr != "" {
 		t.Fatalf("config check of the starter: %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 
@@ -111,14 +111,22 @@ func TestRulesTest(t *testing.T) {
 	}
 	// A macro from a file and from stdin.
 	macro := filepath.Join(t.TempDir(), "macro.json")
-	if err := os.WriteFile(macro, []byte(`{"id":"m1","name":"typing","commands":["typing"],"events":[{"eventType":"Type","text":"buy milk"}]}`), 0o600); err != nil {
+	if err := os.WriteFile(macro, []byte(`{"id":"m1","name":"typing","commands":["typing"],"events":[{"eventType":"Type","typedPhrase":"buy milk"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	r = runCmd(t, e, "", "rules", "test", "--json", "--macro", macro, "typing")
 	res = rulesTestResult{}
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil || res.Rule != "typed-text" || res.Request == nil ||
-		res.Request.Prompt != "Act on the text I typed: buy milk" {
+		res.Request.Prompt != "buy milk" {
 		t.Fatalf("rules test --macro: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	// The starter's second app pattern: a custom action's content.
+	r = runCmd(t, e, `{"id":"2","name":"Ask","commands":[],"events":[{"eventType":"DeviceTypeCustomAction","deviceTypeCustomActionId":"ask-agent","additionalInputContent":"summarise my inbox"}]}`,
+		"rules", "test", "--json", "--macro", "-", "ask")
+	res = rulesTestResult{}
+	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &res) != nil || res.Rule != "custom-action" || res.Request == nil ||
+		res.Request.Prompt != "summarise my inbox" {
+		t.Fatalf("rules test of a custom action: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	r = runCmd(t, e, `{"id":"s","name":"stop","events":[{"eventType":"StopOutputs"}]}`, "rules", "test", "--json", "--macro", "-", "stop")
 	res = rulesTestResult{}
