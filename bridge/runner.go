@@ -3,9 +3,11 @@ package bridge
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 )
 
@@ -33,6 +35,13 @@ func (b *Bridge) execute(r *runState) runDone {
 		if jerr := b.opts.Journal.RunParked(context.WithoutCancel(ctx), r.id, rec.RequestID, rec.ResumeToken); jerr != nil {
 			log.Error("journal: parked run not recorded", "err", jerr)
 		}
+		parked := commandEvent(control.EventParked, r.pending)
+		parked.RequestID = rec.RequestID
+		for _, c := range rec.ToolCalls {
+			parked.Note += c.Name + " "
+		}
+		parked.Note = strings.TrimSpace(parked.Note)
+		b.emit(parked)
 		results := b.tools.Execute(ctx, rec.ToolCalls)
 		b.mu.Lock()
 		r.parked = false
@@ -40,6 +49,9 @@ func (b *Bridge) execute(r *runState) runDone {
 		if jerr := b.opts.Journal.RunResumed(context.WithoutCancel(ctx), r.id); jerr != nil {
 			log.Error("journal: resume not recorded", "err", jerr)
 		}
+		resumed := commandEvent(control.EventResumed, r.pending)
+		resumed.RequestID = rec.RequestID
+		b.emit(resumed)
 		rec, err = b.opts.Automate.ResumeRun(ctx, rec, results)
 	}
 	out := outcome(rec, err, b.now())
@@ -60,7 +72,8 @@ func (b *Bridge) execute(r *runState) runDone {
 	b.mu.Unlock()
 	log.Info("run finished", "request_id", out.RequestID, "status", out.Status, "error_code", out.ErrorCode,
 		"duration_ms", out.DurationMs, "err", out.Err)
-	return runDone{run: r}
+	fin := finishedEvent(r, out)
+	return runDone{run: r, finished: &fin}
 }
 
 // outcome turns the last answer into the journal's outcome. A failed run

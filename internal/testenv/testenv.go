@@ -209,3 +209,15 @@ func WaitPidGone(pid int, timeout time.Duration) error {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// RequireProgram returns the path of a program on PATH (chromium, sox,
+// espeak-ng, ...); it skips the test when it is missing (fails under
+// CI=true).
+func RequireProgram(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		missing(t, "%s is not on PATH (scripts/test installs it)", name)
+	}
+	return p
+}
