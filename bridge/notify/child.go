@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"strings"
 	"sync"
+	"time"
 
-	"github.com/hubgate/hubgate/automate/toolkit"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // TextArg is the argv element replaced by the text (a notification's or a
@@ -21,13 +21,13 @@ type child struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
-	out  *tail
+	out  *proc.Output
 	once sync.Once
 }
 
-// startChild starts argv with text as the TextArg element or on stdin, in
-// its own process group, with hubgate's secrets removed from its
-// environment (the toolkit's helpers, as every child of hubgate).
+// startChild starts argv with text as the TextArg element or on stdin, as
+// every child of hubgate starts (internal/proc: its own process group,
+// hubgate's secrets removed from its environment, killed with the daemon).
 func startChild(argv []string, text string, env ...string) (*child, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("empty command")
@@ -40,21 +40,27 @@ func startChild(argv []string, text string, env ...string) (*child, error) {
 		}
 		args = append(args, a)
 	}
-	cmd := exec.Command(argv[0], args...)
-	cmd.Env = append(toolkit.ChildEnviron(), env...)
+	cmd := proc.Command(argv[0], args...)
+	cmd.Env = append(cmd.Env, env...)
 	if stdin {
 		cmd.Stdin = strings.NewReader(text)
 	}
-	out := &tail{limit: 2048}
-	cmd.Stdout, cmd.Stderr = out, out
-	toolkit.SetProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
+	out, err := proc.NewOutput(2048, proc.KeepHead)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	cmd.Stdout, cmd.Stderr = out.Writer(), out.Writer()
+	err = cmd.Start()
+	out.CloseWriter()
+	if err != nil {
+		out.Drain(0)
 		return nil, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	c := &child{cmd: cmd, done: make(chan struct{}), out: out}
 	go func() {
 		c.err = cmd.Wait()
-		toolkit.KillProcessGroup(cmd) // what it left behind
+		proc.Kill(cmd) // what it left behind
+		out.Drain(time.Second)
 		close(c.done)
 	}()
 	return c, nil
@@ -62,7 +68,7 @@ func startChild(argv []string, text string, env ...string) (*child, error) {
 
 // kill ends the child's whole process group and waits for it.
 func (c *child) kill() {
-	c.once.Do(func() { toolkit.KillProcessGroup(c.cmd) })
+	c.once.Do(func() { proc.Kill(c.cmd) })
 	<-c.done
 }
 
@@ -91,27 +97,3 @@ func runChild(ctx context.Context, argv []string, text string, env ...string) er
 	}
 	return c.wait(ctx)
 }
-
-// tail keeps the first bytes of a child's output for an error message.
-type tail struct {
-	mu    sync.Mutex
-	b     strings.Builder
-	limit int
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if room := t.limit - t.b.Len(); room > 0 {
-		t.b.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.b.String()
-}
-
-var _ io.Writer = (*tail)(nil)
