@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,6 +23,14 @@ import (
 // way `automate serve` and the daemon do, on a loopback port.
 func hardened(t *testing.T, o server.HTTPOptions) (addr string) {
 	t.Helper()
+	addr, _ = hardenedCounting(t, o)
+	return addr
+}
+
+// hardenedCounting is hardened, and counts the bytes the server read from
+// its connections.
+func hardenedCounting(t *testing.T, o server.HTTPOptions) (addr string, read *atomic.Int64) {
+	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
 	srv, err := server.New(server.Config{Key: testKey, Assistant: scripted.New(scripted.Config{Logger: quiet}),
 		Workspace: t.TempDir(), Logger: quiet})
@@ -33,14 +42,40 @@ func hardened(t *testing.T, o server.HTTPOptions) (addr string) {
 		t.Fatal(err)
 	}
 	hs := server.NewHTTPServer(srv.Handler(), o)
-	go hs.Serve(ln)
+	cl := &countingListener{Listener: ln}
+	go hs.Serve(cl)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Close(ctx)
 		hs.Close()
 	})
-	return ln.Addr().String()
+	return ln.Addr().String(), &cl.read
+}
+
+// countingListener counts the bytes read from its connections.
+type countingListener struct {
+	net.Listener
+	read atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, n: &l.read}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countingConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.n.Add(int64(n))
+	return n, err
 }
 
 // rawConn dials addr; its reads give up after 20 s, the bound of these
@@ -107,4 +142,32 @@ func TestHTTPServerReadDeadlineDoesNotBoundARun(t *testing.T) {
 // sleepSteps is a scripted prompt of n steps that each wait ms.
 func sleepSteps(n, ms int) string {
 	return strings.Repeat("#!sleep "+strconv.Itoa(ms)+"\n", n)
+}
+
+func TestUnauthorizedIsAnsweredBeforeAnyBodyIsRead(t *testing.T) {
+	addr, read := hardenedCounting(t, server.HTTPOptions{})
+	c := rawConn(t, addr)
+	head := "POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 200000\r\n\r\n"
+	io.WriteString(c, head)
+	// Half of the body arrives, then the client stalls: the 401 must not
+	// wait for the rest (net/http would read up to 256 KiB of an unread
+	// body before answering), nor read what was sent.
+	go io.WriteString(c, "{\"prompt\":\""+strings.Repeat("x", 100000))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no 401 before the body ended: %v", err)
+	}
+	var env automate.ErrorEnvelope
+	if err := json.NewDecoder(resp.Body).Decode(&env); err != nil || resp.StatusCode != http.StatusUnauthorized ||
+		env.Error.Type != automate.ErrTypeAuthentication {
+		t.Fatalf("answer %d %+v %v, want the 401 envelope", resp.StatusCode, env, err)
+	}
+	if !resp.Close {
+		t.Error("the 401 keeps the connection open: the rest of the body would be read as the next request")
+	}
+	// net/http reads in 4 KiB buffers: beyond the headers it read that one
+	// buffer at most, not the 100 KB sent.
+	if n := read.Load(); n > int64(len(head))+8<<10 {
+		t.Fatalf("the server read %d bytes of an unauthenticated request", n)
+	}
 }

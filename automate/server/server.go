@@ -75,6 +75,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 // Server is an Automate server. Create it with New; serve its Handler.
@@ -247,17 +248,19 @@ func (s *Server) routes() http.Handler {
 // authenticate answers 401 before routing unless the request carries
 // exactly one `Authorization: Bearer <key>` header with the current key.
 // The comparison is constant-time over digests, so neither the key nor its
-// length leaks through timing.
+// length leaks through timing. A 401 reads none of the body and closes the
+// connection.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		values := r.Header.Values("Authorization")
-		if len(values) != 1 {
-			writeError(w, s.log, errUnauthorizedAnswer)
-			return
+		ok := len(values) == 1
+		if ok {
+			got := sha256.Sum256([]byte(values[0]))
+			want := s.keyHash.Load()
+			ok = subtle.ConstantTimeCompare(got[:], want[:]) == 1
 		}
-		got := sha256.Sum256([]byte(values[0]))
-		want := s.keyHash.Load()
-		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		if !ok {
+			localhttp.Refuse(w, r)
 			writeError(w, s.log, errUnauthorizedAnswer)
 			return
 		}
