@@ -17,7 +17,12 @@ var (
 	errNotFound       = errors.New("not found")
 	errConflict       = errors.New("conflict")
 	errInvalidRequest = errors.New("invalid request")
+	errForbidden      = errors.New("forbidden")
 )
+
+// errTypePermission is the envelope type of a refused Host header (the
+// contract lists no 403; see the package doc).
+const errTypePermission = "permission_error"
 
 // errorTable is the one place that maps errors to HTTP answers.
 var errorTable = []struct {
@@ -29,6 +34,7 @@ var errorTable = []struct {
 	{errNotFound, http.StatusNotFound, automate.ErrTypeNotFound},
 	{errConflict, http.StatusConflict, automate.ErrTypeConflict},
 	{errInvalidRequest, http.StatusBadRequest, automate.ErrTypeInvalidRequest},
+	{errForbidden, http.StatusForbidden, errTypePermission},
 }
 
 // apiError is an error with an exact envelope message and a kind from
@@ -52,6 +58,7 @@ var (
 	errNoParkedRun        = &apiError{kind: errNotFound, msg: "No suspended run matches that resume token"}
 	errBodyTooLarge       = &apiError{kind: errInvalidRequest, msg: "Request body exceeds 1 MiB"}
 	errMalformedJSON      = &apiError{kind: errInvalidRequest, msg: "Malformed JSON"}
+	errHostRefusedAnswer  = &apiError{kind: errForbidden, msg: "Forbidden: the Host header must name the loopback (127.0.0.1, [::1] or localhost)"}
 )
 
 func busyError(workflowStatus string) error {

@@ -171,3 +171,56 @@ func TestUnauthorizedIsAnsweredBeforeAnyBodyIsRead(t *testing.T) {
 		t.Fatalf("the server read %d bytes of an unauthenticated request", n)
 	}
 }
+
+func TestOnlyALoopbackHostIsAnswered(t *testing.T) {
+	addr := hardened(t, server.HTTPOptions{})
+	port := addr[strings.LastIndex(addr, ":")+1:]
+	cases := []struct {
+		host, path, key string
+		want            int
+	}{
+		{"127.0.0.1:" + port, "/health", testKey, 200},
+		{"localhost:" + port, "/health", testKey, 200},
+		{"LOCALHOST", "/health", testKey, 200},
+		{"[::1]:" + port, "/health", testKey, 200},
+		{"127.0.0.1:8080", "/health", testKey, 200}, // a port forward
+		{"127.0.0.1:" + port, "/health", "wrong-key-0123456789abcdefghij", 401},
+		// A DNS rebinding page: the same refusal with or without the key,
+		// on a route or not, before authentication.
+		{"rebind.example:" + port, "/health", testKey, 403},
+		{"rebind.example:" + port, "/v1/runs", "", 403},
+		{"rebind.example:" + port, "/no/such/route", "", 403},
+		{"192.168.1.5:" + port, "/health", testKey, 403},
+		{"127.0.0.1.rebind.example:" + port, "/health", testKey, 403},
+	}
+	for _, c := range cases {
+		method, body := "GET", ""
+		if c.path != "/health" {
+			method, body = "POST", `{"prompt":"hi"}`
+		}
+		req, _ := http.NewRequest(method, "http://"+addr+c.path, strings.NewReader(body))
+		req.Host = c.host
+		if c.key != "" {
+			req.Header.Set("Authorization", "Bearer "+c.key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s with Host %q: %v", method, c.path, c.host, err)
+		}
+		var env automate.ErrorEnvelope
+		json.NewDecoder(resp.Body).Decode(&env)
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s %s with Host %q: %d, want %d", method, c.path, c.host, resp.StatusCode, c.want)
+			continue
+		}
+		if c.want == 403 {
+			if env.Error.Type != "permission_error" || !strings.Contains(env.Error.Message, "Host header") {
+				t.Errorf("Host %q: envelope %+v", c.host, env)
+			}
+			if !resp.Close {
+				t.Errorf("Host %q: the refusal keeps the connection open", c.host)
+			}
+		}
+	}
+}

@@ -2,8 +2,9 @@
 // ../shared/specs/automate-server.md, implemented over an
 // assistant.Assistant engine. It knows nothing of hubs or devices.
 //
-// It owns authentication (a constant-time bearer check before routing, on
-// every route), the routes and their exact answers, the 1 MiB body limit,
+// It owns the Host check (only a Host naming the loopback is answered),
+// authentication (a constant-time bearer check before routing, on every
+// route), the routes and their exact answers, the 1 MiB body limit,
 // the single inference slot shared by the run, chat and select routes, the
 // run lifecycle (parking for caller tool results, the tool-result wait, the
 // run timeout armed once, soft and force cancel), the record (include
@@ -53,6 +54,14 @@
 //     returns to it.
 //   - Unknown request fields are ignored; a body that is valid JSON but not
 //     an object is a 400 ("Request body must be a JSON object").
+//   - A Host header that does not name the loopback (127.0.0.0/8, [::1],
+//     localhost; any port, so a port forward works) is answered 403 with
+//     type permission_error, before authentication and routing, the same
+//     for every path: a DNS rebinding page learns nothing, not even whether
+//     its key would have worked. The contract lists no 403; a 400 would
+//     tell a client its body was wrong, and the OpenAI clients map a 403 to
+//     PermissionDeniedError. Refused requests (403, 401) are answered
+//     without reading their body, and their connection is closed.
 package server
 
 import (
@@ -242,7 +251,14 @@ func (s *Server) routes() http.Handler {
 	r.Post("/v1/runs", s.handleRun)
 	r.Post("/v1/runs/{resumeToken}/tool-results", s.handleResume)
 	r.Post("/v1/chat/completions", s.handleChat)
-	return s.authenticate(r)
+	return localhttp.RequireLoopbackHost(s.refuseHost, s.authenticate(r))
+}
+
+// refuseHost answers a request whose Host header does not name the
+// loopback (a DNS rebinding page), before authentication and the same way
+// for every path.
+func (s *Server) refuseHost(w http.ResponseWriter, r *http.Request) {
+	writeError(w, s.log, errHostRefusedAnswer)
 }
 
 // authenticate answers 401 before routing unless the request carries
