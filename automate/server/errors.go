@@ -61,7 +61,14 @@ var (
 	errHostRefusedAnswer  = &apiError{kind: errForbidden, msg: "Forbidden: the Host header must name the loopback (127.0.0.1, [::1] or localhost)"}
 )
 
+// busyError is the 409 of a taken slot. It names an in-progress status:
+// a status that means "ready" (idle, terminated) is seen only in the
+// moment between taking the slot and the engine's first status, or while
+// a model switch holds the slot, and reads `initializing` then.
 func busyError(workflowStatus string) error {
+	if automate.WorkflowReady(workflowStatus) {
+		workflowStatus = automate.WorkflowInitializing
+	}
 	return &apiError{kind: errConflict, msg: fmt.Sprintf("The on-device assistant is already running or preparing (%s)", workflowStatus)}
 }
 

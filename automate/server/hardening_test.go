@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/assistant"
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/automate/server"
 )
@@ -222,5 +223,51 @@ func TestOnlyALoopbackHostIsAnswered(t *testing.T) {
 				t.Errorf("Host %q: the refusal keeps the connection open", c.host)
 			}
 		}
+	}
+}
+
+// gatedEngine holds every run before the engine starts (and reports any
+// status) until release is closed.
+type gatedEngine struct {
+	assistant.Assistant
+	started chan struct{}
+	release chan struct{}
+}
+
+func (g gatedEngine) Run(ctx context.Context, task *assistant.Task, env assistant.Env) (*assistant.Result, error) {
+	close(g.started)
+	select {
+	case <-g.release:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	return g.Assistant.Run(ctx, task, env)
+}
+
+// TestConflictNamesAnInProgressStatus: between taking the slot and the
+// engine's first status, a second run's 409 and /health name
+// `initializing`, never `idle`.
+func TestConflictNamesAnInProgressStatus(t *testing.T) {
+	gate := gatedEngine{started: make(chan struct{}), release: make(chan struct{})}
+	h := newHarness(t, withWrap(func(a assistant.Assistant) assistant.Assistant { gate.Assistant = a; return gate }))
+	done := h.startAsync("/v1/runs", map[string]any{"prompt": "first"})
+	select {
+	case <-gate.started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the first run never reached the engine")
+	}
+	want := "The on-device assistant is already running or preparing (initializing)"
+	for _, path := range []string{"/v1/runs", "/v1/automate/models/select"} {
+		h.do("POST", path, map[string]any{"prompt": "second", "modelName": "scripted-pro"}).envelope(t, 409, "conflict", want)
+	}
+	if hl := h.health(); !hl.Busy || hl.WorkflowStatus != automate.WorkflowInitializing {
+		t.Errorf("health while the slot is taken: busy %v, workflowStatus %q", hl.Busy, hl.WorkflowStatus)
+	}
+	close(gate.release)
+	if r := receive(t, done); r.status != 200 {
+		t.Fatalf("the first run: %d %s", r.status, r.body)
+	}
+	if hl := h.health(); hl.Busy || !automate.WorkflowReady(hl.WorkflowStatus) {
+		t.Errorf("health after the run: busy %v, workflowStatus %q", hl.Busy, hl.WorkflowStatus)
 	}
 }
