@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/hubgate/hubgate/automate/assistant"
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/internal/testenv"
 )
 
 // hardened serves a Server with the scripted engine in NewHTTPServer, the
@@ -30,7 +30,7 @@ func hardened(t *testing.T, o server.HTTPOptions) (addr string) {
 
 // hardenedCounting is hardened, and counts the bytes the server read from
 // its connections.
-func hardenedCounting(t *testing.T, o server.HTTPOptions) (addr string, read *atomic.Int64) {
+func hardenedCounting(t *testing.T, o server.HTTPOptions) (addr string, counted *testenv.CountingListener) {
 	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
 	srv, err := server.New(server.Config{Key: testKey, Assistant: scripted.New(scripted.Config{Logger: quiet}),
@@ -43,40 +43,15 @@ func hardenedCounting(t *testing.T, o server.HTTPOptions) (addr string, read *at
 		t.Fatal(err)
 	}
 	hs := server.NewHTTPServer(srv.Handler(), o)
-	cl := &countingListener{Listener: ln}
-	go hs.Serve(cl)
+	counted = &testenv.CountingListener{Listener: ln}
+	go hs.Serve(counted)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Close(ctx)
 		hs.Close()
 	})
-	return ln.Addr().String(), &cl.read
-}
-
-// countingListener counts the bytes read from its connections.
-type countingListener struct {
-	net.Listener
-	read atomic.Int64
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &countingConn{Conn: c, n: &l.read}, nil
-}
-
-type countingConn struct {
-	net.Conn
-	n *atomic.Int64
-}
-
-func (c *countingConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.n.Add(int64(n))
-	return n, err
+	return ln.Addr().String(), counted
 }
 
 // rawConn dials addr; its reads give up after 20 s, the bound of these
@@ -146,7 +121,7 @@ func sleepSteps(n, ms int) string {
 }
 
 func TestUnauthorizedIsAnsweredBeforeAnyBodyIsRead(t *testing.T) {
-	addr, read := hardenedCounting(t, server.HTTPOptions{})
+	addr, counted := hardenedCounting(t, server.HTTPOptions{})
 	c := rawConn(t, addr)
 	head := "POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 200000\r\n\r\n"
 	io.WriteString(c, head)
@@ -168,7 +143,7 @@ func TestUnauthorizedIsAnsweredBeforeAnyBodyIsRead(t *testing.T) {
 	}
 	// net/http reads in 4 KiB buffers: beyond the headers it read that one
 	// buffer at most, not the 100 KB sent.
-	if n := read.Load(); n > int64(len(head))+8<<10 {
+	if n := counted.Read(); n > int64(len(head))+8<<10 {
 		t.Fatalf("the server read %d bytes of an unauthenticated request", n)
 	}
 }

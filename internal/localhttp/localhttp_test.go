@@ -6,9 +6,10 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/testenv"
 )
 
 func TestLoopbackHost(t *testing.T) {
@@ -43,39 +44,14 @@ func TestLoopbackHost(t *testing.T) {
 	}
 }
 
-// countingListener counts the bytes the server read from its connections.
-type countingListener struct {
-	net.Listener
-	read atomic.Int64
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return &countingConn{Conn: c, n: &l.read}, nil
-}
-
-type countingConn struct {
-	net.Conn
-	n *atomic.Int64
-}
-
-func (c *countingConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.n.Add(int64(n))
-	return n, err
-}
-
 // serve runs NewServer(h, o) on a loopback port.
-func serve(t *testing.T, h http.Handler, o Options) (addr string, ln *countingListener) {
+func serve(t *testing.T, h http.Handler, o Options) (addr string, ln *testenv.CountingListener) {
 	t.Helper()
 	raw, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln = &countingListener{Listener: raw}
+	ln = &testenv.CountingListener{Listener: raw}
 	hs := NewServer(h, o)
 	go hs.Serve(ln)
 	t.Cleanup(func() { hs.Close() })
@@ -186,7 +162,7 @@ func TestRefuseAnswersWithoutReadingTheBody(t *testing.T) {
 	}
 	// net/http reads in 4 KiB buffers: what it read beyond the headers is
 	// that one buffer at most, not the 100 KB sent (nor 256 KiB).
-	if n := ln.read.Load(); n > int64(len(head))+8<<10 {
+	if n := ln.Read(); n > int64(len(head))+8<<10 {
 		t.Fatalf("the server read %d bytes of a refused request", n)
 	}
 }
