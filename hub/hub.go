@@ -1,5 +1,5 @@
 // Package hub owns the device-hub client: the SignalR connection of a
-// paired User Device to {api_url}/device (../shared/specs/device-hub.md).
+// paired User Device to {api_url}/device (docs/specs/device-hub.md).
 // It connects with the device token, identifies itself with VerifySelf,
 // resyncs with GetLatestDevice, runs the listening handshake, hands every
 // hub event to one consumer in the order it arrived on the wire, reconnects
@@ -8,7 +8,7 @@
 //
 // # How it uses philippseith/signalr
 //
-// The library (v0.11.0, ../shared/notes/signalr.md) runs the protocol
+// The library (v0.11.0, docs/signalr.md) runs the protocol
 // engine of one connection: handshake, keep-alive pings, the server
 // timeout, client-to-hub invocations and their completions. Everything it
 // gets wrong for a long-lived device is done here instead:

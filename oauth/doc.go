@@ -1,5 +1,5 @@
 // Package oauth owns the user's sign-in to the remote device service
-// (../shared/specs/device-hub.md, Authentication): the OAuth 2.0
+// (docs/specs/device-hub.md, Authentication): the OAuth 2.0
 // authorization code flow with PKCE on a loopback redirect, the token
 // exchange at {api_url}/signin/token, and a token source that refreshes
 // the access token and persists a rotated refresh token. It is built on

@@ -1,5 +1,5 @@
 // Package server owns the Automate server: the loopback HTTP server of
-// ../shared/specs/automate-server.md, implemented over an
+// docs/specs/automate-server.md, implemented over an
 // assistant.Assistant engine. It knows nothing of hubs or devices.
 //
 // It owns authentication (a constant-time bearer check before routing, on
