@@ -32,7 +32,7 @@ func DefaultsYAML() []byte { return slices.Clone(defaultsYAML) }
 //
 // To add a setting: add a tagged field (string, int, bool, time.Duration,
 // or a nested struct for a new section), document it in defaults.yaml, and
-// add a rule to Validate (and an EnvVars entry if it has a variable).
+// add a rule to Validate (and an envVars entry if it has a variable).
 type Config struct {
 	Log      LogConfig      `yaml:"log"`
 	Remote   RemoteConfig   `yaml:"remote"`
@@ -196,8 +196,8 @@ const (
 	AutomateLastPort  = 4328
 )
 
-// EnvVar maps one environment variable onto a field path.
-type EnvVar struct {
+// envVar maps one environment variable onto a field path.
+type envVar struct {
 	Name string // e.g. HUBGATE_LOG_LEVEL
 	Path string // e.g. log.level
 }
@@ -205,7 +205,7 @@ type EnvVar struct {
 // envVars is the one table of environment variables configs reads. Secrets
 // (HUBGATE_AUTOMATE_KEY, HUBGATE_CLIENT_SECRET) are read by their
 // consumers, never here.
-var envVars = []EnvVar{
+var envVars = []envVar{
 	{"HUBGATE_LOG_LEVEL", "log.level"},
 	{"HUBGATE_LOG_FORMAT", "log.format"},
 	{"HUBGATE_API_URL", "remote.api_url"},
@@ -222,9 +222,6 @@ var envVars = []EnvVar{
 	{"HUBGATE_JOURNAL", "bridge.journal"},
 	{"HUBGATE_CONTROL_SOCKET", "bridge.control_socket"},
 }
-
-// EnvVars returns the environment variable table (for help texts).
-func EnvVars() []EnvVar { return slices.Clone(envVars) }
 
 // Override sets one field after the file and the environment; the caller
 // builds these from the command-line flags the user actually set.

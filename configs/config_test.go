@@ -299,9 +299,9 @@ func TestEnvTable(t *testing.T) {
 		"HUBGATE_AUTOMATE_TARGET": "automate.target", "HUBGATE_JOURNAL": "bridge.journal",
 		"HUBGATE_CONTROL_SOCKET": "bridge.control_socket",
 	}
-	table := EnvVars()
+	table := envVars
 	if len(table) != len(want) {
-		t.Fatalf("EnvVars() has %d entries, want %d", len(table), len(want))
+		t.Fatalf("envVars has %d entries, want %d", len(table), len(want))
 	}
 	for _, ev := range table {
 		if want[ev.Name] != ev.Path {

@@ -196,11 +196,6 @@ const (
 // secret: it is never logged.
 type TokenSource func(ctx context.Context) (string, error)
 
-// StaticToken returns a TokenSource that always returns token.
-func StaticToken(token string) TokenSource {
-	return func(context.Context) (string, error) { return token, nil }
-}
-
 // Backoff configures the delays between connection attempts: attempt n
 // (n >= 1 since the last successful connection) waits
 // min(Max, Initial*2^(n-1)) minus a random part of up to Jitter of it.

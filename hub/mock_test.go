@@ -101,7 +101,7 @@ func (e *mockEnv) config(t testing.TB) Config {
 	return Config{
 		URL:           e.url(),
 		DeviceID:      e.dev.ID,
-		TokenSource:   StaticToken(e.tok.Token),
+		TokenSource:   staticToken(e.tok.Token),
 		Logger:        newLogger(t, func() []string { return []string{e.tok.Token} }),
 		Backoff:       Backoff{Initial: 20 * time.Millisecond, Max: 200 * time.Millisecond, Revoked: time.Minute},
 		InvokeTimeout: 10 * time.Second,
