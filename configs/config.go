@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"maps"
 	"net"
 	"net/url"
@@ -729,39 +728,4 @@ func (r RemoteConfig) AuthorizeURL() string {
 		return ""
 	}
 	return strings.TrimRight(r.APIURL, "/") + "/signin/authorize"
-}
-
-// RequireRemote reports, as a *ValidationError, which remote settings a
-// command that talks to the remote service is missing (api_url, client_id,
-// device_type_id), or nil.
-func (c *Config) RequireRemote() error {
-	var problems []FieldError
-	for _, f := range []struct{ path, v, env string }{
-		{"remote.api_url", c.Remote.APIURL, "HUBGATE_API_URL"},
-		{"remote.client_id", c.Remote.ClientID, "HUBGATE_CLIENT_ID"},
-		{"remote.device_type_id", c.Remote.DeviceTypeID, "HUBGATE_DEVICE_TYPE"},
-	} {
-		if f.v == "" {
-			problems = append(problems, FieldError{Path: f.path,
-				Message: "must be set to talk to the remote service (config file or " + f.env + ")"})
-		}
-	}
-	if len(problems) > 0 {
-		return &ValidationError{Problems: problems}
-	}
-	return nil
-}
-
-// SlogLevel maps Level onto a slog.Level (info for an unknown value; Load
-// rejects those).
-func (l LogConfig) SlogLevel() slog.Level {
-	switch l.Level {
-	case "debug":
-		return slog.LevelDebug
-	case "warn":
-		return slog.LevelWarn
-	case "error":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
 }

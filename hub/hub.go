@@ -267,8 +267,6 @@ var (
 	ErrProtocol = errors.New("hub: protocol error")
 	// ErrAlreadyRunning: Run was called twice.
 	ErrAlreadyRunning = errors.New("hub: Run was already called")
-	// ErrNotConnected: a call needs a connection and there is none.
-	ErrNotConnected = errors.New("hub: not connected")
 	// ErrStopped: Run has returned.
 	ErrStopped = errors.New("hub: client stopped")
 	// ErrTooManyRedirects: negotiate kept redirecting (MaxRedirects).
