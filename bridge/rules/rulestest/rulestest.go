@@ -11,7 +11,7 @@ import (
 	"io"
 
 	"github.com/hubgate/hubgate/bridge/rules"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // File is a stand-alone rule file: the rule keys of the configuration's
