@@ -1,5 +1,5 @@
 // Package automate owns the Automate server contract
-// (../shared/specs/automate-server.md) as Go: the wire types of every route,
+// (docs/specs/automate-server.md) as Go: the wire types of every route,
 // the typed errors a caller branches on, and the HTTP client that hubgate's
 // bridge and any Go caller use: port discovery over 127.0.0.1:4317..4328,
 // runs, resume, chat, cancel, models, select, and a helper that drives the

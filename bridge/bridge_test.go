@@ -18,7 +18,7 @@ import (
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
-	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/bridge/rules/rulestest"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub"
 )
@@ -97,7 +97,7 @@ func newEnv(t *testing.T, eo envOptions) *env {
 // startBridge runs a bridge against client with its own journal.
 func startBridge(t *testing.T, client *automate.Client, eo envOptions) *env {
 	t.Helper()
-	file, err := rules.ParseYAML([]byte(eo.rules))
+	file, err := rulestest.Parse([]byte(eo.rules))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,7 +583,7 @@ func TestSetRulesAppliesToTheNextCommand(t *testing.T) {
 	if h[0].Decision != journal.DecisionIgnored {
 		t.Fatalf("journal before SetRules:\n%s", describe(h))
 	}
-	file, err := rules.ParseYAML([]byte(`
+	file, err := rulestest.Parse([]byte(`
 rules:
   - name: shout
     match: {command: shout}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/bridge/rules/rulestest"
 	"github.com/hubgate/hubgate/deviceapi"
 )
 
@@ -448,9 +449,9 @@ func TestBadRulesRejectedAtLoad(t *testing.T) {
 
 // TestDemoRulesLoadThroughConfigs: the embedded demo rule set, put under
 // bridge: in a config file, decodes through the strict decoder exactly as
-// rules.ParseYAML decodes it, and compiles.
+// rulestest.Parse decodes it, and compiles.
 func TestDemoRulesLoadThroughConfigs(t *testing.T) {
-	demo, err := rules.Demo()
+	demo, err := rulestest.Demo()
 	if err != nil {
 		t.Fatal(err)
 	}

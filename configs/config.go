@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"maps"
 	"net"
 	"net/url"
@@ -32,7 +31,7 @@ func DefaultsYAML() []byte { return slices.Clone(defaultsYAML) }
 //
 // To add a setting: add a tagged field (string, int, bool, time.Duration,
 // or a nested struct for a new section), document it in defaults.yaml, and
-// add a rule to Validate (and an EnvVars entry if it has a variable).
+// add a rule to Validate (and an envVars entry if it has a variable).
 type Config struct {
 	Log      LogConfig      `yaml:"log"`
 	Remote   RemoteConfig   `yaml:"remote"`
@@ -214,8 +213,8 @@ const (
 	AutomateLastPort  = 4328
 )
 
-// EnvVar maps one environment variable onto a field path.
-type EnvVar struct {
+// envVar maps one environment variable onto a field path.
+type envVar struct {
 	Name string // e.g. HUBGATE_LOG_LEVEL
 	Path string // e.g. log.level
 }
@@ -223,7 +222,7 @@ type EnvVar struct {
 // envVars is the one table of environment variables configs reads. Secrets
 // (HUBGATE_AUTOMATE_KEY, HUBGATE_CLIENT_SECRET) are read by their
 // consumers, never here.
-var envVars = []EnvVar{
+var envVars = []envVar{
 	{"HUBGATE_LOG_LEVEL", "log.level"},
 	{"HUBGATE_LOG_FORMAT", "log.format"},
 	{"HUBGATE_API_URL", "remote.api_url"},
@@ -242,9 +241,6 @@ var envVars = []EnvVar{
 	{"HUBGATE_JOURNAL", "bridge.journal"},
 	{"HUBGATE_CONTROL_SOCKET", "bridge.control_socket"},
 }
-
-// EnvVars returns the environment variable table (for help texts).
-func EnvVars() []EnvVar { return slices.Clone(envVars) }
 
 // Override sets one field after the file and the environment; the caller
 // builds these from the command-line flags the user actually set.
@@ -776,39 +772,4 @@ func (r RemoteConfig) AuthorizeURL() string {
 		return ""
 	}
 	return strings.TrimRight(r.APIURL, "/") + "/signin"
-}
-
-// RequireRemote reports, as a *ValidationError, which remote settings a
-// command that talks to the remote service is missing (api_url, client_id,
-// device_type_id), or nil.
-func (c *Config) RequireRemote() error {
-	var problems []FieldError
-	for _, f := range []struct{ path, v, env string }{
-		{"remote.api_url", c.Remote.APIURL, "HUBGATE_API_URL"},
-		{"remote.client_id", c.Remote.ClientID, "HUBGATE_CLIENT_ID"},
-		{"remote.device_type_id", c.Remote.DeviceTypeID, "HUBGATE_DEVICE_TYPE"},
-	} {
-		if f.v == "" {
-			problems = append(problems, FieldError{Path: f.path,
-				Message: "must be set to talk to the remote service (config file or " + f.env + ")"})
-		}
-	}
-	if len(problems) > 0 {
-		return &ValidationError{Problems: problems}
-	}
-	return nil
-}
-
-// SlogLevel maps Level onto a slog.Level (info for an unknown value; Load
-// rejects those).
-func (l LogConfig) SlogLevel() slog.Level {
-	switch l.Level {
-	case "debug":
-		return slog.LevelDebug
-	case "warn":
-		return slog.LevelWarn
-	case "error":
-		return slog.LevelError
-	}
-	return slog.LevelInfo
 }

@@ -3,7 +3,7 @@
 // Configuration (config.go): a YAML schema with an embedded, commented
 // defaults file (defaults.yaml). Load applies, in this order, the defaults,
 // the config file, the HUBGATE_* environment variables of one explicit table
-// (EnvVars) and the caller's overrides (usually command-line flags, keyed by
+// (envVars in config.go) and the caller's overrides (usually command-line flags, keyed by
 // field path such as "automate.port"). Decoding is strict: an unknown key, a
 // duplicate key or a value of the wrong type is an error naming the key path
 // and the file line. Validate reports every problem at once as a

@@ -1,8 +1,10 @@
+//go:build linux
+
 package configs
 
-// Integration tests against a real Secret Service. They run under
-// .ci/with-keyring (a private D-Bus session with a throwaway, unlocked
-// gnome-keyring), which sets HUBGATE_TEST_KEYRING=1. With CI set and no
+// Integration tests against a real Secret Service (D-Bus, so Linux only).
+// They run under .ci/with-keyring (a private D-Bus session with a
+// throwaway, unlocked gnome-keyring), which sets HUBGATE_TEST_KEYRING=1. With CI set and no
 // harness they fail; otherwise they skip.
 
 import (

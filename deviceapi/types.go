@@ -1,5 +1,5 @@
 // Package deviceapi owns the remote device service's REST resources
-// (../shared/specs/device-hub.md): UserDevice, Profile and its
+// (docs/specs/device-hub.md): UserDevice, Profile and its
 // configuration, Macro, MacroEvent, DeviceToken, with their exact JSON
 // names, and the REST client of the four routes. It knows nothing of the
 // hub or of runs.
@@ -16,7 +16,7 @@
 //
 // The spec shows only KeyPress's fields. The vendor's public clients and
 // sample data show the rest, and MacroEvent types them (facts read
-// 2026-11-24, see ../shared/notes/real-service.md):
+// 2026-11-24, see docs/real-service.md):
 //   - the fields and their types are those of the Unity plugin's model
 //     (Cephable/Cephable-Unity-Plugin, CephableModels.cs, class MacroEvent):
 //     typedPhrase (Type), mouseMoveX/Y (MouseMove; mouseMoveZ there,

@@ -159,7 +159,7 @@ func goSide(t testing.TB, env *mockEnv) *benchSide {
 		t.Fatal(err)
 	}
 	cfg := env.config(t)
-	cfg.DeviceID, cfg.TokenSource = dev.ID, StaticToken(tok.Token)
+	cfg.DeviceID, cfg.TokenSource = dev.ID, staticToken(tok.Token)
 	cfg.Logger = nil
 	cfg.QueueLimit = 1 << 22
 	cfg.ProbeInterval = 0 // default

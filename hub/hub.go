@@ -1,5 +1,5 @@
 // Package hub owns the device-hub client: the SignalR connection of a
-// paired User Device to {api_url}/device (../shared/specs/device-hub.md).
+// paired User Device to {api_url}/device (docs/specs/device-hub.md).
 // It connects with the device token, identifies itself with VerifySelf,
 // resyncs with GetLatestDevice, runs the listening handshake, hands every
 // hub event to one consumer in the order it arrived on the wire, reconnects
@@ -8,7 +8,7 @@
 //
 // # How it uses philippseith/signalr
 //
-// The library (v0.11.0, ../shared/notes/signalr.md) runs the protocol
+// The library (v0.11.0, docs/signalr.md) runs the protocol
 // engine of one connection: handshake, keep-alive pings, the server
 // timeout, client-to-hub invocations and their completions. Everything it
 // gets wrong for a long-lived device is done here instead:
@@ -196,11 +196,6 @@ const (
 // secret: it is never logged.
 type TokenSource func(ctx context.Context) (string, error)
 
-// StaticToken returns a TokenSource that always returns token.
-func StaticToken(token string) TokenSource {
-	return func(context.Context) (string, error) { return token, nil }
-}
-
 // Backoff configures the delays between connection attempts: attempt n
 // (n >= 1 since the last successful connection) waits
 // min(Max, Initial*2^(n-1)) minus a random part of up to Jitter of it.
@@ -272,8 +267,6 @@ var (
 	ErrProtocol = errors.New("hub: protocol error")
 	// ErrAlreadyRunning: Run was called twice.
 	ErrAlreadyRunning = errors.New("hub: Run was already called")
-	// ErrNotConnected: a call needs a connection and there is none.
-	ErrNotConnected = errors.New("hub: not connected")
 	// ErrStopped: Run has returned.
 	ErrStopped = errors.New("hub: client stopped")
 	// ErrTooManyRedirects: negotiate kept redirecting (MaxRedirects).

@@ -73,7 +73,7 @@ func redirectConfig(t testing.TB, rd *redirector, secrets ...string) Config {
 	return Config{
 		URL:           rd.srv.URL + "/device",
 		DeviceID:      testDevice,
-		TokenSource:   StaticToken(testToken),
+		TokenSource:   staticToken(testToken),
 		Logger:        newLogger(t, func() []string { return append([]string{testToken}, secrets...) }),
 		Backoff:       Backoff{Initial: 300 * time.Millisecond, Max: 300 * time.Millisecond, Jitter: -1, Revoked: time.Minute},
 		InvokeTimeout: 5 * time.Second,

@@ -10,8 +10,13 @@ import (
 	"time"
 )
 
+// staticToken returns a TokenSource that always returns token.
+func staticToken(token string) TokenSource {
+	return func(context.Context) (string, error) { return token, nil }
+}
+
 func TestConfigDefaultsAndValidation(t *testing.T) {
-	good := Config{URL: "https://api.example/device", DeviceID: "d", TokenSource: StaticToken("t")}
+	good := Config{URL: "https://api.example/device", DeviceID: "d", TokenSource: staticToken("t")}
 	c, err := New(good)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +48,7 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 }
 
 func TestBackoffGrowsCapsAndJitters(t *testing.T) {
-	c := must(New(Config{URL: "http://x/device", DeviceID: "d", TokenSource: StaticToken("t"),
+	c := must(New(Config{URL: "http://x/device", DeviceID: "d", TokenSource: staticToken("t"),
 		Backoff: Backoff{Initial: 100 * time.Millisecond, Max: time.Second, Jitter: -1}}))
 	want := []time.Duration{100, 200, 400, 800, 1000, 1000}
 	for i, w := range want {
@@ -173,7 +178,7 @@ func FuzzRecordTap(f *testing.F) {
 	f.Add([]byte("{}\x1e{\"type\":7,\"error\":\"bye\",\"allowReconnect\":true}\x1e"), []byte("{\"type\":9}\x1e\x1e\x1e"))
 	f.Add([]byte("{}\x1e{\"type\":1,\"invocationId\":\"5\",\"target\":\"StartListening\",\"arguments\":[1]}\x1e"), []byte("not json\x1e"))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
-		c := must(New(Config{URL: "http://x/device", DeviceID: "d", TokenSource: StaticToken("t"), MaxMessageSize: 1 << 16}))
+		c := must(New(Config{URL: "http://x/device", DeviceID: "d", TokenSource: staticToken("t"), MaxMessageSize: 1 << 16}))
 		w := newWSConn(c, 1, nil, "id")
 		w.writeClosed.Store(true) // completions are not written anywhere
 		var perr error

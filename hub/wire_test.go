@@ -524,16 +524,13 @@ func TestWireFrozenHubDetectedByProbe(t *testing.T) {
 		}
 		return n >= 3
 	})
-	frozenAt := time.Now()
+	// ServerTimeout (a minute) is longer than wait: reaching reconnecting
+	// at all means the probe noticed. How fast is the figure of
+	// BenchmarkFrozenHubDetection, not a timed assertion.
 	pc.frozen.Store(true)
 	st := waitState(t, c.Client, "reconnecting", wait, isStatus(StatusReconnecting))
-	took := time.Since(frozenAt)
 	if st.Cause != CauseUnresponsive || !errors.Is(st.Err, ErrUnresponsive) {
 		t.Errorf("state = %v", st)
-	}
-	t.Logf("frozen hub noticed after %s (probe interval %s)", took, cfg.ProbeInterval)
-	if took > 2*cfg.ProbeInterval {
-		t.Errorf("frozen hub noticed after %s, want within twice the probe interval (%s)", took, 2*cfg.ProbeInterval)
 	}
 	if s := c.Stats(); s.ProbeFailures != 1 {
 		t.Errorf("stats = %+v", s)

@@ -1,5 +1,5 @@
 // Package oauth owns the user's sign-in to the remote device service
-// (../shared/specs/device-hub.md, Authentication): the authorization code
+// (docs/specs/device-hub.md, Authentication): the authorization code
 // flow on a loopback redirect, the token exchange at {api_url}/signin/token,
 // and a token source that refreshes the access token and persists a
 // rotated refresh token. It speaks the token endpoint itself (form POST,
@@ -8,7 +8,7 @@
 // through the secret setter it is given, and never prints or logs a code,
 // a token, the PKCE verifier or the client secret.
 //
-// The real service decides (../shared/notes/real-service.md). Facts
+// The real service decides (docs/real-service.md). Facts
 // followed, from the vendor's public clients (Cephable-Unity-Plugin
 // OAuth2Manager.cs; Cephable-VirtualController-Sample src/browser/index.html,
 // src/android/.../MainActivity.kt, src/iOS/.../ContentView.swift,

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Skill is one AI Skill: instructions the system prompt carries when the

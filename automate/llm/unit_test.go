@@ -184,48 +184,55 @@ data: [DONE]
 
 // TestDialRetries: a refused connection is tried again (nothing was sent)
 // and then reported unreachable; a server that takes the connection late
-// is reached.
+// is reached. The dialer refuses the first dials itself, so the attempts
+// are counted, not timed, and no other program can take the port.
 func TestDialRetries(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	u := newTestUpstream("http://" + addr)
-	start := time.Now()
+	var hits atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		io.WriteString(w, `{"data":[]}`)
+	}))
+	defer srv.Close()
+	var dials, refuse atomic.Int32
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		if dials.Add(1) <= refuse.Load() {
+			return nil, &net.OpError{Op: "dial", Net: network, Err: errors.New("connection refused")}
+		}
+		var d net.Dialer
+		return d.DialContext(ctx, network, srv.Listener.Addr().String())
+	}}
+	defer tr.CloseIdleConnections()
+	u := newTestUpstream(srv.URL)
+	u.hc = &http.Client{Transport: tr}
+	u.retryWait = time.Millisecond
+
+	// Every dial refused: 1 + dialRetries attempts, then unreachable.
+	refuse.Store(1 << 20)
 	var v any
-	err = u.getJSON(context.Background(), "/v1/models", &v)
+	err := u.getJSON(context.Background(), "/v1/models", &v)
 	var ue *UpstreamError
 	if !errors.As(err, &ue) || ue.Kind != kindUnreachable {
 		t.Fatalf("err %v", err)
 	}
-	if time.Since(start) < 30*time.Millisecond { // 10ms + 20ms of waiting
-		t.Errorf("no retries happened")
+	if n := dials.Load(); n != int32(1+u.dialRetries) {
+		t.Errorf("dials %d, want %d (1 + %d retries)", n, 1+u.dialRetries, u.dialRetries)
 	}
 	if strings.Contains(err.Error(), "http://") {
 		t.Errorf("error carries the URL: %v", err)
 	}
+	if hits.Load() != 0 {
+		t.Errorf("a refused dial reached the server %d times", hits.Load())
+	}
 
-	// The server comes up between attempts.
-	u.retryWait = 200 * time.Millisecond
+	// The server comes up between attempts: the third dial connects.
+	dials.Store(0)
+	refuse.Store(2)
 	u.dialRetries = 5
-	var hits atomic.Int32
-	go func() {
-		time.Sleep(50 * time.Millisecond)
-		l2, err := net.Listen("tcp", addr)
-		if err != nil {
-			return
-		}
-		srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			hits.Add(1)
-			io.WriteString(w, `{"data":[]}`)
-		})}
-		go srv.Serve(l2)
-		t.Cleanup(func() { srv.Close() })
-	}()
 	if err := u.getJSON(context.Background(), "/v1/models", &v); err != nil {
-		t.Skipf("the port was taken meanwhile: %v", err)
+		t.Fatal(err)
+	}
+	if n := dials.Load(); n != 3 {
+		t.Errorf("dials %d, want 3", n)
 	}
 	if hits.Load() != 1 {
 		t.Errorf("requests served %d, want 1", hits.Load())

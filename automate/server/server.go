@@ -1,5 +1,5 @@
 // Package server owns the Automate server: the loopback HTTP server of
-// ../shared/specs/automate-server.md, implemented over an
+// docs/specs/automate-server.md, implemented over an
 // assistant.Assistant engine. It knows nothing of hubs or devices.
 //
 // It owns the Host check (only a Host naming the loopback is answered),
@@ -16,7 +16,7 @@
 // public samples, Cephable/Cephable-Automate-Agent-Samples: docs/api-cheatsheet.md,
 // tools/fake-cephable/fake_cephable.py, samples/python-langgraph-own-loop/
 // README.md, cephable_endpoint.py and test_sample.py; see
-// ../shared/notes/real-service.md):
+// docs/real-service.md):
 //   - The spec's neutral word "service" is the product's own name there:
 //     /health service "<product>-agent", /v1/models "<product>-agent" with
 //     owned_by "<product>", the chat extension object and the chat answer's

@@ -327,21 +327,6 @@ func (p *McpPool) Tools() []McpTool {
 	return out
 }
 
-// SplitExposed splits mcp__<server>__<tool> into server and tool. Inline
-// server names hold only lowercase letters, digits and hyphens, so the
-// first "__" after the prefix ends the server name.
-func SplitExposed(exposed string) (server, tool string, ok bool) {
-	rest, ok := strings.CutPrefix(exposed, McpToolPrefix)
-	if !ok {
-		return "", "", false
-	}
-	server, tool, ok = strings.Cut(rest, "__")
-	if !ok || server == "" || tool == "" {
-		return "", "", false
-	}
-	return server, tool, true
-}
-
 // Call calls tool of server with a JSON object of arguments (nil or empty
 // means {}; the SDK never sends null). An error means the call could not
 // be made (unknown server or tool, disabled tool, connection lost, ctx);

@@ -355,7 +355,7 @@ func TestMcpConnectHonoursCallerContext(t *testing.T) {
 	}
 }
 
-func TestResultTextAndSplitExposed(t *testing.T) {
+func TestResultText(t *testing.T) {
 	res := &mcp.CallToolResult{Content: []mcp.Content{
 		&mcp.TextContent{Text: "one"},
 		&mcp.ImageContent{MIMEType: "image/png", Data: []byte{1}},
@@ -370,17 +370,5 @@ func TestResultTextAndSplitExposed(t *testing.T) {
 	}
 	if ResultText(nil) != "" {
 		t.Fatal("nil")
-	}
-	for in, want := range map[string][2]string{
-		"mcp__ev__echo":     {"ev", "echo"},
-		"mcp__my-srv__a__b": {"my-srv", "a__b"},
-		"mcp__ev__":         {},
-		"echo":              {},
-		"mcp____echo":       {},
-	} {
-		s, tool, ok := SplitExposed(in)
-		if ok != (want[0] != "") || s != want[0] || tool != want[1] {
-			t.Errorf("SplitExposed(%q) = %q %q %v", in, s, tool, ok)
-		}
 	}
 }

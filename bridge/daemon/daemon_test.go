@@ -22,6 +22,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/bridge/rules/rulestest"
 	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/hub/mockhub"
 )
@@ -68,7 +69,7 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{mock: mock, url: srv.URL, device: dev.ID, opts: Options{
 		DeviceID:      dev.ID,
 		APIURL:        srv.URL,
-		DeviceToken:   hub.StaticToken(tok.Token),
+		DeviceToken:   func(context.Context) (string, error) { return tok.Token, nil },
 		Rules:         set,
 		JournalPath:   filepath.Join(dir, "journal.db"),
 		ControlSocket: filepath.Join(sock, "control.sock"),
@@ -341,7 +342,7 @@ func waitListening(t *testing.T, f *fixture, d *Daemon, device string) {
 
 func compile(t *testing.T, yaml string) *rules.Set {
 	t.Helper()
-	file, err := rules.ParseYAML([]byte(yaml))
+	file, err := rulestest.Parse([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,24 +23,19 @@
 // page cache (TestCrashSIGKILL checks exactly that), but the last
 // transactions before a power loss or kernel crash may be lost; the
 // database stays consistent either way. synchronous=FULL fsyncs the WAL at
-// every commit and survives power loss too. The cost was measured
-// (BenchmarkBeforePost, BenchmarkCommandLifecycle) on the development VM
-// (2 vCPUs, ext4 on virtio): between a hub event and the run's POST, a
-// command that starts at once costs one commit (RecordStarted: p50 ~40 us /
-// p99 ~0.13 ms with NORMAL, p50 ~0.3 ms / p99 ~0.5 ms with FULL); one
-// recorded first and started later (RecordCommand, then RunStarted) two
-// (p50 ~60 us / p99 ~0.2 ms, against p50 ~0.6 ms / p99 ~1 ms with FULL); a
-// command's whole lifecycle (three commits) ~0.1 ms against ~0.6-1 ms. In
-// the daemon, where the write follows an idle pause with cold caches,
-// RecordStarted takes p50 ~0.11 ms with NORMAL. The push-to-POST target
-// (p50 0.5 ms, p99 2 ms) is met with NORMAL by a small margin (the hub
-// and the POST take the rest); FULL's extra 0.2-0.3 ms would exceed it, so
-// the default is SyncNormal; SyncFull is one option away for a machine
-// where power loss is the worry.
+// every commit and survives power loss too, at several times the cost per
+// commit (BenchmarkBeforePost, BenchmarkCommandLifecycle; figures in
+// docs/performance.md). Between a hub event and the run's POST, a command
+// that starts at once costs one commit (RecordStarted); one recorded first
+// and started later (RecordCommand, then RunStarted) two. The push-to-POST
+// target (cmd/hubgate BenchmarkHubPushToRunRequest) is met with NORMAL by a
+// small margin (the hub and the POST take the rest) and FULL's extra fsync
+// would exceed it, so the default is SyncNormal; SyncFull is one option
+// away for a machine where power loss is the worry.
 //
 // Checkpoints: SQLite's automatic checkpoint runs inside the COMMIT that
-// crosses 1000 WAL pages and fsyncs there, which put a 0.7 ms p99 on the
-// write path; it is turned off (wal_autocheckpoint=0) and a background
+// crosses 1000 WAL pages and fsyncs there, which shows in the write path's
+// p99; it is turned off (wal_autocheckpoint=0) and a background
 // goroutine with its own connection runs a PASSIVE checkpoint every
 // Options.CheckpointEvery when there were writes. PASSIVE never blocks the
 // writer or readers. Close stops it; the last connection's close then
@@ -91,8 +86,8 @@
 // than Keep are deleted right after Open and then hourly, in batches of
 // 500. A pass whose oldest row is recent ends after reading that row;
 // otherwise each batch scans from the oldest row, holding the connection
-// (a command arriving meanwhile waits) about 10 ms on a journal of 50,000
-// commands (measured). Close stops a pass between batches. Queued,
+// (a command arriving meanwhile waits; docs/performance.md has a figure).
+// Close stops a pass between batches. Queued,
 // undecided and in-flight rows are never pruned, whatever their age. The
 // file does not shrink; SQLite reuses the freed pages.
 //

@@ -30,8 +30,8 @@ func (j *Journal) Prune(ctx context.Context, before time.Time) (int64, error) {
 	// Most passes find nothing old enough. The oldest row says so (ids
 	// follow arrival), through the simplest read there is: a query over
 	// the settled condition, like the DELETE itself, runs SQLite code the
-	// daemon otherwise never touches (measured: +0.8 MB of the binary
-	// mapped in an idle daemon).
+	// daemon otherwise never touches (it maps more of the binary in an idle
+	// daemon; docs/performance.md).
 	first, err := j.stmt(ctx, `SELECT received_at FROM commands ORDER BY id LIMIT 1`)
 	if err != nil {
 		return 0, fmt.Errorf("journal: pruning: %w", err)

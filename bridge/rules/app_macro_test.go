@@ -88,7 +88,7 @@ func TestVendorSampleDataRoutes(t *testing.T) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		t.Fatal(err)
 	}
-	file, err := ParseYAML([]byte(`
+	file, err := parseFile([]byte(`
 rules:
   - name: move
     match: {event_type: JoystickMove}
@@ -183,7 +183,7 @@ func TestCompileRealAppCriteria(t *testing.T) {
 		t.Fatalf("compile error %v", err)
 	}
 	// YAML spelling of the new key.
-	f, err := ParseYAML([]byte("rules:\n  - name: c\n    match: {custom_action: ask-agent}\n    run: {prompt: \"{{.CustomAction.Content}}\"}\n"))
+	f, err := parseFile([]byte("rules:\n  - name: c\n    match: {custom_action: ask-agent}\n    run: {prompt: \"{{.CustomAction.Content}}\"}\n"))
 	if err != nil || len(f.Rules) != 1 || f.Rules[0].Match.CustomAction != "ask-agent" {
 		t.Fatalf("yaml %+v %v", f, err)
 	}
@@ -201,7 +201,7 @@ func TestREADMEPatterns(t *testing.T) {
 	if !ok || !closed {
 		t.Fatal("README has no ```yaml rules: block")
 	}
-	f, err := ParseYAML([]byte("rules:\n" + block))
+	f, err := parseFile([]byte("rules:\n" + block))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
-	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/bridge/rules/rulestest"
 	"github.com/hubgate/hubgate/bridge/statuspage"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub"
@@ -78,7 +78,7 @@ func startBridge(t *testing.T) (*bridge.Bridge, *fakeHub, *journal.Journal) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err := rules.ParseYAML([]byte(pageRules))
+	file, err := rulestest.Parse([]byte(pageRules))
 	if err != nil {
 		t.Fatal(err)
 	}

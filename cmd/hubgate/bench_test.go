@@ -22,7 +22,7 @@ package main
 //     for a second. Target < 20 MB. "static" is the binary as README's
 //     install command builds it (CGO_ENABLED=0); "cgo" the same code with
 //     cgo on (go build's default where a C compiler is installed), for
-//     comparison (libc and ld.so mapped in: about 1.5 MB more).
+//     comparison (libc and ld.so mapped in).
 //
 // Run them with e.g. `go test -run '^$' -bench . -benchtime 200x
 // ./cmd/hubgate` (the RSS and start benchmarks do one daemon per

@@ -20,6 +20,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/bridge/rules/rulestest"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
@@ -386,7 +387,7 @@ func TestDemoShellQuote(t *testing.T) {
 // TestDemoExamplesRouteToTheirRules: the hint's example commands and the
 // macro example reach the rules they are listed under.
 func TestDemoExamplesRouteToTheirRules(t *testing.T) {
-	f, err := rules.Demo()
+	f, err := rulestest.Demo()
 	if err != nil {
 		t.Fatal(err)
 	}

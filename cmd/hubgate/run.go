@@ -238,10 +238,9 @@ func isDaemon(args []string) bool {
 // server whose engine waits on a model server. With one P a hub event goes
 // from goroutine to goroutine (hub reader, dispatcher, bridge, runner, HTTP
 // client) on one thread, where with two each hop may also wake an idle
-// thread. Measured on 2 vCPUs (BenchmarkHubPushToRunRequest): push-to-POST
-// p50 0.49-0.50 -> 0.40-0.47 ms, p99 1.2-1.4 -> 0.85-1.2 ms. main calls it
-// before anything else: set later it costs more idle memory (+0.4 MB
-// measured with the call in `run` itself, against +0.2 MB here).
+// thread: BenchmarkHubPushToRunRequest shows the gain (figures in
+// docs/performance.md). main calls it before anything else: set later it
+// costs more idle memory.
 func useOneProc() {
 	if os.Getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)

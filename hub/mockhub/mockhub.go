@@ -1,5 +1,5 @@
 // Package mockhub owns the mock of the remote device service
-// (../shared/specs/device-hub.md) that hubgate's tests and developers run
+// (docs/specs/device-hub.md) that hubgate's tests and developers run
 // on their own machine: the OAuth endpoints, the four device REST routes,
 // the SignalR device hub (behind a negotiate redirect at /device, as the
 // real one), an admin API under /mock to push hub
@@ -18,7 +18,7 @@
 //
 // # Choices where the spec says "not shown"
 //
-// OAuth, as the vendor's published clients speak it (../shared/notes/
+// OAuth, as the vendor's published clients speak it (docs/
 // real-service.md; Cephable-Unity-Plugin OAuth2Manager.cs and the
 // VirtualController samples' browser, Android, iOS and C++ clients):
 //   - GET /signin (the old /signin/authorize is an alias) takes client_id,
@@ -80,7 +80,7 @@
 //     id is 404. Ids are random UUIDs; all devices belong to one mock user.
 //
 // Hub behind a negotiate redirect (the default), as the real service's
-// hub sits behind Azure SignalR Service (../shared/notes/real-service.md;
+// hub sits behind Azure SignalR Service (docs/real-service.md;
 // the vendor's raw protocol steps in Cephable/Cephable-VirtualController-Sample
 // src/c++/e2e/README.md; MicrosoftDocs/azure-docs
 // articles/azure-signalr/signalr-concept-client-negotiation.md):

@@ -19,7 +19,7 @@ import (
 
 // The hub behind a negotiate redirect: the real service's
 // POST {api_url}/device/negotiate answers a redirect to Azure SignalR
-// Service, which hosts the hub (../shared/notes/real-service.md). The mock
+// Service, which hosts the hub (docs/real-service.md). The mock
 // plays both parts: the application's negotiate on the main handler, the
 // SignalR service on a second listener of its own.
 

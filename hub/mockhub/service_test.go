@@ -62,7 +62,7 @@ func serviceNegotiateURL(redirect string) string {
 }
 
 // TestServiceRedirectAsTheRealService: the hub's negotiate answers the
-// redirect the real service answers (../shared/notes/real-service.md),
+// redirect the real service answers (docs/real-service.md),
 // the service negotiates with the redirect's access token, and the
 // WebSocket opens with id and access_token.
 func TestServiceRedirectAsTheRealService(t *testing.T) {
