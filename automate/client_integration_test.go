@@ -203,7 +203,7 @@ func summaries(steps []automate.Step) []string {
 func TestIntegrationRunWithTools(t *testing.T) {
 	c := startReal(t, 0).client(t, automate.ClientOptions{})
 	var x toolExecutor
-	rec, err := c.RunWithTools(context.Background(), automate.RunRequest{Prompt: toolPrompt, ClientTools: clientTools}, x.exec)
+	rec, err := c.RunWithTools(context.Background(), automate.RunRequest{Prompt: toolPrompt, ClientTools: clientTools}, automate.ToolLoop{Execute: x.exec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestIntegrationExecutorFailureReleasesParkedRun(t *testing.T) {
 	c := startReal(t, 0).client(t, automate.ClientOptions{})
 	boom := errors.New("tool backend down")
 	_, err := c.RunWithTools(context.Background(), automate.RunRequest{Prompt: toolPrompt, ClientTools: clientTools},
-		func(context.Context, []automate.ToolCall) ([]automate.ToolResult, error) { return nil, boom })
+		automate.ToolLoop{Execute: func(context.Context, []automate.ToolCall) ([]automate.ToolResult, error) { return nil, boom }})
 	var ae *automate.AbandonedError
 	if !errors.Is(err, boom) || !errors.As(err, &ae) || ae.Cancel == nil || !ae.Cancel.Stopped ||
 		ae.Cancel.RequestID == nil || *ae.Cancel.RequestID != ae.RequestID {

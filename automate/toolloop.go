@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 )
 
 // ToolExecutor executes the pending client-tool calls of a parked run and
@@ -14,24 +13,46 @@ import (
 // cancels the run explicitly. ctx carries the run's deadline.
 type ToolExecutor func(ctx context.Context, calls []ToolCall) ([]ToolResult, error)
 
+// ToolLoop configures RunWithTools: the executor and the hooks through
+// which a caller follows the rounds (a journal, an event stream). The
+// hooks run on the loop's goroutine, in order, and their time counts
+// against the run's deadline. Zero values are documented per field.
+type ToolLoop struct {
+	// Execute runs the pending calls of each round; required.
+	Execute ToolExecutor
+	// OnParked is called each time the run parks, before Execute, with the
+	// parked record (its request id, resume token and pending calls): from
+	// here the run holds the server's slot and waits for this caller.
+	// Zero: nothing.
+	OnParked func(parked *RunRecord)
+	// OnResumed is called when Execute has answered a round, right before
+	// its results are posted to the parked record's resume token. It is
+	// not called for a round the loop gives up on. Zero: nothing.
+	OnResumed func(parked *RunRecord, results []ToolResult)
+}
+
 // RunWithTools drives the caller-executed tool loop on the native contract:
 // it starts req (which declares ClientTools), and while the run is parked
-// (awaiting_tool_results) hands the pending calls to exec and posts its
-// results to the run's resume token, until the run completes or fails.
-// Outcomes are those of Run.
+// (awaiting_tool_results) hands the pending calls to loop.Execute and posts
+// its results to the run's resume token, until the run completes or fails.
+// Outcomes are those of Run. No POST is ever sent twice: a run request or
+// a resume that may have reached the server is not retried.
 //
 // The whole loop, every resume round included, is bounded by the run's
 // timeoutMs plus the margin, as the server's own timeout covers the whole
-// task; ctx may shorten it. When exec fails, ctx ends or that deadline
-// passes, the run is cancelled explicitly if /health still reports it as
-// the active run, and the error is an *AbandonedError wrapping the cause
-// (errors.Is finds the executor's error or the context error).
-func (c *Client) RunWithTools(ctx context.Context, req RunRequest, exec ToolExecutor) (*RunRecord, error) {
-	if exec == nil {
-		return nil, errors.New("automate: run with tools: nil ToolExecutor")
+// task; ctx may shorten it. Giving up: when Execute fails, ctx ends or that
+// deadline passes, or a parked record cannot be resumed (no resume token or
+// no calls), the run is cancelled explicitly if /health still reports it
+// as the active run (CancelIfActive; a force cancel with
+// ClientOptions.ForceCancelOnGiveUp), and the error is an *AbandonedError
+// wrapping the cause (errors.Is finds the executor's error or the context
+// error). Under a LeaveRunning context no cancel is sent: the run is left
+// to the server.
+func (c *Client) RunWithTools(ctx context.Context, req RunRequest, loop ToolLoop) (*RunRecord, error) {
+	if loop.Execute == nil {
+		return nil, errors.New("automate: run with tools: nil ToolLoop.Execute")
 	}
-	deadline := time.Now().Add(req.EffectiveTimeout() + c.margin)
-	ctx, cancel := context.WithDeadline(ctx, deadline)
+	ctx, cancel := context.WithTimeout(ctx, req.EffectiveTimeout()+c.margin)
 	defer cancel()
 	rec, err := c.postRun(ctx, "/v1/runs", req, "")
 	for round := 1; err == nil && rec.Status == StatusAwaitingToolResults; round++ {
@@ -40,14 +61,20 @@ func (c *Client) RunWithTools(ctx context.Context, req RunRequest, exec ToolExec
 			return nil, c.abandon(ctx, "tool loop", rec.RequestID,
 				fmt.Errorf("automate: parked record without resume token or tool calls"))
 		}
+		if loop.OnParked != nil {
+			loop.OnParked(rec)
+		}
 		c.log.Debug("automate tool loop: executing calls", "requestId", rec.RequestID,
 			"round", round, "calls", len(rec.ToolCalls))
-		results, xerr := exec(ctx, rec.ToolCalls)
+		results, xerr := loop.Execute(ctx, rec.ToolCalls)
 		if xerr == nil {
 			xerr = ctx.Err()
 		}
 		if xerr != nil {
 			return nil, c.abandon(ctx, "tool executor", rec.RequestID, xerr)
+		}
+		if loop.OnResumed != nil {
+			loop.OnResumed(rec, results)
 		}
 		rec, err = c.resume(ctx, rec.ResumeToken, rec.RequestID, results)
 	}

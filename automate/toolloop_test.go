@@ -279,7 +279,7 @@ func TestRunWithToolsTwoRounds(t *testing.T) {
 	f := toolServer(t)
 	var rounds [][]string
 	rec, err := f.client(ClientOptions{}).RunWithTools(context.Background(),
-		RunRequest{Prompt: "what time, and sums", ClientTools: twoTools}, addExecutor(&rounds))
+		RunRequest{Prompt: "what time, and sums", ClientTools: twoTools}, ToolLoop{Execute: addExecutor(&rounds)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestRunWithToolsExecutorFailureCancels(t *testing.T) {
 	})
 	execErr := errors.New("tool host unreachable")
 	rec, err := f.client(ClientOptions{}).RunWithTools(context.Background(), RunRequest{Prompt: "x", ClientTools: twoTools},
-		func(ctx context.Context, calls []ToolCall) ([]ToolResult, error) { return nil, execErr })
+		ToolLoop{Execute: func(ctx context.Context, calls []ToolCall) ([]ToolResult, error) { return nil, execErr }})
 	if rec != nil || !errors.Is(err, execErr) {
 		t.Fatalf("want the executor's error, got %v %v", rec, err)
 	}
@@ -367,11 +367,11 @@ func TestRunWithToolsCallerGivesUpDuringExecutor(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := f.client(ClientOptions{}).RunWithTools(ctx, RunRequest{Prompt: "x", ClientTools: twoTools},
-		func(ctx context.Context, calls []ToolCall) ([]ToolResult, error) {
+		ToolLoop{Execute: func(ctx context.Context, calls []ToolCall) ([]ToolResult, error) {
 			cancel()
 			<-ctx.Done() // an executor that honours ctx
 			return nil, ctx.Err()
-		})
+		}})
 	var ae *AbandonedError
 	if !errors.As(err, &ae) || !errors.Is(err, context.Canceled) || !ae.CancelSent {
 		t.Fatalf("want abandon with cancel, got %v", err)
@@ -391,7 +391,7 @@ func TestRunWithToolsRunFailsMidLoop(t *testing.T) {
 		},
 	})
 	var rounds [][]string
-	rec, err := f.client(ClientOptions{}).RunWithTools(context.Background(), RunRequest{Prompt: "x", ClientTools: twoTools}, addExecutor(&rounds))
+	rec, err := f.client(ClientOptions{}).RunWithTools(context.Background(), RunRequest{Prompt: "x", ClientTools: twoTools}, ToolLoop{Execute: addExecutor(&rounds)})
 	var re *RunError
 	if !errors.As(err, &re) || rec == nil || rec.Status != StatusFailed || rec.ErrorCode != ErrorExecutionFailed {
 		t.Fatalf("want a RunError with the failed record, got %v %v", rec, err)
