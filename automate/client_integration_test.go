@@ -225,7 +225,7 @@ func TestIntegrationChatWithTools(t *testing.T) {
 	var x toolExecutor
 	req := automate.NewChatRequest(toolPrompt, "Be brief.")
 	req.Tools = automate.ChatTools(clientTools)
-	comp, err := c.ChatWithTools(context.Background(), req, x.exec)
+	comp, err := c.ChatWithTools(context.Background(), req, automate.ToolLoop{Execute: x.exec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func TestIntegrationChatWithToolsNeverRunsTwice(t *testing.T) {
 		Messages: []automate.ChatMessage{automate.TextMessage("user", "weather\n#!tool get_weather {}\n#!answer sunny")},
 		Tools:    []automate.ChatTool{{Type: "function", Function: automate.ChatFunction{Name: "get_weather"}}},
 	}
-	_, err := c.ChatWithTools(context.Background(), req, slow)
+	_, err := c.ChatWithTools(context.Background(), req, automate.ToolLoop{Execute: slow})
 	if !errors.Is(err, automate.ErrRunLost) {
 		t.Fatalf("ChatWithTools = %v, want ErrRunLost", err)
 	}

@@ -3,7 +3,6 @@ package automate
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
 // ToolExecutor executes the pending client-tool calls of a parked run and
@@ -55,28 +54,67 @@ func (c *Client) RunWithTools(ctx context.Context, req RunRequest, loop ToolLoop
 	ctx, cancel := context.WithTimeout(ctx, req.EffectiveTimeout()+c.margin)
 	defer cancel()
 	rec, err := c.postRun(ctx, "/v1/runs", req, "")
-	for round := 1; err == nil && rec.Status == StatusAwaitingToolResults; round++ {
-		if rec.ResumeToken == "" || len(rec.ToolCalls) == 0 {
+	return toolLoop(ctx, c, loop, "tool loop", rec, err,
+		func(rec *RunRecord) (toolRound, bool) {
+			if rec.Status != StatusAwaitingToolResults {
+				return toolRound{}, false
+			}
+			r := toolRound{parked: rec, requestID: rec.RequestID, calls: rec.ToolCalls}
+			if rec.ResumeToken == "" || len(rec.ToolCalls) == 0 {
+				r.unresumable = errors.New("automate: parked record without resume token or tool calls")
+			}
+			return r, true
+		},
+		func(ctx context.Context, rec *RunRecord, _ toolRound, results []ToolResult) (*RunRecord, error) {
+			return c.resume(ctx, rec.ResumeToken, rec.RequestID, results)
+		})
+}
+
+// toolRound is one parked round of the tool loop, as either contract
+// answers it.
+type toolRound struct {
+	parked      *RunRecord // for the hooks
+	requestID   string
+	calls       []ToolCall
+	unresumable error // why the round cannot be resumed; nil when it can
+}
+
+// toolLoop is the caller-executed tool loop of both contracts (T is the
+// answer: a record or a chat completion). answer and err are the answer to
+// the run-starting POST; parked says whether an answer is a parked round;
+// resume posts a round's results and returns the next answer. The loop
+// gives up (abandon: an explicit cancel of the round's run while it is
+// active) when a round cannot be resumed, the executor fails or ctx ends.
+func toolLoop[T any](ctx context.Context, c *Client, loop ToolLoop, op string, answer T, err error,
+	parked func(T) (toolRound, bool),
+	resume func(ctx context.Context, answer T, r toolRound, results []ToolResult) (T, error),
+) (T, error) {
+	var none T
+	for n := 1; err == nil; n++ {
+		r, ok := parked(answer)
+		if !ok {
+			break
+		}
+		if r.unresumable != nil {
 			// The run holds the slot and cannot be resumed: release it.
-			return nil, c.abandon(ctx, "tool loop", rec.RequestID,
-				fmt.Errorf("automate: parked record without resume token or tool calls"))
+			return none, c.abandon(ctx, op, r.requestID, r.unresumable)
 		}
 		if loop.OnParked != nil {
-			loop.OnParked(rec)
+			loop.OnParked(r.parked)
 		}
-		c.log.Debug("automate tool loop: executing calls", "requestId", rec.RequestID,
-			"round", round, "calls", len(rec.ToolCalls))
-		results, xerr := loop.Execute(ctx, rec.ToolCalls)
+		c.log.Debug("automate tool loop: executing calls", "op", op, "requestId", r.requestID,
+			"round", n, "calls", len(r.calls))
+		results, xerr := loop.Execute(ctx, r.calls)
 		if xerr == nil {
 			xerr = ctx.Err()
 		}
 		if xerr != nil {
-			return nil, c.abandon(ctx, "tool executor", rec.RequestID, xerr)
+			return none, c.abandon(ctx, "tool executor", r.requestID, xerr)
 		}
 		if loop.OnResumed != nil {
-			loop.OnResumed(rec, results)
+			loop.OnResumed(r.parked, results)
 		}
-		rec, err = c.resume(ctx, rec.ResumeToken, rec.RequestID, results)
+		answer, err = resume(ctx, answer, r, results)
 	}
-	return rec, err
+	return answer, err
 }

@@ -2,6 +2,7 @@ package automate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -149,5 +150,46 @@ func TestRunWithToolsNeedsAnExecutor(t *testing.T) {
 	_, err := f.client(ClientOptions{}).RunWithTools(context.Background(), RunRequest{Prompt: "x", ClientTools: twoTools}, ToolLoop{})
 	if err == nil || f.count("POST /v1/runs") != 0 {
 		t.Fatalf("err %v, runs %d", err, f.count("POST /v1/runs"))
+	}
+}
+
+// The chat contract runs the same loop: its hooks see the parked record
+// the answer carries.
+func TestChatWithToolsHooks(t *testing.T) {
+	var mu sync.Mutex
+	posts := 0
+	f := newFake(t, map[string]http.HandlerFunc{
+		"POST /v1/chat/completions": func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			posts++
+			n := posts
+			mu.Unlock()
+			if n == 1 {
+				c := completion("automate-run-ch", FinishToolCalls, "",
+					ChatToolCall{ID: "tok1.call-1", Type: "function", Function: ChatFunctionCall{Name: "get_time", Arguments: `{}`}})
+				c.Service.ResumeToken = "tok1"
+				c.Service.ToolCalls = []ToolCall{{ID: "call-1", Name: "get_time", Arguments: json.RawMessage(`{}`)}}
+				writeJSON(w, 200, c)
+				return
+			}
+			writeJSON(w, 200, completion("automate-run-ch", FinishStop, "done"))
+		},
+		"GET /health": func(w http.ResponseWriter, r *http.Request) {
+			h := health(true, "automate-run-ch")
+			h.AwaitingToolResults = true
+			writeJSON(w, 200, h)
+		},
+	})
+	var rounds [][]string
+	var h hookLog
+	req := NewChatRequest("time")
+	req.Tools = ChatTools(twoTools)
+	comp, err := f.client(ClientOptions{}).ChatWithTools(context.Background(), req, h.loop(addExecutor(&rounds)))
+	if err != nil || comp.Text() != "done" {
+		t.Fatalf("%v %v", comp, err)
+	}
+	want := []string{"parked automate-run-ch tok1 get_time", "execute 1", "resumed tok1 1"}
+	if fmt.Sprint(h.steps) != fmt.Sprint(want) {
+		t.Fatalf("hooks\n got %q\nwant %q", h.steps, want)
 	}
 }
