@@ -83,8 +83,11 @@ type Options struct {
 	Target control.AutomateTarget
 	// DeviceID is the paired device, for status.
 	DeviceID string
-	Logger   *slog.Logger     // Zero: slog.Default()
-	Now      func() time.Time // Zero: time.Now
+	// EventBuffer is how many events a subscriber may fall behind before
+	// it loses events (see Subscribe). Zero: DefaultEventBuffer.
+	EventBuffer int
+	Logger      *slog.Logger     // Zero: slog.Default()
+	Now         func() time.Time // Zero: time.Now
 }
 
 // Bridge maps hub events onto runs. Create it with New and call Run.
@@ -109,6 +112,8 @@ type Bridge struct {
 	listenWish    *bool
 	counters      control.Counters
 	notifications []Notification
+
+	events *eventBus
 }
 
 // pending is a command waiting for the slot.
@@ -138,6 +143,9 @@ type runState struct {
 type runDone struct {
 	run  *runState
 	busy bool // the server answered 409: no run started
+	// finished is the run's EventFinished, published by the loop once the
+	// slot is free: whoever sees it may send the next command.
+	finished *Event
 }
 
 // New returns a bridge for opts.
@@ -162,7 +170,7 @@ func New(opts Options) (*Bridge, error) {
 		opts.ReadyPoll = time.Second
 	}
 	b := &Bridge{opts: opts, log: opts.Logger, now: opts.Now, tools: opts.Tools,
-		wake: make(chan struct{}, 1), done: make(chan runDone, 1)}
+		wake: make(chan struct{}, 1), done: make(chan runDone, 1), events: newEventBus(opts.EventBuffer, 0)}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -199,9 +207,20 @@ func (b *Bridge) SetRules(set *rules.Set) {
 // Run consumes hub events until ctx ends or the hub's event stream closes.
 // It first recovers what the journal holds from an earlier life.
 func (b *Bridge) Run(ctx context.Context) error {
-	b.mu.Lock() // Status reads it from the control endpoint's goroutines
+	b.mu.Lock()
 	b.started = b.now()
 	b.mu.Unlock()
+	defer b.events.close()
+	hubCtx, stopHub := context.WithCancel(ctx)
+	hubDone := make(chan struct{})
+	go func() {
+		defer close(hubDone)
+		b.followHub(hubCtx)
+	}()
+	defer func() {
+		stopHub()
+		<-hubDone
+	}()
 	if err := b.recover(ctx); err != nil {
 		return fmt.Errorf("bridge: recover the journal: %w", err)
 	}
@@ -248,15 +267,21 @@ func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
 	case hub.KindStopListening:
 		b.log.Info("hub: stop listening")
 		b.setListenWish(false)
+		b.emitListening(false)
 		if b.opts.StopListeningCancels {
 			b.cancelCurrent(ctx, "the hub said StopListening")
 		}
 	case hub.KindStartListening:
 		b.log.Info("hub: start listening")
 		b.setListenWish(true)
+		b.emitListening(true)
 	default:
 		b.log.Debug("hub event", "kind", ev.Kind, "seq", ev.Seq)
 	}
+}
+
+func (b *Bridge) emitListening(on bool) {
+	b.emit(Event{Kind: control.EventListening, Listening: &on})
 }
 
 func (b *Bridge) setListenWish(on bool) {
@@ -328,20 +353,23 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 	b.mu.Lock()
 	b.counters.Received++
 	b.mu.Unlock()
+	ce := Event{Kind: control.EventReceived, CommandID: id, Command: rec.Text, Rule: rec.Rule, MacroName: rec.MacroName}
+	b.emit(ce)
 
 	switch {
 	case stop:
+		b.emit(Event{Kind: control.EventStopOutputs, CommandID: id, Command: rec.Text, MacroName: rec.MacroName})
 		note := "StopOutputs: " + b.cancelCurrent(ctx, "StopOutputs macro")
 		if n := b.dropQueue(ctx, fmt.Sprintf("StopOutputs: dropped by command %d", id)); n > 0 {
 			note += fmt.Sprintf("; %d waiting command(s) dropped", n)
 		}
-		b.decide(ctx, id, journal.DecisionIgnored, note)
+		b.decide(ctx, ce, journal.DecisionIgnored, note)
 	case !b.listening():
-		b.decide(ctx, id, journal.DecisionIgnored, "the device is not listening")
+		b.decide(ctx, ce, journal.DecisionIgnored, "the device is not listening")
 	case !routed:
-		b.decide(ctx, id, journal.DecisionIgnored, "no rule matches")
+		b.decide(ctx, ce, journal.DecisionIgnored, "no rule matches")
 	case renderErr != nil:
-		b.decide(ctx, id, journal.DecisionFailed, "rule "+rule.Name()+": "+renderErr.Error())
+		b.decide(ctx, ce, journal.DecisionFailed, "rule "+rule.Name()+": "+renderErr.Error())
 	default:
 		if req.TaskID == "" {
 			req.TaskID = journal.DefaultTaskID(id)
@@ -381,6 +409,7 @@ func (b *Bridge) startAtOnce(ctx context.Context, rec journal.Command, p *pendin
 		return
 	}
 	p.id, p.req.TaskID = id, taskID
+	b.emit(commandEvent(control.EventReceived, p))
 	b.launch(ctx, p, startedAt)
 }
 
@@ -408,7 +437,7 @@ func (b *Bridge) admit(ctx context.Context, p *pending) {
 		if cur != nil {
 			what = fmt.Sprintf("busy with command %d", cur.id)
 		}
-		b.decide(ctx, p.id, journal.DecisionDropped, what)
+		b.decide(ctx, commandEvent("", p), journal.DecisionDropped, what)
 	}
 }
 
@@ -419,7 +448,7 @@ func (b *Bridge) enqueue(ctx context.Context, p *pending, front bool) {
 	if len(b.queue) >= p.rule.QueueLimit() {
 		n := len(b.queue)
 		b.mu.Unlock()
-		b.decide(ctx, p.id, journal.DecisionDropped, fmt.Sprintf("queue full (%d waiting, limit %d)", n, p.rule.QueueLimit()))
+		b.decide(ctx, commandEvent("", p), journal.DecisionDropped, fmt.Sprintf("queue full (%d waiting, limit %d)", n, p.rule.QueueLimit()))
 		return
 	}
 	if front {
@@ -428,7 +457,7 @@ func (b *Bridge) enqueue(ctx context.Context, p *pending, front bool) {
 		b.queue = append(b.queue, p)
 	}
 	b.mu.Unlock()
-	b.decide(ctx, p.id, journal.DecisionQueued, "")
+	b.decide(ctx, commandEvent("", p), journal.DecisionQueued, "")
 }
 
 // supersede drops the queued commands of restart rules: they were waiting
@@ -448,7 +477,7 @@ func (b *Bridge) supersede(ctx context.Context, p *pending) {
 	b.queue = kept
 	b.mu.Unlock()
 	for _, q := range gone {
-		b.decide(ctx, q.id, journal.DecisionDropped, fmt.Sprintf("restart: superseded by command %d", p.id))
+		b.decide(ctx, commandEvent("", q), journal.DecisionDropped, fmt.Sprintf("restart: superseded by command %d", p.id))
 	}
 }
 
@@ -461,7 +490,7 @@ func (b *Bridge) dropQueue(ctx context.Context, note string) int {
 	b.queue = nil
 	b.mu.Unlock()
 	for _, q := range gone {
-		b.decide(ctx, q.id, journal.DecisionDropped, note)
+		b.decide(ctx, commandEvent("", q), journal.DecisionDropped, note)
 	}
 	return len(gone)
 }
@@ -479,7 +508,7 @@ func (b *Bridge) startNext(ctx context.Context) {
 		b.queue = b.queue[1:]
 		b.mu.Unlock()
 		if age := b.now().Sub(p.queuedAt); age > p.rule.MaxAge() {
-			b.abandon(ctx, p.id, fmt.Sprintf("expired after %s in the queue (max age %s)", age.Round(time.Second), p.rule.MaxAge()))
+			b.abandon(ctx, commandEvent("", p), fmt.Sprintf("expired after %s in the queue (max age %s)", age.Round(time.Second), p.rule.MaxAge()))
 			continue
 		}
 		if err := b.opts.Journal.Dequeued(ctx, p.id); err != nil {
@@ -495,7 +524,7 @@ func (b *Bridge) start(ctx context.Context, p *pending) {
 	startedAt := b.now()
 	if err := b.opts.Journal.RunStarted(ctx, p.id, p.req.TaskID, startedAt); err != nil {
 		b.log.Error("journal: run not recorded as started; not starting it", "command_id", p.id, "err", err)
-		b.decide(ctx, p.id, journal.DecisionFailed, "journal: "+err.Error())
+		b.decide(ctx, commandEvent("", p), journal.DecisionFailed, "journal: "+err.Error())
 		return
 	}
 	b.launch(ctx, p, startedAt)
@@ -513,6 +542,12 @@ func (b *Bridge) launch(ctx context.Context, p *pending, startedAt time.Time) {
 	b.mu.Unlock()
 	// The journal recorded the decision "started" with the run.
 	b.log.Info("run started", "command_id", p.id, "rule", p.rule.Name(), "task_id", p.req.TaskID)
+	decided := commandEvent(control.EventDecided, p)
+	decided.Decision = journal.DecisionStarted
+	b.emit(decided)
+	started := commandEvent(control.EventStarted, p)
+	started.TaskID = p.req.TaskID
+	b.emit(started)
 	go func() { b.done <- b.execute(r) }()
 }
 
@@ -527,6 +562,9 @@ func (b *Bridge) runEnded(ctx context.Context, d runDone) {
 	}
 	b.mu.Unlock()
 	d.run.cancel()
+	if d.finished != nil {
+		b.emit(*d.finished)
+	}
 	if d.busy {
 		// 409: a run started elsewhere holds the slot; nothing of ours ran.
 		if err := b.opts.Journal.RunRefused(context.WithoutCancel(ctx), d.run.id, "409: the assistant is busy"); err != nil {
@@ -537,9 +575,9 @@ func (b *Bridge) runEnded(ctx context.Context, d runDone) {
 			b.mu.Lock()
 			b.queue = append([]*pending{d.run.pending}, b.queue...)
 			b.mu.Unlock()
-			b.decide(ctx, d.run.id, journal.DecisionQueued, "the assistant is busy with a run hubgate did not start; waiting for it")
+			b.decide(ctx, commandEvent("", d.run.pending), journal.DecisionQueued, "the assistant is busy with a run hubgate did not start; waiting for it")
 		default:
-			b.decide(ctx, d.run.id, journal.DecisionDropped, "the assistant is busy with a run hubgate did not start")
+			b.decide(ctx, commandEvent("", d.run.pending), journal.DecisionDropped, "the assistant is busy with a run hubgate did not start")
 		}
 		b.waitForReady(ctx)
 		return
@@ -605,6 +643,9 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 	})
 	b.mu.Unlock()
 	b.log.Info("cancel current run", "command_id", r.id, "why", why)
+	ce := commandEvent(control.EventCancelRequested, r.pending)
+	ce.Note = why
+	b.emit(ce)
 	go b.sendCancel(r, false) // off the event loop: it asks /health first
 	return fmt.Sprintf("cancel requested for command %d (%s)", r.id, why)
 }
@@ -664,11 +705,17 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (control.CancelResult, 
 	res := control.CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID}
 	if force {
 		b.mu.Lock()
-		if !r.cancelRequested {
+		first := !r.cancelRequested
+		if first {
 			r.cancelRequested = true
 			b.counters.Canceled++
 		}
 		b.mu.Unlock()
+		if first {
+			ce := commandEvent(control.EventCancelRequested, r.pending)
+			ce.Note = "hubgate cancel --force"
+			b.emit(ce)
+		}
 		b.sendCancel(r, true)
 		res.Mode, res.Message = automate.CancelModeTerminate, "force cancel sent"
 		return res, nil
@@ -688,23 +735,33 @@ func (b *Bridge) shutdown() error {
 	if b.opts.OnShutdown == ShutdownLeave {
 		b.log.Info("shutdown: leaving the current run on the server", "command_id", r.id)
 		r.cancel() // stop waiting for it; the client does not cancel (see execute)
-		<-b.done
+		b.ended(<-b.done)
 		return nil
 	}
 	b.log.Info("shutdown: cancelling the current run", "command_id", r.id)
 	b.cancelCurrent(context.Background(), "shutdown")
 	select {
-	case <-b.done:
+	case d := <-b.done:
+		b.ended(d)
 	case <-time.After(b.opts.CancelGrace + 5*time.Second):
 		b.log.Warn("shutdown: the run did not end in time", "command_id", r.id)
 		r.cancel()
-		<-b.done
+		b.ended(<-b.done)
 	}
 	return nil
 }
 
-// decide journals a decision and counts it.
-func (b *Bridge) decide(ctx context.Context, id int64, d journal.Decision, note string) {
+// ended publishes the end of a run the shutdown waited for.
+func (b *Bridge) ended(d runDone) {
+	if d.finished != nil {
+		b.emit(*d.finished)
+	}
+}
+
+// decide journals a decision about the command of e, counts it and
+// publishes it.
+func (b *Bridge) decide(ctx context.Context, e Event, d journal.Decision, note string) {
+	id := e.CommandID
 	if err := b.opts.Journal.SetDecision(context.WithoutCancel(ctx), id, d, note); err != nil {
 		b.log.Error("journal: decision not recorded", "command_id", id, "decision", d, "err", err)
 	}
@@ -725,9 +782,12 @@ func (b *Bridge) decide(ctx context.Context, id int64, d journal.Decision, note 
 	if d != journal.DecisionStarted {
 		b.log.Info("command decided", "command_id", id, "decision", d, "note", note)
 	}
+	e.Kind, e.Decision, e.Note = control.EventDecided, d, note
+	b.emit(e)
 }
 
-func (b *Bridge) abandon(ctx context.Context, id int64, note string) {
+func (b *Bridge) abandon(ctx context.Context, e Event, note string) {
+	id := e.CommandID
 	if err := b.opts.Journal.Abandon(context.WithoutCancel(ctx), id, note); err != nil {
 		b.log.Error("journal: abandon", "command_id", id, "err", err)
 	}
@@ -735,6 +795,8 @@ func (b *Bridge) abandon(ctx context.Context, id int64, note string) {
 	b.counters.Abandoned++
 	b.mu.Unlock()
 	b.log.Info("command abandoned", "command_id", id, "note", note)
+	e.Kind, e.Decision, e.Note = control.EventDecided, journal.DecisionAbandoned, note
+	b.emit(e)
 }
 
 func hasEvent(m *deviceapi.Macro, eventType string) bool {

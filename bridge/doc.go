@@ -5,7 +5,9 @@
 // the tools hubgate itself executes (notify, and the command tools the user
 // declared), cancels when asked (a StopOutputs macro, StopListening when
 // configured, `hubgate cancel`, shutdown), and writes every command and
-// every run to the journal (bridge/journal) before acting on it.
+// every run to the journal (bridge/journal) before acting on it. Every step
+// is also published, in order, on its event stream (Subscribe): what `hubgate
+// watch`, the status page, the notifier (bridge/notify) and the demo follow.
 //
 // It speaks neither HTTP nor SignalR: it uses the hub client and the
 // Automate client through the small interfaces declared here (Hub,

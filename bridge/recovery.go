@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/deviceapi"
@@ -23,7 +24,7 @@ func (b *Bridge) recover(ctx context.Context) error {
 		b.reconcile(ctx, e)
 	}
 	for _, e := range rec.Undecided {
-		b.abandon(ctx, e.ID, "abandoned at restart: it was received but never decided")
+		b.abandon(ctx, entryEvent(e), "abandoned at restart: it was received but never decided")
 	}
 	b.mu.Lock()
 	set := b.set
@@ -31,7 +32,7 @@ func (b *Bridge) recover(ctx context.Context) error {
 	for _, e := range rec.Queued {
 		p, why := b.requeue(e, set)
 		if p == nil {
-			b.abandon(ctx, e.ID, "abandoned at restart: "+why)
+			b.abandon(ctx, entryEvent(e), "abandoned at restart: "+why)
 			continue
 		}
 		b.mu.Lock()
@@ -98,4 +99,12 @@ func (b *Bridge) reconcile(ctx context.Context, e journal.Entry) {
 		b.log.Error("journal: mark interrupted", "command_id", e.ID, "err", err)
 	}
 	b.log.Warn("run in flight at restart", "command_id", e.ID, "request_id", e.RequestID, "note", note)
+	ev := entryEvent(e)
+	ev.Kind, ev.RequestID, ev.TaskID, ev.Error = control.EventFinished, e.RequestID, e.TaskID, note
+	b.emit(ev)
+}
+
+// entryEvent is an event about the command of a journal entry.
+func entryEvent(e journal.Entry) Event {
+	return Event{CommandID: e.ID, Command: e.Command, Rule: e.Rule, MacroName: e.MacroName}
 }

@@ -3,16 +3,19 @@ package bridge
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 )
 
 // execute runs r on the Automate server through the client's tool loop
 // (one POST, then a resume per round; hubgate's tools answer the calls),
-// journals each park, resume and the outcome. It runs on its own goroutine; the loop learns of
-// its end through runDone.
+// journals and publishes each park and resume, and journals the outcome.
+// It runs on its own goroutine; the loop learns of its end through
+// runDone.
 func (b *Bridge) execute(r *runState) runDone {
 	ctx := r.ctx
 	if b.opts.OnShutdown == ShutdownLeave {
@@ -34,14 +37,25 @@ func (b *Bridge) execute(r *runState) runDone {
 			if jerr := b.opts.Journal.RunParked(context.WithoutCancel(ctx), r.id, parked.RequestID, parked.ResumeToken); jerr != nil {
 				log.Error("journal: parked run not recorded", "err", jerr)
 			}
+			ev := commandEvent(control.EventParked, r.pending)
+			ev.RequestID = parked.RequestID
+			names := make([]string, len(parked.ToolCalls))
+			for i, c := range parked.ToolCalls {
+				names[i] = c.Name
+			}
+			ev.Note = strings.Join(names, " ")
+			b.emit(ev)
 		},
-		OnResumed: func(*automate.RunRecord, []automate.ToolResult) {
+		OnResumed: func(parked *automate.RunRecord, _ []automate.ToolResult) {
 			b.mu.Lock()
 			r.parked = false
 			b.mu.Unlock()
 			if jerr := b.opts.Journal.RunResumed(context.WithoutCancel(ctx), r.id); jerr != nil {
 				log.Error("journal: resume not recorded", "err", jerr)
 			}
+			ev := commandEvent(control.EventResumed, r.pending)
+			ev.RequestID = parked.RequestID
+			b.emit(ev)
 		},
 	})
 	if errors.Is(err, automate.ErrBusy) {
@@ -67,7 +81,8 @@ func (b *Bridge) execute(r *runState) runDone {
 	b.mu.Unlock()
 	log.Info("run finished", "request_id", out.RequestID, "status", out.Status, "error_code", out.ErrorCode,
 		"duration_ms", out.DurationMs, "err", out.Err)
-	return runDone{run: r}
+	fin := finishedEvent(r, out)
+	return runDone{run: r, finished: &fin}
 }
 
 // outcome turns the last answer into the journal's outcome. A failed run

@@ -13,11 +13,17 @@ const maxNotifications = 20
 
 func (b *Bridge) addNotification(n Notification) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	b.notifications = append(b.notifications, n)
 	if len(b.notifications) > maxNotifications {
 		b.notifications = b.notifications[len(b.notifications)-maxNotifications:]
 	}
+	e := Event{Kind: control.EventNotify, Level: n.Level, Message: n.Message}
+	if r := b.current; r != nil {
+		e = commandEvent(control.EventNotify, r.pending)
+		e.Level, e.Message = n.Level, n.Message
+	}
+	b.mu.Unlock()
+	b.emit(e)
 }
 
 // Status returns the bridge's state now (the control endpoint's status).

@@ -1,21 +1,23 @@
 package bridge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/automate/toolkit"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // Notification is a message the notify tool reported to the user.
@@ -128,7 +130,7 @@ func (t *Tools) command(ctx context.Context, spec rules.CommandToolSpec, argv []
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := proc.Command(argv[0], argv[1:]...)
 	cmd.Dir = spec.Workdir
 	if cmd.Dir == "" {
 		// No workdir: the user's home, never the daemon's own directory.
@@ -136,58 +138,36 @@ func (t *Tools) command(ctx context.Context, spec rules.CommandToolSpec, argv []
 			cmd.Dir = home
 		}
 	}
-	cmd.Env = toolkit.ChildEnviron()
-	toolkit.SetProcessGroup(cmd)
 	limit := spec.MaxOutput
 	if limit <= 0 {
 		limit = t.opts.MaxOutput
 	}
-	out := &capped{limit: limit}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		return "", fmt.Errorf("%s: %w", spec.Name, err)
+	res, err := proc.Run(ctx, cmd, limit)
+	out := res.Output
+	if res.Truncated {
+		out += "\n[output truncated]"
 	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-	var err error
-	select {
-	case err = <-waited:
-	case <-ctx.Done():
-		toolkit.KillProcessGroup(cmd)
-		<-waited
-		return out.String(), fmt.Errorf("%s: stopped after %s: %w", spec.Name, timeout, ctx.Err())
+	switch {
+	case err == nil:
+		return out, nil
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return out, fmt.Errorf("%s: stopped after %s: %w", spec.Name, timeout, ctx.Err())
+	case errors.As(err, new(*exec.ExitError)):
+		return out, fmt.Errorf("%s: %w; output: %s", spec.Name, err, preview(out, 400))
 	}
-	toolkit.KillProcessGroup(cmd) // leftovers of the group
-	if err != nil {
-		return out.String(), fmt.Errorf("%s: %w; output: %s", spec.Name, err, toolkit.Preview(out.String(), 400))
-	}
-	return out.String(), nil
+	return out, fmt.Errorf("%s: %w", spec.Name, err)
 }
 
-// capped keeps the first limit bytes written to it.
-type capped struct {
-	mu    sync.Mutex
-	buf   bytes.Buffer
-	limit int
-	cut   bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if room := c.limit - c.buf.Len(); room < len(p) {
-		c.buf.Write(p[:max(room, 0)])
-		c.cut = true
-		return len(p), nil
+// preview is s on one line (blanks collapsed), cut to at most n bytes on
+// a rune boundary, with "…" when cut.
+func preview(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= n {
+		return s
 	}
-	return c.buf.Write(p)
-}
-
-func (c *capped) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.cut {
-		return c.buf.String() + "\n[output truncated]"
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
 	}
-	return c.buf.String()
+	return s[:cut] + "…"
 }

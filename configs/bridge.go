@@ -51,6 +51,31 @@ type BridgeConfig struct {
 	// (absolute); Load fills the default $XDG_RUNTIME_DIR/hubgate/control.sock,
 	// else <user config dir>/hubgate/control.sock.
 	ControlSocket string `yaml:"control_socket"`
+	// Notify is the notify policy of rules that set none (bridge/notify):
+	// answers, failures or none (see rules.NotifyPolicies); "" means answers.
+	Notify string `yaml:"notify"`
+	// Speech configures how rules with speak: true speak their answers.
+	Speech SpeechConfig `yaml:"speech"`
+	// StatusPage is the daemon's status page on 127.0.0.1 (`hubgate open`).
+	StatusPage StatusPageConfig `yaml:"status_page"`
+}
+
+// SpeechConfig is bridge.speech.
+type SpeechConfig struct {
+	// Command is the speech command's argv; an element "{text}" is
+	// replaced by the text, else the text goes to its stdin. Empty: the
+	// platform's (espeak-ng, else spd-say; say; SAPI).
+	Command []string `yaml:"command"`
+	// MaxChars: a longer answer is cut and ends with "And more in
+	// history."; 0 means 400.
+	MaxChars int `yaml:"max_chars"`
+}
+
+// StatusPageConfig is bridge.status_page.
+type StatusPageConfig struct {
+	Enabled bool `yaml:"enabled"`
+	// Port on 127.0.0.1; 0: any free port (`hubgate open` finds it).
+	Port int `yaml:"port"`
 }
 
 // JournalKeep is JournalKeepDays as a duration (zero: keep everything).
@@ -161,6 +186,18 @@ func (c *Config) validateBridge() []FieldError {
 	}
 	if b.JournalKeepDays < 0 || b.JournalKeepDays > MaxJournalKeepDays {
 		bad("bridge.journal_keep_days", "must be 0 (keep everything) to %d days; got %d", MaxJournalKeepDays, b.JournalKeepDays)
+	}
+	if b.Notify != "" && !slices.Contains(rules.NotifyPolicies, b.Notify) {
+		bad("bridge.notify", "must be one of %s; got %q", strings.Join(rules.NotifyPolicies, ", "), b.Notify)
+	}
+	if len(b.Speech.Command) > 0 && b.Speech.Command[0] == "" {
+		bad("bridge.speech.command", "the program (first element) must not be empty")
+	}
+	if b.Speech.MaxChars < 0 || b.Speech.MaxChars > 100000 {
+		bad("bridge.speech.max_chars", "must be 0 (400) to 100000; got %d", b.Speech.MaxChars)
+	}
+	if b.StatusPage.Port < 0 || b.StatusPage.Port > 65535 {
+		bad("bridge.status_page.port", "must be 0 (any free port) to 65535; got %d", b.StatusPage.Port)
 	}
 	if !slices.Contains(OnShutdownActions, b.OnShutdown) {
 		bad("bridge.on_shutdown", "must be one of %s; got %q", strings.Join(OnShutdownActions, ", "), b.OnShutdown)

@@ -251,6 +251,8 @@ func TestBridgeValidation(t *testing.T) {
 		want string
 	}{
 		{"target", []Override{{Path: "automate.target", Value: "remote"}}, `automate.target: must be one of cohosted, external; got "remote"`},
+		{"notify policy", []Override{{Path: "bridge.notify", Value: "always"}}, `bridge.notify: must be one of answers, failures, none; got "always"`},
+		{"status page port", []Override{{Path: "bridge.status_page.port", Value: "70000"}}, `bridge.status_page.port: must be 0 (any free port) to 65535; got 70000`},
 		{"cancel grace zero", []Override{{Path: "bridge.cancel_grace", Value: "0s"}}, `bridge.cancel_grace: must be a positive duration up to 10m0s; got 0s`},
 		{"cancel grace long", []Override{{Path: "bridge.cancel_grace", Value: "1h"}}, `bridge.cancel_grace: must be a positive duration up to 10m0s; got 1h0m0s`},
 		{"journal keep negative", []Override{{Path: "bridge.journal_keep_days", Value: "-1"}}, `bridge.journal_keep_days: must be 0 (keep everything) to 36500 days; got -1`},
@@ -339,7 +341,7 @@ func TestBadRulesRejectedAtLoad(t *testing.T) {
     - name: b
       run: {prompt: p}
 `, []string{
-			`bridge.rules[0].mtch: unknown key; known keys of bridge.rules[0]: name, match, busy, queue_limit, max_age, run_on_recovery, run (FILE:4)`,
+			`bridge.rules[0].mtch: unknown key; known keys of bridge.rules[0]: name, match, busy, queue_limit, max_age, run_on_recovery, notify, speak, run (FILE:4)`,
 			`bridge.rules[1].match: rule "b": needs at least one criterion (command, command_glob, command_regex, macro_name, macro_id, event_type or custom_action) (FILE:6)`,
 		}},
 		{"shapes", `bridge:

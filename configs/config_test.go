@@ -98,6 +98,9 @@ func TestLoadDefaults(t *testing.T) {
 			OnShutdown:    "cancel",
 			Journal:       filepath.Join(f.home, ".local", "share", "hubgate", "journal.db"),
 			ControlSocket: filepath.Join(f.configDir, "hubgate", "control.sock"),
+			Notify:        "answers",
+			Speech:        SpeechConfig{MaxChars: 400},
+			StatusPage:    StatusPageConfig{Enabled: true},
 		},
 	}
 	got := *cfg

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/hubgate/hubgate/internal/childenv"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // BrowserCommand returns the command line that opens u: BROWSER split
@@ -48,26 +48,28 @@ func BrowserCommand(getenv func(string) string, u string) ([]string, error) {
 // openBrowser runs the browser command and returns its outcome once it
 // exits (Login calls it on its own goroutine): an error when it could not
 // start or exited with a failure status (xdg-open exits 3 or 4 when it
-// finds no browser). Its output is discarded; it gets no stdin; its
-// environment is this process's without hubgate's secrets
-// (internal/childenv), so that HUBGATE_CLIENT_SECRET and the like never
-// reach a browser or a script named in BROWSER.
+// finds no browser). It is started like every child of hubgate
+// (internal/proc): no stdin, output discarded, its own process group, and
+// none of hubgate's secrets in its environment, so that
+// HUBGATE_CLIENT_SECRET and the like never reach a browser or a script named
+// in BROWSER; but with no parent-death signal, as a browser may outlive
+// `pair`.
 func (c *Client) openBrowser(getenv func(string) string, u string) error {
 	args, err := BrowserCommand(getenv, u)
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Env = childenv.Environ()
-	if err := cmd.Start(); err != nil {
+	exited := make(chan error, 1)
+	pid, err := proc.StartDetached(args[0], args[1:], func(err error) { exited <- err })
+	if err != nil {
 		var ee *exec.Error
 		if errors.As(err, &ee) {
 			return fmt.Errorf("run %s: %w", args[0], ee.Err)
 		}
 		return fmt.Errorf("run %s: %w", args[0], err)
 	}
-	c.log.Debug("browser started", "command", args[0], "pid", cmd.Process.Pid)
-	err = cmd.Wait()
+	c.log.Debug("browser started", "command", args[0], "pid", pid)
+	err = <-exited
 	c.log.Debug("browser command exited", "command", args[0], "err", err)
 	if err != nil {
 		return fmt.Errorf("%s failed: %w", args[0], err)

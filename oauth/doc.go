@@ -70,7 +70,7 @@
 //     (quotes and backslashes, no expansion) and run with the URL as its
 //     last argument (or in place of a "%s" argument); without BROWSER,
 //     xdg-open (open on macOS, rundll32 on Windows). The command runs with
-//     hubgate's secrets removed from its environment (internal/childenv).
+//     hubgate's secrets removed from its environment (internal/proc).
 //     Its exit status is honoured: when it cannot start or exits with a
 //     failure (xdg-open finding no browser exits 3), Login says so and
 //     reads pasted addresses from LoginOptions.In; that is not an error.

@@ -45,10 +45,12 @@
 // run_command cannot be confined: it is a shell. Confinement means its
 // working directory only, which is why the contract says that
 // allowDestructiveTools plus run_command grants arbitrary local command
-// execution. The shell runs in its own process group; when the call's
-// context ends the whole group is killed, and when the shell exits any
-// background process it left in its group is killed too, so nothing started
-// by a call outlives it. Output (stdout and stderr interleaved) is kept up
+// execution. The shell is started by internal/proc (the one way hubgate
+// starts a child): its own process group and a scrubbed environment; when
+// the call's context ends the whole group is killed, and when the shell
+// exits any background process it left in its group is killed too, so
+// nothing started by a call outlives it (nor, through Pdeathsig and the
+// daemon's reaper, a hubgate killed with SIGKILL). Output (stdout and stderr interleaved) is kept up
 // to Config.MaxOutputBytes; a non-zero exit status is an *[ExitError]
 // (the Outcome is filled as well).
 //
@@ -60,8 +62,9 @@
 //
 // [ConnectMcp] opens one session per inline MCP server of a run, all
 // concurrently under a connect timeout, with the official Go SDK: stdio
-// servers through a command started in its own process group (environment:
-// this process's plus the server's env), http through the streamable
+// servers through a command started by internal/proc in its own process
+// group (environment: this process's without hubgate's secrets, plus the
+// server's env), http through the streamable
 // transport and sse through the legacy SSE transport, the caller's headers
 // added by an http.RoundTripper on every request. A server that fails to
 // connect or to list its tools is reported in [McpPool.Errors] and has no

@@ -6,24 +6,12 @@ import (
 	"testing"
 )
 
-func TestChildEnvironDropsHubgateSecrets(t *testing.T) {
+// TestRunCommandGetsNoHubgateSecrets: run_command's default environment is
+// proc.Environ (tested in internal/proc): a real command does not see the
+// key but keeps the other variables.
+func TestRunCommandGetsNoHubgateSecrets(t *testing.T) {
 	t.Setenv("HUBGATE_AUTOMATE_KEY", "secret-automate-key-0123456789")
-	t.Setenv("HUBGATE_CLIENT_SECRET", "secret-client")
-	t.Setenv("HUBGATE_DEVICE_TOKEN", "secret-device")
 	t.Setenv("HUBGATE_LOG_LEVEL", "debug")
-	t.Setenv("OTHER_TOKEN", "not-ours")
-	env := strings.Join(ChildEnviron(), "\n")
-	for _, s := range []string{"secret-automate-key", "secret-client", "secret-device"} {
-		if strings.Contains(env, s) {
-			t.Errorf("ChildEnviron keeps %q", s)
-		}
-	}
-	for _, s := range []string{"HUBGATE_LOG_LEVEL=debug", "OTHER_TOKEN=not-ours", "PATH="} {
-		if !strings.Contains(env, s) {
-			t.Errorf("ChildEnviron drops %q", s)
-		}
-	}
-	// And a real command does not see the key.
 	tb := New(Config{Workspace: t.TempDir()})
 	out, err := tb.RunCommand(context.Background(), "env")
 	if err != nil {

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"maps"
 	"net/http"
-	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -17,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/internal/proc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -60,7 +59,7 @@ type McpConfig struct {
 	// timeout (the streams are long-lived) over http.DefaultTransport.
 	HTTPClient *http.Client
 	// Env is the base environment of stdio servers, to which each server's
-	// env is added. Nil: ChildEnviron() (this process's environment
+	// env is added. Nil: proc.Environ() (this process's environment
 	// without hubgate's secrets).
 	Env []string
 	// ClientName and ClientVersion identify this client to the servers.
@@ -97,17 +96,15 @@ type McpPool struct {
 }
 
 type mcpConn struct {
-	server     automate.InlineMcpServer
-	session    *mcp.ClientSession
-	cancel     context.CancelFunc // ends the session context (SSE stream)
-	cmd        *exec.Cmd          // stdio only
-	pgid       int                // stdio only: the server's process group
-	stderr     *cappedTail        // stdio only: the tail of the server's stderr
-	stderrR    *os.File           // stdio only: read end of the stderr pipe
-	stderrDone chan struct{}      // stdio only: closed when stderr reaches EOF
-	tools      []McpTool
-	disabled   map[string]bool
-	closeOnce  sync.Once
+	server    automate.InlineMcpServer
+	session   *mcp.ClientSession
+	cancel    context.CancelFunc // ends the session context (SSE stream)
+	cmd       *exec.Cmd          // stdio only
+	group     *proc.Group        // stdio only: the server's process group, once started
+	stderr    *proc.Output       // stdio only: the tail of the server's stderr
+	tools     []McpTool
+	disabled  map[string]bool
+	closeOnce sync.Once
 }
 
 // ConnectMcp connects to every server concurrently and lists their tools.
@@ -159,38 +156,29 @@ func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) 
 		c.disabled[t] = true
 	}
 	var transport mcp.Transport
-	var stderrW *os.File // closed once the command has started (or failed to)
 	switch s.Transport {
 	case "stdio":
 		if s.Command == "" {
 			return nil, fmt.Errorf("mcp server %q: stdio needs a command", s.Name)
 		}
-		cmd := exec.Command(s.Command, s.Args...)
+		cmd := proc.Command(s.Command, s.Args...)
 		env := cfg.Env
 		if env == nil {
-			env = ChildEnviron()
+			env = cmd.Env // proc.Environ()
 		}
 		env = slices.Clone(env)
 		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
 			env = append(env, k+"="+s.Env[k])
 		}
 		cmd.Env = env
-		// stderr goes to a pipe this package reads, not to an io.Writer:
-		// exec would make Wait wait for every holder of the pipe, and an
-		// orphan of a wrapper (npx) holds it until its group is killed.
-		pr, pw, err := os.Pipe()
+		// stderr goes to a pipe (proc.Output), so that an orphan of a
+		// wrapper (npx) holding it cannot block the SDK's Wait.
+		stderr, err := proc.NewOutput(stderrTail, proc.KeepTail)
 		if err != nil {
 			return nil, fmt.Errorf("mcp server %q: %w", s.Name, err)
 		}
-		c.stderr = &cappedTail{max: stderrTail}
-		c.stderrR, c.stderrDone = pr, make(chan struct{})
-		go func() {
-			io.Copy(c.stderr, pr)
-			close(c.stderrDone)
-		}()
-		stderrW = pw
-		cmd.Stderr = pw
-		setProcessGroup(cmd)
+		c.stderr = stderr
+		cmd.Stderr = stderr.Writer()
 		c.cmd = cmd
 		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: cfg.TerminateDuration}
 	case "http", "sse":
@@ -232,17 +220,15 @@ func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) 
 
 	client := mcp.NewClient(&mcp.Implementation{Name: cfg.ClientName, Version: cfg.ClientVersion}, nil)
 	session, err := client.Connect(sessCtx, transport, nil)
-	if stderrW != nil {
-		stderrW.Close() // the child has its own copy
+	if c.stderr != nil {
+		c.stderr.CloseWriter() // the child has its own copy
+	}
+	if c.cmd != nil && c.cmd.Process != nil {
+		c.group = proc.Started(c.cmd)
 	}
 	if err == nil {
 		c.session = session
-		if c.cmd != nil && c.cmd.Process != nil {
-			c.pgid = c.cmd.Process.Pid
-		}
 		err = c.listTools(sessCtx)
-	} else if c.cmd != nil && c.cmd.Process != nil {
-		c.pgid = c.cmd.Process.Pid
 	}
 	close(connected)
 	if err != nil {
@@ -301,11 +287,11 @@ func (c *mcpConn) doClose() {
 	if c.cancel != nil {
 		c.cancel()
 	}
-	if c.cmd != nil && c.cmd.Process != nil {
+	if c.group != nil {
 		// The SDK has reaped the group leader by now; the group id stays
 		// in use while any other member (an orphan of a wrapper) lives,
 		// and is not handed out again before the pid counter wraps.
-		killProcessGroup(c.cmd, c.pgid)
+		c.group.Kill()
 		if c.session == nil {
 			// Connect failed after starting the command. The SDK may or
 			// may not have reaped it; Process.Wait (not cmd.Wait, whose
@@ -313,16 +299,10 @@ func (c *mcpConn) doClose() {
 			c.cmd.Process.Wait()
 		}
 	}
-	if c.stderrR != nil {
+	if c.stderr != nil {
 		// Every process of the group is gone: the pipe reaches EOF unless
 		// a process left the group; then stop reading after a grace period.
-		select {
-		case <-c.stderrDone:
-		case <-time.After(pipeDrainWait):
-			c.stderrR.Close()
-			<-c.stderrDone
-		}
-		c.stderrR.Close()
+		c.stderr.Drain(proc.DrainWait)
 	}
 }
 
@@ -493,27 +473,4 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(k, v)
 	}
 	return t.base.RoundTrip(req)
-}
-
-// cappedTail keeps the last max bytes written.
-type cappedTail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (b *cappedTail) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf = append(b.buf, p...)
-	if over := len(b.buf) - b.max; over > 0 {
-		b.buf = slices.Clone(b.buf[over:])
-	}
-	return len(p), nil
-}
-
-func (b *cappedTail) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return string(b.buf)
 }

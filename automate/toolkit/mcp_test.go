@@ -44,8 +44,8 @@ func exposedNames(tools []McpTool) map[string]McpTool {
 func stdioPgids(p *McpPool) []int {
 	var out []int
 	for _, c := range p.conns {
-		if c != nil && c.pgid != 0 {
-			out = append(out, c.pgid)
+		if c != nil && c.group != nil {
+			out = append(out, c.group.ID())
 		}
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubgate/hubgate/internal/proc"
 	"github.com/hubgate/hubgate/internal/testenv"
 )
 
@@ -290,7 +291,7 @@ func TestRunCommandCancelKillsProcessGroup(t *testing.T) {
 		done <- res{out, err}
 	}()
 	pgid := readPid(t, pidFile)
-	if !processGroupAlive(pgid) {
+	if !proc.GroupAlive(pgid) {
 		t.Fatal("group not running")
 	}
 	cancel()

@@ -40,6 +40,13 @@
 //	GET  /v1/history?limit=N    -> {"entries": [journal.Entry, ...]} newest first
 //	                               (N: 1..journal.MaxHistoryLimit, default 20)
 //	POST /v1/cancel {"force":b} -> CancelResult (an empty body means force=false)
+//	GET  /v1/watch?history=N    -> the event stream: one JSON Event per line
+//	                               (application/x-ndjson), the N latest past
+//	                               events first (0..MaxWatchHistory, default
+//	                               0), flushed as events happen, until the
+//	                               client goes away or the daemon stops; 404
+//	                               when the Backend is no Watcher
+//	GET  /v1/statuspage         -> StatusPage (404 when the daemon serves none)
 //	POST /v1/reconnect          -> ReconnectResult (the hub reconnects now with
 //	                               the paired device, re-read; see Reconnecter)
 //

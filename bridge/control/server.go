@@ -46,7 +46,11 @@ type Server struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	stopping  chan struct{} // closed when the server shuts down (ends watch streams)
+	stopOnce  sync.Once
 }
+
+func (s *Server) stopStreams() { s.stopOnce.Do(func() { close(s.stopping) }) }
 
 // Listen checks the socket's directory, takes the daemon lock, removes a
 // stale socket and binds; the server accepts connections once Serve runs.
@@ -71,13 +75,15 @@ func Listen(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{path: path, ln: ln, lock: lock, log: cfg.Logger, timeout: cfg.ShutdownTimeout}
+	s := &Server{path: path, ln: ln, lock: lock, log: cfg.Logger, timeout: cfg.ShutdownTimeout, stopping: make(chan struct{})}
 	s.srv = &http.Server{
-		Handler:           newMux(cfg.Handler, cfg.Logger),
+		Handler:           newMux(cfg.Handler, cfg.Logger, s.stopping),
 		ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes:    maxBody,
 		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelDebug),
 	}
+	// Watch streams never end by themselves: a shutdown ends them.
+	s.srv.RegisterOnShutdown(s.stopStreams)
 	cfg.Logger.Debug("control: listening", "socket", path)
 	return s, nil
 }
@@ -122,6 +128,7 @@ func (s *Server) Serve(ctx context.Context) error {
 // lock. It is safe to call more than once.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		s.stopStreams()
 		s.srv.Close()
 		// Closing a listener made by net.Listen unlinks the socket file.
 		if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
@@ -133,8 +140,14 @@ func (s *Server) Close() error {
 	return s.closeErr
 }
 
-func newMux(b Backend, log *slog.Logger) http.Handler {
+func newMux(b Backend, log *slog.Logger, stopping <-chan struct{}) http.Handler {
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/watch", func(w http.ResponseWriter, r *http.Request) {
+		serveWatch(w, r, b, stopping)
+	})
+	mux.HandleFunc("GET /v1/statuspage", func(w http.ResponseWriter, r *http.Request) {
+		serveStatusPage(w, r, b)
+	})
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
 		st, err := b.Status(r.Context())
 		if err != nil {
@@ -270,6 +283,9 @@ func (w *jsonErrorWriter) WriteHeader(code int) {
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
+
+// Unwrap lets http.ResponseController reach the connection (Flush).
+func (w *jsonErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (w *jsonErrorWriter) Write(b []byte) (int, error) {
 	if w.swallow {

@@ -1,9 +1,11 @@
 // Package daemon owns the assembly of one running hubgate: the instance
 // lock, the journal, the run target (the co-hosted Automate server, or a
 // client of the desktop application's), the hub client of the paired
-// device, the bridge between them and the control socket of `hubgate
-// status`, `history`, `cancel` and the reconnect request of `pair` and
-// `unpair`. `hubgate run`, `hubgate demo` and the tests build one with New
+// device, the bridge between them, the control socket of `hubgate
+// status`, `history`, `cancel`, `watch`, `open` and the reconnect request of
+// `pair` and `unpair`, and what gets answers to the person: desktop
+// notifications and speech (bridge/notify) and the status page
+// (bridge/statuspage). `hubgate run`, `hubgate demo` and the tests build one with New
 // and run it with Start and Close (or Run, which does both around a
 // context).
 //
@@ -11,6 +13,8 @@
 // and parses no flags and handles no signals. Start takes the lock of the
 // control socket first, so that a second daemon stops before it opens or
 // binds anything (control.AlreadyRunningError names the running one's PID),
+// then kills the run children that a previous life killed by SIGKILL left
+// behind (internal/proc.TrackGroups, recorded in JournalPath + ".children"),
 // then brings the parts up in dependency order and returns once every one of
 // them listens. Close stops them in reverse: the bridge first (its current
 // run cancelled or left per Options.Bridge.OnShutdown, after a log line
@@ -41,6 +45,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -51,8 +56,11 @@ import (
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/bridge/statuspage"
 	"github.com/hubgate/hubgate/hub"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // Options are the inputs of one daemon: the paired device and its secrets,
@@ -83,6 +91,9 @@ type Options struct {
 	Bridge BridgeOptions
 	// Automate says where runs go.
 	Automate AutomateOptions
+	// Outputs get answers to the person: notifications, speech, the
+	// status page.
+	Outputs OutputOptions
 
 	// Tools, when set, edits the bridge's options before the bridge is
 	// made (demo replaces the tool executor to print notifications).
@@ -150,6 +161,25 @@ type AutomateOptions struct {
 	Product string
 }
 
+// OutputOptions configure what gets answers to the person.
+type OutputOptions struct {
+	// Notify is the notify policy of rules that set none: one of
+	// rules.NotifyPolicies. Zero: answers.
+	Notify string
+	// Desktop shows notifications. Zero: notify.DefaultDesktop() (the
+	// freedesktop service on the session bus on Linux).
+	Desktop notify.Desktop
+	// SpeechCommand is the speech command's argv (notify.SpeakerOptions).
+	// Zero: the platform's. Speech is set up only when a rule has speak.
+	SpeechCommand []string
+	// SpeechMaxChars: how much of an answer is spoken. Zero: 400.
+	SpeechMaxChars int
+	// StatusPage serves the status page on 127.0.0.1:StatusPagePort (0:
+	// any free port). Zero: no status page.
+	StatusPage     bool
+	StatusPagePort int
+}
+
 // Info says where a started daemon's parts are.
 type Info struct {
 	// AutomateURL is the base URL runs go to.
@@ -162,6 +192,9 @@ type Info struct {
 	// tests) that follow the journal or the hub states.
 	Bridge *bridge.Bridge
 	Hub    *hub.Client
+	// StatusPageURL opens the status page, token included ("" without
+	// one): a secret of this user, given only over the control socket.
+	StatusPageURL string
 }
 
 // Daemon is one assembled hubgate. New makes it; Start brings it up; Close
@@ -260,6 +293,15 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	d.lock = lock
 	d.pushStop(lock.Release)
 
+	// Run children that a previous life killed by SIGKILL left behind are
+	// killed before the journal's recovery reports their runs interrupted
+	// (internal/proc's reaper); this life's are recorded from now on.
+	if stopTracking, _, err := proc.TrackGroups(o.JournalPath+".children", log); err != nil {
+		log.Warn("child processes of runs are not tracked", "err", err)
+	} else {
+		d.pushStop(stopTracking)
+	}
+
 	j, err := journal.Open(o.JournalPath, journal.Options{Logger: log, Keep: o.JournalKeep})
 	if err != nil {
 		return fmt.Errorf("open the journal: %w", err)
@@ -294,7 +336,12 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 		return nil
 	})
 
-	if err := d.startControl(ctx, &backend{Bridge: b, d: d}); err != nil {
+	d.startNotify(b)
+	page, err := d.startStatusPage(ctx, b)
+	if err != nil {
+		return err
+	}
+	if err := d.startControl(ctx, &backend{Bridge: b, d: d, page: page}); err != nil {
 		return err
 	}
 
@@ -308,6 +355,10 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	log.Info("hubgate running", "device_id", o.DeviceID, "automate", target.Endpoint, "automate_mode", target.Mode,
 		"journal", o.JournalPath, "control", o.ControlSocket, "gomaxprocs", runtime.GOMAXPROCS(0))
 	d.info = Info{AutomateURL: target.Endpoint, AutomateMode: target.Mode, ControlSocket: o.ControlSocket, Bridge: b, Hub: hc}
+	if page != nil {
+		d.info.StatusPageURL = page.URL()
+		log.Info("status page", "addr", page.Addr().String(), "open", "hubgate open")
+	}
 	d.deviceID = o.DeviceID
 	if o.Ready != nil {
 		o.Ready(d.info)
@@ -366,7 +417,8 @@ func (d *Daemon) newHub(deviceID, apiURL string) (*hub.Client, error) {
 // daemon's reconnect and its current device.
 type backend struct {
 	*bridge.Bridge
-	d *Daemon
+	d    *Daemon
+	page *statuspage.Server // nil without a status page
 }
 
 func (b *backend) Status(ctx context.Context) (control.Status, error) {
@@ -596,8 +648,7 @@ func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *au
 	if moved {
 		log.Warn("port 4317 is in use; the Automate server listens elsewhere", "addr", ln.Addr().String())
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	hs := server.NewHTTPServer(srv.Handler(), server.HTTPOptions{Logger: log})
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("automate server", "err", err)
@@ -622,8 +673,95 @@ func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *au
 	return control.AutomateTarget{Mode: control.ModeCohosted, Endpoint: endpoint}, c, nil
 }
 
-// startControl serves the control endpoint of `hubgate status`, `history`
-// and `cancel` on a Unix socket only this user can reach.
+// StatusPage answers `hubgate open` (control.StatusPager).
+func (b *backend) StatusPage(context.Context) (control.StatusPage, bool) {
+	if b.page == nil {
+		return control.StatusPage{}, false
+	}
+	return control.StatusPage{URL: b.page.URL()}, true
+}
+
+// startNotify follows the bridge's events with the notifier: desktop
+// notifications, and speech when a rule asks for it. It never fails the
+// start: without a speech command, rules that ask for speech get a
+// warning.
+func (d *Daemon) startNotify(b *bridge.Bridge) {
+	o, log := d.o.Outputs, d.log.With("component", "notify")
+	set := d.o.Rules
+	var speaker *notify.Speaker
+	if set != nil && slices.ContainsFunc(set.Rules(), (*rules.Rule).Speak) {
+		sp, err := notify.NewSpeaker(notify.SpeakerOptions{Command: o.SpeechCommand, MaxChars: o.SpeechMaxChars, Logger: log})
+		if err != nil {
+			log.Warn("rules ask to speak answers, but speech is not available", "err", err)
+		} else {
+			speaker = sp
+		}
+	}
+	desktop := o.Desktop
+	if desktop == nil {
+		desktop = notify.DefaultDesktop()
+	}
+	svc := notify.New(notify.Options{Default: o.Notify, Desktop: desktop, Speaker: speaker, Logger: log,
+		Rule: func(name string) (string, bool) {
+			if set == nil {
+				return "", false
+			}
+			r, ok := set.Rule(name)
+			if !ok {
+				return "", false
+			}
+			return r.Notify(), r.Speak()
+		}})
+	ctx, cancel := context.WithCancel(context.Background())
+	events := b.Subscribe(ctx, bridge.SubscribeOptions{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		svc.Run(ctx, events)
+	}()
+	d.pushStop(func() error {
+		cancel()
+		<-done
+		if speaker != nil {
+			speaker.Close()
+		}
+		if c, ok := desktop.(interface{ Close() error }); ok {
+			c.Close()
+		}
+		return nil
+	})
+}
+
+// startStatusPage serves the status page on 127.0.0.1, when enabled.
+func (d *Daemon) startStatusPage(ctx context.Context, b *bridge.Bridge) (*statuspage.Server, error) {
+	o := d.o.Outputs
+	if !o.StatusPage {
+		return nil, nil
+	}
+	log := d.log.With("component", "statuspage")
+	page, err := statuspage.Listen(net.JoinHostPort("127.0.0.1", strconv.Itoa(o.StatusPagePort)), statuspage.Options{Backend: b, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := page.Serve(sctx); err != nil {
+			log.Warn("status page", "err", err)
+		}
+	}()
+	d.pushStop(func() error {
+		cancel()
+		<-done
+		return nil
+	})
+	return page, nil
+}
+
+// startControl serves the control endpoint of `hubgate status`, `history`,
+// `cancel`, `watch`, `open` and the reconnect request on a Unix socket only
+// this user can reach.
 func (d *Daemon) startControl(ctx context.Context, b control.Backend) error {
 	log := d.log
 	srv, err := control.Listen(control.Config{Path: d.o.ControlSocket, Handler: b, Lock: d.lock, Logger: log.With("component", "control")})

@@ -132,3 +132,33 @@ func (h *hubSwitch) Events() <-chan hub.Event      { return h.events }
 func (h *hubSwitch) Listening() bool               { return h.current().Listening() }
 func (h *hubSwitch) State() hub.State              { return h.current().State() }
 func (h *hubSwitch) Device() *deviceapi.UserDevice { return h.current().Device() }
+
+// Subscribe follows the hub connection's states across reconnects (the
+// bridge publishes them on its event stream): the current client's, then,
+// once a reconnect stopped it, its replacement's. The channel closes when
+// ctx ends or the current client stopped for good.
+func (h *hubSwitch) Subscribe(ctx context.Context) <-chan hub.State {
+	out := make(chan hub.State, 16)
+	go func() {
+		defer close(out)
+		var last *hub.Client
+		for {
+			c := h.current()
+			if c == last {
+				return // it stopped and nothing replaced it
+			}
+			last = c
+			for st := range c.Subscribe(ctx) {
+				select {
+				case out <- st:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+		}
+	}()
+	return out
+}

@@ -184,6 +184,9 @@ func (c *compiler) rule(spec Spec, tools map[string]*commandTool) *Rule {
 	}
 	r.busy, r.queueLimit, r.maxAge = c.busy(spec.Busy, spec.QueueLimit, spec.MaxAge)
 	r.runOnRecovery = spec.RunOnRecovery
+	if spec.Notify != "" && !slices.Contains(NotifyPolicies, spec.Notify) {
+		c.add("notify", "must be one of %s; got %q", strings.Join(NotifyPolicies, ", "), spec.Notify)
+	}
 	r.run, r.clientTools, r.clientToolNames = c.runTemplate("run", spec.Run, false, tools)
 	if len(c.problems) > before {
 		return nil

@@ -48,6 +48,8 @@ func TestCompileProblems(t *testing.T) {
 			[]string{`rules[0] "g1": match.command_glob: unterminated character class starting at position 6`,
 				`rules[1] "g2": match.command_glob: ends with a lone \ (write \\ for a backslash)`,
 				"rules[2] \"g3\": match.command_glob: invalid character class range: `z-a`"}},
+		{"notify policy", []Spec{{Name: "n", Match: okMatch, Notify: "all", Run: okRun}, {Name: "ok", Match: okMatch, Notify: NotifyFailures, Speak: true, Run: okRun}}, nil, UnmatchedSpec{},
+			[]string{`rules[0] "n": notify: must be one of answers, failures, none; got "all"`}},
 		{"event type", []Spec{{Name: "e", Match: MatchSpec{EventType: "type"}, Run: okRun}}, nil, UnmatchedSpec{},
 			[]string{`rules[0] "e": match.event_type: must be one of KeyPress, Pause, Type, MouseMove, JoysticksMove, PlayAudio, KeyRelease, StopOutputs, KeyToggle, DeviceTypeCustomAction (or JoystickMove); got "type"`}},
 		{"busy policy", []Spec{

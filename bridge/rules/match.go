@@ -232,6 +232,13 @@ func (r *Rule) MaxAge() time.Duration { return r.maxAge }
 // (when younger than MaxAge) instead of marked abandoned.
 func (r *Rule) RunOnRecovery() bool { return r.runOnRecovery }
 
+// Notify is the rule's notification policy (NotifyAnswers, ...; "" means
+// the configured default).
+func (r *Rule) Notify() string { return r.spec.Notify }
+
+// Speak says whether a completed run's answer is spoken.
+func (r *Rule) Speak() bool { return r.spec.Speak }
+
 // Expired reports whether a command received at received is older than
 // MaxAge at now.
 func (r *Rule) Expired(received, now time.Time) bool { return now.Sub(received) > r.maxAge }

@@ -66,9 +66,26 @@ type Spec struct {
 	// waiting and are younger than MaxAge are run instead of being marked
 	// abandoned.
 	RunOnRecovery bool `yaml:"run_on_recovery,omitempty" json:"run_on_recovery,omitempty"`
+	// Notify says which of this rule's outcomes become desktop
+	// notifications (bridge/notify): answers (answers, failures, drops and
+	// the notify tool's messages), failures (all but answers) or none; ""
+	// means the bridge.notify default.
+	Notify string `yaml:"notify,omitempty" json:"notify,omitempty"`
+	// Speak: a completed run's answer is spoken aloud (bridge/notify).
+	Speak bool `yaml:"speak,omitempty" json:"speak,omitempty"`
 	// Run is the RunRequest template.
 	Run RunTemplate `yaml:"run" json:"run"`
 }
+
+// Notification policies (Spec.Notify and the bridge.notify default).
+const (
+	NotifyAnswers  = "answers"
+	NotifyFailures = "failures"
+	NotifyNone     = "none"
+)
+
+// NotifyPolicies lists the notification policies.
+var NotifyPolicies = []string{NotifyAnswers, NotifyFailures, NotifyNone}
 
 // MatchSpec holds the criteria of a rule. An empty string is an absent
 // criterion.

@@ -52,6 +52,9 @@ func daemonOptions(cfg *configs.Config, p daemonParams, log *slog.Logger) (daemo
 		Automate: daemon.AutomateOptions{External: cfg.Automate.Target == "external", Key: p.automateKey, Port: port,
 			Workspace: cfg.Automate.Workspace, WorkspaceRestriction: cfg.Automate.WorkspaceRestriction,
 			ToolWait: cfg.Automate.ToolWait, AppVersion: version(), Product: cfg.Automate.Product},
+		Outputs: daemon.OutputOptions{Notify: cfg.Bridge.Notify, SpeechCommand: cfg.Bridge.Speech.Command,
+			SpeechMaxChars: cfg.Bridge.Speech.MaxChars, StatusPage: cfg.Bridge.StatusPage.Enabled,
+			StatusPagePort: cfg.Bridge.StatusPage.Port},
 		Tools:  p.tools,
 		Logger: log,
 	}

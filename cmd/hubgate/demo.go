@@ -27,12 +27,13 @@ package main
 //   - Secrets (the mock's client secret, the access and refresh tokens, the
 //     device token, the Automate key) stay in memory; the narrative names
 //     ids (device, token id), never a secret.
-//   - The narrative (stdout) is taken from the journal, polled through
-//     Bridge.History every demoPoll, so it shows what was recorded: each
-//     command received, the rule and the decision, the run started, parked
-//     for a client tool, finished with its status and answer. A phase that
-//     began and ended between two polls is still printed, in order. Notify
-//     calls are printed as they happen, hub connection changes too.
+//   - The narrative (stdout) follows the bridge's event stream
+//     (Bridge.Subscribe), which the bridge publishes once the journal has
+//     each step: each command received, the rule and the decision, the run
+//     started, parked for a client tool, the notify tool's messages,
+//     finished with its status and answer; hub connection changes too.
+//     Desktop notifications are off (bridge.notify: none): the narrative
+//     shows every answer.
 //   - --once exits after the first command is settled: 0 when its run
 //     completed; otherwise (a failed or canceled run, a command not run, an
 //     interruption) a *demoRunError, exit code ExitRunFailed.
@@ -57,7 +58,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -67,6 +67,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/daemon"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
@@ -79,14 +80,9 @@ import (
 )
 
 const (
-	// demoPoll is how often the journal is read to follow the runs.
-	demoPoll = 50 * time.Millisecond
 	// demoStartTimeout bounds the sign-in and the wait for the device to
 	// listen.
 	demoStartTimeout = 60 * time.Second
-	// demoHistoryWindow is how many of the newest journal entries a poll
-	// reads.
-	demoHistoryWindow = 100
 	// demoDeviceName is the name of the User Device the demo creates.
 	demoDeviceName = "hubgate demo"
 )
@@ -265,7 +261,7 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 	readyCh := make(chan daemon.Info, 1)
 	daemonDone := make(chan error, 1)
 	var printers sync.WaitGroup
-	first := make(chan journal.Entry, 1)
+	first := make(chan demoOutcome, 1)
 	fw := &demoFollower{n: n, first: first}
 	opts, err := daemonOptions(cfg, daemonParams{
 		deviceID: dev.ID,
@@ -276,19 +272,6 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 		automateKey:  key,
 		engine:       engine,
 		automatePort: -1,
-		tools: func(o *bridge.Options) {
-			src := demoJournal{o.Journal}
-			o.Tools = bridge.NewTools(bridge.ToolsOptions{Rules: o.Rules, Logger: o.Logger, Notify: func(nt bridge.Notification) {
-				// Catch up with the journal first: the run that called
-				// notify is parked there, and its lines come before.
-				fw.step(daemonCtx, src)
-				tag, fields := "[notify]", map[string]any{"message": nt.Message, "level": nt.Level}
-				if id := fw.parkedID(); id != 0 {
-					tag, fields["commandId"] = fmt.Sprintf("[#%d] notify:", id), id
-				}
-				n.say("notify", fields, "%s %s", tag, nt.Message)
-			}})
-		},
 	}, log)
 	if err != nil {
 		stopDaemon()
@@ -380,18 +363,19 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 		}
 	}()
 
-	// 4. The sample command, followed through the journal.
+	// 4. The sample command, followed through the bridge's event stream.
+	events := info.Bridge.Subscribe(daemonCtx, bridge.SubscribeOptions{Buffer: 4096})
 	printers.Add(1)
 	go func() {
 		defer printers.Done()
-		fw.poll(daemonCtx, info.Bridge, demoPoll)
+		fw.follow(events)
 	}()
 	n.say("push", map[string]any{"command": f.command},
 		"4. pushing DeviceCommand %q through the mock hub, as the app does when you press a button", f.command)
 	if err := mock.PushCommand(dev.ID, f.command, nil); err != nil {
 		return fmt.Errorf("demo: push the sample command: %w", err)
 	}
-	var firstEntry journal.Entry
+	var firstEntry demoOutcome
 	select {
 	case firstEntry = <-first:
 	case derr := <-daemonDone:
@@ -404,7 +388,7 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 			return nil
 		}
 		return &demoRunError{CommandID: firstEntry.ID, Decision: firstEntry.Decision, Status: firstEntry.Status,
-			ErrorCode: firstEntry.ErrorCode, Reason: demoFirstReason(firstEntry)}
+			ErrorCode: firstEntry.ErrorCode, Reason: firstEntry.Reason}
 	}
 
 	// 5. Stay up.
@@ -427,17 +411,6 @@ func (f demoFlags) interrupted(id int64) error {
 	return nil
 }
 
-// demoFirstReason says why a settled command did not complete.
-func demoFirstReason(e journal.Entry) string {
-	switch {
-	case e.Error != "":
-		return e.Error
-	case e.Note != "":
-		return e.Note
-	}
-	return ""
-}
-
 // demoConfig loads the embedded defaults with the demo rule set, the
 // journal, the control socket and the workspace in dir, logs at warn; the
 // log flags apply. No config file or environment variable is read (the
@@ -456,6 +429,8 @@ func demoConfig(dir, logLevel, logFormat string) (*configs.Config, error) {
 		b.WriteString("\n")
 	}
 	fmt.Fprintf(&b, "  journal: %s\n  control_socket: %s\n", q(filepath.Join(dir, "journal.db")), q(filepath.Join(dir, "control.sock")))
+	// The narrative shows every answer; desktop notifications stay off.
+	b.WriteString("  notify: none\n")
 	path := filepath.Join(dir, "config.yaml")
 	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
 		return nil, fmt.Errorf("demo: write its configuration: %w", err)
@@ -761,159 +736,62 @@ func (n *demoNarrator) write(b []byte) {
 	}
 }
 
-// demoHistory reads the newest journal entries (bridge.Bridge does).
-type demoHistory interface {
-	History(ctx context.Context, limit int) ([]journal.Entry, error)
+// demoOutcome is how the first command ended (for --once).
+type demoOutcome struct {
+	ID        int64
+	Decision  journal.Decision
+	Status    automate.RunStatus
+	ErrorCode string
+	Reason    string
 }
 
-// demoJournal reads the bridge's journal directly.
-type demoJournal struct{ j bridge.Journal }
-
-func (d demoJournal) History(ctx context.Context, limit int) ([]journal.Entry, error) {
-	return d.j.History(ctx, journal.HistoryQuery{Limit: limit})
-}
-
-// demoFollower prints what the journal records of each command, phase by
-// phase, each phase once and in order. It is safe for concurrent use.
+// demoFollower prints the bridge's event stream (bridge.Subscribe), each
+// step of each command as it happens. It is used from one goroutine.
 type demoFollower struct {
 	n *demoNarrator
-	// first receives the first command's entry once it is settled (a
-	// buffered channel: it is sent once).
-	first chan<- journal.Entry
+	// first receives how the first command ended (a buffered channel: it
+	// is sent once).
+	first chan<- demoOutcome
 
-	mu      sync.Mutex
-	seen    map[int64]*demoProgress
-	firstID int64 // the first command seen; 0 before any
-	settled bool  // the first command is settled (reported)
+	decisions map[int64]journal.Decision // the last decision printed per command
+	firstID   int64                      // the first command seen; 0 before any
+	settled   bool                       // the first command is settled (reported)
 }
 
-// demoProgress is what was printed of one command.
-type demoProgress struct {
-	received, runStarted, parked, done bool
-	decision                           journal.Decision
-}
-
-// poll steps every interval until ctx ends.
-func (f *demoFollower) poll(ctx context.Context, src demoHistory, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		f.step(ctx, src)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+// follow prints events until the channel closes.
+func (f *demoFollower) follow(events <-chan bridge.Event) {
+	for e := range events {
+		f.observe(e)
 	}
 }
 
-// step reads the journal once and prints what is new.
-func (f *demoFollower) step(ctx context.Context, src demoHistory) {
-	entries, err := src.History(ctx, demoHistoryWindow)
-	if err != nil {
-		return // the journal is closing; the next step or nothing
+// observe prints one event and reports the first command once settled.
+func (f *demoFollower) observe(e bridge.Event) {
+	if f.decisions == nil {
+		f.decisions = map[int64]journal.Decision{}
 	}
-	f.observe(entries)
-}
-
-// parkedID is the command whose run is parked (printed as such and not
-// finished), 0 when none is or several are.
-func (f *demoFollower) parkedID() int64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var id int64
-	for k, p := range f.seen {
-		if p.parked && !p.done {
-			if id != 0 {
-				return 0
-			}
-			id = k
-		}
+	if e.CommandID != 0 && f.firstID == 0 && e.Kind == control.EventReceived {
+		f.firstID = e.CommandID
 	}
-	return id
-}
-
-// settled reports whether nothing more will happen to e.
-func demoSettled(e journal.Entry) bool {
-	switch e.Run {
-	case journal.RunFinished, journal.RunInterrupted:
-		return true
-	case journal.RunNone:
-		switch e.Decision {
-		case journal.DecisionDropped, journal.DecisionIgnored, journal.DecisionFailed, journal.DecisionAbandoned:
-			return true
-		}
-	}
-	return false
-}
-
-// observe prints the new phases of entries (any order) and sends the first
-// command's entry on f.first the first time it is settled.
-func (f *demoFollower) observe(entries []journal.Entry) {
-	if len(entries) == 0 {
-		return
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	entries = slices.Clone(entries)
-	slices.SortFunc(entries, func(a, b journal.Entry) int { return int(a.ID - b.ID) })
-	if f.seen == nil {
-		f.seen = map[int64]*demoProgress{}
-	}
-	if f.firstID == 0 {
-		f.firstID = entries[0].ID
-	}
-	for i := range entries {
-		e := entries[i]
-		p := f.seen[e.ID]
-		if p == nil {
-			p = &demoProgress{}
-			f.seen[e.ID] = p
-		}
-		if p.done {
-			continue
-		}
-		f.print(e, p)
-		if p.done && e.ID == f.firstID && !f.settled {
-			f.settled = true
-			if f.first != nil {
-				f.first <- e
-			}
-		}
-	}
-	// Forget settled commands that left the window: they cannot come back.
-	for id, p := range f.seen {
-		if p.done && id < entries[0].ID {
-			delete(f.seen, id)
-		}
-	}
-}
-
-// print prints the phases of e that p has not printed yet.
-func (f *demoFollower) print(e journal.Entry, p *demoProgress) {
-	tag := fmt.Sprintf("[#%d]", e.ID)
-	base := map[string]any{"commandId": e.ID, "command": e.Command}
+	tag := fmt.Sprintf("[#%d]", e.CommandID)
 	with := func(kv ...any) map[string]any {
-		m := make(map[string]any, len(base)+len(kv)/2)
-		for k, v := range base {
-			m[k] = v
-		}
+		m := map[string]any{"commandId": e.CommandID, "command": e.Command}
 		for i := 0; i+1 < len(kv); i += 2 {
 			m[kv[i].(string)] = kv[i+1]
 		}
 		return m
 	}
-	if !p.received {
-		p.received = true
+	settled := false
+	switch e.Kind {
+	case control.EventReceived:
 		macro := ""
 		if e.MacroName != "" && e.MacroName != e.Command {
 			macro = fmt.Sprintf(" (macro %q)", e.MacroName)
 		}
 		f.n.say("received", with("macroName", e.MacroName), "%s received DeviceCommand %q%s", tag, e.Command, macro)
-	}
-	if e.Decision != journal.DecisionReceived && e.Decision != p.decision {
-		prev := p.decision
-		p.decision = e.Decision
+	case control.EventDecided:
+		prev := f.decisions[e.CommandID]
+		f.decisions[e.CommandID] = e.Decision
 		rule := "no rule matched"
 		if e.Rule == rules.UnmatchedRuleName {
 			rule = "no rule matched, the unmatched action"
@@ -929,40 +807,51 @@ func (f *demoFollower) print(e journal.Entry, p *demoProgress) {
 			note = ": " + e.Note
 		}
 		f.n.say("decision", with("rule", e.Rule, "decision", string(e.Decision), "note", e.Note), "%s %s: %s%s", tag, rule, what, note)
-	}
-	if !p.runStarted && (e.Run != journal.RunNone || !e.RunStartedAt.IsZero()) {
-		p.runStarted = true
+		settled = e.Decision != journal.DecisionStarted && e.Decision != journal.DecisionQueued
+	case control.EventStarted:
 		task := ""
 		if e.TaskID != "" {
 			task = " (task " + e.TaskID + ")"
 		}
 		f.n.say("run-started", with("taskId", e.TaskID), "%s run started on the Automate server%s", tag, task)
-	}
-	if !p.parked && (e.Run == journal.RunParked || !e.ParkedAt.IsZero()) {
-		p.parked = true
+	case control.EventParked:
 		f.n.say("run-parked", with("requestId", e.RequestID), "%s run parked: it called a client tool that hubgate executes", tag)
-	}
-	if !demoSettled(e) {
-		return
-	}
-	p.done = true
-	switch {
-	case e.Run == journal.RunInterrupted:
-		f.n.say("run-interrupted", with("note", e.Note), "%s run interrupted: %s", tag, e.Note)
-	case e.Run == journal.RunFinished && e.Status == "":
-		f.n.say("run-failed", with("error", e.Error), "%s the run request failed: %s", tag, e.Error)
-	case e.Run == journal.RunFinished:
-		code := ""
-		if e.ErrorCode != "" {
-			code = " (" + e.ErrorCode + ")"
+	case control.EventNotify:
+		fields := map[string]any{"message": e.Message, "level": e.Level}
+		if e.CommandID != 0 {
+			fields["commandId"] = e.CommandID
+			f.n.say("notify", fields, "%s notify: %s", tag, e.Message)
+		} else {
+			f.n.say("notify", fields, "[notify] %s", e.Message)
 		}
-		f.n.say("run-finished", with("status", string(e.Status), "errorCode", e.ErrorCode, "durationMs", e.DurationMs, "requestId", e.RequestID),
-			"%s run finished: %s%s in %s", tag, e.Status, code, demoMillis(e.DurationMs))
-		if e.Answer != "" {
-			f.n.say("answer", with("answer", e.Answer), "%s answer: %s", tag, demoIndent(e.Answer))
+	case control.EventFinished:
+		settled = true
+		switch {
+		case e.Status == "":
+			f.n.say("run-failed", with("error", e.Error), "%s the run request failed: %s", tag, e.Error)
+		default:
+			code := ""
+			if e.ErrorCode != "" {
+				code = " (" + e.ErrorCode + ")"
+			}
+			f.n.say("run-finished", with("status", string(e.Status), "errorCode", e.ErrorCode, "durationMs", e.DurationMs, "requestId", e.RequestID),
+				"%s run finished: %s%s in %s", tag, e.Status, code, demoMillis(e.DurationMs))
+			if e.Answer != "" {
+				f.n.say("answer", with("answer", e.Answer), "%s answer: %s", tag, demoIndent(e.Answer))
+			}
+			if e.FinalAnswer != nil && *e.FinalAnswer != e.Answer {
+				f.n.say("final-answer", with("finalAnswer", *e.FinalAnswer), "%s final answer: %s", tag, demoIndent(*e.FinalAnswer))
+			}
 		}
-		if e.FinalAnswer != nil && *e.FinalAnswer != e.Answer {
-			f.n.say("final-answer", with("finalAnswer", *e.FinalAnswer), "%s final answer: %s", tag, demoIndent(*e.FinalAnswer))
+	}
+	if settled && e.CommandID == f.firstID && !f.settled {
+		f.settled = true
+		if f.first != nil {
+			out := demoOutcome{ID: e.CommandID, Decision: f.decisions[e.CommandID], Status: e.Status, ErrorCode: e.ErrorCode, Reason: e.Error}
+			if e.Kind == control.EventDecided {
+				out.Reason = e.Note
+			}
+			f.first <- out
 		}
 	}
 }

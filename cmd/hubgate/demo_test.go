@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/configs"
@@ -432,78 +434,72 @@ func TestDemoExamplesRouteToTheirRules(t *testing.T) {
 	}
 }
 
-func TestDemoFollowerPrintsEachPhaseOnceInOrder(t *testing.T) {
+func TestDemoFollowerPrintsEachStepOfTheStream(t *testing.T) {
 	var buf lockedBuffer
-	first := make(chan journal.Entry, 1)
+	first := make(chan demoOutcome, 1)
 	f := &demoFollower{n: &demoNarrator{w: &buf}, first: first}
-	now := time.Now()
 	final := "FINAL"
-
-	// The first poll sees command 1 received only and command 2 already
-	// finished (every phase between two polls).
-	f.observe([]journal.Entry{
-		{ID: 2, Command: "notify x", Rule: "notify", Decision: journal.DecisionStarted, Run: journal.RunFinished,
-			TaskID: "t-2", RunStartedAt: now, ParkedAt: now, Status: automate.StatusCompleted, Answer: "a\nb", FinalAnswer: &final, DurationMs: 7},
-		{ID: 1, Command: "slow a", Decision: journal.DecisionReceived},
-	})
-	// Then command 1 is queued, then started, then dropped...
-	f.observe([]journal.Entry{{ID: 1, Command: "slow a", Rule: "slow", Decision: journal.DecisionQueued}})
-	if f.parkedID() != 0 {
-		t.Error("a parked id without a parked run")
+	ev := func(kind control.EventKind, id int64, cmd, rule string, set func(*bridge.Event)) bridge.Event {
+		e := bridge.Event{Kind: kind, CommandID: id, Command: cmd, Rule: rule}
+		if set != nil {
+			set(&e)
+		}
+		return e
 	}
-	f.observe([]journal.Entry{{ID: 1, Command: "slow a", Rule: "slow", Decision: journal.DecisionStarted, Run: journal.RunParked, RunStartedAt: now}})
-	if got := f.parkedID(); got != 1 {
-		t.Errorf("parkedID %d, want 1", got)
+	events := make(chan bridge.Event, 100)
+	for _, e := range []bridge.Event{
+		ev(control.EventReceived, 1, "slow a", "slow", nil),
+		ev(control.EventDecided, 1, "slow a", "slow", func(e *bridge.Event) { e.Decision = journal.DecisionQueued }),
+		ev(control.EventReceived, 2, "notify x", "notify", nil),
+		ev(control.EventDecided, 2, "notify x", "notify", func(e *bridge.Event) { e.Decision = journal.DecisionStarted }),
+		ev(control.EventStarted, 2, "notify x", "notify", func(e *bridge.Event) { e.TaskID = "t-2" }),
+		ev(control.EventParked, 2, "notify x", "notify", nil),
+		ev(control.EventNotify, 2, "notify x", "notify", func(e *bridge.Event) { e.Message = "the kettle" }),
+		ev(control.EventFinished, 2, "notify x", "notify", func(e *bridge.Event) {
+			e.Status, e.Answer, e.FinalAnswer, e.DurationMs = automate.StatusCompleted, "a\nb", &final, 7
+		}),
+		ev(control.EventDecided, 1, "slow a", "slow", func(e *bridge.Event) { e.Decision = journal.DecisionStarted }),
+		ev(control.EventStarted, 1, "slow a", "slow", nil),
+		ev(control.EventReceived, 3, "hello", "hello", nil),
+		ev(control.EventDecided, 3, "hello", "hello", func(e *bridge.Event) { e.Decision, e.Note = journal.DecisionDropped, "busy with command 1" }),
+		ev(control.EventFinished, 1, "slow a", "slow", func(e *bridge.Event) {
+			e.Status, e.ErrorCode = automate.StatusFailed, "EXECUTION_TIMEOUT"
+		}),
+		ev(control.EventReceived, 4, "x", "", nil),
+		ev(control.EventDecided, 4, "x", "", func(e *bridge.Event) { e.Decision, e.Note = journal.DecisionIgnored, "no rule matches" }),
+	} {
+		events <- e
 	}
-	select {
-	case e := <-first:
-		t.Fatalf("the first command was reported before it settled: %+v", e)
-	default:
-	}
-	f.observe([]journal.Entry{
-		{ID: 3, Command: "hello", Rule: "hello", Decision: journal.DecisionDropped, Note: "busy with command 1"},
-		{ID: 1, Command: "slow a", Rule: "slow", Decision: journal.DecisionStarted, Run: journal.RunFinished, Status: automate.StatusFailed, ErrorCode: "EXECUTION_TIMEOUT"},
-	})
-	// The same entries again print nothing.
-	before := buf.String()
-	f.observe([]journal.Entry{{ID: 1, Decision: journal.DecisionStarted, Run: journal.RunFinished, Status: automate.StatusFailed}})
-	if buf.String() != before {
-		t.Errorf("a settled command printed again:\n%s", buf.String()[len(before):])
-	}
-	out := buf.String()
-	demoOrder(t, out,
+	close(events)
+	f.follow(events)
+	demoOrder(t, buf.String(),
 		`[#1] received DeviceCommand "slow a"`,
+		`[#1] rule "slow" matched: queued`,
 		`[#2] received DeviceCommand "notify x"`,
 		`[#2] rule "notify" matched: started`,
 		"[#2] run started on the Automate server (task t-2)",
 		"[#2] run parked",
+		"[#2] notify: the kettle",
 		"[#2] run finished: completed in 7 ms",
 		"[#2] answer: a\n      b",
 		"[#2] final answer: FINAL",
-		`[#1] rule "slow" matched: queued`,
 		`[#1] rule "slow" matched: its turn came: started`,
 		"[#1] run started on the Automate server\n",
-		"[#1] run parked",
-		"[#1] run finished: failed (EXECUTION_TIMEOUT) in under 1 ms",
-		`[#3] received DeviceCommand "hello"`,
 		`[#3] rule "hello" matched: dropped: busy with command 1`,
+		"[#1] run finished: failed (EXECUTION_TIMEOUT) in under 1 ms",
+		`[#4] no rule matched: ignored: no rule matches`,
 	)
-	if n := strings.Count(out, "[#1] run started"); n != 1 {
-		t.Errorf("run started printed %d times", n)
-	}
 	select {
-	case e := <-first:
-		if e.ID != 1 || e.Status != automate.StatusFailed {
-			t.Errorf("first %+v", e)
+	case o := <-first:
+		if o.ID != 1 || o.Status != automate.StatusFailed || o.Decision != journal.DecisionStarted || o.ErrorCode != "EXECUTION_TIMEOUT" {
+			t.Errorf("first %+v", o)
 		}
 	default:
 		t.Fatal("the first command was not reported once settled")
 	}
-	// A later command never reports as the first.
-	f.observe([]journal.Entry{{ID: 4, Command: "x", Decision: journal.DecisionIgnored, Note: "no rule matches"}})
 	select {
-	case e := <-first:
-		t.Errorf("reported again: %+v", e)
+	case o := <-first:
+		t.Errorf("reported again: %+v", o)
 	default:
 	}
 }

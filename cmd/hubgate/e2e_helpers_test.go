@@ -269,6 +269,9 @@ type daemonSetup struct {
 	binary string
 	// env is added to the daemon's environment.
 	env []string
+	// sysProcAttr, when set, starts the daemon with it (a test runs it as
+	// another user).
+	sysProcAttr *syscall.SysProcAttr
 }
 
 // daemonConfig is what a test chooses of the config file.
@@ -364,6 +367,7 @@ func startDaemon(tb testing.TB, s *daemonSetup) *daemonProc {
 	}
 	d.cmd = exec.Command(bin, "--config", s.configPath, "run")
 	d.cmd.Env = s.environ()
+	d.cmd.SysProcAttr = s.sysProcAttr
 	d.cmd.Stdout = io.Discard
 	d.cmd.Stderr = writerTo(func(b []byte) (int, error) {
 		d.mu.Lock()

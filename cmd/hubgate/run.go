@@ -18,6 +18,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/daemon"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // EnvDeviceToken supplies the hub device token for headless use; when set
@@ -58,6 +59,7 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 				return err
 			}
 			log := a.logger(cfg)
+			denyInspection(log)
 			state, err := configs.LoadState("")
 			if errors.Is(err, configs.ErrNoState) {
 				return errNotPaired
@@ -213,6 +215,16 @@ func (a *app) reloadDaemon(d *daemon.Daemon, cur *configs.Config, p daemonParams
 		log.Warn(hint)
 	}
 	return cfg
+}
+
+// denyInspection keeps the daemon's and the Automate server's secrets
+// (the access key, the device token: in their environment and memory) from
+// the commands of their runs, which run as the same user: see
+// proc.DenyInspection for the trade-off (no core dumps).
+func denyInspection(log *slog.Logger) {
+	if err := proc.DenyInspection(); err != nil {
+		log.Warn("could not make this process non-dumpable; a run's command may read its environment", "err", err)
+	}
 }
 
 // isDaemon says whether args run the daemon (`hubgate [flags] run`).

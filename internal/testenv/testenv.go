@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // ModuleRoot returns the directory holding go.mod, found upwards from the
@@ -138,7 +140,7 @@ func startNodeOn(t testing.TB, port int, env []string, script string, args ...st
 	node := RequireNode(t)
 	cmd := exec.Command(node, append([]string{script}, args...)...)
 	cmd.Env = append(append(os.Environ(), "PORT="+strconv.Itoa(port)), env...)
-	setpgid(cmd)
+	proc.Prepare(cmd)
 	if testing.Verbose() {
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	}
@@ -152,7 +154,7 @@ func startNodeOn(t testing.TB, port int, env []string, script string, args ...st
 	}()
 	pgid := cmd.Process.Pid
 	stop := func() {
-		killGroup(pgid)
+		proc.Kill(cmd)
 		cmd.Process.Kill()
 		select {
 		case <-exited:
@@ -184,7 +186,7 @@ var ErrStillAlive = errors.New("process group still has processes")
 func WaitGroupGone(pgid int, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		if !groupAlive(pgid) {
+		if !proc.GroupAlive(pgid) {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -206,4 +208,16 @@ func WaitPidGone(pid int, timeout time.Duration) error {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// RequireProgram returns the path of a program on PATH (chromium, sox,
+// espeak-ng, ...); it skips the test when it is missing (fails under
+// CI=true).
+func RequireProgram(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		missing(t, "%s is not on PATH (scripts/test installs it)", name)
+	}
+	return p
 }

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // recorder is a testing.TB that records Skipf and Fatalf instead of
@@ -68,7 +70,7 @@ func TestStartNodeServerListensAndIsKilled(t *testing.T) {
 	t.Run("run", func(t *testing.T) {
 		var port int
 		port, pgid = StartNodeServer(t, nil, script)
-		if !groupAlive(pgid) {
+		if !proc.GroupAlive(pgid) {
 			t.Fatal("server group not alive while listening")
 		}
 		if !groupListensOn(pgid, port) {
@@ -94,11 +96,11 @@ func TestGroupListensOnTellsListenersApart(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "idle.js")
 	os.WriteFile(script, []byte(`setInterval(()=>{}, 1000)`), 0o644)
 	cmd := exec.Command(RequireNode(t), script)
-	setpgid(cmd)
+	proc.Prepare(cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { killGroup(cmd.Process.Pid); cmd.Wait() }()
+	defer func() { proc.Kill(cmd); cmd.Wait() }()
 	if groupListensOn(cmd.Process.Pid, port) {
 		t.Fatal("another group's listener was taken for the node process's")
 	}

@@ -1,0 +1,30 @@
+//go:build windows
+
+package notify
+
+import "context"
+
+// toastScript shows a toast with the WinRT notification API; the texts
+// come from environment variables (never spliced into the script).
+const toastScript = `$ErrorActionPreference = 'Stop'
+[Windows.UI.Notifications.ToastNotificationManager, Windows.UI.Notifications, ContentType = WindowsRuntime] | Out-Null
+[Windows.Data.Xml.Dom.XmlDocument, Windows.Data.Xml.Dom.XmlDocument, ContentType = WindowsRuntime] | Out-Null
+$template = [Windows.UI.Notifications.ToastNotificationManager]::GetTemplateContent([Windows.UI.Notifications.ToastTemplateType]::ToastText02)
+$texts = $template.GetElementsByTagName('text')
+$texts.Item(0).AppendChild($template.CreateTextNode($env:HUBGATE_NOTIFY_SUMMARY)) | Out-Null
+$texts.Item(1).AppendChild($template.CreateTextNode($env:HUBGATE_NOTIFY_BODY)) | Out-Null
+$toast = [Windows.UI.Notifications.ToastNotification]::new($template)
+[Windows.UI.Notifications.ToastNotificationManager]::CreateToastNotifier('hubgate').Show($toast)
+`
+
+// Toast shows notifications as Windows toasts through PowerShell.
+type Toast struct{}
+
+// DefaultDesktop is the platform's notification backend.
+func DefaultDesktop() Desktop { return Toast{} }
+
+// Notify runs PowerShell with the toast script on stdin.
+func (Toast) Notify(ctx context.Context, m Message) error {
+	return runChild(ctx, []string{"powershell.exe", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass", "-Command", "-"},
+		toastScript, "HUBGATE_NOTIFY_SUMMARY="+m.Summary, "HUBGATE_NOTIFY_BODY="+m.Body)
+}

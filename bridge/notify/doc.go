@@ -1,0 +1,47 @@
+// Package notify owns getting a run's outcome to the person who triggered
+// it, who is not looking at a terminal: desktop notifications and speech.
+// A Service follows the bridge's event stream (bridge.Subscribe) and turns
+//   - each finished run's answer (its final answer when the run had an
+//     answer contract) into a notification, and into speech when its rule
+//     says speak: true;
+//   - each failure (a run that failed or was terminated, a request that
+//     failed, a run lost to a restart) and each command dropped, refused or
+//     abandoned into a notification;
+//   - each message of the notify tool into a notification;
+//
+// according to the rule's notify policy, or the configured default:
+// answers (all of the above), failures (failures, drops and notify
+// messages of level warning), none. A cancelled run is not notified
+// (someone asked for it); an ignored command neither (no rule, not
+// listening: noise).
+//
+// Desktop backends (Desktop): the freedesktop org.freedesktop.Notifications
+// service on the D-Bus session bus (Linux and the BSDs; godbus), osascript's
+// "display notification" on macOS, a PowerShell toast on Windows.
+//
+// Rules it keeps:
+//   - Never block a run: the Service reads its own subscription (a slow
+//     notification server makes it lose events, counted, never the bridge
+//     wait); every desktop call has a timeout (Options.Timeout).
+//   - No notification server: one warning naming the cause, then every
+//     notification goes to the log only; the server is tried again after
+//     Options.RetryAfter, silently.
+//   - Speech, one utterance at a time: a new answer, a new run starting, or
+//     a StopOutputs macro cuts off the one being spoken. An answer longer
+//     than SpeakerOptions.MaxChars is cut at a sentence or word boundary
+//     and ends with "And more in history."
+//   - Child processes (osascript, PowerShell, the speech command) run in
+//     their own process group with hubgate's secrets removed from their
+//     environment (automate/toolkit's helpers), are killed whole on timeout
+//     or cut-off, and get the text on stdin or as one argv element, never
+//     through a shell.
+//
+// Choices where the issue is silent:
+//   - A notification's summary is "hubgate · <command>" (the command as the
+//     person said or pressed it), its body the answer; a failure's summary
+//     says "failed", its body the error code and message.
+//   - The notify tool's level warning maps to critical urgency (it stays on
+//     screen), info to normal.
+//   - The body is cut at MaxBody characters with a pointer to `hubgate
+//     history`; markup is escaped when the server announces body-markup.
+package notify

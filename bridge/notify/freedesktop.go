@@ -1,0 +1,134 @@
+//go:build !darwin && !windows
+
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"slices"
+	"sync"
+
+	"github.com/godbus/dbus/v5"
+)
+
+// The freedesktop notification service (Desktop Notifications
+// Specification 1.2).
+const (
+	notificationsName  = "org.freedesktop.Notifications"
+	notificationsPath  = dbus.ObjectPath("/org/freedesktop/Notifications")
+	notificationsIface = "org.freedesktop.Notifications"
+)
+
+// Freedesktop sends notifications to org.freedesktop.Notifications on the
+// D-Bus session bus. It keeps one private connection, made on first use
+// and made again after an error. Its zero value uses the session bus of
+// DBUS_SESSION_BUS_ADDRESS.
+type Freedesktop struct {
+	// Address is the bus address. Zero: the session bus.
+	Address string
+
+	mu     sync.Mutex
+	conn   *dbus.Conn
+	markup bool // the server announced body-markup
+}
+
+// DefaultDesktop is the platform's notification backend.
+func DefaultDesktop() Desktop { return &Freedesktop{} }
+
+// Notify calls org.freedesktop.Notifications.Notify.
+func (f *Freedesktop) Notify(ctx context.Context, m Message) error {
+	conn, markup, err := f.connect(ctx)
+	if err != nil {
+		return err
+	}
+	body := m.Body
+	if markup {
+		body = html.EscapeString(body)
+	}
+	obj := conn.Object(notificationsName, notificationsPath)
+	hints := map[string]dbus.Variant{"urgency": dbus.MakeVariant(byte(m.Urgency))}
+	var id uint32
+	err = obj.CallWithContext(ctx, notificationsIface+".Notify", 0,
+		AppName, uint32(0), "", m.Summary, body, []string{}, hints, int32(-1)).Store(&id)
+	if err != nil {
+		var de dbus.Error
+		if !errors.As(err, &de) {
+			f.drop(conn) // the connection itself failed
+		}
+		return fmt.Errorf("org.freedesktop.Notifications: %w", err)
+	}
+	return nil
+}
+
+// connect returns the connection, making it (and asking the server's
+// capabilities) within ctx.
+func (f *Freedesktop) connect(ctx context.Context) (*dbus.Conn, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn != nil && f.conn.Connected() {
+		return f.conn, f.markup, nil
+	}
+	type result struct {
+		conn *dbus.Conn
+		err  error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		var (
+			c   *dbus.Conn
+			err error
+		)
+		if f.Address != "" {
+			c, err = dbus.Connect(f.Address)
+		} else {
+			c, err = dbus.ConnectSessionBus()
+		}
+		ch <- result{c, err}
+	}()
+	var r result
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.conn != nil {
+				r.conn.Close()
+			}
+		}()
+		return nil, false, fmt.Errorf("connect to the session bus: %w", ctx.Err())
+	}
+	if r.err != nil {
+		return nil, false, fmt.Errorf("connect to the session bus: %w", r.err)
+	}
+	var caps []string
+	err := r.conn.Object(notificationsName, notificationsPath).
+		CallWithContext(ctx, notificationsIface+".GetCapabilities", 0).Store(&caps)
+	if err != nil {
+		r.conn.Close()
+		return nil, false, fmt.Errorf("org.freedesktop.Notifications: %w", err)
+	}
+	f.conn, f.markup = r.conn, slices.Contains(caps, "body-markup")
+	return f.conn, f.markup, nil
+}
+
+func (f *Freedesktop) drop(c *dbus.Conn) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn == c {
+		f.conn.Close()
+		f.conn = nil
+	}
+}
+
+// Close closes the connection.
+func (f *Freedesktop) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conn == nil {
+		return nil
+	}
+	err := f.conn.Close()
+	f.conn = nil
+	return err
+}

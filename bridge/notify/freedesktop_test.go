@@ -1,0 +1,156 @@
+//go:build !darwin && !windows
+
+package notify_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/notify"
+	"github.com/hubgate/hubgate/bridge/rules"
+)
+
+// fakeNotifications is a notification server of the test's own: it owns
+// org.freedesktop.Notifications on the private session bus of
+// .ci/with-keyring and records every Notify call.
+type fakeNotifications struct {
+	mu    sync.Mutex
+	calls []notifyCall
+	got   chan notifyCall
+}
+
+type notifyCall struct {
+	App, Summary, Body string
+	Urgency            byte
+	Timeout            int32
+}
+
+func (f *fakeNotifications) Notify(app string, replaces uint32, icon, summary, body string, actions []string,
+	hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
+	c := notifyCall{App: app, Summary: summary, Body: body, Timeout: timeout}
+	if u, ok := hints["urgency"].Value().(byte); ok {
+		c.Urgency = u
+	}
+	f.mu.Lock()
+	f.calls = append(f.calls, c)
+	n := uint32(len(f.calls))
+	f.mu.Unlock()
+	f.got <- c
+	return n, nil
+}
+
+func (f *fakeNotifications) GetCapabilities() ([]string, *dbus.Error) {
+	return []string{"body"}, nil
+}
+
+func (f *fakeNotifications) GetServerInformation() (string, string, string, string, *dbus.Error) {
+	return "hubgate-test", "hubgate", "1", "1.2", nil
+}
+
+// serveNotifications exports a fakeNotifications; release gives the name
+// up (no receiver any more).
+func serveNotifications(t *testing.T) (f *fakeNotifications, release func()) {
+	t.Helper()
+	need(t, os.Getenv("DBUS_SESSION_BUS_ADDRESS") != "", "a D-Bus session bus (DBUS_SESSION_BUS_ADDRESS; run the tests with -exec .ci/with-keyring)")
+	conn, err := dbus.ConnectSessionBus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	f = &fakeNotifications{got: make(chan notifyCall, 10)}
+	if err := conn.Export(f, "/org/freedesktop/Notifications", "org.freedesktop.Notifications"); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := conn.RequestName("org.freedesktop.Notifications", dbus.NameFlagDoNotQueue)
+	if err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("own org.freedesktop.Notifications: reply %v, err %v", reply, err)
+	}
+	return f, func() {
+		if _, err := conn.ReleaseName("org.freedesktop.Notifications"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
+	srv, release := serveNotifications(t)
+	var logs logSink
+	desktop := &notify.Freedesktop{}
+	defer desktop.Close()
+	s := notify.New(notify.Options{Desktop: desktop, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Rule: func(name string) (string, bool) {
+			if name == "quiet" {
+				return rules.NotifyFailures, false
+			}
+			return "", false
+		}})
+	ctx := context.Background()
+	final := "22 degrees and sunny"
+	events := make(chan control.Event, 10)
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		s.Run(ctx, events)
+	}()
+
+	events <- finished(1, "weather", "weather", "It is 22 degrees and sunny in Lyon.")
+	events <- control.Event{Kind: control.EventFinished, CommandID: 2, Command: "contract", Rule: "weather",
+		Status: automate.StatusCompleted, Answer: "long reasoning", FinalAnswer: &final}
+	events <- finished(3, "quiet one", "quiet", "not shown: the rule says failures only")
+	events <- control.Event{Kind: control.EventDecided, CommandID: 4, Command: "slow two", Rule: "quiet",
+		Decision: journal.DecisionDropped, Note: "busy with command 3"}
+	events <- control.Event{Kind: control.EventNotify, CommandID: 5, Command: "kettle", Rule: "weather", Level: "info", Message: "the kettle is on"}
+	events <- control.Event{Kind: control.EventFinished, CommandID: 6, Command: "broken", Rule: "weather",
+		Status: automate.StatusFailed, ErrorCode: "model_unavailable", Answer: ""}
+
+	want := []notifyCall{
+		{Summary: "hubgate · weather", Body: "It is 22 degrees and sunny in Lyon.", Urgency: 1},
+		{Summary: "hubgate · contract", Body: final, Urgency: 1},
+		{Summary: "hubgate · slow two: not run (dropped)", Body: "busy with command 3", Urgency: 1},
+		{Summary: "hubgate · kettle", Body: "the kettle is on", Urgency: 1},
+		{Summary: "hubgate · broken: failed", Body: "the run failed (model_unavailable)", Urgency: 2},
+	}
+	for i, w := range want {
+		select {
+		case got := <-srv.got:
+			w.App, w.Timeout = "hubgate", -1
+			if got != w {
+				t.Errorf("notification %d:\n got %+v\nwant %+v", i, got, w)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("notification %d (%q) never reached the server", i, w.Summary)
+		}
+	}
+
+	close(events)
+	<-ran // every answer of the server is counted
+
+	// No receiver any more: one warning, then the log only, and no hang.
+	release()
+	start := time.Now()
+	for i := range 3 {
+		s.Handle(ctx, finished(int64(10+i), "after", "weather", "nobody shows this"))
+	}
+	if d := time.Since(start); d > notify.DefaultTimeout {
+		t.Errorf("three notifications without a server took %s", d)
+	}
+	if n := strings.Count(logs.String(), "desktop notifications are not available"); n != 1 {
+		t.Errorf("%d warnings, want 1; log:\n%s", n, logs.String())
+	}
+	if n := strings.Count(logs.String(), "nobody shows this"); n != 3 {
+		t.Errorf("the log shows %d of the 3 notifications:\n%s", n, logs.String())
+	}
+	if sent, failed := s.Counts(); sent != 5 || failed != 1 {
+		t.Errorf("sent %d failed %d; want 5 and 1 (then log only until the retry)", sent, failed)
+	}
+}

@@ -1,0 +1,183 @@
+package notify_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge/notify"
+	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/internal/testenv"
+)
+
+// need fails the test in CI (CI=true) when cond is false, and skips it
+// elsewhere.
+func need(t *testing.T, cond bool, what string) {
+	t.Helper()
+	if cond {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s is missing (scripts/test installs it)", what)
+	}
+	t.Skipf("%s is missing; run under .ci/with-keyring with scripts/test's packages", what)
+}
+
+// logSink collects log records.
+type logSink struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logSink) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logSink) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func finished(id int64, command, rule, answer string) control.Event {
+	return control.Event{Kind: control.EventFinished, CommandID: id, Command: command, Rule: rule,
+		Status: automate.StatusCompleted, Answer: answer}
+}
+
+// hangingDesktop never answers until its context ends.
+type hangingDesktop struct{ calls int }
+
+func (h *hangingDesktop) Notify(ctx context.Context, m notify.Message) error {
+	h.calls++
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func TestAHangingServerCostsOneTimeoutThenTheLogOnly(t *testing.T) {
+	h := &hangingDesktop{}
+	now := time.Unix(1000, 0)
+	s := notify.New(notify.Options{Desktop: h, Timeout: 50 * time.Millisecond, RetryAfter: time.Minute,
+		Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now }})
+	for i := range 5 {
+		s.Handle(context.Background(), finished(int64(i), "x", "", "y"))
+	}
+	if h.calls != 1 {
+		t.Fatalf("%d calls to a hanging server, want 1 until the retry", h.calls)
+	}
+	now = now.Add(2 * time.Minute)
+	s.Handle(context.Background(), finished(9, "x", "", "y"))
+	if h.calls != 2 {
+		t.Fatalf("no retry after RetryAfter: %d calls", h.calls)
+	}
+}
+
+func TestSpeechWritesAudibleWAV(t *testing.T) {
+	espeak := testenv.RequireProgram(t, "espeak-ng")
+	sox := testenv.RequireProgram(t, "sox")
+	wav := filepath.Join(t.TempDir(), "answer.wav")
+	sp, err := notify.NewSpeaker(notify.SpeakerOptions{Command: []string{espeak, "-w", wav}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	s := notify.New(notify.Options{Desktop: &hangingDesktop{}, Default: rules.NotifyNone, Speaker: sp,
+		Rule: func(string) (string, bool) { return "", true }, Logger: slog.New(slog.DiscardHandler)})
+	s.Handle(context.Background(), finished(1, "weather", "weather", "It is twenty two degrees and sunny in Lyon."))
+	// Speech is asynchronous; Say again with the same text to get its
+	// done channel would cut it off, so wait for the file to be complete.
+	deadline := time.Now().Add(20 * time.Second)
+	var stat string
+	for time.Now().Before(deadline) {
+		out, err := exec.Command(sox, wav, "-n", "stat").CombinedOutput()
+		stat = string(out)
+		if err == nil && strings.Contains(stat, "RMS     amplitude") && statValue(stat, "Length (seconds)") > 0.5 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	rms, length := statValue(stat, "RMS     amplitude"), statValue(stat, "Length (seconds)")
+	t.Logf("espeak-ng wrote %s: %.2f s, RMS amplitude %.4f", wav, length, rms)
+	if length < 1 || rms < 0.01 {
+		t.Fatalf("the speech is silent or too short; sox stat:\n%s", stat)
+	}
+}
+
+func statValue(stat, key string) float64 {
+	m := regexp.MustCompile(regexp.QuoteMeta(key) + `:\s+([0-9.eE+-]+)`).FindStringSubmatch(stat)
+	if m == nil {
+		return -1
+	}
+	v, _ := strconv.ParseFloat(m[1], 64)
+	return v
+}
+
+func TestSpeechIsCutOffByTheNextRunAndStopOutputs(t *testing.T) {
+	sleep := testenv.RequireProgram(t, "sleep")
+	sp, err := notify.NewSpeaker(notify.SpeakerOptions{Command: []string{sleep, "30"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	first, err := sp.Say("a long answer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := sp.Say("the next answer")
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-first: // Say returned after the first utterance ended: one at a time
+	default:
+		t.Fatal("the first utterance still runs after the second started")
+	}
+	s := notify.New(notify.Options{Desktop: &hangingDesktop{}, Speaker: sp, Logger: slog.New(slog.DiscardHandler)})
+	s.Handle(context.Background(), control.Event{Kind: control.EventStarted, CommandID: 7})
+	select {
+	case <-second:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a new run did not cut off the speech")
+	}
+	third, _ := sp.Say("again")
+	s.Handle(context.Background(), control.Event{Kind: control.EventStopOutputs, CommandID: 8})
+	select {
+	case <-third:
+	case <-time.After(10 * time.Second):
+		t.Fatal("StopOutputs did not cut off the speech")
+	}
+}
+
+func TestNoSpeechCommand(t *testing.T) {
+	_, err := notify.NewSpeaker(notify.SpeakerOptions{LookPath: func(string) (string, error) { return "", exec.ErrNotFound }})
+	if runtime.GOOS == "linux" && !errors.Is(err, notify.ErrNoSpeechCommand) {
+		t.Fatalf("NewSpeaker without espeak-ng and spd-say: %v, want ErrNoSpeechCommand", err)
+	}
+}
+
+func TestSpokenText(t *testing.T) {
+	long := strings.Repeat("The lights are on. ", 40)
+	for _, c := range []struct{ in, want string }{
+		{"short  answer\n", "short answer"},
+		{long, strings.TrimSpace(strings.Repeat("The lights are on. ", 21)) + " " + notify.MoreInHistory},
+		{strings.Repeat("word ", 200), strings.TrimSpace(strings.Repeat("word ", 80)) + ". " + notify.MoreInHistory},
+	} {
+		if got := notify.SpokenText(c.in, 400); got != c.want {
+			t.Errorf("SpokenText(%.30q...):\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}

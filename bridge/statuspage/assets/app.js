@@ -1,0 +1,120 @@
+// The status page: renders /api/state and keeps it live with the bridge's
+// event stream (/api/events). No framework, no build step.
+'use strict';
+(() => {
+  const token = document.querySelector('meta[name="hubgate-token"]').content;
+  // The token came in the address (hubgate open); the cookie holds it now.
+  if (location.search.includes('token=')) history.replaceState(null, '', '/');
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, text, cls) => {
+    const e = document.createElement(tag);
+    if (text !== undefined) e.textContent = text;
+    if (cls) e.className = cls;
+    return e;
+  };
+  const time = (s) => (s ? new Date(s).toLocaleTimeString() : '');
+  let current = null;
+
+  function render(state) {
+    const st = state.status;
+    const hub = st.hub || {};
+    $('hub-status').textContent = hub.status || 'unknown';
+    $('hub-status').className = 'pill ' + (hub.status || '');
+    $('hub-reason').textContent = (hub.reason || '') + (hub.needsRepair ? ' (run hubgate pair again)' : '');
+    $('listening').textContent = st.listening ? 'yes' : 'no';
+    $('device').textContent = st.deviceId ? 'device ' + st.deviceId : '';
+
+    current = st.current;
+    const cur = $('current');
+    cur.replaceChildren();
+    if (current) {
+      cur.append(el('p', current.command, 'command'));
+      const p = el('p');
+      p.append(el('span', current.status, 'pill ' + current.status), ' #' + current.commandId +
+        (current.rule ? ' · rule ' + current.rule : '') + ' · since ' + time(current.startedAt));
+      cur.append(p);
+      $('cancel').hidden = false;
+    } else {
+      cur.append(el('p', 'Nothing runs.', 'muted'));
+      $('cancel').hidden = true;
+    }
+
+    const q = $('queue');
+    q.replaceChildren(...st.queue.map((c) => el('li', '#' + c.commandId + ' ' + c.command + (c.rule ? ' (' + c.rule + ')' : ''))));
+    $('queue-empty').hidden = st.queue.length > 0;
+
+    $('history').replaceChildren(...state.history.map((e) => {
+      const tr = el('tr');
+      tr.dataset.id = e.id;
+      const outcome = e.status || (e.run === 'running' || e.run === 'parked' ? e.run : e.decision);
+      const out = el('td');
+      out.append(el('span', outcome + (e.errorCode ? ' (' + e.errorCode + ')' : ''), 'pill ' + outcome));
+      const text = e.finalAnswer != null ? e.finalAnswer : (e.answer || e.error || e.note || '');
+      tr.append(el('td', String(e.id)), el('td', time(e.receivedAt)), el('td', e.command), el('td', e.rule || ''), out, el('td', text, 'answer'));
+      return tr;
+    }));
+  }
+
+  let pending = null;
+  async function refresh() {
+    if (pending) return pending;
+    pending = (async () => {
+      try {
+        const r = await fetch('/api/state', { credentials: 'same-origin' });
+        if (r.ok) render(await r.json());
+      } finally {
+        pending = null;
+      }
+    })();
+    return pending;
+  }
+
+  function describe(e) {
+    const tag = e.commandId ? '#' + e.commandId + ' ' : '';
+    switch (e.kind) {
+      case 'received': return tag + 'received "' + e.command + '"' + (e.rule ? ' (rule ' + e.rule + ')' : ' (no rule)');
+      case 'decided': return tag + e.decision + (e.note ? ': ' + e.note : '');
+      case 'started': return tag + 'run started';
+      case 'finished': return tag + 'run ' + (e.status || 'failed') + (e.errorCode ? ' (' + e.errorCode + ')' : '') +
+        ((e.finalAnswer || e.answer) ? ': ' + (e.finalAnswer || e.answer) : (e.error ? ': ' + e.error : ''));
+      case 'notify': return tag + 'notify: ' + e.message;
+      case 'hub': return 'hub ' + e.hub.status + (e.hub.reason ? ': ' + e.hub.reason : '');
+      case 'cancel-requested': return tag + 'cancel requested (' + e.note + ')';
+      case 'lost': return '(' + e.lost + ' events lost)';
+      default: return tag + e.kind;
+    }
+  }
+
+  function connect() {
+    const es = new EventSource('/api/events');
+    es.onopen = () => { $('live').textContent = 'live'; $('live').className = 'pill on'; refresh(); };
+    es.onerror = () => { $('live').textContent = 'reconnecting…'; $('live').className = 'pill off'; };
+    es.addEventListener('bridge', (m) => {
+      const e = JSON.parse(m.data);
+      const li = el('li', time(e.at) + ' ' + describe(e));
+      li.dataset.kind = e.kind;
+      $('events').prepend(li);
+      while ($('events').children.length > 200) $('events').lastChild.remove();
+      refresh();
+    });
+  }
+
+  $('cancel').addEventListener('click', async () => {
+    $('cancel-result').textContent = 'cancelling…';
+    try {
+      const r = await fetch('/api/cancel', {
+        method: 'POST', credentials: 'same-origin',
+        headers: { 'Content-Type': 'application/json', 'X-Hubgate-Token': token },
+        body: JSON.stringify({ force: false }),
+      });
+      const res = await r.json();
+      $('cancel-result').textContent = r.ok ? (res.stopped ? 'cancel requested for #' + res.commandId : 'nothing runs') : (res.error || r.statusText);
+    } catch (err) {
+      $('cancel-result').textContent = String(err);
+    }
+    refresh();
+  });
+
+  refresh();
+  connect();
+})();

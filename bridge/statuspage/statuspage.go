@@ -1,0 +1,383 @@
+// Package statuspage owns the daemon's status page: a small web page on
+// 127.0.0.1 that shows the hub connection's state and reason, whether the
+// device listens, the current run (with a cancel button), the queue and the
+// recent history with answers, kept live by server-sent events fed by the
+// bridge's event stream. Plain HTML, CSS and a little JS embedded in the
+// binary (go:embed); no build step.
+//
+// # Who can reach it
+//
+//   - It listens on 127.0.0.1 only (Listen refuses any other address).
+//   - Every request must carry a Host header naming a loopback name
+//     (127.0.0.1, localhost, [::1]) with the port it was accepted on:
+//     anything else is refused with 403, which defeats DNS rebinding (a
+//     foreign name that resolves to 127.0.0.1 still sends its own name).
+//   - Access needs the page's token: a random 256-bit value made per start,
+//     which `hubgate open` gets over the control socket (only the daemon's
+//     user reaches it) and puts in the URL it opens (/?token=...). The page
+//     answers that request with an HttpOnly, SameSite=Strict cookie holding
+//     the token and replaces the address so the token does not stay in the
+//     address bar; later requests carry the cookie. A request with neither
+//     is refused with 401.
+//   - No CORS: no Access-Control-* header is ever sent, so other origins
+//     cannot read an answer. POSTs (cancel) need, besides the cookie, the
+//     token in the X-Hubgate-Token header (the page has it; another origin
+//     cannot read the page, and a custom header forces a preflight that is
+//     never granted) and, when the browser sends one, an Origin equal to
+//     the page's own: cross-site request forgery is refused.
+//   - Strict headers: a Content-Security-Policy allowing only the page's
+//     own script, style and event stream, no framing, no referrer (the
+//     first address carries the token), no caching.
+//
+// Known limit: browsers do not separate cookies by port, so the cookie is
+// also sent to other servers on 127.0.0.1 that the same browser visits.
+// Its name carries the port (several daemons do not clash); a user who
+// shares the machine with people they do not trust should not run other
+// people's servers on loopback ports in the same browser profile.
+package statuspage
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/internal/localhttp"
+)
+
+//go:embed assets
+var assets embed.FS
+
+var pageTemplate = template.Must(template.ParseFS(assets, "assets/index.html"))
+
+// Backend is what the page shows and does: the bridge implements it.
+type Backend interface {
+	control.Backend
+	control.Watcher
+}
+
+// Defaults.
+const (
+	// DefaultHistory is how many journal entries the page shows.
+	DefaultHistory = 20
+	// heartbeat keeps the event stream alive through idle periods.
+	heartbeat = 15 * time.Second
+)
+
+// Options configures New. Zero values are documented per field.
+type Options struct {
+	Backend Backend // required
+	// Token is the access token. Zero: a random one (Token() tells it).
+	Token string
+	// History is how many journal entries the page shows. Zero:
+	// DefaultHistory.
+	History int
+	Logger  *slog.Logger // Zero: discard
+}
+
+// Handler serves the status page.
+type Handler struct {
+	opts Options
+	log  *slog.Logger
+	mux  *http.ServeMux
+
+	closeOnce sync.Once
+	closing   chan struct{} // closed by Close: ends the event streams
+}
+
+// New returns the page's handler.
+func New(opts Options) (*Handler, error) {
+	if opts.Backend == nil {
+		return nil, errors.New("statuspage: nil Backend")
+	}
+	if opts.Token == "" {
+		b := make([]byte, 32)
+		if _, err := rand.Read(b); err != nil {
+			return nil, fmt.Errorf("statuspage: token: %w", err)
+		}
+		opts.Token = hex.EncodeToString(b)
+	}
+	if opts.History <= 0 {
+		opts.History = DefaultHistory
+	}
+	h := &Handler{opts: opts, log: opts.Logger, closing: make(chan struct{})}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", h.page)
+	mux.HandleFunc("GET /app.js", h.asset("assets/app.js", "text/javascript; charset=utf-8"))
+	mux.HandleFunc("GET /app.css", h.asset("assets/app.css", "text/css; charset=utf-8"))
+	mux.HandleFunc("GET /api/state", h.state)
+	mux.HandleFunc("GET /api/events", h.events)
+	mux.HandleFunc("POST /api/cancel", h.cancel)
+	h.mux = mux
+	return h, nil
+}
+
+// Token is the access token.
+func (h *Handler) Token() string { return h.opts.Token }
+
+// Close ends the open event streams (before the server shuts down).
+func (h *Handler) Close() { h.closeOnce.Do(func() { close(h.closing) }) }
+
+// ServeHTTP checks the Host header and the token, then serves.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hdr := w.Header()
+	hdr.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+	hdr.Set("X-Frame-Options", "DENY")
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	hdr.Set("Referrer-Policy", "no-referrer")
+	hdr.Set("Cache-Control", "no-store")
+	port, ok := localPort(r)
+	if !ok || !loopbackHost(r.Host, port) {
+		h.log.Info("statuspage: refused a request for a foreign host", "host", r.Host, "remote", r.RemoteAddr)
+		http.Error(w, "forbidden: this page answers only to 127.0.0.1, localhost or [::1] on its own port", http.StatusForbidden)
+		return
+	}
+	cookie := cookieName(port)
+	if q := r.URL.Query().Get("token"); q != "" && r.Method == http.MethodGet && r.URL.Path == "/" {
+		if !h.valid(q) {
+			http.Error(w, "unauthorized: the token is wrong or from an earlier start; run 'hubgate open' again", http.StatusUnauthorized)
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: cookie, Value: h.opts.Token, Path: "/", HttpOnly: true,
+			SameSite: http.SameSiteStrictMode})
+	} else if c, err := r.Cookie(cookie); err != nil || !h.valid(c.Value) {
+		http.Error(w, "unauthorized: open the status page with 'hubgate open'", http.StatusUnauthorized)
+		return
+	}
+	if r.Method == http.MethodPost {
+		if !h.valid(r.Header.Get("X-Hubgate-Token")) {
+			http.Error(w, "forbidden: a POST needs the page's token", http.StatusForbidden)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
+			http.Error(w, "forbidden: cross-origin request", http.StatusForbidden)
+			return
+		}
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+func (h *Handler) valid(token string) bool {
+	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(h.opts.Token)) == 1
+}
+
+func cookieName(port string) string { return "hubgate_status_" + port }
+
+// localPort is the port the request was accepted on.
+func localPort(r *http.Request) (string, bool) {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return "", false
+	}
+	_, port, err := net.SplitHostPort(addr.String())
+	return port, err == nil
+}
+
+// loopbackHost reports whether host (a Host header) names the loopback
+// (internal/localhttp's one check) with the port the page listens on: a
+// browser sends the page's own port, and the cookie it holds is not
+// separated by port.
+func loopbackHost(host, port string) bool {
+	_, p, err := net.SplitHostPort(host)
+	return err == nil && p == port && localhttp.LoopbackHost(host)
+}
+
+func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if err := pageTemplate.Execute(w, struct{ Token string }{h.opts.Token}); err != nil {
+		h.log.Warn("statuspage: render", "err", err)
+	}
+}
+
+func (h *Handler) asset(name, contentType string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, err := assets.ReadFile(name)
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.Write(b)
+	}
+}
+
+// State is the answer of /api/state.
+type State struct {
+	Status  control.Status  `json:"status"`
+	History []journal.Entry `json:"history"`
+}
+
+func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
+	st, err := h.opts.Backend.Status(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	hist, err := h.opts.Backend.History(r.Context(), h.opts.History)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	if hist == nil {
+		hist = []journal.Entry{}
+	}
+	if st.Queue == nil {
+		st.Queue = []control.QueuedCommand{}
+	}
+	writeJSON(w, http.StatusOK, State{Status: st, History: hist})
+}
+
+// events streams the bridge's events as server-sent events (event
+// "bridge", id the event's Seq) until the page goes away or Close.
+func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ch, err := h.opts.Backend.Watch(ctx, 0)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	rc := http.NewResponseController(w)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	io.WriteString(w, "retry: 2000\n\n")
+	if rc.Flush() != nil {
+		return
+	}
+	tick := time.NewTicker(heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-h.closing:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+				return
+			}
+		case e, ok := <-ch:
+			if !ok {
+				return
+			}
+			b, err := json.Marshal(e)
+			if err != nil {
+				continue
+			}
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: bridge\ndata: %s\n\n", e.Seq, b); err != nil || rc.Flush() != nil {
+				return
+			}
+		}
+	}
+}
+
+func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Force bool `json:"force"`
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 4096))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	if len(b) > 0 {
+		if err := json.Unmarshal(b, &body); err != nil {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "the body must be {\"force\": true|false}"})
+			return
+		}
+	}
+	res, err := h.opts.Backend.Cancel(r.Context(), body.Force)
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	h.log.Info("statuspage: cancel", "command_id", res.CommandID, "mode", res.Mode)
+	writeJSON(w, http.StatusOK, res)
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		code, b = http.StatusInternalServerError, []byte(`{"error":"encoding failed"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	w.Write(append(b, '\n'))
+}
+
+// Server is the page served on a loopback listener.
+type Server struct {
+	h   *Handler
+	ln  net.Listener
+	srv *http.Server
+}
+
+// Listen binds addr, which must be a 127.0.0.1 address ("127.0.0.1:0":
+// any free port), for the page of opts.
+func Listen(addr string, opts Options) (*Server, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, fmt.Errorf("statuspage: address %q: %w", addr, err)
+	}
+	if host != "127.0.0.1" {
+		return nil, fmt.Errorf("statuspage: listens on 127.0.0.1 only, not %q", host)
+	}
+	h, err := New(opts)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("statuspage: %w", err)
+	}
+	s := &Server{h: h, ln: ln, srv: localhttp.NewServer(h, localhttp.Options{Logger: h.log})}
+	return s, nil
+}
+
+// Addr is the listening address.
+func (s *Server) Addr() *net.TCPAddr { return s.ln.Addr().(*net.TCPAddr) }
+
+// URL is the address that opens the page, with its token.
+func (s *Server) URL() string {
+	return "http://" + s.ln.Addr().String() + "/?" + url.Values{"token": {s.h.Token()}}.Encode()
+}
+
+// Serve serves until ctx ends, then ends the event streams and shuts down
+// (bounded to 5 s).
+func (s *Server) Serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.srv.Serve(s.ln) }()
+	select {
+	case err := <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("statuspage: %w", err)
+	case <-ctx.Done():
+	}
+	s.h.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.srv.Shutdown(sctx); err != nil {
+		s.srv.Close()
+	}
+	<-errc
+	return nil
+}

@@ -1,0 +1,330 @@
+package statuspage_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/scripted"
+	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/bridge/statuspage"
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/hub"
+	"github.com/hubgate/hubgate/internal/testenv"
+)
+
+const key = "statuspage-test-key-0123456789abcdef"
+
+// fakeHub delivers the test's commands; the rest is real (the Automate
+// server with the scripted engine, the client, the journal, the bridge).
+type fakeHub struct {
+	events chan hub.Event
+	mu     sync.Mutex
+	seq    uint64
+}
+
+func (f *fakeHub) Events() <-chan hub.Event      { return f.events }
+func (f *fakeHub) Listening() bool               { return true }
+func (f *fakeHub) State() hub.State              { return hub.State{Status: hub.StatusListening} }
+func (f *fakeHub) Device() *deviceapi.UserDevice { return nil }
+func (f *fakeHub) command(text string) {
+	f.mu.Lock()
+	f.seq++
+	ev := hub.Event{Kind: hub.KindDeviceCommand, Command: text, Seq: f.seq, Session: 1, Received: time.Now()}
+	f.mu.Unlock()
+	f.events <- ev
+}
+
+const pageRules = `
+rules:
+  - name: slow
+    match: {command_glob: "slow *"}
+    run:
+      prompt: "{{.Command}}\n#!sleep 30000\n#!answer done {{.Command}}"
+  - name: hello
+    match: {command: hello}
+    run:
+      prompt: "hi\n#!answer Hello from the status page test"
+`
+
+// startBridge runs a real bridge and returns it with its hub and journal.
+func startBridge(t *testing.T) (*bridge.Bridge, *fakeHub, *journal.Journal) {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	srv, err := server.New(server.Config{Key: key, Assistant: scripted.New(scripted.Config{Logger: quiet}), Workspace: t.TempDir(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	client, err := automate.NewClient(automate.ClientOptions{BaseURL: ts.URL, Key: key, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file, err := rules.ParseYAML([]byte(pageRules))
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := file.Compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.Open(filepath.Join(t.TempDir(), "journal.db"), journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh := &fakeHub{events: make(chan hub.Event, 10)}
+	b, err := bridge.New(bridge.Options{Hub: fh, Automate: client, Journal: j, Rules: set, CancelGrace: 2 * time.Second,
+		DeviceID: "device-under-test", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		j.Close()
+		sctx, c := context.WithTimeout(context.Background(), 10*time.Second)
+		defer c()
+		srv.Close(sctx)
+		ts.Close()
+	})
+	return b, fh, j
+}
+
+// servePage serves the page of b on 127.0.0.1:<any port>.
+func servePage(t *testing.T, b *bridge.Bridge) *statuspage.Server {
+	t.Helper()
+	s, err := statuspage.Listen("127.0.0.1:0", statuspage.Options{Backend: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	})
+	return s
+}
+
+// screenshotPath is where the test leaves the page's screenshot for people
+// to look at: $HUBGATE_TEST_ARTIFACTS, else <tmp>/hubgate-test-artifacts.
+func screenshotPath(t *testing.T) string {
+	dir := os.Getenv("HUBGATE_TEST_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "hubgate-test-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "statuspage.png")
+}
+
+func TestStatusPageInHeadlessChromium(t *testing.T) {
+	node := testenv.RequireNode(t)
+	chromium := testenv.RequireProgram(t, "chromium")
+	testenv.NpmBin(t, "playwright-core/package.json")
+	script := filepath.Join(testenv.ModuleRoot(t), testenv.NpmDir, "statuspage-e2e.cjs")
+
+	b, fh, j := startBridge(t)
+	events := b.Subscribe(t.Context(), bridge.SubscribeOptions{})
+	fh.command("hello") // a finished run with its answer in the history
+	for e := range events {
+		if e.Kind == control.EventFinished {
+			break
+		}
+	}
+	page := servePage(t, b)
+	shot := screenshotPath(t)
+	os.Remove(shot)
+	const command = "slow report on the garden"
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Env = append(os.Environ(), "PAGE_URL="+page.URL(), "SCREENSHOT="+shot, "COMMAND="+command, "CHROMIUM="+chromium)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var result struct {
+		FirstStatus      int    `json:"firstStatus"`
+		AddressAfterLoad string `json:"addressAfterLoad"`
+		Cookies          []struct {
+			Name     string `json:"name"`
+			HTTPOnly bool   `json:"httpOnly"`
+			SameSite string `json:"sameSite"`
+		} `json:"cookies"`
+		CurrentShown       string   `json:"currentShown"`
+		CancelResult       string   `json:"cancelResult"`
+		CurrentAfterCancel string   `json:"currentAfterCancel"`
+		Events             []string `json:"events"`
+		PostWithoutHeader  int      `json:"postWithoutHeader"`
+		WithoutToken       int      `json:"withoutToken"`
+	}
+	sc := bufio.NewScanner(out)
+	got := false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "READY":
+			fh.command(command)
+		case strings.HasPrefix(line, "RESULT "):
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "RESULT ")), &result); err != nil {
+				t.Fatal(err)
+			}
+			got = true
+		case strings.HasPrefix(line, "FAIL "):
+			t.Errorf("the browser script failed: %s", line)
+		default:
+			t.Logf("script: %s", line)
+		}
+	}
+	if err := cmd.Wait(); err != nil || !got {
+		t.Fatalf("the browser script: %v; stderr:\n%s", err, stderr.String())
+	}
+	t.Logf("screenshot of the status page with a run in flight: %s", shot)
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+		t.Errorf("screenshot %s: %v", shot, err)
+	}
+
+	if result.FirstStatus != 200 || strings.Contains(result.AddressAfterLoad, "token") {
+		t.Errorf("first load %d, address afterwards %q", result.FirstStatus, result.AddressAfterLoad)
+	}
+	if len(result.Cookies) != 1 || !result.Cookies[0].HTTPOnly || result.Cookies[0].SameSite != "Strict" {
+		t.Errorf("cookies %+v, want one HttpOnly SameSite=Strict", result.Cookies)
+	}
+	if !strings.Contains(result.CurrentShown, command) || !strings.Contains(result.CurrentShown, "running") {
+		t.Errorf("current run shown as %q", result.CurrentShown)
+	}
+	if !strings.Contains(result.CancelResult, "cancel requested") || !strings.Contains(result.CurrentAfterCancel, "Nothing runs") {
+		t.Errorf("after cancel: %q / %q", result.CancelResult, result.CurrentAfterCancel)
+	}
+	if result.PostWithoutHeader != http.StatusForbidden || result.WithoutToken != http.StatusUnauthorized {
+		t.Errorf("POST without the token header: %d (want 403); page without token: %d (want 401)", result.PostWithoutHeader, result.WithoutToken)
+	}
+	joined := strings.Join(result.Events, "\n")
+	for _, want := range []string{"received \"" + command + "\"", "run started", "cancel requested (hubgate cancel)"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the live events lack %q:\n%s", want, joined)
+		}
+	}
+	if !regexp.MustCompile(`#2 run (canceled|terminated)`).MatchString(joined) {
+		t.Errorf("the live events lack the run's end:\n%s", joined)
+	}
+	// The journal agrees: the run was cancelled through the page.
+	h, err := j.History(context.Background(), journal.HistoryQuery{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 2 || h[0].Command != command || (h[0].Status != automate.StatusCanceled && h[0].Status != automate.StatusTerminated) {
+		t.Errorf("journal: %+v", h)
+	}
+}
+
+// request sends a request to the page with a chosen Host header.
+func request(t *testing.T, page *statuspage.Server, method, path, host string, header http.Header) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, "http://"+page.Addr().String()+path, strings.NewReader(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+func TestStatusPageRefusesForeignHostsStrangersAndForgeries(t *testing.T) {
+	b, _, _ := startBridge(t)
+	page := servePage(t, b)
+	u, _ := url.Parse(page.URL())
+	token := u.Query().Get("token")
+	port := u.Port()
+	cookie := "hubgate_status_" + port + "=" + token
+
+	for _, c := range []struct {
+		name, method, path, host string
+		header                   http.Header
+		want                     int
+	}{
+		{"token in the URL", "GET", "/?token=" + token, "", nil, 200},
+		{"cookie", "GET", "/api/state", "", http.Header{"Cookie": {cookie}}, 200},
+		{"localhost", "GET", "/api/state", "localhost:" + port, http.Header{"Cookie": {cookie}}, 200},
+		{"ipv6 loopback name", "GET", "/api/state", "[::1]:" + port, http.Header{"Cookie": {cookie}}, 200},
+		{"no token", "GET", "/", "", nil, 401},
+		{"no token, api", "GET", "/api/state", "", nil, 401},
+		{"wrong token", "GET", "/?token=" + strings.Repeat("0", len(token)), "", nil, 401},
+		{"wrong cookie", "GET", "/api/state", "", http.Header{"Cookie": {"hubgate_status_" + port + "=nope"}}, 401},
+		{"rebinding name", "GET", "/?token=" + token, "evil.example:" + port, nil, 403},
+		{"rebinding name with cookie", "GET", "/api/state", "attacker.test:" + port, http.Header{"Cookie": {cookie}}, 403},
+		{"other port", "GET", "/api/state", "127.0.0.1:1", http.Header{"Cookie": {cookie}}, 403},
+		{"no port", "GET", "/api/state", "127.0.0.1", http.Header{"Cookie": {cookie}}, 403},
+		{"post without token header", "POST", "/api/cancel", "", http.Header{"Cookie": {cookie}}, 403},
+		{"post with a foreign origin", "POST", "/api/cancel", "", http.Header{"Cookie": {cookie}, "X-Hubgate-Token": {token}, "Origin": {"http://evil.example"}}, 403},
+		{"post, token only in the header", "POST", "/api/cancel", "", http.Header{"X-Hubgate-Token": {token}}, 401},
+		{"post done right", "POST", "/api/cancel", "", http.Header{"Cookie": {cookie}, "X-Hubgate-Token": {token}, "Origin": {"http://127.0.0.1:" + port}}, 200},
+	} {
+		resp, body := request(t, page, c.method, c.path, c.host, c.header)
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: %d %q, want %d", c.name, resp.StatusCode, body, c.want)
+		}
+		for k := range resp.Header {
+			if strings.HasPrefix(k, "Access-Control-") {
+				t.Errorf("%s: CORS header %s", c.name, k)
+			}
+		}
+		if !strings.Contains(resp.Header.Get("Content-Security-Policy"), "default-src 'none'") {
+			t.Errorf("%s: no CSP", c.name)
+		}
+	}
+	// The first answer sets the cookie, HttpOnly and SameSite=Strict.
+	resp, body := request(t, page, "GET", "/?token="+token, "", nil)
+	sc := resp.Header.Get("Set-Cookie")
+	if !strings.Contains(sc, "HttpOnly") || !strings.Contains(sc, "SameSite=Strict") || !strings.Contains(body, `content="`+token+`"`) {
+		t.Errorf("Set-Cookie %q", sc)
+	}
+	// Listen refuses anything but 127.0.0.1.
+	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0"} {
+		if _, err := statuspage.Listen(addr, statuspage.Options{Backend: b}); err == nil {
+			t.Errorf("Listen(%q) accepted", addr)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/godbus/dbus/v5"
+
+	"github.com/hubgate/hubgate/bridge/control"
+)
+
+// e2eNotifications owns org.freedesktop.Notifications on the session bus
+// of .ci/with-keyring, which the daemon under test shares.
+type e2eNotifications struct{ got chan [2]string }
+
+func (f *e2eNotifications) Notify(app string, replaces uint32, icon, summary, body string, actions []string,
+	hints map[string]dbus.Variant, timeout int32) (uint32, *dbus.Error) {
+	f.got <- [2]string{summary, body}
+	return 1, nil
+}
+
+func (f *e2eNotifications) GetCapabilities() ([]string, *dbus.Error) { return []string{"body"}, nil }
+
+const answersRules = `rules:
+  - name: hello
+    match: {command: hello}
+    run:
+      prompt: "Say hello\n#!answer Hello, the kettle is on"
+  - name: quiet
+    match: {command: quiet}
+    notify: none
+    run:
+      prompt: "q\n#!answer nobody is told"
+`
+
+// The daemon (the real binary) sends each answer to the desktop's
+// notification service; without one it warns once and goes on.
+func TestDaemonNotifiesAnswersOverDBus(t *testing.T) {
+	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no D-Bus session bus: run the tests with -exec .ci/with-keyring")
+		}
+		t.Skip("no D-Bus session bus: run the tests with -exec .ci/with-keyring")
+	}
+	h := startHub(t)
+	s := newDaemonSetup(t, h, daemonConfig{Bridge: answersRules})
+
+	// First without a notification server: the daemon goes on.
+	d := startListening(t, s)
+	lines, _ := startWatch(t, s, "--history", "100") // history: no event is missed while it connects
+	h.push("hello", nil)
+	nextLine(t, lines, "the first run's end", func(e control.Event) bool { return e.Kind == control.EventFinished })
+	h.push("hello", nil)
+	fin := nextLine(t, lines, "the second run's end", func(e control.Event) bool { return e.Kind == control.EventFinished })
+	if fin.event.Status != "completed" {
+		t.Fatalf("second run %+v", fin.event)
+	}
+	if !eventually(func() bool {
+		return len(d.logRecords("desktop notifications are not available; notifications go to the log only")) == 1
+	}) {
+		t.Errorf("want one warning about the missing notification server; stderr:\n%s", d.Stderr())
+	}
+	if n := len(d.logRecords("notification")); n != 2 {
+		t.Errorf("%d notifications in the log, want 2", n)
+	}
+	d.stop(syscall.SIGTERM)
+
+	// Now with a receiver of the test's own on the same bus.
+	conn, err := dbus.ConnectSessionBus()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	srv := &e2eNotifications{got: make(chan [2]string, 10)}
+	if err := conn.Export(srv, "/org/freedesktop/Notifications", "org.freedesktop.Notifications"); err != nil {
+		t.Fatal(err)
+	}
+	if reply, err := conn.RequestName("org.freedesktop.Notifications", dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
+		t.Fatalf("own the name: %v %v", reply, err)
+	}
+	defer conn.ReleaseName("org.freedesktop.Notifications")
+	startListening(t, s)
+	lines, _ = startWatch(t, s, "--history", "100")
+	h.push("quiet", nil) // notify: none: the first notification must be hello's
+	nextLine(t, lines, "the quiet run's end", func(e control.Event) bool { return e.Kind == control.EventFinished && e.Command == "quiet" })
+	h.push("hello", nil)
+	select {
+	case n := <-srv.got:
+		if n[0] != "hubgate · hello" || n[1] != "Hello, the kettle is on" {
+			t.Fatalf("notification %q", n)
+		}
+	case <-time.After(e2eWait):
+		t.Fatal("no notification reached the server")
+	}
+}
+
+// `hubgate open` gives the browser the status page through a private
+// file (the token stays off command lines); --print prints the address;
+// the page answers it and refuses a foreign Host.
+func TestOpenTheStatusPage(t *testing.T) {
+	h := startHub(t)
+	s := newDaemonSetup(t, h, daemonConfig{Bridge: "rules: []\n"})
+	if r := runCmd(t, s.environ(), "", "--config", s.configPath, "open", "--print"); r.code != ExitNotRunning {
+		t.Fatalf("open without a daemon: exit %d %q", r.code, r.stderr)
+	}
+	startListening(t, s)
+	r := runCmd(t, s.environ(), "", "--config", s.configPath, "open", "--print")
+	u := strings.TrimSpace(r.stdout)
+	if r.code != 0 || !strings.HasPrefix(u, "http://127.0.0.1:") || !strings.Contains(u, "/?token=") {
+		t.Fatalf("open --print: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "<title>hubgate</title>") {
+		t.Fatalf("the page: %d", resp.StatusCode)
+	}
+	req, _ := http.NewRequest("GET", u, nil)
+	req.Host = "rebound.example:" + strings.Split(strings.TrimPrefix(u, "http://127.0.0.1:"), "/")[0]
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("foreign host: %v %v", resp, err)
+	}
+
+	// The "browser" records what it was given.
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "args")
+	browser := filepath.Join(dir, "browser.sh")
+	if err := os.WriteFile(browser, []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+rec+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r = runCmd(t, append(s.environ(), "BROWSER="+browser), "", "--config", s.configPath, "open")
+	if r.code != 0 || strings.Contains(r.stdout, u) {
+		t.Fatalf("open: exit %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	var arg string
+	if !eventually(func() bool { b, _ := os.ReadFile(rec); arg = string(b); return arg != "" }) {
+		t.Fatal("the browser was not started")
+	}
+	if strings.Contains(arg, "token") || !strings.HasPrefix(arg, "file://") {
+		t.Fatalf("the browser's argument %q", arg)
+	}
+	file := strings.TrimPrefix(arg, "file://")
+	st, err := os.Stat(file)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("forwarder %s: %v %v", file, st, err)
+	}
+	b, _ := os.ReadFile(file)
+	if !strings.Contains(string(b), strings.ReplaceAll(u, "&", "&amp;")) {
+		t.Errorf("the forwarder does not lead to the page: %s", b)
+	}
+}

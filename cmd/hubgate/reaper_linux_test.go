@@ -1,0 +1,77 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/internal/proc"
+)
+
+// TestRunChildrenDieWithAKilledDaemon (issue 14, D4): a run_command child
+// and its own children must not outlive a daemon killed with SIGKILL. The
+// shell gets Pdeathsig; the sleep it started is killed by the next start
+// (the reaper), before that start reports the run interrupted.
+func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
+	h := startHub(t)
+	marks := t.TempDir()
+	pgidFile := filepath.Join(marks, "pgid")
+	s := newDaemonSetup(t, h, daemonConfig{Bridge: fmt.Sprintf(`rules:
+  - name: sleeper
+    match: {command_glob: "sleep *"}
+    run:
+      allow_destructive_tools: true
+      prompt: |
+        Sleep
+        #!run echo $$ > %[1]s.tmp; mv %[1]s.tmp %[1]s; sleep 300 & sleep 300
+`, pgidFile)})
+	d := startListening(t, s)
+	h.push("sleep 1", nil)
+	waitRunning(t, s, d, "sleep 1")
+	var pgid int
+	if !eventually(func() bool {
+		b, err := os.ReadFile(pgidFile)
+		if err != nil {
+			return false
+		}
+		pgid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && len(proc.LiveMembers(pgid)) >= 3
+	}) {
+		t.Fatalf("the command's process group never ran; members of %d: %v", pgid, proc.LiveMembers(pgid))
+	}
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) }) // a failing run leaves nothing behind
+
+	if err := d.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-d.done
+	// The shell, the daemon's direct child, dies with it (Pdeathsig).
+	if !eventually(func() bool { return !slices.Contains(proc.LiveMembers(pgid), pgid) }) {
+		t.Errorf("the run's shell %d outlived the killed daemon", pgid)
+	}
+
+	d2 := startListening(t, s)
+	// Start reaped before it listened: nothing of the group is left.
+	if m := proc.LiveMembers(pgid); len(m) != 0 {
+		t.Fatalf("processes %v of the killed daemon's run survived the restart", m)
+	}
+	found := false
+	for _, r := range d2.logRecords("killed a process group left by a previous run of hubgate") {
+		if r["pgid"] == float64(pgid) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the restart did not say it killed group %d", pgid)
+	}
+	es := waitJournalState(t, s.journal, "recovered", func(es []journal.Entry) bool { return len(es) == 1 && e2eSettledAll(es) })
+	if es[0].Run != journal.RunInterrupted {
+		t.Errorf("the run in flight: %s", e2eDump(es))
+	}
+}

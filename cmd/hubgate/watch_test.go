@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge/journal"
+)
+
+// watchLine is one line of `hubgate watch --json` and when it arrived.
+type watchLine struct {
+	event control.Event
+	at    time.Time
+}
+
+// startWatch runs `hubgate watch --json` against s's daemon.
+func startWatch(t *testing.T, s *daemonSetup, args ...string) (<-chan watchLine, *exec.Cmd) {
+	t.Helper()
+	cmd := exec.Command(binary, append([]string{"--config", s.configPath, "watch", "--json"}, args...)...)
+	cmd.Env = s.environ()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan watchLine, 1000)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			at := time.Now()
+			var e control.Event
+			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+				t.Errorf("watch printed a line that is not an event: %q: %v", sc.Text(), err)
+				return
+			}
+			lines <- watchLine{e, at}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("watch stderr: %s", stderr.String())
+		}
+	})
+	return lines, cmd
+}
+
+func nextLine(t *testing.T, lines <-chan watchLine, what string, match func(control.Event) bool) watchLine {
+	t.Helper()
+	deadline := time.After(e2eWait)
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatalf("watch ended before %s", what)
+			}
+			if match(l.event) {
+				return l
+			}
+		case <-deadline:
+			t.Fatalf("no %s from watch within %s", what, e2eWait)
+		}
+	}
+}
+
+// `hubgate watch --json` shows a finished run's answer as soon as the
+// journal has it (within 100 ms of the journal row), with the command's
+// whole life before it; it exits 9 when the daemon stops or is not there.
+func TestWatchShowsTheAnswerAsTheJournalRecordsIt(t *testing.T) {
+	h := startHub(t)
+	s := newDaemonSetup(t, h, daemonConfig{Bridge: `rules:
+  - name: hello
+    match: {command: hello}
+    run:
+      prompt: "Say hello\n#!answer Hello from the watched daemon"
+`})
+	if r := runCmd(t, s.environ(), "", "--config", s.configPath, "watch"); r.code != ExitNotRunning {
+		t.Fatalf("watch without a daemon: exit %d, stderr %q", r.code, r.stderr)
+	}
+	d := startListening(t, s)
+	lines, watch := startWatch(t, s, "--history", "50")
+	// The history shows the hub reaching "listening": the stream is live.
+	nextLine(t, lines, "the hub state", func(e control.Event) bool { return e.Kind == control.EventHub && e.Hub.Status == "listening" })
+
+	var worst time.Duration
+	for i := range 5 {
+		h.push("hello", nil)
+		var kinds []string
+		fin := nextLine(t, lines, "the finished run", func(e control.Event) bool {
+			kinds = append(kinds, string(e.Kind))
+			return e.Kind == control.EventFinished
+		})
+		if got, want := strings.Join(kinds, " "), "received decided started finished"; got != want {
+			t.Errorf("run %d: events %s, want %s", i, got, want)
+		}
+		if fin.event.Answer != "Hello from the watched daemon" || fin.event.Status != "completed" || fin.event.Command != "hello" {
+			t.Fatalf("finished event %+v", fin.event)
+		}
+		e := journalEntry(t, s.journal, fin.event.CommandID)
+		if e.Answer != fin.event.Answer || e.FinishedAt.IsZero() {
+			t.Fatalf("journal row %+v", e)
+		}
+		lag := fin.at.Sub(e.FinishedAt)
+		t.Logf("run %d: the answer reached watch %s after the journal row", i, lag)
+		worst = max(worst, lag)
+	}
+	if worst > 100*time.Millisecond {
+		t.Errorf("the answer reached watch up to %s after the journal row (want within 100 ms)", worst)
+	}
+
+	d.stop(syscall.SIGTERM)
+	for range lines {
+	}
+	err := watch.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != ExitNotRunning {
+		t.Fatalf("watch after the daemon stopped: %v, want exit %d", err, ExitNotRunning)
+	}
+}
+
+// journalEntry reads one entry of the journal file.
+func journalEntry(t *testing.T, path string, id int64) journal.Entry {
+	t.Helper()
+	for _, e := range journalEntries(t, path) {
+		if e.ID == id {
+			return e
+		}
+	}
+	t.Fatalf("no journal entry %d", id)
+	return journal.Entry{}
+}

@@ -1,0 +1,96 @@
+//go:build unix
+
+package proc
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// gone waits (bounded: SIGKILL is delivered asynchronously) until pid
+// has exited; it reports whether it did.
+func gone(pid int) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return true
+}
+
+// alive: pid exists and is not a zombie (Linux reads its state; elsewhere
+// a signal 0 answer).
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	if b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat"); err == nil {
+		i := strings.LastIndexByte(string(b), ')')
+		return i > 0 && i+2 < len(b) && b[i+2] != 'Z'
+	}
+	return syscall.Kill(pid, 0) == nil
+}
+
+// TestRunKillsTheWholeGroup: a background process that holds the output
+// pipe neither outlives Run nor keeps it waiting, when the shell exits and
+// when ctx ends.
+func TestRunKillsTheWholeGroup(t *testing.T) {
+	unixOnly(t)
+	for _, cancelled := range []bool{false, true} {
+		dir := t.TempDir()
+		pidFile := filepath.Join(dir, "pid")
+		script := "sleep 300 & echo $! > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; echo started"
+		if cancelled {
+			script += "; sleep 300"
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		var res Result
+		go func() {
+			var err error
+			res, err = Run(ctx, Shell(script), 0)
+			done <- err
+		}()
+		if cancelled {
+			waitFile(t, pidFile)
+			cancel()
+		}
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatal("Run did not return: the background process kept it waiting")
+		}
+		cancel()
+		if cancelled != errors.Is(err, context.Canceled) || !strings.Contains(res.Output, "started") {
+			t.Errorf("cancelled %v: err %v output %q", cancelled, err, res.Output)
+		}
+		pid, _ := strconv.Atoi(strings.TrimSpace(string(waitFile(t, pidFile))))
+		if !gone(pid) {
+			t.Errorf("cancelled %v: the background sleep %d survived Run", cancelled, pid)
+		}
+	}
+}
+
+func waitFile(t *testing.T, path string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		if b, err := os.ReadFile(path); err == nil {
+			return b
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never appeared", path)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

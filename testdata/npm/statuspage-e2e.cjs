@@ -1,0 +1,79 @@
+// statuspage-e2e.cjs: drives hubgate's status page in headless Chromium
+// with playwright-core (Debian's chromium; no browser download), for
+// bridge/statuspage's Go test. Protocol on stdout, one line each:
+//   READY            the page is loaded and its event stream is live; the
+//                    Go test now pushes a slow command
+//   RESULT <json>    what the page showed; then it exits 0
+// Any failure prints "FAIL <message>" and exits 1.
+//
+// Environment: PAGE_URL (with ?token=...), SCREENSHOT (a .png path),
+// COMMAND (the text the current run shows), CHROMIUM (default
+// /usr/bin/chromium).
+'use strict';
+const { chromium } = require('playwright-core');
+
+const url = process.env.PAGE_URL;
+const shot = process.env.SCREENSHOT;
+const command = process.env.COMMAND;
+
+async function main() {
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const result = {};
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    const page = await context.newPage();
+    page.on('console', (m) => console.log('CONSOLE ' + m.type() + ' ' + m.text()));
+    page.on('pageerror', (e) => console.log('PAGEERROR ' + String(e)));
+    const first = await page.goto(url);
+    result.firstStatus = first.status();
+    await page.waitForFunction(() => document.getElementById('live').textContent === 'live', null, { timeout: 15000 });
+    // The token left the address bar; the cookie carries it now.
+    result.addressAfterLoad = page.url();
+    result.cookies = (await context.cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }));
+    console.log('READY');
+
+    // The run shows up live (no reload): pushed by the Go test.
+    await page.waitForFunction((cmd) => {
+      const c = document.querySelector('#current .command');
+      return c && c.textContent === cmd;
+    }, command, { timeout: 20000 });
+    result.currentShown = await page.textContent('#current');
+    await page.screenshot({ path: shot, fullPage: true });
+
+    // The cancel button cancels it (a soft cancel, escalated to terminate
+    // after the bridge's grace when the run does not stop).
+    await page.click('#cancel');
+    await page.waitForFunction((cmd) => [...document.querySelectorAll('#history tr')].some((tr) =>
+      tr.children[2].textContent === cmd && /^(canceled|terminated)/.test(tr.children[4].textContent)), command, { timeout: 20000 });
+    result.cancelResult = await page.textContent('#cancel-result');
+    result.currentAfterCancel = await page.textContent('#current');
+    result.events = await page.$$eval('#events li', (lis) => lis.map((li) => li.textContent));
+
+    // A POST without the page's token header is refused, even with the cookie.
+    result.postWithoutHeader = await page.evaluate(() => fetch('/api/cancel', { method: 'POST' }).then((r) => r.status));
+
+    // Another browser context has no cookie: refused without the token.
+    const stranger = await browser.newContext();
+    const bare = new URL(url);
+    bare.search = '';
+    const other = await (await stranger.newPage()).goto(bare.toString());
+    result.withoutToken = other.status();
+    console.log('RESULT ' + JSON.stringify(result));
+  } catch (err) {
+    for (const p of browser.contexts().flatMap((c) => c.pages())) {
+      console.log('PAGE ' + (await p.evaluate(() => document.body.innerText)).replace(/\n/g, ' | '));
+    }
+    throw err;
+  } finally {
+    await browser.close();
+  }
+}
+
+main().catch((err) => {
+  console.log('FAIL ' + String(err && err.stack || err).replace(/\n/g, ' | '));
+  process.exit(1);
+});
