@@ -298,32 +298,7 @@ func TestRunWithToolsTwoRounds(t *testing.T) {
 }
 
 func TestRunWithToolsExecutorFailureCancels(t *testing.T) {
-	var mu sync.Mutex
-	active := ""
-	var cancels int
-	f := newFake(t, map[string]http.HandlerFunc{
-		"POST /v1/runs": func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			active = "automate-run-e"
-			mu.Unlock()
-			writeJSON(w, 200, parked("automate-run-e", "tok-e", ToolCall{ID: "c1", Name: "boom"}))
-		},
-		"GET /health": func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			defer mu.Unlock()
-			h := health(active != "", active)
-			h.AwaitingToolResults = active != ""
-			writeJSON(w, 200, h)
-		},
-		"POST /v1/automate/cancel": func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			id := active
-			active = ""
-			cancels++
-			mu.Unlock()
-			writeJSON(w, 200, CancelResponse{Stopped: id != "", Mode: CancelModeCancel, RequestID: &id, WorkflowStatus: WorkflowCanceled})
-		},
-	})
+	f := parkedSlot(t, parked("automate-run-e", "tok-e", ToolCall{ID: "c1", Name: "boom"}))
 	execErr := errors.New("tool host unreachable")
 	rec, err := f.client(ClientOptions{}).RunWithTools(context.Background(), RunRequest{Prompt: "x", ClientTools: twoTools},
 		ToolLoop{Execute: func(ctx context.Context, calls []ToolCall) ([]ToolResult, error) { return nil, execErr }})
@@ -334,37 +309,13 @@ func TestRunWithToolsExecutorFailureCancels(t *testing.T) {
 	if !errors.As(err, &ae) || ae.RequestID != "automate-run-e" || ae.Cancel == nil || !ae.Cancel.Stopped {
 		t.Fatalf("abandon %+v", ae)
 	}
-	mu.Lock()
-	n := cancels
-	mu.Unlock()
-	if n != 1 || f.count("POST /v1/runs/{token}/tool-results") != 0 {
+	if n := f.count("POST /v1/automate/cancel"); n != 1 || f.count("POST /v1/runs/{token}/tool-results") != 0 {
 		t.Fatalf("cancels %d resumes %d", n, f.count("POST /v1/runs/{token}/tool-results"))
 	}
 }
 
 func TestRunWithToolsCallerGivesUpDuringExecutor(t *testing.T) {
-	var mu sync.Mutex
-	active := ""
-	f := newFake(t, map[string]http.HandlerFunc{
-		"POST /v1/runs": func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			active = "automate-run-c"
-			mu.Unlock()
-			writeJSON(w, 200, parked("automate-run-c", "tok-c", ToolCall{ID: "c1", Name: "slow"}))
-		},
-		"GET /health": func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			defer mu.Unlock()
-			writeJSON(w, 200, health(active != "", active))
-		},
-		"POST /v1/automate/cancel": func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			id := active
-			active = ""
-			mu.Unlock()
-			writeJSON(w, 200, CancelResponse{Stopped: true, Mode: CancelModeCancel, RequestID: &id, WorkflowStatus: WorkflowCanceled})
-		},
-	})
+	f := parkedSlot(t, parked("automate-run-c", "tok-c", ToolCall{ID: "c1", Name: "slow"}))
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := f.client(ClientOptions{}).RunWithTools(ctx, RunRequest{Prompt: "x", ClientTools: twoTools},
 		ToolLoop{Execute: func(ctx context.Context, calls []ToolCall) ([]ToolResult, error) {

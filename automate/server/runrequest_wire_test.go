@@ -4,11 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http/httptest"
 	"reflect"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
@@ -159,21 +157,10 @@ func TestEveryRunRequestFieldSurvivesTheWire(t *testing.T) {
 
 	eng := &capturingEngine{}
 	logs := &startedRuns{}
-	srv, err := server.New(server.Config{Key: testKey, Assistant: eng, Workspace: t.TempDir(),
-		AppVersion: "1.2.3-test", Logger: slog.New(logs)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := srv.Close(ctx); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		ts.Close()
-	})
-	c, err := automate.NewClient(automate.ClientOptions{BaseURL: ts.URL, Key: testKey, Logger: slog.New(slog.DiscardHandler)})
+	h := newHarness(t,
+		withWrap(func(assistant.Assistant) assistant.Assistant { return eng }),
+		withServerConfig(func(c *server.Config) { c.Logger = slog.New(logs) }))
+	c, err := automate.NewClient(automate.ClientOptions{BaseURL: h.url, Key: h.key, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +201,7 @@ func TestEveryRunRequestFieldSurvivesTheWire(t *testing.T) {
 		},
 		"RestrictToWorkspace": func() (any, any) {
 			// The server confines the run to its workspace.
-			return task.Confine != "" && task.Confine == srv.Workspace(), req.RestrictToWorkspace
+			return task.Confine != "" && task.Confine == h.workspace, req.RestrictToWorkspace
 		},
 		"Continuation":          func() (any, any) { return task.Continuation, req.Continuation },
 		"SelectedSkillIDs":      func() (any, any) { return task.SelectedSkillIDs, req.SelectedSkillIDs },
