@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"sync"
-	"time"
 
 	"github.com/hubgate/hubgate/internal/proc"
 )
@@ -18,16 +16,17 @@ const TextArg = "{text}"
 
 // child is a started helper process (speech, osascript, PowerShell).
 type child struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-	out  *proc.Output
-	once sync.Once
+	name   string
+	cancel context.CancelFunc
+	done   chan struct{}
+	res    proc.Result
+	err    error
 }
 
 // startChild starts argv with text as the TextArg element or on stdin, as
-// every child of hubgate starts (internal/proc: its own process group,
-// hubgate's secrets removed from its environment, killed with the daemon).
+// every child of hubgate starts and ends (internal/proc: its own process
+// group, hubgate's secrets removed from its environment, recorded for the
+// reaper, the whole group killed when it ends or is cut off).
 func startChild(argv []string, text string, env ...string) (*child, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("empty command")
@@ -40,35 +39,26 @@ func startChild(argv []string, text string, env ...string) (*child, error) {
 		}
 		args = append(args, a)
 	}
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
 	cmd := proc.Command(argv[0], args...)
 	cmd.Env = append(cmd.Env, env...)
 	if stdin {
 		cmd.Stdin = strings.NewReader(text)
 	}
-	out, err := proc.NewOutput(2048, proc.KeepHead)
-	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", argv[0], err)
-	}
-	cmd.Stdout, cmd.Stderr = out.Writer(), out.Writer()
-	err = cmd.Start()
-	out.CloseWriter()
-	if err != nil {
-		out.Drain(0)
-		return nil, fmt.Errorf("start %s: %w", argv[0], err)
-	}
-	c := &child{cmd: cmd, done: make(chan struct{}), out: out}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &child{name: argv[0], cancel: cancel, done: make(chan struct{})}
 	go func() {
-		c.err = cmd.Wait()
-		proc.Kill(cmd) // what it left behind
-		out.Drain(time.Second)
-		close(c.done)
+		defer close(c.done)
+		c.res, c.err = proc.Run(ctx, cmd, 2048)
 	}()
 	return c, nil
 }
 
 // kill ends the child's whole process group and waits for it.
 func (c *child) kill() {
-	c.once.Do(func() { proc.Kill(c.cmd) })
+	c.cancel()
 	<-c.done
 }
 
@@ -78,13 +68,14 @@ func (c *child) wait(ctx context.Context) error {
 	case <-c.done:
 	case <-ctx.Done():
 		c.kill()
-		return fmt.Errorf("%s: %w", c.cmd.Args[0], ctx.Err())
+		return fmt.Errorf("%s: %w", c.name, ctx.Err())
 	}
+	c.cancel()
 	if c.err != nil {
-		if o := strings.TrimSpace(c.out.String()); o != "" {
-			return fmt.Errorf("%s: %w: %s", c.cmd.Args[0], c.err, o)
+		if o := strings.TrimSpace(c.res.Output); o != "" {
+			return fmt.Errorf("%s: %w: %s", c.name, c.err, o)
 		}
-		return fmt.Errorf("%s: %w", c.cmd.Args[0], c.err)
+		return fmt.Errorf("%s: %w", c.name, c.err)
 	}
 	return nil
 }
