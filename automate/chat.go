@@ -153,56 +153,61 @@ func productChatBody(req ChatRequest, product string) (json.RawMessage, error) {
 
 // ChatWithTools drives the caller-executed tool loop on the chat contract:
 // while the answer's finish_reason is "tool_calls" it hands the calls to
-// exec, appends the assistant message and one tool message per result (the
-// call ids echoed unchanged) to the conversation and posts it again, until
-// the run completes or fails. Outcomes, deadline and cancel are those of
-// RunWithTools (the deadline counts timeout_ms once for the whole loop).
-func (c *Client) ChatWithTools(ctx context.Context, req ChatRequest, exec ToolExecutor) (*ChatCompletion, error) {
-	if exec == nil {
-		return nil, errors.New("automate: chat with tools: nil ToolExecutor")
+// loop.Execute, appends the assistant message and one tool message per
+// result (the call ids echoed unchanged) to the conversation and posts it
+// again, until the run completes or fails. The hooks see the parked record
+// (the answer's service object). Outcomes, deadline, hooks and cancel are
+// those of RunWithTools (the deadline counts timeout_ms once for the whole
+// loop).
+//
+// The chat route starts a fresh run when tool messages name no live run,
+// so a round whose run no longer waits is never posted: the loop ends
+// with ErrRunLost instead, and should the server start a fresh run anyway
+// (the run expired between the check and the post), that run is cancelled
+// and the error is an *AbandonedError wrapping ErrRunLost.
+func (c *Client) ChatWithTools(ctx context.Context, req ChatRequest, loop ToolLoop) (*ChatCompletion, error) {
+	if loop.Execute == nil {
+		return nil, errors.New("automate: chat with tools: nil ToolLoop.Execute")
 	}
-	ctx, cancel := context.WithDeadline(ctx, time.Now().Add(chatTimeout(req)+c.margin))
+	ctx, cancel := context.WithTimeout(ctx, chatTimeout(req)+c.margin)
 	defer cancel()
 	msgs := slices.Clone(req.Messages)
 	comp, err := c.postChat(ctx, req, "")
-	for err == nil && comp.FinishReason() == FinishToolCalls {
-		requestID := comp.ID
-		if comp.Service != nil && comp.Service.RequestID != "" {
-			requestID = comp.Service.RequestID
-		}
-		reply := comp.Choices[0].Message
-		if len(reply.ToolCalls) == 0 {
-			return nil, c.abandon(ctx, "chat tool loop", requestID,
-				fmt.Errorf("automate: finish_reason tool_calls without tool calls"))
-		}
-		results, xerr := exec(ctx, ToolCallsFromChat(reply.ToolCalls))
-		if xerr == nil {
-			xerr = ctx.Err()
-		}
-		if xerr != nil {
-			return nil, c.abandon(ctx, "tool executor", requestID, xerr)
-		}
-		assistantMsg := TextMessage(RoleAssistant, reply.Content)
-		assistantMsg.ToolCalls = reply.ToolCalls
-		msgs = append(msgs, assistantMsg)
-		for _, r := range results {
-			msgs = append(msgs, ToolMessage(r))
-		}
-		// The chat route starts a fresh run when the tool messages name no
-		// live run: make sure ours still waits before posting, and cancel a
-		// fresh run if the window between the check and the post was lost.
-		if h, herr := c.Health(ctx); herr == nil && (h.ActiveRequestID == nil || *h.ActiveRequestID != requestID || !h.AwaitingToolResults) {
-			return nil, fmt.Errorf("chat tool loop, run %s: %w", requestID, ErrRunLost)
-		}
-		next := req
-		next.Messages = slices.Clone(msgs)
-		comp, err = c.postChat(ctx, next, requestID)
-		if newID := completionRunID(comp, err); newID != "" && newID != requestID {
-			lost := fmt.Errorf("chat tool loop, run %s: %w (the server started run %s instead)", requestID, ErrRunLost, newID)
-			return nil, c.abandon(ctx, "chat tool loop", newID, lost)
-		}
-	}
-	return comp, err
+	return toolLoop(ctx, c, loop, "chat tool loop", comp, err,
+		func(comp *ChatCompletion) (toolRound, bool) {
+			if comp.FinishReason() != FinishToolCalls {
+				return toolRound{}, false
+			}
+			r := toolRound{parked: comp.Service, requestID: completionRunID(comp, nil),
+				calls: ToolCallsFromChat(comp.Choices[0].Message.ToolCalls)}
+			if len(r.calls) == 0 {
+				r.unresumable = errors.New("automate: finish_reason tool_calls without tool calls")
+			}
+			return r, true
+		},
+		func(ctx context.Context, comp *ChatCompletion, r toolRound, results []ToolResult) (*ChatCompletion, error) {
+			reply := comp.Choices[0].Message
+			assistantMsg := TextMessage(RoleAssistant, reply.Content)
+			assistantMsg.ToolCalls = reply.ToolCalls
+			msgs = append(msgs, assistantMsg)
+			for _, res := range results {
+				msgs = append(msgs, ToolMessage(res))
+			}
+			// Make sure our run still waits before posting, and cancel a
+			// fresh run if the window between the check and the post was
+			// lost.
+			if h, herr := c.Health(ctx); herr == nil && (h.ActiveRequestID == nil || *h.ActiveRequestID != r.requestID || !h.AwaitingToolResults) {
+				return nil, fmt.Errorf("chat tool loop, run %s: %w", r.requestID, ErrRunLost)
+			}
+			next := req
+			next.Messages = slices.Clone(msgs)
+			answer, err := c.postChat(ctx, next, r.requestID)
+			if newID := completionRunID(answer, err); newID != "" && newID != r.requestID {
+				lost := fmt.Errorf("chat tool loop, run %s: %w (the server started run %s instead)", r.requestID, ErrRunLost, newID)
+				return nil, c.abandon(ctx, "chat tool loop", newID, lost)
+			}
+			return answer, err
+		})
 }
 
 // completionRunID is the request id of the run a chat answer (or a failed

@@ -166,7 +166,7 @@ func TestChatWithToolsTwoRounds(t *testing.T) {
 	var rounds [][]string
 	req := NewChatRequest("time and sum")
 	req.Tools = ChatTools(twoTools)
-	comp, err := f.client(ClientOptions{}).ChatWithTools(context.Background(), req, addExecutor(&rounds))
+	comp, err := f.client(ClientOptions{}).ChatWithTools(context.Background(), req, ToolLoop{Execute: addExecutor(&rounds)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -271,67 +271,19 @@ func (c *Client) resume(ctx context.Context, token, requestID string, results []
 }
 
 // postRun sends a run-starting or run-resuming POST and decodes its record.
-// requestID is the run's id when known ("" for a new run).
+// requestID is the run's id when known ("" for a new run). A giving-up
+// caller abandons the run when the POST may have started it, and always
+// when its id is known: a run with an id exists whether or not the POST
+// went out.
 func (c *Client) postRun(ctx context.Context, path string, body any, requestID string) (*RunRecord, error) {
 	resp, sent, err := c.roundTrip(ctx, http.MethodPost, path, body)
 	if err != nil {
-		if sent && ctx.Err() != nil {
+		if (sent || requestID != "") && ctx.Err() != nil {
 			return nil, c.abandon(ctx, "POST "+logPath(path), requestID, err)
 		}
 		return nil, err
 	}
 	return c.decodeRecord(resp)
-}
-
-// abandon handles a caller giving up on a run request: a client-side abort
-// does not stop the run, so it cancels explicitly when the run is still
-// going. With a known requestID it cancels only that run (activeRequestId
-// matches); without one it cancels when the server is busy.
-// leaveRunning marks a context whose end must not cancel the run.
-type leaveRunning struct{}
-
-// LeaveRunning returns a context for requests whose run must go on when
-// the caller stops waiting for it (a daemon that shuts down and leaves the
-// run to the server): when it ends, the client sends no explicit cancel.
-func LeaveRunning(ctx context.Context) context.Context {
-	return context.WithValue(ctx, leaveRunning{}, true)
-}
-
-func (c *Client) abandon(ctx context.Context, op, requestID string, cause error) error {
-	ae := &AbandonedError{Op: op, RequestID: requestID, Err: cause}
-	if ctx.Value(leaveRunning{}) != nil {
-		c.log.Info("automate run left running by the caller", "op", op, "requestId", requestID)
-		return ae
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cancelTimeout)
-	defer cancel()
-	h, err := c.Health(cctx)
-	if err != nil {
-		ae.CancelErr = fmt.Errorf("health check before cancel: %w", err)
-		c.log.Warn("automate run abandoned; could not check whether it is still active",
-			"op", op, "requestId", requestID, "err", err)
-		return ae
-	}
-	if requestID != "" {
-		if h.ActiveRequestID == nil || *h.ActiveRequestID != requestID {
-			c.log.Info("automate run abandoned; it is no longer active", "op", op, "requestId", requestID)
-			return ae
-		}
-	} else if !h.Busy {
-		c.log.Info("automate run abandoned; server not busy, nothing to cancel", "op", op)
-		return ae
-	}
-	ae.CancelSent = true
-	cr, err := c.Cancel(cctx, c.forceOnGiveUp)
-	if err != nil {
-		ae.CancelErr = fmt.Errorf("cancel: %w", err)
-		c.log.Warn("automate run abandoned; explicit cancel failed", "op", op, "requestId", requestID, "err", err)
-		return ae
-	}
-	ae.Cancel = cr
-	c.log.Warn("automate run abandoned; explicit cancel sent", "op", op, "requestId", requestID,
-		"stopped", cr.Stopped, "mode", cr.Mode, "force", c.forceOnGiveUp)
-	return ae
 }
 
 // response is a fully read HTTP answer.

@@ -203,7 +203,7 @@ func summaries(steps []automate.Step) []string {
 func TestIntegrationRunWithTools(t *testing.T) {
 	c := startReal(t, 0).client(t, automate.ClientOptions{})
 	var x toolExecutor
-	rec, err := c.RunWithTools(context.Background(), automate.RunRequest{Prompt: toolPrompt, ClientTools: clientTools}, x.exec)
+	rec, err := c.RunWithTools(context.Background(), automate.RunRequest{Prompt: toolPrompt, ClientTools: clientTools}, automate.ToolLoop{Execute: x.exec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestIntegrationChatWithTools(t *testing.T) {
 	var x toolExecutor
 	req := automate.NewChatRequest(toolPrompt, "Be brief.")
 	req.Tools = automate.ChatTools(clientTools)
-	comp, err := c.ChatWithTools(context.Background(), req, x.exec)
+	comp, err := c.ChatWithTools(context.Background(), req, automate.ToolLoop{Execute: x.exec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +319,7 @@ func TestIntegrationExecutorFailureReleasesParkedRun(t *testing.T) {
 	c := startReal(t, 0).client(t, automate.ClientOptions{})
 	boom := errors.New("tool backend down")
 	_, err := c.RunWithTools(context.Background(), automate.RunRequest{Prompt: toolPrompt, ClientTools: clientTools},
-		func(context.Context, []automate.ToolCall) ([]automate.ToolResult, error) { return nil, boom })
+		automate.ToolLoop{Execute: func(context.Context, []automate.ToolCall) ([]automate.ToolResult, error) { return nil, boom }})
 	var ae *automate.AbandonedError
 	if !errors.Is(err, boom) || !errors.As(err, &ae) || ae.Cancel == nil || !ae.Cancel.Stopped ||
 		ae.Cancel.RequestID == nil || *ae.Cancel.RequestID != ae.RequestID {
@@ -426,7 +426,7 @@ func TestIntegrationChatWithToolsNeverRunsTwice(t *testing.T) {
 		Messages: []automate.ChatMessage{automate.TextMessage("user", "weather\n#!tool get_weather {}\n#!answer sunny")},
 		Tools:    []automate.ChatTool{{Type: "function", Function: automate.ChatFunction{Name: "get_weather"}}},
 	}
-	_, err := c.ChatWithTools(context.Background(), req, slow)
+	_, err := c.ChatWithTools(context.Background(), req, automate.ToolLoop{Execute: slow})
 	if !errors.Is(err, automate.ErrRunLost) {
 		t.Fatalf("ChatWithTools = %v, want ErrRunLost", err)
 	}

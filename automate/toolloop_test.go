@@ -279,7 +279,7 @@ func TestRunWithToolsTwoRounds(t *testing.T) {
 	f := toolServer(t)
 	var rounds [][]string
 	rec, err := f.client(ClientOptions{}).RunWithTools(context.Background(),
-		RunRequest{Prompt: "what time, and sums", ClientTools: twoTools}, addExecutor(&rounds))
+		RunRequest{Prompt: "what time, and sums", ClientTools: twoTools}, ToolLoop{Execute: addExecutor(&rounds)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,35 +298,10 @@ func TestRunWithToolsTwoRounds(t *testing.T) {
 }
 
 func TestRunWithToolsExecutorFailureCancels(t *testing.T) {
-	var mu sync.Mutex
-	active := ""
-	var cancels int
-	f := newFake(t, map[string]http.HandlerFunc{
-		"POST /v1/runs": func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			active = "automate-run-e"
-			mu.Unlock()
-			writeJSON(w, 200, parked("automate-run-e", "tok-e", ToolCall{ID: "c1", Name: "boom"}))
-		},
-		"GET /health": func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			defer mu.Unlock()
-			h := health(active != "", active)
-			h.AwaitingToolResults = active != ""
-			writeJSON(w, 200, h)
-		},
-		"POST /v1/automate/cancel": func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			id := active
-			active = ""
-			cancels++
-			mu.Unlock()
-			writeJSON(w, 200, CancelResponse{Stopped: id != "", Mode: CancelModeCancel, RequestID: &id, WorkflowStatus: WorkflowCanceled})
-		},
-	})
+	f := parkedSlot(t, parked("automate-run-e", "tok-e", ToolCall{ID: "c1", Name: "boom"}))
 	execErr := errors.New("tool host unreachable")
 	rec, err := f.client(ClientOptions{}).RunWithTools(context.Background(), RunRequest{Prompt: "x", ClientTools: twoTools},
-		func(ctx context.Context, calls []ToolCall) ([]ToolResult, error) { return nil, execErr })
+		ToolLoop{Execute: func(ctx context.Context, calls []ToolCall) ([]ToolResult, error) { return nil, execErr }})
 	if rec != nil || !errors.Is(err, execErr) {
 		t.Fatalf("want the executor's error, got %v %v", rec, err)
 	}
@@ -334,44 +309,20 @@ func TestRunWithToolsExecutorFailureCancels(t *testing.T) {
 	if !errors.As(err, &ae) || ae.RequestID != "automate-run-e" || ae.Cancel == nil || !ae.Cancel.Stopped {
 		t.Fatalf("abandon %+v", ae)
 	}
-	mu.Lock()
-	n := cancels
-	mu.Unlock()
-	if n != 1 || f.count("POST /v1/runs/{token}/tool-results") != 0 {
+	if n := f.count("POST /v1/automate/cancel"); n != 1 || f.count("POST /v1/runs/{token}/tool-results") != 0 {
 		t.Fatalf("cancels %d resumes %d", n, f.count("POST /v1/runs/{token}/tool-results"))
 	}
 }
 
 func TestRunWithToolsCallerGivesUpDuringExecutor(t *testing.T) {
-	var mu sync.Mutex
-	active := ""
-	f := newFake(t, map[string]http.HandlerFunc{
-		"POST /v1/runs": func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			active = "automate-run-c"
-			mu.Unlock()
-			writeJSON(w, 200, parked("automate-run-c", "tok-c", ToolCall{ID: "c1", Name: "slow"}))
-		},
-		"GET /health": func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			defer mu.Unlock()
-			writeJSON(w, 200, health(active != "", active))
-		},
-		"POST /v1/automate/cancel": func(w http.ResponseWriter, r *http.Request) {
-			mu.Lock()
-			id := active
-			active = ""
-			mu.Unlock()
-			writeJSON(w, 200, CancelResponse{Stopped: true, Mode: CancelModeCancel, RequestID: &id, WorkflowStatus: WorkflowCanceled})
-		},
-	})
+	f := parkedSlot(t, parked("automate-run-c", "tok-c", ToolCall{ID: "c1", Name: "slow"}))
 	ctx, cancel := context.WithCancel(context.Background())
 	_, err := f.client(ClientOptions{}).RunWithTools(ctx, RunRequest{Prompt: "x", ClientTools: twoTools},
-		func(ctx context.Context, calls []ToolCall) ([]ToolResult, error) {
+		ToolLoop{Execute: func(ctx context.Context, calls []ToolCall) ([]ToolResult, error) {
 			cancel()
 			<-ctx.Done() // an executor that honours ctx
 			return nil, ctx.Err()
-		})
+		}})
 	var ae *AbandonedError
 	if !errors.As(err, &ae) || !errors.Is(err, context.Canceled) || !ae.CancelSent {
 		t.Fatalf("want abandon with cancel, got %v", err)
@@ -391,7 +342,7 @@ func TestRunWithToolsRunFailsMidLoop(t *testing.T) {
 		},
 	})
 	var rounds [][]string
-	rec, err := f.client(ClientOptions{}).RunWithTools(context.Background(), RunRequest{Prompt: "x", ClientTools: twoTools}, addExecutor(&rounds))
+	rec, err := f.client(ClientOptions{}).RunWithTools(context.Background(), RunRequest{Prompt: "x", ClientTools: twoTools}, ToolLoop{Execute: addExecutor(&rounds)})
 	var re *RunError
 	if !errors.As(err, &re) || rec == nil || rec.Status != StatusFailed || rec.ErrorCode != ErrorExecutionFailed {
 		t.Fatalf("want a RunError with the failed record, got %v %v", rec, err)

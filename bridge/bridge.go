@@ -28,9 +28,8 @@ type Hub interface {
 
 // Automate is what the bridge needs of the Automate server (automate.Client).
 type Automate interface {
-	Run(ctx context.Context, req automate.RunRequest) (*automate.RunRecord, error)
-	ResumeRun(ctx context.Context, parked *automate.RunRecord, results []automate.ToolResult) (*automate.RunRecord, error)
-	Cancel(ctx context.Context, force bool) (*automate.CancelResponse, error)
+	RunWithTools(ctx context.Context, req automate.RunRequest, loop automate.ToolLoop) (*automate.RunRecord, error)
+	CancelIfActive(ctx context.Context, requestID string, force bool) (automate.CancelResult, error)
 	Health(ctx context.Context) (*automate.Health, error)
 }
 
@@ -668,15 +667,15 @@ func (b *Bridge) sendCancel(r *runState, force bool) {
 		if !current {
 			return // it ended meanwhile
 		}
-		h, err := b.opts.Automate.Health(ctx)
-		if err != nil {
+		res, err := b.opts.Automate.CancelIfActive(ctx, id, force)
+		switch {
+		case err != nil && !res.Active:
 			b.log.Warn("cancel: health check failed", "command_id", r.id, "err", err)
 			return
-		}
-		if h.Busy && (id == "" || (h.ActiveRequestID != nil && *h.ActiveRequestID == id)) {
-			if _, err := b.opts.Automate.Cancel(ctx, force); err != nil {
-				b.log.Warn("cancel failed", "command_id", r.id, "force", force, "err", err)
-			}
+		case err != nil:
+			b.log.Warn("cancel failed", "command_id", r.id, "force", force, "err", err)
+			return
+		case res.Active:
 			return
 		}
 		if id != "" || b.now().After(deadline) {

@@ -1,9 +1,10 @@
 // Package bridge owns the product's core: it turns the device hub's events
 // into runs on the Automate server. It matches each DeviceCommand against
 // the routing rules (bridge/rules), applies the matched rule's busy policy
-// around the one inference slot, runs the caller-executed tool loop with
-// the tools hubgate itself executes (notify, and the command tools the user
-// declared), cancels when asked (a StopOutputs macro, StopListening when
+// around the one inference slot, runs the caller-executed tool loop (the
+// Automate client's RunWithTools, whose hooks journal and publish each
+// round) with the tools hubgate itself executes (notify, and the command
+// tools the user declared), cancels when asked (a StopOutputs macro, StopListening when
 // configured, `hubgate cancel`, shutdown), and writes every command and
 // every run to the journal (bridge/journal) before acting on it. Every step
 // is also published, in order, on its event stream (Subscribe): what `hubgate

@@ -78,17 +78,21 @@ func (b *Bridge) requeue(e journal.Entry, set *rules.Set) (*pending, string) {
 // marked interrupted, and cancelled when the server still runs it.
 func (b *Bridge) reconcile(ctx context.Context, e journal.Entry) {
 	note := "interrupted by a restart; not sent again"
-	h, err := b.opts.Automate.Health(ctx)
-	switch {
-	case err != nil:
-		note += fmt.Sprintf(" (the Automate server could not be asked: %v)", err)
-	case e.RequestID != "" && h.ActiveRequestID != nil && *h.ActiveRequestID == e.RequestID:
-		if _, err := b.opts.Automate.Cancel(ctx, false); err != nil {
+	if e.RequestID != "" {
+		res, err := b.opts.Automate.CancelIfActive(ctx, e.RequestID, false)
+		switch {
+		case err != nil && !res.Active:
+			note += fmt.Sprintf(" (the Automate server could not be asked: %v)", err)
+		case err != nil:
 			note += fmt.Sprintf(" (still on the server; cancel failed: %v)", err)
-		} else {
+		case res.Active:
 			note += " (it was still on the server and was cancelled)"
 		}
-	case h.Busy && e.RequestID == "":
+	} else if h, err := b.opts.Automate.Health(ctx); err != nil {
+		note += fmt.Sprintf(" (the Automate server could not be asked: %v)", err)
+	} else if h.Busy {
+		// Its POST may or may not have started that run: hubgate cannot
+		// tell, and the run may be someone else's.
 		note += " (the server is busy with a run hubgate cannot tell apart; left alone)"
 	}
 	if err := b.opts.Journal.MarkInterrupted(ctx, e.ID, note); err != nil {

@@ -11,9 +11,11 @@ import (
 	"github.com/hubgate/hubgate/bridge/journal"
 )
 
-// execute runs r on the Automate server: one POST, then the tool loop, and
-// journals the outcome. It runs on its own goroutine; the loop learns of
-// its end through runDone.
+// execute runs r on the Automate server through the client's tool loop
+// (one POST, then a resume per round; hubgate's tools answer the calls),
+// journals and publishes each park and resume, and journals the outcome.
+// It runs on its own goroutine; the loop learns of its end through
+// runDone.
 func (b *Bridge) execute(r *runState) runDone {
 	ctx := r.ctx
 	if b.opts.OnShutdown == ShutdownLeave {
@@ -22,37 +24,44 @@ func (b *Bridge) execute(r *runState) runDone {
 		ctx = automate.LeaveRunning(ctx)
 	}
 	log := b.log.With("command_id", r.id, "rule", r.rule.Name())
-	rec, err := b.opts.Automate.Run(ctx, r.req)
+	rec, err := b.opts.Automate.RunWithTools(ctx, r.req, automate.ToolLoop{
+		Execute: func(ctx context.Context, calls []automate.ToolCall) ([]automate.ToolResult, error) {
+			// A tool that fails answers the agent with an error; the
+			// round itself never fails.
+			return b.tools.Execute(ctx, calls), nil
+		},
+		OnParked: func(parked *automate.RunRecord) {
+			b.mu.Lock()
+			r.requestID, r.parked = parked.RequestID, true
+			b.mu.Unlock()
+			if jerr := b.opts.Journal.RunParked(context.WithoutCancel(ctx), r.id, parked.RequestID, parked.ResumeToken); jerr != nil {
+				log.Error("journal: parked run not recorded", "err", jerr)
+			}
+			ev := commandEvent(control.EventParked, r.pending)
+			ev.RequestID = parked.RequestID
+			names := make([]string, len(parked.ToolCalls))
+			for i, c := range parked.ToolCalls {
+				names[i] = c.Name
+			}
+			ev.Note = strings.Join(names, " ")
+			b.emit(ev)
+		},
+		OnResumed: func(parked *automate.RunRecord, _ []automate.ToolResult) {
+			b.mu.Lock()
+			r.parked = false
+			b.mu.Unlock()
+			if jerr := b.opts.Journal.RunResumed(context.WithoutCancel(ctx), r.id); jerr != nil {
+				log.Error("journal: resume not recorded", "err", jerr)
+			}
+			ev := commandEvent(control.EventResumed, r.pending)
+			ev.RequestID = parked.RequestID
+			b.emit(ev)
+		},
+	})
 	if errors.Is(err, automate.ErrBusy) {
 		// 409: no run started; the loop applies the busy policy.
 		log.Info("the assistant is busy with a run hubgate did not start")
 		return runDone{run: r, busy: true}
-	}
-	for err == nil && rec != nil && rec.Status == automate.StatusAwaitingToolResults {
-		b.mu.Lock()
-		r.requestID, r.parked = rec.RequestID, true
-		b.mu.Unlock()
-		if jerr := b.opts.Journal.RunParked(context.WithoutCancel(ctx), r.id, rec.RequestID, rec.ResumeToken); jerr != nil {
-			log.Error("journal: parked run not recorded", "err", jerr)
-		}
-		parked := commandEvent(control.EventParked, r.pending)
-		parked.RequestID = rec.RequestID
-		for _, c := range rec.ToolCalls {
-			parked.Note += c.Name + " "
-		}
-		parked.Note = strings.TrimSpace(parked.Note)
-		b.emit(parked)
-		results := b.tools.Execute(ctx, rec.ToolCalls)
-		b.mu.Lock()
-		r.parked = false
-		b.mu.Unlock()
-		if jerr := b.opts.Journal.RunResumed(context.WithoutCancel(ctx), r.id); jerr != nil {
-			log.Error("journal: resume not recorded", "err", jerr)
-		}
-		resumed := commandEvent(control.EventResumed, r.pending)
-		resumed.RequestID = rec.RequestID
-		b.emit(resumed)
-		rec, err = b.opts.Automate.ResumeRun(ctx, rec, results)
 	}
 	out := outcome(rec, err, b.now())
 	if out.RequestID != "" {
