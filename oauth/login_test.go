@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"github.com/hubgate/hubgate/internal/testutil"
 	"io"
 	"net/http"
 	"net/url"
@@ -59,13 +60,9 @@ func requireCurl(t *testing.T) {
 // waitGoroutines waits until the goroutine count is back to at most n.
 func waitGoroutines(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for runtime.NumGoroutine() > n {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines, want <= %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testutil.Eventually(0, func() bool { return runtime.NumGoroutine() <= n }) {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines, want <= %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
 	}
 }
 
@@ -75,7 +72,7 @@ func TestLoginWithBrowserCommand(t *testing.T) {
 	requireCurl(t)
 	f := newFakeAuth(t)
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	http.DefaultClient.CloseIdleConnections()
 	before := runtime.NumGoroutine()
 	tok, err := c.Login(context.Background(), LoginOptions{
@@ -142,7 +139,7 @@ func TestLoginIgnoresWrongStateThenAcceptsTheRightOne(t *testing.T) {
 	var wrongStatus int
 	var wrongPage string
 	browsed := make(chan struct{})
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	tok, err := c.Login(context.Background(), LoginOptions{
 		Out:     &out,
 		Timeout: time.Minute,
@@ -214,7 +211,7 @@ func TestLoginAccessDenied(t *testing.T) {
 	f.deny = true
 	f.mu.Unlock()
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	_, err := c.Login(context.Background(), LoginOptions{
 		Out: &out, Timeout: time.Minute,
 		Getenv: func(k string) string { return map[string]string{"BROWSER": "curl -sSL"}[k] },
@@ -341,7 +338,7 @@ func TestLoginWrongClientSecretIsSentOnce(t *testing.T) {
 func TestLoginTimeout(t *testing.T) {
 	f := newFakeAuth(t)
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	before := runtime.NumGoroutine()
 	_, err := c.Login(context.Background(), LoginOptions{
 		Out: &out, Timeout: 300 * time.Millisecond,
@@ -375,7 +372,7 @@ func TestLoginCanceled(t *testing.T) {
 func TestLoginBrowserFailureIsReportedNotFatal(t *testing.T) {
 	f := newFakeAuth(t)
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	_, err := c.Login(context.Background(), LoginOptions{
 		Out: &out, Timeout: 200 * time.Millisecond,
 		Getenv: func(k string) string { return map[string]string{"BROWSER": "/nonexistent/browser --new-window"}[k] },
@@ -393,7 +390,7 @@ func TestLoginBrowserFailureIsReportedNotFatal(t *testing.T) {
 func TestLoginPastedRedirect(t *testing.T) {
 	f := newFakeAuth(t)
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
@@ -443,7 +440,7 @@ func TestLoginPastedRedirect(t *testing.T) {
 func TestLoginNoBrowserListenerStillWorks(t *testing.T) {
 	f := newFakeAuth(t)
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
@@ -466,7 +463,7 @@ func TestLoginPastedDenial(t *testing.T) {
 	f.deny = true
 	f.mu.Unlock()
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {

@@ -13,6 +13,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // e2eNotifications owns org.freedesktop.Notifications on the session bus
@@ -61,7 +62,7 @@ func TestDaemonNotifiesAnswersOverDBus(t *testing.T) {
 	if fin.event.Status != "completed" {
 		t.Fatalf("second run %+v", fin.event)
 	}
-	if !eventually(func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		return len(d.logRecords("desktop notifications are not available; notifications go to the log only")) == 1
 	}) {
 		t.Errorf("want one warning about the missing notification server; stderr:\n%s", d.Stderr())
@@ -142,7 +143,7 @@ func TestOpenTheStatusPage(t *testing.T) {
 		t.Fatalf("open: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	var arg string
-	if !eventually(func() bool { b, _ := os.ReadFile(rec); arg = string(b); return arg != "" }) {
+	if !testutil.Eventually(e2eWait, func() bool { b, _ := os.ReadFile(rec); arg = string(b); return arg != "" }) {
 		t.Fatal("the browser was not started")
 	}
 	if strings.Contains(arg, "token") || !strings.HasPrefix(arg, "file://") {

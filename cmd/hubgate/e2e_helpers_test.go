@@ -32,6 +32,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // e2eWait is how long the end-to-end tests wait for anything that should
@@ -74,26 +75,6 @@ func freeWindowPort() int {
 	}
 	return 0
 }
-
-// e2ePoll calls cond every 20 ms until it holds or timeout passes; it returns
-// whether it held.
-func e2ePoll(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// eventually polls cond for up to 10 s. Log assertions use it: a process's
-// stderr reaches the test through a pipe copied asynchronously, so a line
-// can arrive after the journal already shows what followed it.
-func eventually(cond func() bool) bool { return e2ePoll(10*time.Second, cond) }
 
 // ---- the mock remote service --------------------------------------------
 
@@ -456,7 +437,7 @@ func (d *daemonProc) hubState(status string) bool {
 // waitHubState waits until the daemon's latest hub state has the status.
 func (d *daemonProc) waitHubState(status string) {
 	d.tb.Helper()
-	if !e2ePoll(e2eWait, func() bool { return d.hubState(status) }) {
+	if !testutil.Eventually(e2eWait, func() bool { return d.hubState(status) }) {
 		d.tb.Fatalf("the daemon's hub state never became %s:\n%s", status, d.Stderr())
 	}
 }
@@ -518,7 +499,7 @@ func journalEntries(tb testing.TB, path string) []journal.Entry {
 func waitJournalState(tb testing.TB, path, what string, cond func([]journal.Entry) bool) []journal.Entry {
 	tb.Helper()
 	var es []journal.Entry
-	if !e2ePoll(e2eWait, func() bool { es = journalEntries(tb, path); return cond(es) }) {
+	if !testutil.Eventually(e2eWait, func() bool { es = journalEntries(tb, path); return cond(es) }) {
 		tb.Fatalf("journal: %s not reached within %s; entries:\n%s", what, e2eWait, e2eDump(es))
 	}
 	return es

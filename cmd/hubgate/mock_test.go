@@ -21,6 +21,7 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // mockProc is a running `hubgate mock`.
@@ -317,7 +318,7 @@ func TestMockCommand(t *testing.T) {
 		t.Errorf("fault end: %+v", r)
 	}
 	// The hub is behind the negotiate redirect; its tokens can be expired.
-	if !eventually(func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		return strings.Contains(p.Stderr(), "/device/negotiate redirects to the mock SignalR service at http://127.0.0.1:")
 	}) {
 		t.Errorf("the mock does not say where its hub is: %s", p.Stderr())
@@ -370,7 +371,7 @@ func TestMockStopsOnSIGINTWithAConnectedDevice(t *testing.T) {
 	e := env(t)
 	// The old direct hub (--direct-hub): a device connects at /device.
 	p := startMockProc(t, e, "--deny-consent", "--direct-hub")
-	if !eventually(func() bool { return strings.Contains(p.Stderr(), "the hub is served directly at") }) {
+	if !testutil.Eventually(e2eWait, func() bool { return strings.Contains(p.Stderr(), "the hub is served directly at") }) {
 		t.Errorf("stderr %s", p.Stderr())
 	}
 	r := runCmd(t, e, "", "mock", "create-device", "--url", p.url)

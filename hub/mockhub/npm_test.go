@@ -15,6 +15,7 @@ import (
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
 	"github.com/hubgate/hubgate/internal/testenv"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // jsDevice is a running testdata/npm/signalr-device.cjs.
@@ -176,7 +177,7 @@ func TestOfficialSignalRClient(t *testing.T) {
 			if transport != tc.wire {
 				t.Errorf("connected over %v, want %s", transport, tc.wire)
 			}
-			eventually(t, "disconnect", func() bool { return !deviceInfo(t, ts.URL, dev.ID).Connected })
+			testutil.WaitFor(t, "disconnect", func() bool { return !deviceInfo(t, ts.URL, dev.ID).Connected })
 
 			// Disabled token: refused.
 			if st, _, _ := call(t, "POST", ts.URL+"/mock/tokens/"+tok.ID+"/disable", "", nil, nil); st != 200 {
@@ -215,7 +216,7 @@ func TestOfficialSignalRClientDroppedByDisable(t *testing.T) {
 			if code := js.exitCode(t); code != 3 {
 				t.Errorf("node exit %d after its connection was dropped", code)
 			}
-			eventually(t, "disconnect", func() bool { return s.Connections(dev.ID) == 0 })
+			testutil.WaitFor(t, "disconnect", func() bool { return s.Connections(dev.ID) == 0 })
 		})
 	}
 }
@@ -242,7 +243,7 @@ func TestOfficialSignalRClientNoticesAFreeze(t *testing.T) {
 			}
 			js.exitCode(t)
 			s.Freeze(0)
-			eventually(t, "disconnect after the thaw", func() bool { return s.Connections(dev.ID) == 0 })
+			testutil.WaitFor(t, "disconnect after the thaw", func() bool { return s.Connections(dev.ID) == 0 })
 		})
 	}
 }
@@ -279,7 +280,7 @@ func TestOfficialSignalRClientFollowsTheRedirect(t *testing.T) {
 			js.expect(t, "reconnecting")
 			js.expect(t, "reconnected")
 			js.expect(t, "verified")
-			eventually(t, "one connection", func() bool { return s.Connections(dev.ID) == 1 })
+			testutil.WaitFor(t, "one connection", func() bool { return s.Connections(dev.ID) == 1 })
 			if err := s.PushCommand(dev.ID, "second", nil); err != nil {
 				t.Fatal(err)
 			}

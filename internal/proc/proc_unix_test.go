@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // gone waits (bounded: SIGKILL is delivered asynchronously) until pid
@@ -83,14 +85,11 @@ func TestRunKillsTheWholeGroup(t *testing.T) {
 
 func waitFile(t *testing.T, path string) []byte {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if b, err := os.ReadFile(path); err == nil {
-			return b
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never appeared", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var b []byte
+	testutil.WaitFor(t, path+" to appear", func() bool {
+		var err error
+		b, err = os.ReadFile(path)
+		return err == nil
+	})
+	return b
 }

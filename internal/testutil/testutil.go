@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-// DefaultTimeout is the timeout of Eventually and WaitFor given zero: long
+// DefaultTimeout is WaitFor's timeout and Eventually's given zero: long
 // enough for a loaded CI machine, only ever reached by a failing test.
 const DefaultTimeout = 30 * time.Second
 
@@ -45,14 +45,13 @@ func Eventually(timeout time.Duration, cond func() bool) bool {
 	}
 }
 
-// WaitFor is Eventually that fails the test, naming what it waited for.
-func WaitFor(tb testing.TB, timeout time.Duration, what string, cond func() bool) {
+// WaitFor is Eventually with DefaultTimeout that fails the test, naming
+// what it waited for. A test with more to say on failure (the last state
+// seen) calls Eventually itself.
+func WaitFor(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	if timeout <= 0 {
-		timeout = DefaultTimeout
-	}
-	if !Eventually(timeout, cond) {
-		tb.Fatalf("timed out after %s waiting for %s", timeout, what)
+	if !Eventually(DefaultTimeout, cond) {
+		tb.Fatalf("timed out after %s waiting for %s", DefaultTimeout, what)
 	}
 }
 
