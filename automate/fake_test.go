@@ -3,7 +3,6 @@ package automate
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/hubgate/hubgate/internal/testutil"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // testKey is a key of the generated shape (43 base64url characters).

@@ -3,7 +3,6 @@ package oauth
 import (
 	"context"
 	"errors"
-	"github.com/hubgate/hubgate/internal/testutil"
 	"io"
 	"net/http"
 	"net/url"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // noRedirect is an HTTP client that does not follow redirects.
@@ -395,12 +396,7 @@ func TestLoginPastedRedirect(t *testing.T) {
 	defer pw.Close()
 	go func() {
 		var authURL string
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if u, err := authURLFrom(out.String()); err == nil {
-				authURL = u
-				break
-			}
-		}
+		testutil.Eventually(0, func() bool { authURL, _ = authURLFrom(out.String()); return authURL != "" })
 		if authURL == "" {
 			t.Error("no URL printed")
 			pw.Close()
@@ -444,13 +440,12 @@ func TestLoginNoBrowserListenerStillWorks(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if u, err := authURLFrom(out.String()); err == nil {
-				getPage(t, authorizeLocation(t, u))
-				return
-			}
+		var u string
+		if !testutil.Eventually(0, func() bool { u, _ = authURLFrom(out.String()); return u != "" }) {
+			t.Error("no URL printed")
+			return
 		}
-		t.Error("no URL printed")
+		getPage(t, authorizeLocation(t, u))
 	}()
 	if _, err := c.Login(context.Background(), LoginOptions{Out: &out, In: pr, NoBrowser: true, Timeout: time.Minute}); err != nil {
 		t.Fatal(err)
@@ -467,11 +462,9 @@ func TestLoginPastedDenial(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if u, err := authURLFrom(out.String()); err == nil {
-				io.WriteString(pw, authorizeLocation(t, u)+"\n")
-				return
-			}
+		var u string
+		if testutil.Eventually(0, func() bool { u, _ = authURLFrom(out.String()); return u != "" }) {
+			io.WriteString(pw, authorizeLocation(t, u)+"\n")
 		}
 	}()
 	_, err := c.Login(context.Background(), LoginOptions{Out: &out, In: pr, NoBrowser: true, Timeout: time.Minute})

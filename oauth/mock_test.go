@@ -208,7 +208,10 @@ func TestRefreshCycleAgainstTheMockWithTwoSecondTokens(t *testing.T) {
 // the service disagree, or the expiry was unknown), the 401 is answered by
 // exactly one refresh and one more attempt.
 func TestA401IsAnsweredByOneRefresh(t *testing.T) {
-	mockClock := &clock{t: time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC)}
+	// The service's clock starts at the client's (time.Now): a fixed date
+	// would make the client find the token expired once the real day is
+	// past it.
+	mockClock := &clock{t: time.Now()}
 	m, apiURL := startMock(t, mockhub.Config{AccessTokenTTL: time.Hour, Now: mockClock.Now})
 	c, tok := login(t, apiURL) // the client's own clock: time.Now
 	ts := c.TokenSource(context.Background(), tok, oauth.TokenSourceOptions{})

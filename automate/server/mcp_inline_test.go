@@ -24,7 +24,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -404,10 +403,7 @@ func TestInlineMcpStreamableHTTPWithHeaders(t *testing.T) {
 	}
 	// The session is closed when the run ends (the SDK's closing DELETE),
 	// with the header too.
-	deadline := time.Now().Add(10 * time.Second)
-	for remote.count("DELETE") == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Eventually(0, func() bool { return remote.count("DELETE") > 0 })
 	if remote.count("DELETE") != 1 {
 		t.Errorf("the MCP session was not closed at the end of the run: %v", remote.seen())
 	}

@@ -19,14 +19,7 @@ import (
 // gone waits (bounded: SIGKILL is delivered asynchronously) until pid
 // has exited; it reports whether it did.
 func gone(pid int) bool {
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return true
+	return testutil.Eventually(0, func() bool { return !alive(pid) })
 }
 
 // alive: pid exists and is not a zombie (Linux reads its state; elsewhere
