@@ -1,13 +1,11 @@
 package hub
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,22 +14,7 @@ import (
 
 // logSink captures every log line of a test at debug level, so that tests
 // can check that no token is ever written.
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *logSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *logSink) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
+type logSink = testutil.SyncBuffer
 
 // newLogger returns a debug logger into a sink; at cleanup it fails the
 // test if any of the secrets appears in the log, and dumps the log on

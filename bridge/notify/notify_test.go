@@ -1,7 +1,6 @@
 package notify_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,24 +33,6 @@ func need(t *testing.T, cond bool, what string) {
 		t.Fatalf("%s is missing (scripts/test installs it)", what)
 	}
 	t.Skipf("%s is missing; run under .ci/with-keyring with scripts/test's packages", what)
-}
-
-// logSink collects log records.
-type logSink struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func finished(id int64, command, rule, answer string) control.Event {
