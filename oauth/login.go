@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 // LoginOptions configures one Login.
@@ -120,11 +122,9 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 		done:      make(chan struct{}),
 		log:       c.log,
 	}
-	srv := &http.Server{
-		Handler:           f,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(c.log.Handler(), slog.LevelDebug),
-	}
+	// The hardened loopback server (a fixed redirect port is reachable by
+	// any page): bounded headers and bodies.
+	srv := localhttp.NewServer(f, localhttp.Options{Logger: c.log})
 	served := make(chan struct{})
 	go func() {
 		defer close(served)

@@ -208,9 +208,8 @@ func TestRefreshCycleAgainstTheMockWithTwoSecondTokens(t *testing.T) {
 // the service disagree, or the expiry was unknown), the 401 is answered by
 // exactly one refresh and one more attempt.
 func TestA401IsAnsweredByOneRefresh(t *testing.T) {
-	// The service's clock starts at the client's (time.Now): a fixed date
-	// would make the client find the token expired once the real day is
-	// past it.
+	// The mock's clock starts at the client's now (the client reads
+	// time.Now): only the jump below makes them disagree.
 	mockClock := &clock{t: time.Now()}
 	m, apiURL := startMock(t, mockhub.Config{AccessTokenTTL: time.Hour, Now: mockClock.Now})
 	c, tok := login(t, apiURL) // the client's own clock: time.Now

@@ -22,7 +22,12 @@ var (
 	errModelUnavailable = errors.New("model unavailable")
 	errModelFailed      = errors.New("model failed")
 	errCallCanceled     = errors.New("call canceled")
+	errForbidden        = errors.New("forbidden")
 )
+
+// errTypePermission is the envelope type of a refused Host header (the
+// contract lists no 403; see the package doc).
+const errTypePermission = "permission_error"
 
 // errorTable is the one place that maps errors to HTTP answers.
 var errorTable = []struct {
@@ -37,6 +42,7 @@ var errorTable = []struct {
 	{errModelUnavailable, http.StatusServiceUnavailable, "model_unavailable"},
 	{errModelFailed, http.StatusBadGateway, "upstream_error"},
 	{errCallCanceled, http.StatusInternalServerError, "canceled"},
+	{errForbidden, http.StatusForbidden, errTypePermission},
 }
 
 // apiError is an error with an exact envelope message and a kind from
@@ -61,9 +67,17 @@ var (
 	errNoParkedRun        = &apiError{kind: errNotFound, msg: "No suspended run matches that resume token"}
 	errBodyTooLarge       = &apiError{kind: errInvalidRequest, msg: "Request body exceeds 1 MiB"}
 	errMalformedJSON      = &apiError{kind: errInvalidRequest, msg: "Malformed JSON"}
+	errHostRefusedAnswer  = &apiError{kind: errForbidden, msg: "Forbidden: the Host header must name the loopback (127.0.0.1, [::1] or localhost)"}
 )
 
+// busyError is the 409 of a taken slot. It names an in-progress status:
+// a status that means "ready" (idle, terminated) is seen only in the
+// moment between taking the slot and the engine's first status, or while
+// a model switch holds the slot, and reads `initializing` then.
 func busyError(workflowStatus string) error {
+	if automate.WorkflowReady(workflowStatus) {
+		workflowStatus = automate.WorkflowInitializing
+	}
 	return &apiError{kind: errConflict, msg: fmt.Sprintf("The on-device assistant is already running or preparing (%s)", workflowStatus)}
 }
 

@@ -191,9 +191,18 @@ func (s *Server) handleModelChat(w http.ResponseWriter, r *http.Request, o objec
 	head := chunkHead{ID: mc.id, Object: "chat.completion.chunk", Created: started.Unix(), Model: automate.ModelID(s.product)}
 	var out modelOutput
 	var stopKeepAlive func()
+	reblock := func() {}
 	if spec.stream {
 		sse := &sseOutput{w: w, rc: http.NewResponseController(w), head: head, includeUsage: spec.includeUsage}
 		stopKeepAlive = sse.keepAlive(s.keepAlive)
+		// A cancel or a timeout unblocks a write stuck on a caller that
+		// stopped reading, so the engine returns and the slot is freed;
+		// once it returned, the closing answer gets a bounded write again.
+		stopUnblock := context.AfterFunc(ctx, sse.unblock)
+		reblock = func() {
+			stopUnblock()
+			_ = sse.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+		}
 		out = sse
 	} else {
 		whole := &wholeOutput{w: w}
@@ -216,6 +225,7 @@ func (s *Server) handleModelChat(w http.ResponseWriter, r *http.Request, o objec
 		}()
 		return chatter.ModelChat(ctx, &spec.req, out)
 	}()
+	reblock()
 	cause := context.Cause(ctx)
 	if ctx.Err() == nil {
 		cause = nil
@@ -406,10 +416,21 @@ func (o *sseOutput) dataLocked(b []byte) error {
 	return o.writeLocked(o.buf)
 }
 
+// sseWriteTimeout bounds one write of the stream: a caller that stops
+// reading without closing its connection must not hold the inference slot
+// (the engine waits on the sink, the slot on the engine).
+const sseWriteTimeout = 30 * time.Second
+
+// unblock makes a write in progress, and every later one, fail at once.
+func (o *sseOutput) unblock() { _ = o.rc.SetWriteDeadline(time.Now()) }
+
 func (o *sseOutput) writeLocked(b []byte) error {
 	if o.broken {
 		return errClientGone
 	}
+	// Not every ResponseWriter can set deadlines (httptest's recorder): the
+	// write is then unbounded, as before.
+	_ = o.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 	if _, err := o.w.Write(b); err != nil {
 		o.broken = true
 		return errClientGone

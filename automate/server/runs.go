@@ -108,6 +108,11 @@ func (s *Server) startRun(spec *runSpec) (*run, error) {
 	r.task = &task
 	r.ctx, r.cancel = context.WithCancelCause(s.baseCtx)
 	s.active = r
+	if automate.WorkflowReady(s.workflowStatus) {
+		// Until the engine reports its first status, the run is preparing:
+		// /health and a 409 must not call a taken slot idle.
+		s.workflowStatus = automate.WorkflowInitializing
+	}
 	s.mu.Unlock()
 
 	timeout := time.Duration(spec.timeoutMs) * time.Millisecond

@@ -2,8 +2,9 @@
 // ../shared/specs/automate-server.md, implemented over an
 // assistant.Assistant engine. It knows nothing of hubs or devices.
 //
-// It owns authentication (a constant-time bearer check before routing, on
-// every route), the routes and their exact answers, the 1 MiB body limit,
+// It owns the Host check (only a Host naming the loopback is answered),
+// authentication (a constant-time bearer check before routing, on every
+// route), the routes and their exact answers, the 1 MiB body limit,
 // the single inference slot shared by the run, chat and select routes, the
 // run lifecycle (parking for caller tool results, the tool-result wait, the
 // run timeout armed once, soft and force cancel), the record (include
@@ -114,6 +115,14 @@
 //     "always answers 200", "safe to call unconditionally"): a body that is
 //     not JSON, not an object or over 1 MiB, and a force that is not a
 //     boolean, all count as force false.
+//   - A Host header that does not name the loopback (127.0.0.0/8, [::1],
+//     localhost; any port, so a port forward works) is answered 403 with
+//     type permission_error, before authentication and routing, the same
+//     for every path: a DNS rebinding page learns nothing, not even whether
+//     its key would have worked. The contract lists no 403; a 400 would
+//     tell a client its body was wrong, and the OpenAI clients map a 403 to
+//     PermissionDeniedError. Refused requests (403, 401) are answered
+//     without reading their body, and their connection is closed.
 package server
 
 import (
@@ -136,6 +145,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 // Server is an Automate server. Create it with New; serve its Handler.
@@ -322,23 +332,32 @@ func (s *Server) routes() http.Handler {
 	r.Post("/v1/runs", s.handleRun)
 	r.Post("/v1/runs/{resumeToken}/tool-results", s.handleResume)
 	r.Post("/v1/chat/completions", s.handleChat)
-	return s.authenticate(r)
+	return localhttp.RequireLoopbackHost(s.refuseHost, s.authenticate(r))
+}
+
+// refuseHost answers a request whose Host header does not name the
+// loopback (a DNS rebinding page), before authentication and the same way
+// for every path.
+func (s *Server) refuseHost(w http.ResponseWriter, r *http.Request) {
+	writeError(w, s.log, errHostRefusedAnswer)
 }
 
 // authenticate answers 401 before routing unless the request carries
 // exactly one `Authorization: Bearer <key>` header with the current key.
 // The comparison is constant-time over digests, so neither the key nor its
-// length leaks through timing.
+// length leaks through timing. A 401 reads none of the body and closes the
+// connection.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		values := r.Header.Values("Authorization")
-		if len(values) != 1 {
-			writeError(w, s.log, errUnauthorizedAnswer)
-			return
+		ok := len(values) == 1
+		if ok {
+			got := sha256.Sum256([]byte(values[0]))
+			want := s.keyHash.Load()
+			ok = subtle.ConstantTimeCompare(got[:], want[:]) == 1
 		}
-		got := sha256.Sum256([]byte(values[0]))
-		want := s.keyHash.Load()
-		if subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		if !ok {
+			localhttp.Refuse(w, r)
 			writeError(w, s.log, errUnauthorizedAnswer)
 			return
 		}

@@ -59,7 +59,7 @@ type McpConfig struct {
 	// timeout (the streams are long-lived) over http.DefaultTransport.
 	HTTPClient *http.Client
 	// Env is the base environment of stdio servers, to which each server's
-	// env is added. Nil: ChildEnviron() (this process's environment
+	// env is added. Nil: proc.Environ() (this process's environment
 	// without hubgate's secrets).
 	Env []string
 	// ClientName and ClientVersion identify this client to the servers.

@@ -67,7 +67,7 @@ type Config struct {
 	// MaxOutputBytes limits the run_command output kept. Zero:
 	// DefaultMaxOutputBytes (64 KiB).
 	MaxOutputBytes int
-	// Env is run_command's environment. Nil: ChildEnviron() (this
+	// Env is run_command's environment. Nil: proc.Environ() (this
 	// process's environment without hubgate's secrets).
 	Env []string
 	// Logger receives debug lines. Nil: slog.Default().

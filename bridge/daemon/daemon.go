@@ -648,8 +648,7 @@ func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *au
 	if moved {
 		log.Warn("port 4317 is in use; the Automate server listens elsewhere", "addr", ln.Addr().String())
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	hs := server.NewHTTPServer(srv.Handler(), server.HTTPOptions{Logger: log})
 	go func() {
 		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("automate server", "err", err)

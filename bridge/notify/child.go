@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"strings"
-	"sync"
 
-	"github.com/hubgate/hubgate/automate/toolkit"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // TextArg is the argv element replaced by the text (a notification's or a
@@ -18,16 +16,17 @@ const TextArg = "{text}"
 
 // child is a started helper process (speech, osascript, PowerShell).
 type child struct {
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-	out  *tail
-	once sync.Once
+	name   string
+	cancel context.CancelFunc
+	done   chan struct{}
+	res    proc.Result
+	err    error
 }
 
-// startChild starts argv with text as the TextArg element or on stdin, in
-// its own process group, with hubgate's secrets removed from its
-// environment (the toolkit's helpers, as every child of hubgate).
+// startChild starts argv with text as the TextArg element or on stdin, as
+// every child of hubgate starts and ends (internal/proc: its own process
+// group, hubgate's secrets removed from its environment, recorded for the
+// reaper, the whole group killed when it ends or is cut off).
 func startChild(argv []string, text string, env ...string) (*child, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("empty command")
@@ -40,29 +39,26 @@ func startChild(argv []string, text string, env ...string) (*child, error) {
 		}
 		args = append(args, a)
 	}
-	cmd := exec.Command(argv[0], args...)
-	cmd.Env = append(toolkit.ChildEnviron(), env...)
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	cmd := proc.Command(argv[0], args...)
+	cmd.Env = append(cmd.Env, env...)
 	if stdin {
 		cmd.Stdin = strings.NewReader(text)
 	}
-	out := &tail{limit: 2048}
-	cmd.Stdout, cmd.Stderr = out, out
-	toolkit.SetProcessGroup(cmd)
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", argv[0], err)
-	}
-	c := &child{cmd: cmd, done: make(chan struct{}), out: out}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &child{name: argv[0], cancel: cancel, done: make(chan struct{})}
 	go func() {
-		c.err = cmd.Wait()
-		toolkit.KillProcessGroup(cmd) // what it left behind
-		close(c.done)
+		defer close(c.done)
+		c.res, c.err = proc.Run(ctx, cmd, 2048)
 	}()
 	return c, nil
 }
 
 // kill ends the child's whole process group and waits for it.
 func (c *child) kill() {
-	c.once.Do(func() { toolkit.KillProcessGroup(c.cmd) })
+	c.cancel()
 	<-c.done
 }
 
@@ -72,13 +68,14 @@ func (c *child) wait(ctx context.Context) error {
 	case <-c.done:
 	case <-ctx.Done():
 		c.kill()
-		return fmt.Errorf("%s: %w", c.cmd.Args[0], ctx.Err())
+		return fmt.Errorf("%s: %w", c.name, ctx.Err())
 	}
+	c.cancel()
 	if c.err != nil {
-		if o := strings.TrimSpace(c.out.String()); o != "" {
-			return fmt.Errorf("%s: %w: %s", c.cmd.Args[0], c.err, o)
+		if o := strings.TrimSpace(c.res.Output); o != "" {
+			return fmt.Errorf("%s: %w: %s", c.name, c.err, o)
 		}
-		return fmt.Errorf("%s: %w", c.cmd.Args[0], c.err)
+		return fmt.Errorf("%s: %w", c.name, c.err)
 	}
 	return nil
 }
@@ -91,27 +88,3 @@ func runChild(ctx context.Context, argv []string, text string, env ...string) er
 	}
 	return c.wait(ctx)
 }
-
-// tail keeps the first bytes of a child's output for an error message.
-type tail struct {
-	mu    sync.Mutex
-	b     strings.Builder
-	limit int
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if room := t.limit - t.b.Len(); room > 0 {
-		t.b.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.b.String()
-}
-
-var _ io.Writer = (*tail)(nil)

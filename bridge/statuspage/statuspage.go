@@ -51,12 +51,12 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 //go:embed assets
@@ -190,18 +190,13 @@ func localPort(r *http.Request) (string, bool) {
 	return port, err == nil
 }
 
-// loopbackHost reports whether host (a Host header) names a loopback
-// name with port.
+// loopbackHost reports whether host (a Host header) names the loopback
+// (internal/localhttp's one check) with the port the page listens on: a
+// browser sends the page's own port, and the cookie it holds is not
+// separated by port.
 func loopbackHost(host, port string) bool {
-	name, p, err := net.SplitHostPort(host)
-	if err != nil || p != port {
-		return false
-	}
-	switch strings.ToLower(name) {
-	case "127.0.0.1", "localhost", "::1":
-		return true
-	}
-	return false
+	_, p, err := net.SplitHostPort(host)
+	return err == nil && p == port && localhttp.LoopbackHost(host)
 }
 
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
@@ -352,8 +347,7 @@ func Listen(addr string, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("statuspage: %w", err)
 	}
-	s := &Server{h: h, ln: ln, srv: &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(h.log.Handler(), slog.LevelDebug)}}
+	s := &Server{h: h, ln: ln, srv: localhttp.NewServer(h, localhttp.Options{Logger: h.log})}
 	return s, nil
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -177,13 +175,7 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 	}
 	log.Info("automate server listening", "endpoint", endpoint, "workspace", srv.Workspace(), "key_source", string(source))
 
-	hs := &http.Server{
-		Handler:           srv.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.Background() },
-	}
+	hs := server.NewHTTPServer(srv.Handler(), server.HTTPOptions{Logger: log})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	fmt.Fprintln(a.stdio.Out, endpoint)

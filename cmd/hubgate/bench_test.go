@@ -312,7 +312,7 @@ func waitDeviceEvent(b *testing.B, h *e2eHub, since int64, action string) mockhu
 }
 
 // procStatus reads the kB fields of /proc/<pid>/status, in MB.
-func procStatus(b *testing.B, pid int) map[string]float64 {
+func procStatus(b testing.TB, pid int) map[string]float64 {
 	b.Helper()
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {

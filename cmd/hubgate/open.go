@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"html"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/internal/proc"
 	"github.com/hubgate/hubgate/oauth"
 )
 
@@ -61,11 +61,11 @@ not running.`,
 			if err != nil {
 				return err
 			}
-			browser := exec.Command(argv[0], argv[1:]...)
-			if err := browser.Start(); err != nil {
+			// Started as every child of hubgate (internal/proc): none of
+			// its secrets in the browser's environment, free to outlive us.
+			if _, err := proc.StartDetached(argv[0], argv[1:], nil); err != nil {
 				return fmt.Errorf("start the browser (%s): %w; 'hubgate open --print' prints the address", argv[0], err)
 			}
-			go browser.Wait()
 			fmt.Fprintf(a.stdio.Out, "opened the status page (%s)\n", redactToken(page.URL))
 			return nil
 		},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/internal/atomicfile"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // Environment variables that replace the service manager's command (tests,
@@ -81,11 +81,8 @@ func (a *app) managerProgram(env, name string) (string, error) {
 // runManager runs the service manager with args; its output is part of a
 // failure's message.
 func runManager(ctx context.Context, prog string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, prog, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	text := strings.TrimSpace(out.String())
+	res, err := proc.Run(ctx, proc.Command(prog, args...), 0)
+	text := strings.TrimSpace(res.Output)
 	if err != nil {
 		if text != "" {
 			return text, fmt.Errorf("%s %s: %w: %s", filepath.Base(prog), strings.Join(args, " "), err, text)

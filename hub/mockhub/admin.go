@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 // Wire types of the admin API.
@@ -291,7 +292,7 @@ func (s *Server) DisableToken(tokenID string) (int, error) {
 // ---- HTTP ------------------------------------------------------------------
 
 func (s *Server) adminRoutes(r chi.Router) {
-	r.Use(loopbackOnly)
+	r.Use(loopbackOnly, loopbackHostOnly, sameOriginOnly, s.adminBodyDeadline)
 	r.Post("/devices", s.adminCreateDevice)
 	r.Get("/devices", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.Devices()) })
 	r.Post("/devices/{id}/command", s.adminCommand)
@@ -315,11 +316,36 @@ func loopbackOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		host, _, err := net.SplitHostPort(r.RemoteAddr)
 		if ip := net.ParseIP(host); err != nil || ip == nil || !ip.IsLoopback() {
+			localhttp.Refuse(w, r)
 			writeProblem(w, http.StatusForbidden, "the admin API answers loopback peers only")
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// loopbackHostOnly refuses a Host header that does not name the loopback:
+// a DNS rebinding page reaches a loopback peer under its own name.
+func loopbackHostOnly(next http.Handler) http.Handler {
+	return localhttp.RequireLoopbackHost(func(w http.ResponseWriter, r *http.Request) {
+		writeProblem(w, http.StatusForbidden, "the admin API answers only a Host header naming the loopback (127.0.0.1, [::1] or localhost)")
+	}, next)
+}
+
+// sameOriginOnly refuses a cross-origin browser request that changes
+// state: any web page can POST to a loopback address.
+func sameOriginOnly(next http.Handler) http.Handler {
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		localhttp.Refuse(w, r)
+		writeProblem(w, http.StatusForbidden, "the admin API refuses cross-origin browser requests")
+	}))
+	return cop.Handler(next)
+}
+
+// adminBodyDeadline bounds reading an admin request's body.
+func (s *Server) adminBodyDeadline(next http.Handler) http.Handler {
+	return localhttp.BodyDeadline(s.cfg.AdminBodyTimeout, next)
 }
 
 const maxAdminBody = 4 << 20

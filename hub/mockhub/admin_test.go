@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -108,7 +110,7 @@ func TestAdminAnswersLoopbackOnly(t *testing.T) {
 	}
 	for _, addr := range []string{"127.0.0.1:5555", "[::1]:5555"} {
 		req := httptest.NewRequest("GET", "/mock/devices", nil)
-		req.RemoteAddr = addr
+		req.RemoteAddr, req.Host = addr, addr
 		rec := httptest.NewRecorder()
 		s.ServeHTTP(rec, req)
 		if rec.Code != 200 {
@@ -122,6 +124,68 @@ func TestAdminAnswersLoopbackOnly(t *testing.T) {
 	s.ServeHTTP(rec, req)
 	if rec.Code != 200 {
 		t.Errorf("swagger from a remote peer: %d", rec.Code)
+	}
+}
+
+// TestAdminRefusesWebPages: a page in the developer's browser can reach
+// the admin API on loopback, by DNS rebinding (its own name in Host) or by
+// a plain cross-origin POST; neither may push a command.
+//
+// The device has no hub connection: a request the admin API accepts gets
+// its 409, a refused one the 403 before any handler.
+func TestAdminRefusesWebPages(t *testing.T) {
+	_, ts := newMock(t, mockhub.Config{})
+	var created mockhub.CreatedDevice
+	if st, _, body := call(t, "POST", ts.URL+"/mock/devices", "", nil, &created); st != 201 {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	port := ts.URL[strings.LastIndex(ts.URL, ":")+1:]
+	cases := []struct {
+		name   string
+		host   string
+		header map[string]string
+		want   int
+	}{
+		{"a tool", "127.0.0.1:" + port, nil, 409}, // the device has no hub connection
+		{"localhost", "localhost:" + port, nil, 409},
+		{"the swagger page of the mock itself", "127.0.0.1:" + port,
+			map[string]string{"Sec-Fetch-Site": "same-origin", "Origin": ts.URL}, 409},
+		{"DNS rebinding", "rebind.example:" + port, map[string]string{"Sec-Fetch-Site": "same-origin"}, 403},
+		{"a cross-site page", "127.0.0.1:" + port,
+			map[string]string{"Sec-Fetch-Site": "cross-site", "Origin": "https://evil.example"}, 403},
+		{"an old browser's cross-origin page", "127.0.0.1:" + port, map[string]string{"Origin": "https://evil.example"}, 403},
+	}
+	for _, c := range cases {
+		req, _ := http.NewRequest("POST", ts.URL+"/mock/devices/"+created.Device.ID+"/command", strings.NewReader(`{"command":"rm -rf"}`))
+		req.Host = c.host
+		req.Header.Set("Content-Type", "text/plain")
+		for k, v := range c.header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("%s: %d, want %d", c.name, resp.StatusCode, c.want)
+		}
+	}
+}
+
+func TestAdminClosesAStalledBody(t *testing.T) {
+	_, ts := newMock(t, mockhub.Config{AdminBodyTimeout: 200 * time.Millisecond})
+	c, err := net.Dial("tcp4", strings.TrimPrefix(ts.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The bound of the test, 100 times the deadline, is never reached when
+	// the mock behaves.
+	c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	io.WriteString(c, "POST /mock/devices HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{\"name\":")
+	if b, err := io.ReadAll(c); err != nil {
+		t.Fatalf("the stalled connection was not closed: %v (got %q)", err, b)
 	}
 }
 

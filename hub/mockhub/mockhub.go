@@ -137,7 +137,13 @@
 //     limit to 32 KiB, like ASP.NET Core.
 //
 // Admin API (/mock, answers only loopback peers, no auth; errors are
-// problem details too):
+// problem details too). Because a web page in a developer's browser could
+// otherwise push a command that the developer's daemon then runs, it also
+// answers 403 to a Host header that does not name the loopback (DNS
+// rebinding; 127.0.0.0/8, [::1], localhost, any port) and to a cross-origin
+// browser request that changes state (Sec-Fetch-Site / Origin, as
+// net/http.CrossOriginProtection), in both cases without reading the body;
+// a body must arrive within Config.AdminBodyTimeout:
 //
 //	POST /mock/devices                      {deviceTypeId?, name?} -> 201 {device, token}
 //	GET  /mock/devices                      -> [{device, deviceTypeId, connected, connections, tokens:[{id,userDeviceId,isDisabled}]}]
@@ -192,6 +198,7 @@ import (
 	"github.com/philippseith/signalr"
 
 	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 // Defaults of Config.
@@ -232,6 +239,10 @@ type Config struct {
 	MaxMessageSize    uint          // hub receive limit in bytes; zero: 32 KiB
 
 	MaxEvents int // events kept in the log (older are dropped); zero: 10000
+
+	// AdminBodyTimeout bounds reading the body of an admin request: a
+	// client that stalls mid-body is disconnected. Zero: 30 s.
+	AdminBodyTimeout time.Duration
 
 	// The hub behind a negotiate redirect, as the real service's hub sits
 	// behind Azure SignalR Service (see the package doc).
@@ -334,6 +345,7 @@ func New(cfg Config) (*Server, error) {
 		{&cfg.TimeoutInterval, DefaultTimeout, "TimeoutInterval"},
 		{&cfg.HandshakeTimeout, 15 * time.Second, "HandshakeTimeout"},
 		{&cfg.ServiceTokenTTL, DefaultServiceTokenTTL, "ServiceTokenTTL"},
+		{&cfg.AdminBodyTimeout, localhttp.DefaultBodyReadTimeout, "AdminBodyTimeout"},
 	} {
 		if *d.p < 0 {
 			return nil, fmt.Errorf("mockhub: %s must not be negative", d.name)
