@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -325,16 +324,13 @@ type daemonProc struct {
 	tb     testing.TB
 	s      *daemonSetup
 	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
+	stderr testutil.SyncBuffer
 	done   chan struct{}
 	// since is the mock's last event before the daemon started.
 	since int64
 }
 
 func (d *daemonProc) Stderr() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	return d.stderr.String()
 }
 
@@ -350,11 +346,7 @@ func startDaemon(tb testing.TB, s *daemonSetup) *daemonProc {
 	d.cmd.Env = s.environ()
 	d.cmd.SysProcAttr = s.sysProcAttr
 	d.cmd.Stdout = io.Discard
-	d.cmd.Stderr = writerTo(func(b []byte) (int, error) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.stderr.Write(b)
-	})
+	d.cmd.Stderr = &d.stderr
 	if err := d.cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}

@@ -6,7 +6,6 @@ package main
 // new user's first hour from pair to a first answered command.
 
 import (
-	"bytes"
 	"encoding/json"
 	"net"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -469,14 +467,11 @@ cancel_grace: 30s
 // --config (the user's own files).
 type runProc struct {
 	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
+	stderr testutil.SyncBuffer
 	done   chan struct{}
 }
 
 func (p *runProc) Stderr() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	return p.stderr.String()
 }
 
@@ -485,11 +480,7 @@ func startRunProc(t *testing.T, environ []string, args ...string) *runProc {
 	p := &runProc{done: make(chan struct{})}
 	p.cmd = exec.Command(binary, args...)
 	p.cmd.Env = environ
-	p.cmd.Stderr = writerTo(func(b []byte) (int, error) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.stderr.Write(b)
-	})
+	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -29,14 +28,11 @@ type mockProc struct {
 	t      testing.TB
 	cmd    *exec.Cmd
 	url    string
-	mu     sync.Mutex
-	stderr strings.Builder
+	stderr testutil.SyncBuffer
 	done   chan struct{}
 }
 
 func (p *mockProc) Stderr() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	return p.stderr.String()
 }
 
@@ -51,11 +47,7 @@ func startMockProc(tb testing.TB, environ []string, args ...string) *mockProc {
 		tb.Fatal(err)
 	}
 	p := &mockProc{t: tb, cmd: cmd, done: make(chan struct{})}
-	cmd.Stderr = writerTo(func(b []byte) (int, error) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.stderr.Write(b)
-	})
+	cmd.Stderr = &p.stderr
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}

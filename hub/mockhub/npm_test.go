@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,8 +21,7 @@ import (
 type jsDevice struct {
 	cmd    *exec.Cmd
 	lines  chan map[string]any
-	mu     sync.Mutex
-	stderr strings.Builder
+	stderr testutil.SyncBuffer
 	done   chan struct{} // closed when node exited
 }
 
@@ -42,11 +40,7 @@ func startJSDevice(t *testing.T, hubURL, token string, env ...string) *jsDevice 
 		t.Fatal(err)
 	}
 	d := &jsDevice{cmd: cmd, lines: make(chan map[string]any, 100), done: make(chan struct{})}
-	cmd.Stderr = writerFunc(func(b []byte) (int, error) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.stderr.Write(b)
-	})
+	cmd.Stderr = &d.stderr
 	if err := cmd.Start(); err != nil {
 		cancel()
 		t.Fatal(err)
@@ -71,13 +65,7 @@ func startJSDevice(t *testing.T, hubURL, token string, env ...string) *jsDevice 
 	return d
 }
 
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
-
 func (d *jsDevice) Stderr() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	return d.stderr.String()
 }
 
