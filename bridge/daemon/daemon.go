@@ -48,6 +48,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
@@ -219,6 +220,14 @@ type Daemon struct {
 
 	closeOnce sync.Once
 	closeErr  error
+
+	// The notifier (nil before Start): Reload gives it a new default
+	// policy; speechErr says why answers cannot be spoken (nil: they can).
+	notifier  *notify.Service
+	speechErr error
+	// ruleSet is the rule set in force, for the notifier's goroutine (d.mu is
+	// held through Start and Reload).
+	ruleSet atomic.Pointer[rules.Set]
 }
 
 // New checks the options; it binds and opens nothing.
@@ -510,6 +519,15 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	if len(changed) > 0 {
 		d.info.Bridge.SetRules(o.Rules)
 		d.o.Rules = o.Rules
+		d.ruleSet.Store(o.Rules)
+		if d.speechErr != nil {
+			warnNoSpeech(d.log.With("component", "notify"), o.Rules, d.speechErr)
+		}
+	}
+	if o.Outputs.Notify != old.Outputs.Notify && d.notifier != nil {
+		d.notifier.SetDefault(o.Outputs.Notify)
+		d.o.Outputs.Notify = o.Outputs.Notify
+		changed = append(changed, "bridge.notify: "+orDefault(old.Outputs.Notify)+" -> "+orDefault(o.Outputs.Notify))
 	}
 	restart := func(name string, differs bool) {
 		if differs {
@@ -521,9 +539,21 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	restart("bridge.control_socket", o.ControlSocket != old.ControlSocket)
 	restart("bridge.cancel_grace, stop_listening_cancels, on_shutdown", o.Bridge != old.Bridge)
 	ao, oa := o.Automate, old.Automate
-	restart("automate (target, port, workspace, tool_wait)", ao.External != oa.External || ao.Port != oa.Port ||
-		ao.Workspace != oa.Workspace || ao.WorkspaceRestriction != oa.WorkspaceRestriction || ao.ToolWait != oa.ToolWait)
+	restart("automate (target, port, workspace, tool_wait, product)", ao.External != oa.External || ao.Port != oa.Port ||
+		ao.Workspace != oa.Workspace || ao.WorkspaceRestriction != oa.WorkspaceRestriction || ao.ToolWait != oa.ToolWait ||
+		ao.Product != oa.Product)
+	no, oo := o.Outputs, old.Outputs
+	restart("bridge.speech", !slices.Equal(no.SpeechCommand, oo.SpeechCommand) || no.SpeechMaxChars != oo.SpeechMaxChars)
+	restart("bridge.status_page", no.StatusPage != oo.StatusPage || no.StatusPagePort != oo.StatusPagePort)
 	return changed, needRestart, nil
+}
+
+// orDefault names an empty notify policy.
+func orDefault(policy string) string {
+	if policy == "" {
+		return "answers (default)"
+	}
+	return policy
 }
 
 // diffRules describes what differs between two rule sets: rules added,
@@ -687,22 +717,23 @@ func (b *backend) StatusPage(context.Context) (control.StatusPage, bool) {
 // warning.
 func (d *Daemon) startNotify(b *bridge.Bridge) {
 	o, log := d.o.Outputs, d.log.With("component", "notify")
-	set := d.o.Rules
-	var speaker *notify.Speaker
-	if set != nil && slices.ContainsFunc(set.Rules(), (*rules.Rule).Speak) {
-		sp, err := notify.NewSpeaker(notify.SpeakerOptions{Command: o.SpeechCommand, MaxChars: o.SpeechMaxChars, Logger: log})
-		if err != nil {
-			log.Warn("rules ask to speak answers, but speech is not available", "err", err)
-		} else {
-			speaker = sp
-		}
+	d.ruleSet.Store(d.o.Rules)
+	// The speaker starts nothing until a rule's answer is spoken; it is
+	// made whatever the rules say now, so that a reload may add speak.
+	speaker, err := notify.NewSpeaker(notify.SpeakerOptions{Command: o.SpeechCommand, MaxChars: o.SpeechMaxChars, Logger: log})
+	if err != nil {
+		speaker = nil
+		d.speechErr = err
+		warnNoSpeech(log, d.o.Rules, err)
 	}
 	desktop := o.Desktop
 	if desktop == nil {
 		desktop = notify.DefaultDesktop()
 	}
 	svc := notify.New(notify.Options{Default: o.Notify, Desktop: desktop, Speaker: speaker, Logger: log,
+		// The rules as they are now (Reload swaps them).
 		Rule: func(name string) (string, bool) {
+			set := d.ruleSet.Load()
 			if set == nil {
 				return "", false
 			}
@@ -712,6 +743,7 @@ func (d *Daemon) startNotify(b *bridge.Bridge) {
 			}
 			return r.Notify(), r.Speak()
 		}})
+	d.notifier = svc // Start holds d.mu
 	ctx, cancel := context.WithCancel(context.Background())
 	events := b.Subscribe(ctx, bridge.SubscribeOptions{})
 	done := make(chan struct{})
@@ -730,6 +762,14 @@ func (d *Daemon) startNotify(b *bridge.Bridge) {
 		}
 		return nil
 	})
+}
+
+// warnNoSpeech says, once per rule set, that rules ask to speak answers
+// that cannot be spoken.
+func warnNoSpeech(log *slog.Logger, set *rules.Set, err error) {
+	if set != nil && slices.ContainsFunc(set.Rules(), (*rules.Rule).Speak) {
+		log.Warn("rules ask to speak answers, but speech is not available", "err", err)
+	}
 }
 
 // startStatusPage serves the status page on 127.0.0.1, when enabled.

@@ -20,6 +20,7 @@ import (
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/hub/mockhub"
@@ -522,5 +523,92 @@ func TestReconnectSwitchesToTheNewPairing(t *testing.T) {
 	}
 	if countActions(f.mock, since, dev2.ID, "DeviceStoppedListening") != 1 {
 		t.Errorf("the new device never said DeviceStoppedListening")
+	}
+}
+
+// recordingDesktop keeps the notifications it is asked to show.
+type recordingDesktop struct {
+	mu   sync.Mutex
+	msgs []notify.Message
+}
+
+func (r *recordingDesktop) Notify(_ context.Context, m notify.Message) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.msgs = append(r.msgs, m)
+	return nil
+}
+
+func (r *recordingDesktop) bodies() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, m := range r.msgs {
+		out = append(out, m.Body)
+	}
+	return out
+}
+
+// TestReloadAppliesNotifySettings: a SIGHUP's reload changes what reaches
+// the person at once: a rule's notify policy, and the default policy of
+// bridge.notify, for the next commands.
+func TestReloadAppliesNotifySettings(t *testing.T) {
+	f := newFixture(t)
+	desk := &recordingDesktop{}
+	f.opts.Outputs = OutputOptions{Desktop: desk, Notify: rules.NotifyNone}
+	f.opts.Rules = compile(t, `
+rules:
+  - name: quiet
+    match: {command: quiet}
+    notify: none
+    run: {prompt: "quiet one"}
+unmatched: {action: run}
+`)
+	d, err := New(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	waitListening(t, f, d, f.device)
+	b := d.Info().Bridge
+
+	push := func(cmd string, n int) {
+		t.Helper()
+		if err := f.mock.PushCommand(f.device, cmd, nil); err != nil {
+			t.Fatal(err)
+		}
+		waitEntries(t, b, n)
+	}
+	push("quiet", 1)
+	push("other", 2)
+
+	o := f.opts
+	o.Outputs.Notify = rules.NotifyAnswers
+	o.Rules = compile(t, `
+rules:
+  - name: quiet
+    match: {command: quiet}
+    notify: answers
+    run: {prompt: "quiet one"}
+unmatched: {action: run}
+`)
+	changed, restart, err := d.Reload(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(changed, "bridge.notify: none -> answers") || len(restart) != 0 {
+		t.Errorf("changes %q, restart %q", changed, restart)
+	}
+	push("quiet", 3)
+	push("other", 4)
+	// The notifier follows the event stream: wait for both answers. The
+	// two commands before the reload were settled first and notified
+	// nothing (their events came before these, in order).
+	waitFor(t, "the notifications after the reload", func() bool { return len(desk.bodies()) >= 2 })
+	if got := desk.bodies(); !slices.Equal(got, []string{"Done: quiet one", "Done: other"}) {
+		t.Errorf("notifications %q, want the two answers after the reload only", got)
 	}
 }

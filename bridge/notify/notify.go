@@ -110,13 +110,27 @@ func (s *Service) Counts() (sent, failed uint64) {
 	return s.sent, s.failed
 }
 
+// SetDefault replaces the notify policy of rules that set none (a
+// reloaded configuration); "" is answers.
+func (s *Service) SetDefault(policy string) {
+	if policy == "" {
+		policy = rules.NotifyAnswers
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.Default = policy
+}
+
 func (s *Service) policy(rule string) (string, bool) {
+	s.mu.Lock()
+	def := s.opts.Default
+	s.mu.Unlock()
 	if s.opts.Rule == nil || rule == "" {
-		return s.opts.Default, false
+		return def, false
 	}
 	p, speak := s.opts.Rule(rule)
 	if p == "" {
-		p = s.opts.Default
+		p = def
 	}
 	return p, speak
 }
