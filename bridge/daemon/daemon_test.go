@@ -607,7 +607,7 @@ unmatched: {action: run}
 	// The notifier follows the event stream: wait for both answers. The
 	// two commands before the reload were settled first and notified
 	// nothing (their events came before these, in order).
-	waitFor(t, "the notifications after the reload", func() bool { return len(desk.bodies()) >= 2 })
+	testutil.WaitFor(t, "the notifications after the reload", func() bool { return len(desk.bodies()) >= 2 })
 	if got := desk.bodies(); !slices.Equal(got, []string{"Done: quiet one", "Done: other"}) {
 		t.Errorf("notifications %q, want the two answers after the reload only", got)
 	}
