@@ -18,6 +18,7 @@ import (
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // These tests drive the real Automate server (automate/server) with the real
@@ -74,16 +75,12 @@ func (r *realServer) client(t *testing.T, opts automate.ClientOptions) *automate
 // waitHealth polls /health until cond holds (generous deadline).
 func waitHealth(t *testing.T, c *automate.Client, what string, cond func(*automate.Health) bool) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		h, err := c.Health(context.Background())
-		if err == nil && cond(h) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s (last health %+v, err %v)", what, h, err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var (
+		h   *automate.Health
+		err error
+	)
+	if !testutil.Eventually(0, func() bool { h, err = c.Health(context.Background()); return err == nil && cond(h) }) {
+		t.Fatalf("timed out waiting for %s (last health %+v, err %v)", what, h, err)
 	}
 }
 

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // testKey is a key of the generated shape (43 base64url characters).
@@ -135,36 +137,7 @@ func parked(id, token string, calls ...ToolCall) RunRecord {
 }
 
 // logBuffer returns a debug-level logger writing into a buffer.
-func logBuffer() (*slog.Logger, *syncBuffer) {
-	b := &syncBuffer{}
+func logBuffer() (*slog.Logger, *testutil.SyncBuffer) {
+	b := &testutil.SyncBuffer{}
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug})), b
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-// waitFor polls cond until it holds or a generous deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -53,6 +53,7 @@ type eventBus struct {
 type subscriber struct {
 	ch   chan Event
 	lost uint64
+	stop func() bool // forgets the subscription's context
 }
 
 func newEventBus(buffer, keep int) *eventBus {
@@ -121,16 +122,17 @@ func (bus *eventBus) subscribe(ctx context.Context, opts SubscribeOptions) <-cha
 		return s.ch
 	}
 	bus.subs[s] = struct{}{}
-	bus.mu.Unlock()
-	go func() {
-		<-ctx.Done()
+	// No goroutine waits for ctx: a subscription whose context never ends
+	// would leak one past the bus's close.
+	s.stop = context.AfterFunc(ctx, func() {
 		bus.mu.Lock()
 		defer bus.mu.Unlock()
 		if _, ok := bus.subs[s]; ok {
 			delete(bus.subs, s)
 			close(s.ch)
 		}
-	}()
+	})
+	bus.mu.Unlock()
 	return s.ch
 }
 
@@ -142,6 +144,7 @@ func (bus *eventBus) close() {
 	for s := range bus.subs {
 		delete(bus.subs, s)
 		close(s.ch)
+		s.stop()
 	}
 }
 

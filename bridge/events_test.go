@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
@@ -72,147 +73,155 @@ func kinds(es []bridge.Event) string {
 }
 
 func TestStreamDeliversTheLifeOfAQueuedCommandInOrder(t *testing.T) {
-	e := newEnv(t, envOptions{rules: basicRules})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch := e.bridge.Subscribe(ctx, bridge.SubscribeOptions{})
-	e.hub.command("q 1", nil)
-	e.hub.command("q 2", nil)
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: basicRules})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ch := e.bridge.Subscribe(ctx, bridge.SubscribeOptions{})
+		e.hub.command("q 1", nil)
+		e.hub.command("q 2", nil)
 
-	lives := collect(t, ch, 1, 2)
-	first, second := lives[1], lives[2]
-	if got, want := kinds(first), "received decided:started started finished"; got != want {
-		t.Errorf("command 1: %s, want %s", got, want)
-	}
-	if got, want := kinds(second), "received decided:queued decided:started started finished"; got != want {
-		t.Fatalf("command 2: %s, want %s", got, want)
-	}
-	fin := second[len(second)-1]
-	if fin.Status != automate.StatusCompleted || fin.Answer != "done q 2" || fin.Rule != "queued" || fin.Command != "q 2" ||
-		fin.RequestID == "" || fin.TaskID != "hubgate-2" {
-		t.Errorf("finished: %+v", fin)
-	}
-	// One stream, one order: sequence numbers grow, and command 2 started
-	// only after command 1 finished.
-	all := append(append([]bridge.Event{}, first...), second...)
-	var firstDone, secondStart uint64
-	for _, ev := range all {
-		if ev.CommandID == 1 && ev.Kind == control.EventFinished {
-			firstDone = ev.Seq
+		lives := collect(t, ch, 1, 2)
+		first, second := lives[1], lives[2]
+		if got, want := kinds(first), "received decided:started started finished"; got != want {
+			t.Errorf("command 1: %s, want %s", got, want)
 		}
-		if ev.CommandID == 2 && ev.Kind == control.EventStarted {
-			secondStart = ev.Seq
+		if got, want := kinds(second), "received decided:queued decided:started started finished"; got != want {
+			t.Fatalf("command 2: %s, want %s", got, want)
 		}
-	}
-	if secondStart <= firstDone {
-		t.Errorf("command 2 started at seq %d, before command 1 finished at %d", secondStart, firstDone)
-	}
-	for _, es := range [][]bridge.Event{first, second} {
-		for i := 1; i < len(es); i++ {
-			if es[i].Seq <= es[i-1].Seq {
-				t.Errorf("out of order: %+v then %+v", es[i-1], es[i])
+		fin := second[len(second)-1]
+		if fin.Status != automate.StatusCompleted || fin.Answer != "done q 2" || fin.Rule != "queued" || fin.Command != "q 2" ||
+			fin.RequestID == "" || fin.TaskID != "hubgate-2" {
+			t.Errorf("finished: %+v", fin)
+		}
+		// One stream, one order: sequence numbers grow, and command 2 started
+		// only after command 1 finished.
+		all := append(append([]bridge.Event{}, first...), second...)
+		var firstDone, secondStart uint64
+		for _, ev := range all {
+			if ev.CommandID == 1 && ev.Kind == control.EventFinished {
+				firstDone = ev.Seq
+			}
+			if ev.CommandID == 2 && ev.Kind == control.EventStarted {
+				secondStart = ev.Seq
 			}
 		}
-	}
-	// The journal agrees with what the stream said.
-	h := e.history()
-	if len(h) != 2 || h[1].Answer != fin.Answer || h[1].Status != fin.Status {
-		t.Errorf("journal:\n%s", describe(h))
-	}
+		if secondStart <= firstDone {
+			t.Errorf("command 2 started at seq %d, before command 1 finished at %d", secondStart, firstDone)
+		}
+		for _, es := range [][]bridge.Event{first, second} {
+			for i := 1; i < len(es); i++ {
+				if es[i].Seq <= es[i-1].Seq {
+					t.Errorf("out of order: %+v then %+v", es[i-1], es[i])
+				}
+			}
+		}
+		// The journal agrees with what the stream said.
+		h := e.history()
+		if len(h) != 2 || h[1].Answer != fin.Answer || h[1].Status != fin.Status {
+			t.Errorf("journal:\n%s", describe(h))
+		}
 
-	// A late subscriber asks for history and gets the same events first.
-	late := e.bridge.Subscribe(ctx, bridge.SubscribeOptions{History: 3})
-	var replay []bridge.Event
-	for range 3 {
-		replay = append(replay, next(t, late))
-	}
-	if replay[2].Seq != fin.Seq || replay[2].Kind != control.EventFinished {
-		t.Errorf("history replay ends with %+v, want seq %d", replay[2], fin.Seq)
-	}
+		// A late subscriber asks for history and gets the same events first.
+		late := e.bridge.Subscribe(ctx, bridge.SubscribeOptions{History: 3})
+		var replay []bridge.Event
+		for range 3 {
+			replay = append(replay, next(t, late))
+		}
+		if replay[2].Seq != fin.Seq || replay[2].Kind != control.EventFinished {
+			t.Errorf("history replay ends with %+v, want seq %d", replay[2], fin.Seq)
+		}
+	})
 }
 
 func TestStreamReportsDropsNotifyAndCancel(t *testing.T) {
-	e := newEnv(t, envOptions{rules: basicRules})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch := e.bridge.Subscribe(ctx, bridge.SubscribeOptions{})
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: basicRules})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ch := e.bridge.Subscribe(ctx, bridge.SubscribeOptions{})
 
-	e.hub.command("notify", nil)
-	life := untilSettled(t, ch, 1)
-	if got, want := kinds(life), "received decided:started started parked notify resumed finished"; got != want {
-		t.Fatalf("notify run: %s, want %s", got, want)
-	}
-	if n := life[4]; n.Message != "the kettle is on" || n.Rule != "notify" {
-		t.Errorf("notify event %+v", n)
-	}
+		e.hub.command("notify", nil)
+		life := untilSettled(t, ch, 1)
+		if got, want := kinds(life), "received decided:started started parked notify resumed finished"; got != want {
+			t.Fatalf("notify run: %s, want %s", got, want)
+		}
+		if n := life[4]; n.Message != "the kettle is on" || n.Rule != "notify" {
+			t.Errorf("notify event %+v", n)
+		}
 
-	e.hub.command("slow one", nil)
-	untilStarted := func(id int64) {
-		for {
-			ev := next(t, ch)
-			if ev.CommandID == id && ev.Kind == control.EventStarted {
-				return
+		e.hub.command("slow one", nil)
+		untilStarted := func(id int64) {
+			for {
+				ev := next(t, ch)
+				if ev.CommandID == id && ev.Kind == control.EventStarted {
+					return
+				}
 			}
 		}
-	}
-	untilStarted(2)
-	e.hub.command("slow two", nil)
-	dropped := untilSettled(t, ch, 3)
-	if d := dropped[len(dropped)-1]; d.Decision != journal.DecisionDropped || !strings.Contains(d.Note, "busy with command 2") {
-		t.Errorf("dropped: %+v", d)
-	}
-	if _, err := e.bridge.Cancel(context.Background(), false); err != nil {
-		t.Fatal(err)
-	}
-	life = untilSettled(t, ch, 2)
-	if got := kinds(life); got != "cancel-requested finished" || life[1].Status != automate.StatusCanceled {
-		t.Errorf("cancelled run: %s %+v", got, life)
-	}
+		untilStarted(2)
+		e.hub.command("slow two", nil)
+		dropped := untilSettled(t, ch, 3)
+		if d := dropped[len(dropped)-1]; d.Decision != journal.DecisionDropped || !strings.Contains(d.Note, "busy with command 2") {
+			t.Errorf("dropped: %+v", d)
+		}
+		if _, err := e.bridge.Cancel(context.Background(), false); err != nil {
+			t.Fatal(err)
+		}
+		life = untilSettled(t, ch, 2)
+		if got := kinds(life); got != "cancel-requested finished" || life[1].Status != automate.StatusCanceled {
+			t.Errorf("cancelled run: %s %+v", got, life)
+		}
+	})
 }
 
 func TestSlowSubscriberLosesEventsAndNeverBlocksTheBridge(t *testing.T) {
-	e := newEnv(t, envOptions{rules: basicRules, opts: func(o *bridge.Options) { o.EventBuffer = 4 }})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stalled := e.bridge.Subscribe(ctx, bridge.SubscribeOptions{})
-	read := e.bridge.Subscribe(ctx, bridge.SubscribeOptions{Buffer: 1000})
-	const n = 20
-	for i := range n {
-		e.hub.command(fmt.Sprintf("unknown %d", i), nil) // received + decided:ignored each
-	}
-	// The bridge decides all of them although one subscriber reads nothing.
-	e.waitFor("every command decided", finished(n))
-	// A subscriber that keeps up sees all 2n events in order.
-	var last uint64
-	for range 2 * n {
-		ev := next(t, read)
-		if ev.Kind == control.EventLost || ev.Seq != last+1 {
-			t.Fatalf("reader got %+v after seq %d", ev, last)
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: basicRules, opts: func(o *bridge.Options) { o.EventBuffer = 4 }})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		stalled := e.bridge.Subscribe(ctx, bridge.SubscribeOptions{})
+		read := e.bridge.Subscribe(ctx, bridge.SubscribeOptions{Buffer: 1000})
+		const n = 20
+		for i := range n {
+			e.hub.command(fmt.Sprintf("unknown %d", i), nil) // received + decided:ignored each
 		}
-		last = ev.Seq
-	}
-	// The stalled one got the first 4, then learns how many it lost.
-	for i := range 4 {
-		if ev := next(t, stalled); ev.Seq != uint64(i+1) {
-			t.Fatalf("stalled event %d: %+v", i, ev)
+		// The bridge decides all of them although one subscriber reads nothing.
+		e.waitFor("every command decided", finished(n))
+		// A subscriber that keeps up sees all 2n events in order.
+		var last uint64
+		for range 2 * n {
+			ev := next(t, read)
+			if ev.Kind == control.EventLost || ev.Seq != last+1 {
+				t.Fatalf("reader got %+v after seq %d", ev, last)
+			}
+			last = ev.Seq
 		}
-	}
-	e.hub.command("unknown late", nil)
-	ev := next(t, stalled)
-	if ev.Kind != control.EventLost || ev.Lost != 2*n-4 {
-		t.Fatalf("want a lost event for %d, got %+v", 2*n-4, ev)
-	}
-	if ev := next(t, stalled); ev.Kind != control.EventReceived || ev.Command != "unknown late" {
-		t.Fatalf("after the loss: %+v", ev)
-	}
+		// The stalled one got the first 4, then learns how many it lost.
+		for i := range 4 {
+			if ev := next(t, stalled); ev.Seq != uint64(i+1) {
+				t.Fatalf("stalled event %d: %+v", i, ev)
+			}
+		}
+		e.hub.command("unknown late", nil)
+		ev := next(t, stalled)
+		if ev.Kind != control.EventLost || ev.Lost != 2*n-4 {
+			t.Fatalf("want a lost event for %d, got %+v", 2*n-4, ev)
+		}
+		if ev := next(t, stalled); ev.Kind != control.EventReceived || ev.Command != "unknown late" {
+			t.Fatalf("after the loss: %+v", ev)
+		}
+	})
 }
 
 func TestStreamClosesWhenTheBridgeStops(t *testing.T) {
-	e := newEnv(t, envOptions{rules: basicRules})
-	ch := e.bridge.Subscribe(context.Background(), bridge.SubscribeOptions{})
-	e.hub.command("hello", nil)
-	untilSettled(t, ch, 1)
-	e.stop()
-	for range ch {
-	}
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: basicRules})
+		ch := e.bridge.Subscribe(context.Background(), bridge.SubscribeOptions{})
+		e.hub.command("hello", nil)
+		untilSettled(t, ch, 1)
+		e.stop()
+		for range ch {
+		}
+	})
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	dbus "github.com/godbus/dbus/v5"
+	"github.com/hubgate/hubgate/internal/testutil"
 	ss "github.com/zalando/go-keyring/secret_service"
 )
 
@@ -372,17 +373,13 @@ func TestKeyringFrozenProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	deadline := time.Now().Add(waitLimit)
-	for {
+	var ownErr error
+	if !testutil.Eventually(waitLimit, func() bool {
 		var has bool
-		err := conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, "org.freedesktop.secrets").Store(&has)
-		if err == nil && has {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gnome-keyring-daemon never owned org.freedesktop.secrets (%v)", err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		ownErr = conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, "org.freedesktop.secrets").Store(&has)
+		return ownErr == nil && has
+	}) {
+		t.Fatalf("gnome-keyring-daemon never owned org.freedesktop.secrets (%v)", ownErr)
 	}
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubgate/hubgate/internal/testutil"
 	keyring "github.com/zalando/go-keyring"
 )
 
@@ -249,16 +250,13 @@ func TestKeyringTimeoutAndSingleSlot(t *testing.T) {
 
 	// 3. When the stuck call finally returns, the slot is free again.
 	close(gate)
-	deadline := time.Now().Add(waitLimit)
-	for {
-		err := k.Set(ctx, AccountDeviceToken, "x-value")
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, ErrKeyringBusy) || time.Now().After(deadline) {
-			t.Fatalf("after release: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var setErr error
+	testutil.Eventually(waitLimit, func() bool {
+		setErr = k.Set(ctx, AccountDeviceToken, "x-value")
+		return !errors.Is(setErr, ErrKeyringBusy)
+	})
+	if setErr != nil {
+		t.Fatalf("after release: %v", setErr)
 	}
 	if v, err := k.Get(ctx, AccountDeviceToken); err != nil || v != "x-value" {
 		t.Fatalf("Get after release = %q, %v", v, err)

@@ -1,35 +1,20 @@
 package hub
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // logSink captures every log line of a test at debug level, so that tests
 // can check that no token is ever written.
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *logSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *logSink) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
-}
+type logSink = testutil.SyncBuffer
 
 // newLogger returns a debug logger into a sink; at cleanup it fails the
 // test if any of the secrets appears in the log, and dumps the log on
@@ -141,12 +126,8 @@ func nextEvent(t testing.TB, c *Client, timeout time.Duration) Event {
 // poll waits until cond is true.
 func poll(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testutil.Eventually(timeout, cond) {
+		t.Fatalf("timed out after %s waiting for %s", timeout, what)
 	}
 }
 

@@ -9,7 +9,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // TestBrowserGetsNoSecrets (issue 14, D3): the browser command of `pair`
@@ -45,18 +46,12 @@ func TestBrowserGetsNoSecrets(t *testing.T) {
 	if err := c.openBrowser(getenv, "http://127.0.0.1:1/signin/authorize?x=1"); err != nil {
 		t.Fatal(err)
 	}
-	var got []byte
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		b, err := os.ReadFile(dump)
-		if err == nil {
-			got = b
-			break
-		}
-		if !errors.Is(err, fs.ErrNotExist) || time.Now().After(deadline) {
-			t.Fatalf("the browser script wrote no environment: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var (
+		got []byte
+		err error
+	)
+	if !testutil.Eventually(0, func() bool { got, err = os.ReadFile(dump); return !errors.Is(err, fs.ErrNotExist) }) || err != nil {
+		t.Fatalf("the browser script wrote no environment: %v", err)
 	}
 	env := string(got)
 	if !strings.Contains(env, "HUBGATE_D3_PLAIN=kept-value") || !strings.Contains(env, "PATH=") {

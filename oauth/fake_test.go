@@ -219,24 +219,6 @@ func (f *fakeAuth) assertNoSecrets(t *testing.T, where, s string) {
 	}
 }
 
-// syncBuffer is an io.Writer safe for concurrent use, for LoginOptions.Out.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // authURLFrom returns the authorization URL printed in out.
 func authURLFrom(out string) (string, error) {
 	for _, line := range strings.Split(out, "\n") {

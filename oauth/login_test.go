@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // noRedirect is an HTTP client that does not follow redirects.
@@ -59,13 +61,9 @@ func requireCurl(t *testing.T) {
 // waitGoroutines waits until the goroutine count is back to at most n.
 func waitGoroutines(t *testing.T, n int) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for runtime.NumGoroutine() > n {
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<16)
-			t.Fatalf("%d goroutines, want <= %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testutil.Eventually(0, func() bool { return runtime.NumGoroutine() <= n }) {
+		buf := make([]byte, 1<<16)
+		t.Fatalf("%d goroutines, want <= %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
 	}
 }
 
@@ -75,7 +73,7 @@ func TestLoginWithBrowserCommand(t *testing.T) {
 	requireCurl(t)
 	f := newFakeAuth(t)
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	http.DefaultClient.CloseIdleConnections()
 	before := runtime.NumGoroutine()
 	tok, err := c.Login(context.Background(), LoginOptions{
@@ -142,7 +140,7 @@ func TestLoginIgnoresWrongStateThenAcceptsTheRightOne(t *testing.T) {
 	var wrongStatus int
 	var wrongPage string
 	browsed := make(chan struct{})
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	tok, err := c.Login(context.Background(), LoginOptions{
 		Out:     &out,
 		Timeout: time.Minute,
@@ -214,7 +212,7 @@ func TestLoginAccessDenied(t *testing.T) {
 	f.deny = true
 	f.mu.Unlock()
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	_, err := c.Login(context.Background(), LoginOptions{
 		Out: &out, Timeout: time.Minute,
 		Getenv: func(k string) string { return map[string]string{"BROWSER": "curl -sSL"}[k] },
@@ -341,7 +339,7 @@ func TestLoginWrongClientSecretIsSentOnce(t *testing.T) {
 func TestLoginTimeout(t *testing.T) {
 	f := newFakeAuth(t)
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	before := runtime.NumGoroutine()
 	_, err := c.Login(context.Background(), LoginOptions{
 		Out: &out, Timeout: 300 * time.Millisecond,
@@ -375,7 +373,7 @@ func TestLoginCanceled(t *testing.T) {
 func TestLoginBrowserFailureIsReportedNotFatal(t *testing.T) {
 	f := newFakeAuth(t)
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	_, err := c.Login(context.Background(), LoginOptions{
 		Out: &out, Timeout: 200 * time.Millisecond,
 		Getenv: func(k string) string { return map[string]string{"BROWSER": "/nonexistent/browser --new-window"}[k] },
@@ -393,17 +391,12 @@ func TestLoginBrowserFailureIsReportedNotFatal(t *testing.T) {
 func TestLoginPastedRedirect(t *testing.T) {
 	f := newFakeAuth(t)
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
 		var authURL string
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if u, err := authURLFrom(out.String()); err == nil {
-				authURL = u
-				break
-			}
-		}
+		testutil.Eventually(0, func() bool { authURL, _ = authURLFrom(out.String()); return authURL != "" })
 		if authURL == "" {
 			t.Error("no URL printed")
 			pw.Close()
@@ -443,17 +436,16 @@ func TestLoginPastedRedirect(t *testing.T) {
 func TestLoginNoBrowserListenerStillWorks(t *testing.T) {
 	f := newFakeAuth(t)
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if u, err := authURLFrom(out.String()); err == nil {
-				getPage(t, authorizeLocation(t, u))
-				return
-			}
+		var u string
+		if !testutil.Eventually(0, func() bool { u, _ = authURLFrom(out.String()); return u != "" }) {
+			t.Error("no URL printed")
+			return
 		}
-		t.Error("no URL printed")
+		getPage(t, authorizeLocation(t, u))
 	}()
 	if _, err := c.Login(context.Background(), LoginOptions{Out: &out, In: pr, NoBrowser: true, Timeout: time.Minute}); err != nil {
 		t.Fatal(err)
@@ -466,15 +458,13 @@ func TestLoginPastedDenial(t *testing.T) {
 	f.deny = true
 	f.mu.Unlock()
 	c := f.client(t)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-			if u, err := authURLFrom(out.String()); err == nil {
-				io.WriteString(pw, authorizeLocation(t, u)+"\n")
-				return
-			}
+		var u string
+		if testutil.Eventually(0, func() bool { u, _ = authURLFrom(out.String()); return u != "" }) {
+			io.WriteString(pw, authorizeLocation(t, u)+"\n")
 		}
 	}()
 	_, err := c.Login(context.Background(), LoginOptions{Out: &out, In: pr, NoBrowser: true, Timeout: time.Minute})

@@ -14,6 +14,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/hubgate/hubgate/internal/testutil"
 	"golang.org/x/oauth2"
 )
 
@@ -21,7 +22,7 @@ import (
 // then calls the redirect with the query edit made to it.
 func loginWith(t *testing.T, c *Client, edit func(q url.Values)) (*oauth2.Token, string, error) {
 	t.Helper()
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	tok, err := c.Login(context.Background(), LoginOptions{
 		Out: &out, Timeout: 30 * time.Second,
 		OpenBrowser: func(authURL string) error {
@@ -55,7 +56,7 @@ func TestLoginRefusesAMissingStateNamingTheSetting(t *testing.T) {
 	}
 	// ...but a wrong state is still refused (ignored until the timeout).
 	c, _ = New(Config{APIURL: f.srv.URL, ClientID: testClientID, AllowMissingState: true})
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	_, err = c.Login(context.Background(), LoginOptions{Out: &out, Timeout: 2 * time.Second,
 		OpenBrowser: func(authURL string) error {
 			u, _ := url.Parse(authorizeLocation(t, authURL))
@@ -86,7 +87,7 @@ func TestLoginOnAFixedRedirectAddress(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sawRedirect string
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	tok, err := c.Login(context.Background(), LoginOptions{Out: &out, Timeout: 30 * time.Second,
 		OpenBrowser: func(authURL string) error {
 			u, _ := url.Parse(authURL)

@@ -17,6 +17,7 @@ import (
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/llm"
 	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 const testKey = "llm-test-key-0123456789abcdefghijkl"
@@ -258,17 +259,11 @@ func (h *harness) health() automate.Health {
 
 func (h *harness) waitFor(what string, cond func(automate.Health) bool) automate.Health {
 	h.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		hl := h.health()
-		if cond(hl) {
-			return hl
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s; last health %+v", what, hl)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var hl automate.Health
+	if !testutil.Eventually(0, func() bool { hl = h.health(); return cond(hl) }) {
+		h.t.Fatalf("timed out waiting for %s; last health %+v", what, hl)
 	}
+	return hl
 }
 
 func (h *harness) catalog() automate.CatalogResponse {

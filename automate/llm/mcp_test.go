@@ -24,6 +24,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/internal/testenv"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 const markerVar = "HUBGATE_LLM_TEST_MARKER"
@@ -60,12 +61,9 @@ func markedProcesses(t *testing.T, marker string) []int {
 
 func waitNoMarked(t *testing.T, marker string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for len(markedProcesses(t, marker)) > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("MCP server processes outlived the run: %v", markedProcesses(t, marker))
-		}
-		time.Sleep(50 * time.Millisecond)
+	var pids []int
+	if !testutil.Eventually(0, func() bool { pids = markedProcesses(t, marker); return len(pids) == 0 }) {
+		t.Fatalf("MCP server processes outlived the run: %v", pids)
 	}
 }
 

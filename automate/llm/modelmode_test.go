@@ -28,6 +28,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/internal/testenv"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 const modelID = "service-model"
@@ -187,12 +188,8 @@ func TestModelModeOpenAINpm(t *testing.T) {
 
 func waitAborted(t *testing.T, up *fakeUpstream, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for up.abortedCount() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("the upstream saw %d aborted requests, want %d", up.abortedCount(), n)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testutil.Eventually(0, func() bool { return up.abortedCount() >= n }) {
+		t.Fatalf("the upstream saw %d aborted requests, want %d", up.abortedCount(), n)
 	}
 }
 

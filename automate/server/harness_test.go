@@ -16,6 +16,7 @@ import (
 	"github.com/hubgate/hubgate/automate/assistant"
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 const testKey = "test-key-0123456789abcdefghijklmnop"
@@ -214,17 +215,11 @@ func (h *harness) health() automate.Health {
 // waitFor polls cond until it holds or the deadline passes.
 func (h *harness) waitFor(what string, cond func(automate.Health) bool) automate.Health {
 	h.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		hl := h.health()
-		if cond(hl) {
-			return hl
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s; last health %+v", what, hl)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var hl automate.Health
+	if !testutil.Eventually(0, func() bool { hl = h.health(); return cond(hl) }) {
+		h.t.Fatalf("timed out waiting for %s; last health %+v", what, hl)
 	}
+	return hl
 }
 
 // startAsync posts a run in the background; the answer arrives on the

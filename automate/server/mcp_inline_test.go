@@ -24,12 +24,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/internal/testenv"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 const markerVar = "HUBGATE_MCP_TEST_MARKER"
@@ -98,22 +98,16 @@ func requireProcScan(t *testing.T) {
 // waitNoMarked polls until no live process carries marker.
 func waitNoMarked(t *testing.T, marker string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		pids := markedProcesses(t, marker)
-		if len(pids) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			var cmds []string
-			for _, p := range pids {
-				b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
-				cmds = append(cmds, strconv.Itoa(p)+": "+strings.ReplaceAll(string(b), "\x00", " "))
-			}
-			t.Fatalf("processes of the run's MCP server outlived it:\n%s", strings.Join(cmds, "\n"))
-		}
-		time.Sleep(50 * time.Millisecond)
+	var pids []int
+	if testutil.Eventually(0, func() bool { pids = markedProcesses(t, marker); return len(pids) == 0 }) {
+		return
 	}
+	var cmds []string
+	for _, p := range pids {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+		cmds = append(cmds, strconv.Itoa(p)+": "+strings.ReplaceAll(string(b), "\x00", " "))
+	}
+	t.Fatalf("processes of the run's MCP server outlived it:\n%s", strings.Join(cmds, "\n"))
 }
 
 func TestInlineMcpStdioRunLeavesNoProcess(t *testing.T) {
@@ -409,10 +403,7 @@ func TestInlineMcpStreamableHTTPWithHeaders(t *testing.T) {
 	}
 	// The session is closed when the run ends (the SDK's closing DELETE),
 	// with the header too.
-	deadline := time.Now().Add(10 * time.Second)
-	for remote.count("DELETE") == 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Eventually(0, func() bool { return remote.count("DELETE") > 0 })
 	if remote.count("DELETE") != 1 {
 		t.Errorf("the MCP session was not closed at the end of the run: %v", remote.seen())
 	}

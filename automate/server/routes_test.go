@@ -15,6 +15,7 @@ import (
 	"github.com/hubgate/hubgate/automate/assistant"
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 var allRoutes = []struct{ method, path string }{
@@ -171,13 +172,11 @@ func TestCatalogLoadingThenReady(t *testing.T) {
 	}
 	h.do("POST", "/v1/automate/models/select", map[string]string{"modelName": "scripted-pro"}).
 		envelope(t, 400, "invalid_request_error", "The model catalog is still loading; select again when catalog.status is ready")
-	deadline := time.Now().Add(10 * time.Second)
-	for cat.Catalog.Status != "ready" {
-		if time.Now().After(deadline) {
-			t.Fatal("catalog never ready")
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testutil.Eventually(0, func() bool {
 		h.do("GET", "/v1/automate/models", nil).json(t, &cat)
+		return cat.Catalog.Status == "ready"
+	}) {
+		t.Fatal("catalog never ready")
 	}
 	if cat.Catalog.ModelCount != len(cat.Data) || len(cat.Data) != 5 {
 		t.Fatalf("catalog %+v with %d entries", cat.Catalog, len(cat.Data))

@@ -4,7 +4,6 @@ package control
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,6 +27,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 type fakeBackend struct {
@@ -68,24 +68,6 @@ func (f *fakeBackend) setErr(err error) {
 	f.mu.Lock()
 	f.err = err
 	f.mu.Unlock()
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // socketDir returns a short private directory (socket paths are limited to
@@ -432,7 +414,7 @@ func TestStaleSocketRemoved(t *testing.T) {
 		t.Fatalf("client on a stale socket: %v, want ErrNotRunning", err)
 	}
 
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	startServer(t, path, &fakeBackend{status: Status{DeviceID: "fresh"}}, slog.New(slog.NewTextHandler(&logs, nil)))
 	st, err := Dial(path).Status(context.Background())
 	if err != nil || st.DeviceID != "fresh" {
@@ -599,7 +581,7 @@ func TestPeerCredentials(t *testing.T) {
 	// Same uid: every other test's round trip, and a child process here.
 	dir := socketDir(t)
 	path := filepath.Join(dir, "ctl.sock")
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	startServer(t, path, &fakeBackend{status: Status{DeviceID: "peer"}}, slog.New(slog.NewTextHandler(&logs, nil)))
 
 	bin := os.Args[0]

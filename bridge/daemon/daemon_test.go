@@ -25,6 +25,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/rules/rulestest"
 	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 const testKey = "daemon-test-key-0123456789abcdef"
@@ -77,17 +78,6 @@ func newFixture(t *testing.T) *fixture {
 	}}
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestNewRefusesMissingOptions(t *testing.T) {
 	_, err := New(Options{Automate: AutomateOptions{External: true}})
 	if err == nil {
@@ -132,7 +122,7 @@ func TestStartRunsACommandAndCloseStopsEverything(t *testing.T) {
 	if err := d.Start(t.Context()); err == nil {
 		t.Fatal("a second Start succeeded")
 	}
-	waitFor(t, "the device to listen", func() bool {
+	testutil.WaitFor(t, "the device to listen", func() bool {
 		dev, ok := f.mock.Device(f.device)
 		return ok && dev.IsListening && info.Hub.State().Status == hub.StatusListening
 	})
@@ -140,7 +130,7 @@ func TestStartRunsACommandAndCloseStopsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	var entry journal.Entry
-	waitFor(t, "the run to finish", func() bool {
+	testutil.WaitFor(t, "the run to finish", func() bool {
 		es, err := info.Bridge.History(t.Context(), 5)
 		if err != nil || len(es) == 0 {
 			return false
@@ -334,7 +324,7 @@ func countActions(m *mockhub.Server, since int64, device, action string) int {
 
 func waitListening(t *testing.T, f *fixture, d *Daemon, device string) {
 	t.Helper()
-	waitFor(t, "device "+device+" to listen", func() bool {
+	testutil.WaitFor(t, "device "+device+" to listen", func() bool {
 		dev, ok := f.mock.Device(device)
 		return ok && dev.IsListening && d.Info().Hub.State().Status == hub.StatusListening
 	})
@@ -380,7 +370,7 @@ unmatched: {action: ignore}
 	if err := f.mock.PushCommand(f.device, "slow", nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the slow run to start", func() bool {
+	testutil.WaitFor(t, "the slow run to start", func() bool {
 		st, _ := b.Status(t.Context())
 		return st.Current != nil
 	})
@@ -434,7 +424,7 @@ func waitEntries(t *testing.T, b interface {
 }, n int) []journal.Entry {
 	t.Helper()
 	var es []journal.Entry
-	waitFor(t, "runs to finish", func() bool {
+	testutil.WaitFor(t, "runs to finish", func() bool {
 		var err error
 		es, err = b.History(t.Context(), n)
 		if err != nil || len(es) < n {
@@ -501,7 +491,7 @@ func TestReconnectSwitchesToTheNewPairing(t *testing.T) {
 		t.Fatalf("reconnect answer: %+v", res)
 	}
 	waitListening(t, f, d, dev2.ID)
-	waitFor(t, "the old device to stop listening", func() bool {
+	testutil.WaitFor(t, "the old device to stop listening", func() bool {
 		return countActions(f.mock, since, f.device, "DeviceStoppedListening") == 1
 	})
 	if err := f.mock.PushCommand(dev2.ID, "from the new device", nil); err != nil {
@@ -618,7 +608,7 @@ unmatched: {action: run}
 	// The notifier follows the event stream: wait for both answers. The
 	// two commands before the reload were settled first and notified
 	// nothing (their events came before these, in order).
-	waitFor(t, "the notifications after the reload", func() bool { return len(desk.bodies()) >= 2 })
+	testutil.WaitFor(t, "the notifications after the reload", func() bool { return len(desk.bodies()) >= 2 })
 	if got := desk.bodies(); !slices.Equal(got, []string{"Done: quiet one", "Done: other"}) {
 		t.Errorf("notifications %q, want the two answers after the reload only", got)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // clock is a settable test clock.
@@ -940,13 +941,7 @@ func TestBackgroundCheckpoint(t *testing.T) {
 	for i := range 50 {
 		mustRecord(t, j, Command{Seq: uint64(i + 1), Session: 1, Text: "x"})
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for j.ck.runs.Load() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("no background checkpoint within 30 s of the writes")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, "a background checkpoint after the writes", func() bool { return j.ck.runs.Load() > 0 })
 	if err := j.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -1197,12 +1192,9 @@ func TestPrune(t *testing.T) {
 		}
 		return len(h)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for poll() != len(keep)+1 { // the unsettled ones and "next" (undecided)
-		if time.Now().After(deadline) {
-			t.Fatalf("Keep did not prune at Open: %d rows", poll())
-		}
-		time.Sleep(10 * time.Millisecond)
+	// The unsettled ones and "next" (undecided) stay.
+	if !testutil.Eventually(0, func() bool { return poll() == len(keep)+1 }) {
+		t.Fatalf("Keep did not prune at Open: %d rows", poll())
 	}
 	ro, err := OpenReadOnly(path)
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // fakeNotifications is a notification server of the test's own: it owns
@@ -84,7 +85,7 @@ func serveNotifications(t *testing.T) (f *fakeNotifications, release func()) {
 
 func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
 	srv, release := serveNotifications(t)
-	var logs logSink
+	var logs testutil.SyncBuffer
 	desktop := &notify.Freedesktop{}
 	defer desktop.Close()
 	s := notify.New(notify.Options{Desktop: desktop, Logger: slog.New(slog.NewTextHandler(&logs, nil)),

@@ -1,7 +1,6 @@
 package notify_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -12,7 +11,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +19,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/internal/testenv"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // need fails the test in CI (CI=true) when cond is false, and skips it
@@ -34,24 +33,6 @@ func need(t *testing.T, cond bool, what string) {
 		t.Fatalf("%s is missing (scripts/test installs it)", what)
 	}
 	t.Skipf("%s is missing; run under .ci/with-keyring with scripts/test's packages", what)
-}
-
-// logSink collects log records.
-type logSink struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func finished(id int64, command, rule, answer string) control.Event {
@@ -100,16 +81,12 @@ func TestSpeechWritesAudibleWAV(t *testing.T) {
 	s.Handle(context.Background(), finished(1, "weather", "weather", "It is twenty two degrees and sunny in Lyon."))
 	// Speech is asynchronous; Say again with the same text to get its
 	// done channel would cut it off, so wait for the file to be complete.
-	deadline := time.Now().Add(20 * time.Second)
 	var stat string
-	for time.Now().Before(deadline) {
+	testutil.Eventually(0, func() bool {
 		out, err := exec.Command(sox, wav, "-n", "stat").CombinedOutput()
 		stat = string(out)
-		if err == nil && strings.Contains(stat, "RMS     amplitude") && statValue(stat, "Length (seconds)") > 0.5 {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil && strings.Contains(stat, "RMS     amplitude") && statValue(stat, "Length (seconds)") > 0.5
+	})
 	rms, length := statValue(stat, "RMS     amplitude"), statValue(stat, "Length (seconds)")
 	t.Logf("espeak-ng wrote %s: %.2f s, RMS amplitude %.4f", wav, length, rms)
 	if length < 1 || rms < 0.01 {

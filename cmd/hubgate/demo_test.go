@@ -24,6 +24,7 @@ import (
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // secretShaped finds what could be one of the demo's secrets: every secret
@@ -436,7 +437,7 @@ func TestDemoExamplesRouteToTheirRules(t *testing.T) {
 }
 
 func TestDemoFollowerPrintsEachStepOfTheStream(t *testing.T) {
-	var buf lockedBuffer
+	var buf testutil.SyncBuffer
 	first := make(chan demoOutcome, 1)
 	f := &demoFollower{n: &demoNarrator{w: &buf}, first: first}
 	final := "FINAL"
@@ -527,14 +528,14 @@ func TestDemoRunErrorMessagesAndExitCode(t *testing.T) {
 // process: --once, then the long-running mode stopped by its context.
 func TestDemoInProcess(t *testing.T) {
 	getenv := func(string) string { return "" }
-	var out, errs lockedBuffer
+	var out, errs testutil.SyncBuffer
 	if code := Main(t.Context(), []string{"demo", "--once"}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errs}, getenv); code != 0 {
 		t.Fatalf("--once: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
 	}
 	demoOrder(t, out.String(), "[#1] answer: Hello from hubgate", "removed ")
 	assertGone(t, demoAnnouncedDir(t, out.String()))
 
-	var out2, errs2 lockedBuffer
+	var out2, errs2 testutil.SyncBuffer
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := make(chan int, 1)
@@ -591,7 +592,7 @@ func TestDemoInProcess(t *testing.T) {
 func TestDemoStopsCleanlyWhenStdoutCloses(t *testing.T) {
 	cmd := exec.Command(binary, "demo")
 	cmd.Env = env(t)
-	var errb lockedBuffer
+	var errb testutil.SyncBuffer
 	cmd.Stderr = &errb
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

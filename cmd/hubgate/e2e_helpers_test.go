@@ -23,7 +23,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,6 +31,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // e2eWait is how long the end-to-end tests wait for anything that should
@@ -74,26 +74,6 @@ func freeWindowPort() int {
 	}
 	return 0
 }
-
-// e2ePoll calls cond every 20 ms until it holds or timeout passes; it returns
-// whether it held.
-func e2ePoll(timeout time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(timeout)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// eventually polls cond for up to 10 s. Log assertions use it: a process's
-// stderr reaches the test through a pipe copied asynchronously, so a line
-// can arrive after the journal already shows what followed it.
-func eventually(cond func() bool) bool { return e2ePoll(10*time.Second, cond) }
 
 // ---- the mock remote service --------------------------------------------
 
@@ -344,16 +324,13 @@ type daemonProc struct {
 	tb     testing.TB
 	s      *daemonSetup
 	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
+	stderr testutil.SyncBuffer
 	done   chan struct{}
 	// since is the mock's last event before the daemon started.
 	since int64
 }
 
 func (d *daemonProc) Stderr() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	return d.stderr.String()
 }
 
@@ -369,11 +346,7 @@ func startDaemon(tb testing.TB, s *daemonSetup) *daemonProc {
 	d.cmd.Env = s.environ()
 	d.cmd.SysProcAttr = s.sysProcAttr
 	d.cmd.Stdout = io.Discard
-	d.cmd.Stderr = writerTo(func(b []byte) (int, error) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.stderr.Write(b)
-	})
+	d.cmd.Stderr = &d.stderr
 	if err := d.cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -456,7 +429,7 @@ func (d *daemonProc) hubState(status string) bool {
 // waitHubState waits until the daemon's latest hub state has the status.
 func (d *daemonProc) waitHubState(status string) {
 	d.tb.Helper()
-	if !e2ePoll(e2eWait, func() bool { return d.hubState(status) }) {
+	if !testutil.Eventually(e2eWait, func() bool { return d.hubState(status) }) {
 		d.tb.Fatalf("the daemon's hub state never became %s:\n%s", status, d.Stderr())
 	}
 }
@@ -518,7 +491,7 @@ func journalEntries(tb testing.TB, path string) []journal.Entry {
 func waitJournalState(tb testing.TB, path, what string, cond func([]journal.Entry) bool) []journal.Entry {
 	tb.Helper()
 	var es []journal.Entry
-	if !e2ePoll(e2eWait, func() bool { es = journalEntries(tb, path); return cond(es) }) {
+	if !testutil.Eventually(e2eWait, func() bool { es = journalEntries(tb, path); return cond(es) }) {
 		tb.Fatalf("journal: %s not reached within %s; entries:\n%s", what, e2eWait, e2eDump(es))
 	}
 	return es

@@ -27,6 +27,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 func TestRunWithoutAStateFileExits8(t *testing.T) {
@@ -100,7 +101,7 @@ func TestRunPrunesTheJournal(t *testing.T) {
 	j.Close()
 
 	d := startListening(t, s)
-	if !eventually(func() bool { return len(d.logRecords("journal: pruned settled commands")) == 1 }) {
+	if !testutil.Eventually(e2eWait, func() bool { return len(d.logRecords("journal: pruned settled commands")) == 1 }) {
 		t.Fatalf("no pruning logged:\n%s", d.Stderr())
 	}
 	d.stop(syscall.SIGTERM)
@@ -217,7 +218,7 @@ func pushBurst(h *e2eHub, prefix string, n int) []string {
 // asynchronously, so a line can land after the journal shows its effect.
 func runsStarted(d *daemonProc, want int) int {
 	count := func() int { return len(d.bridgeLogs("run started")) }
-	eventually(func() bool { return count() >= want })
+	testutil.Eventually(e2eWait, func() bool { return count() >= want })
 	return count()
 }
 
@@ -357,7 +358,7 @@ func waitRunning(t *testing.T, s *daemonSetup, d *daemonProc, text string) journ
 	})
 	e := e2eEntry(t, es, text)
 	task := fmt.Sprintf("hubgate-%d", e.ID)
-	if !e2ePoll(e2eWait, func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		for _, r := range d.logRecords("run started") {
 			if r["component"] == "automate" && r["task_id"] == task {
 				return true
@@ -462,7 +463,7 @@ func TestStopListening(t *testing.T) {
 		waitRunning(t, s, d, "work 1")
 		h.pushListening(false)
 		d.waitHubState("connected")
-		if !eventually(func() bool { return len(d.bridgeLogs("hub: stop listening")) == 1 }) {
+		if !testutil.Eventually(e2eWait, func() bool { return len(d.bridgeLogs("hub: stop listening")) == 1 }) {
 			t.Fatalf("the bridge did not see StopListening:\n%s", d.Stderr())
 		}
 		if e := e2eEntry(t, journalEntries(t, s.journal), "work 1"); e.Run != journal.RunRunning {
@@ -496,7 +497,7 @@ func TestARunParksForTheNotifyTool(t *testing.T) {
 	if e.Status != automate.StatusCompleted || e.Answer != `told "`+msg+`"` || e.ParkedAt.IsZero() || e.RequestID == "" {
 		t.Fatalf("the run: %s (parked at %v)", e2eDump([]journal.Entry{e}), e.ParkedAt)
 	}
-	if !eventually(func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		for _, r := range d.bridgeLogs("notify") {
 			if r["message"] == msg && r["level"] == "warning" {
 				return true
@@ -617,7 +618,7 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 	if a, b := count(d, "automate"), count(d2, "automate"); a != 1 || b != 0 {
 		t.Errorf("the server started %q %d time(s) before the kill and %d after", "long 1", a, b)
 	}
-	eventually(func() bool { return len(d2.bridgeLogs("run started")) >= 1 })
+	testutil.Eventually(e2eWait, func() bool { return len(d2.bridgeLogs("run started")) >= 1 })
 	if started := d2.bridgeLogs("run started"); len(started) != 1 || started[0]["task_id"] != fmt.Sprintf("hubgate-%d", e2eEntry(t, es, "keep 1").ID) {
 		t.Errorf("runs started after the restart: %v", started)
 	}
@@ -650,7 +651,7 @@ func TestARunStartedElsewhere(t *testing.T) {
     run: {prompt: "#!answer ran {{.Command}}"}
 `})
 	d := startListening(t, s)
-	eventually(func() bool { return len(d.logRecords("hubgate running")) >= 1 })
+	testutil.Eventually(e2eWait, func() bool { return len(d.logRecords("hubgate running")) >= 1 })
 	if recs := d.logRecords("hubgate running"); len(recs) != 1 || recs[0]["automate"] != srv.url || recs[0]["automate_mode"] != "external" {
 		t.Fatalf("the daemon did not find the external server %s: %v", srv.url, recs)
 	}
@@ -671,7 +672,7 @@ func TestARunStartedElsewhere(t *testing.T) {
 			out <- rec
 		}()
 		var hl automate.Health
-		if !e2ePoll(e2eWait, func() bool { e2eAutomateGet(t, srv.url, key, "/health", &hl); return hl.Busy }) {
+		if !testutil.Eventually(e2eWait, func() bool { e2eAutomateGet(t, srv.url, key, "/health", &hl); return hl.Busy }) {
 			t.Fatal("the panel's run never started")
 		}
 		return out
@@ -699,7 +700,7 @@ func TestARunStartedElsewhere(t *testing.T) {
 	}
 	// The daemon polls /health after the 409 until the server is ready;
 	// wait for it to notice, so that the next command is sent (and refused).
-	if !e2ePoll(e2eWait, func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		r := runCmd(t, s.environ(), "", "--config", s.configPath, "status", "--json")
 		var st control.Status
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &st) == nil && !st.WaitingForServer
@@ -722,7 +723,7 @@ func TestARunStartedElsewhere(t *testing.T) {
 	// q 1's POST was refused (409) and it was queued again (the daemon had
 	// stopped waiting for the server before the panel's second run, so it
 	// did not know the slot was held).
-	if !eventually(func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		for _, r := range d.bridgeLogs("command decided") {
 			if r["decision"] == "queued" && fmt.Sprint(r["command_id"]) == fmt.Sprint(e.ID) &&
 				strings.Contains(fmt.Sprint(r["note"]), "did not start; waiting for it") {
@@ -735,7 +736,7 @@ func TestARunStartedElsewhere(t *testing.T) {
 	}
 	// One POST for "q 1" was refused (409) and one ran: the server started
 	// the panel's two runs and q 1 once.
-	eventually(func() bool { return strings.Count(srv.Stderr(), `msg="run started"`) >= 3 })
+	testutil.Eventually(e2eWait, func() bool { return strings.Count(srv.Stderr(), `msg="run started"`) >= 3 })
 	if n := strings.Count(srv.Stderr(), `msg="run started"`); n != 3 {
 		t.Errorf("the server started %d runs, want 3:\n%s", n, srv.Stderr())
 	}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // The D5 tests (issue 14): a run's command runs as the same user as its
@@ -177,7 +179,7 @@ func TestRunCommandCannotReadTheDaemonsEnvironment(t *testing.T) {
 	giveToNobody(t, filepath.Dir(s.configPath), filepath.Dir(s.socket), marks)
 	d := startListening(t, s)
 	h.push("read 1", nil)
-	if !eventually(func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		_, err := os.Stat(filepath.Join(marks, "done"))
 		return err == nil
 	}) {

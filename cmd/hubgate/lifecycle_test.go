@@ -6,7 +6,6 @@ package main
 // new user's first hour from pair to a first answered command.
 
 import (
-	"bytes"
 	"encoding/json"
 	"net"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +22,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 func TestConfigInitPathAndCheck(t *testing.T) {
@@ -251,7 +250,7 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 		t.Fatalf("status of a listening daemon: %d %v", code, obj)
 	}
 	h.pushListening(false)
-	if !eventually(func() bool { c, _, _ := status(); return c == ExitNotListening }) {
+	if !testutil.Eventually(e2eWait, func() bool { c, _, _ := status(); return c == ExitNotListening }) {
 		code, obj, _ := status()
 		t.Fatalf("status after StopListening: %d %v", code, obj)
 	}
@@ -263,7 +262,7 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 	if st, body := h.admin("POST", "/mock/faults", map[string]any{"drop": true, "refuseFor": "1h"}, nil); st != 200 {
 		t.Fatalf("faults: %d %s", st, body)
 	}
-	if !eventually(func() bool { c, _, _ := status(); return c == ExitNotConnected }) {
+	if !testutil.Eventually(e2eWait, func() bool { c, _, _ := status(); return c == ExitNotConnected }) {
 		code, obj, _ := status()
 		t.Fatalf("status while the hub refuses: %d %v", code, obj)
 	}
@@ -278,7 +277,7 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 	if st, body := h.admin("POST", "/mock/tokens/"+h.device.Token.ID+"/disable", nil, &dis); st != 200 {
 		t.Fatalf("disable: %d %s", st, body)
 	}
-	if !eventually(func() bool { c, _, _ := status(); return c == ExitNeedsRepair }) {
+	if !testutil.Eventually(e2eWait, func() bool { c, _, _ := status(); return c == ExitNeedsRepair }) {
 		code, obj, _ := status()
 		t.Fatalf("status with a refused token: %d %v\n%s", code, obj, d.Stderr())
 	}
@@ -385,7 +384,7 @@ unmatched: {action: ignore}
 unmatched: {action: ignore}
 `)
 	d.cmd.Process.Signal(syscall.SIGHUP)
-	if !eventually(func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		return strings.Contains(d.Stderr(), `SIGHUP: configuration reloaded: rule \"lights\" added`)
 	}) {
 		t.Fatalf("no reload line:\n%s", d.Stderr())
@@ -395,7 +394,7 @@ unmatched: {action: ignore}
 	// A broken file: refused, the old rules stay.
 	rewriteBridge(t, s, "rules:\n  - name: broken\n    match: {command_regex: '(unclosed'}\n    run: {prompt: x}\n")
 	d.cmd.Process.Signal(syscall.SIGHUP)
-	if !eventually(func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		return len(d.logRecords("SIGHUP: the configuration was refused; the running one stays")) == 1
 	}) {
 		t.Fatalf("no refusal line:\n%s", d.Stderr())
@@ -441,7 +440,7 @@ cancel_grace: 30s
 	id := es[0].ID
 	d.cmd.Process.Signal(syscall.SIGINT)
 	want := "stopping: waiting up to 35 s for run #" + strconv.FormatInt(id, 10)
-	if !eventually(func() bool { return strings.Contains(d.Stderr(), want) }) {
+	if !testutil.Eventually(e2eWait, func() bool { return strings.Contains(d.Stderr(), want) }) {
 		t.Fatalf("no %q line:\n%s", want, d.Stderr())
 	}
 	start := time.Now()
@@ -468,14 +467,11 @@ cancel_grace: 30s
 // --config (the user's own files).
 type runProc struct {
 	cmd    *exec.Cmd
-	mu     sync.Mutex
-	stderr bytes.Buffer
+	stderr testutil.SyncBuffer
 	done   chan struct{}
 }
 
 func (p *runProc) Stderr() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	return p.stderr.String()
 }
 
@@ -484,11 +480,7 @@ func startRunProc(t *testing.T, environ []string, args ...string) *runProc {
 	p := &runProc{done: make(chan struct{})}
 	p.cmd = exec.Command(binary, args...)
 	p.cmd.Env = environ
-	p.cmd.Stderr = writerTo(func(b []byte) (int, error) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.stderr.Write(b)
-	})
+	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -553,7 +545,7 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 		t.Fatalf("config init: %d %s", r.code, r.stderr)
 	}
 	d := startRunProc(t, e, "run")
-	if !e2ePoll(e2eWait, func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		dev, ok := m.Device(first.DeviceID)
 		return ok && dev.IsListening
 	}) {
@@ -562,14 +554,14 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 	if strings.Contains(d.Stderr(), "every command will be ignored") {
 		t.Errorf("run warned about rules after config init:\n%s", d.Stderr())
 	}
-	if !e2ePoll(e2eWait, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
+	if !testutil.Eventually(e2eWait, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
 		t.Fatalf("status never said listening:\n%s", d.Stderr())
 	}
 	if err := m.PushCommand(first.DeviceID, "hey what is on my calendar", nil); err != nil {
 		t.Fatal(err)
 	}
 	var entries []journal.Entry
-	if !e2ePoll(e2eWait, func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		r := runCmd(t, e, "", "history", "--json")
 		entries = nil
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &entries) == nil && len(entries) == 1 && entries[0].Status != ""
@@ -590,7 +582,7 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 	if !strings.Contains(r.stderr, want) {
 		t.Fatalf("pair does not say what the daemon did (%q):\n%s", want, r.stderr)
 	}
-	if !e2ePoll(e2eWait, func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		dev, ok := m.Device(second.DeviceID)
 		return ok && dev.IsListening
 	}) {

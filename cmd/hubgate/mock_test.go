@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // mockProc is a running `hubgate mock`.
@@ -28,14 +28,11 @@ type mockProc struct {
 	t      testing.TB
 	cmd    *exec.Cmd
 	url    string
-	mu     sync.Mutex
-	stderr strings.Builder
+	stderr testutil.SyncBuffer
 	done   chan struct{}
 }
 
 func (p *mockProc) Stderr() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
 	return p.stderr.String()
 }
 
@@ -50,11 +47,7 @@ func startMockProc(tb testing.TB, environ []string, args ...string) *mockProc {
 		tb.Fatal(err)
 	}
 	p := &mockProc{t: tb, cmd: cmd, done: make(chan struct{})}
-	cmd.Stderr = writerTo(func(b []byte) (int, error) {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return p.stderr.Write(b)
-	})
+	cmd.Stderr = &p.stderr
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -317,7 +310,7 @@ func TestMockCommand(t *testing.T) {
 		t.Errorf("fault end: %+v", r)
 	}
 	// The hub is behind the negotiate redirect; its tokens can be expired.
-	if !eventually(func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		return strings.Contains(p.Stderr(), "/device/negotiate redirects to the mock SignalR service at http://127.0.0.1:")
 	}) {
 		t.Errorf("the mock does not say where its hub is: %s", p.Stderr())
@@ -370,7 +363,7 @@ func TestMockStopsOnSIGINTWithAConnectedDevice(t *testing.T) {
 	e := env(t)
 	// The old direct hub (--direct-hub): a device connects at /device.
 	p := startMockProc(t, e, "--deny-consent", "--direct-hub")
-	if !eventually(func() bool { return strings.Contains(p.Stderr(), "the hub is served directly at") }) {
+	if !testutil.Eventually(e2eWait, func() bool { return strings.Contains(p.Stderr(), "the hub is served directly at") }) {
 		t.Errorf("stderr %s", p.Stderr())
 	}
 	r := runCmd(t, e, "", "mock", "create-device", "--url", p.url)

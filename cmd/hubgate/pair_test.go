@@ -24,6 +24,7 @@ import (
 
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // ---- helpers ----
@@ -623,7 +624,7 @@ func TestPairAgainstHubgateMockProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mockErr lockedBuffer
+	var mockErr testutil.SyncBuffer
 	mock.Stderr = &mockErr
 	if err := mock.Start(); err != nil {
 		t.Fatal(err)
@@ -678,23 +679,6 @@ func TestPairAgainstHubgateMockProcess(t *testing.T) {
 
 // ---- in-process tests of the pairing logic (memory store) ----
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // follow is a browser: it follows the authorization URL and its redirect.
 func follow(u string) error {
 	go func() {
@@ -720,8 +704,8 @@ func (f *failingStore) Set(ctx context.Context, account, value string) error {
 	return f.MemoryStore.Set(ctx, account, value)
 }
 
-func testPairEnv(t *testing.T, store configs.SecretStore, stdin string, envs map[string]string) (pairEnv, *lockedBuffer) {
-	var errBuf lockedBuffer
+func testPairEnv(t *testing.T, store configs.SecretStore, stdin string, envs map[string]string) (pairEnv, *testutil.SyncBuffer) {
+	var errBuf testutil.SyncBuffer
 	in := bufio.NewReader(strings.NewReader(stdin))
 	return pairEnv{
 		stdio:       Stdio{In: strings.NewReader(""), Out: io.Discard, Err: &errBuf},

@@ -12,6 +12,7 @@ import (
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // TestRealServiceShapeFromPairToATypedPhrase is issue 10's acceptance path
@@ -61,7 +62,7 @@ func TestRealServiceShapeFromPairToATypedPhrase(t *testing.T) {
 		mark = since[len(since)-1].Seq
 	}
 	d := startRunProc(t, e, "run")
-	if !e2ePoll(e2eWait, func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		dev, ok := m.Device(st.DeviceID)
 		return ok && dev.IsListening
 	}) {
@@ -98,7 +99,7 @@ func TestRealServiceShapeFromPairToATypedPhrase(t *testing.T) {
 		}
 	}
 	var entries []journal.Entry
-	if !e2ePoll(e2eWait, func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		r := runCmd(t, e, "", "history", "--json")
 		entries = nil
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &entries) != nil || len(entries) != len(macros) {

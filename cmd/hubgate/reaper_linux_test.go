@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/internal/proc"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // TestRunChildrenDieWithAKilledDaemon (issue 14, D4): a run_command child
@@ -35,7 +36,7 @@ func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
 	h.push("sleep 1", nil)
 	waitRunning(t, s, d, "sleep 1")
 	var pgid int
-	if !eventually(func() bool {
+	if !testutil.Eventually(e2eWait, func() bool {
 		b, err := os.ReadFile(pgidFile)
 		if err != nil {
 			return false
@@ -52,7 +53,7 @@ func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
 	}
 	<-d.done
 	// The shell, the daemon's direct child, dies with it (Pdeathsig).
-	if !eventually(func() bool { return !slices.Contains(proc.LiveMembers(pgid), pgid) }) {
+	if !testutil.Eventually(e2eWait, func() bool { return !slices.Contains(proc.LiveMembers(pgid), pgid) }) {
 		t.Errorf("the run's shell %d outlived the killed daemon", pgid)
 	}
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 func TestAdminDevices(t *testing.T) {
@@ -317,11 +318,10 @@ func TestEventsLongPoll(t *testing.T) {
 		got <- page
 	}()
 	// The waiting call returns once a client does something.
-	deadline := time.Now().Add(wait)
-	for len(got) == 0 && time.Now().Before(deadline) {
+	testutil.Eventually(wait, func() bool {
 		call(t, "GET", ts.URL+"/api/Device/userDevices/x", "", nil, nil)
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(got) > 0
+	})
 	select {
 	case page := <-got:
 		if len(page.Events) == 0 || page.Events[0].Source != mockhub.SourceREST {
@@ -372,7 +372,7 @@ func TestAdminClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "connection", func() bool { return s.Connections(created.Device.ID) == 1 })
+	testutil.WaitFor(t, "connection", func() bool { return s.Connections(created.Device.ID) == 1 })
 	macro := &deviceapi.Macro{ID: "m", Name: "M", Commands: []string{"go"}, Events: []deviceapi.MacroEvent{{EventType: "Pause", Extra: map[string]json.RawMessage{"milliseconds": json.RawMessage("50")}}}}
 	if res, err := admin.Command(ctx, created.Device.ID, "go", macro); err != nil || res.Delivered != 1 {
 		t.Fatalf("Command: %+v %v", res, err)
@@ -476,10 +476,7 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		}
 		noRedirect.CloseIdleConnections()
 	}()
-	deadline := time.Now().Add(wait)
-	for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Eventually(wait, func() bool { return runtime.NumGoroutine() <= before })
 	if n := runtime.NumGoroutine(); n > before {
 		buf := make([]byte, 1<<20)
 		t.Errorf("%d goroutines before, %d after Close:\n%s", before, n, buf[:runtime.Stack(buf, true)])

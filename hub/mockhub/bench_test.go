@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // BenchmarkPushCommand measures a DeviceCommand from PushCommand to its
@@ -15,7 +16,7 @@ func BenchmarkPushCommand(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	eventually(b, "registration", func() bool { return s.Connections(dev.ID) == 1 })
+	testutil.WaitFor(b, "registration", func() bool { return s.Connections(dev.ID) == 1 })
 	for b.Loop() {
 		if err := s.PushCommand(dev.ID, "bench", nil); err != nil {
 			b.Fatal(err)

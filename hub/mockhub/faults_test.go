@@ -13,6 +13,7 @@ import (
 	"github.com/philippseith/signalr"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 func TestDropFault(t *testing.T) {
@@ -27,7 +28,7 @@ func TestDropFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "two connections", func() bool { return s.Connections(d1.ID) == 1 && s.Connections(d2.ID) == 1 })
+	testutil.WaitFor(t, "two connections", func() bool { return s.Connections(d1.ID) == 1 && s.Connections(d2.ID) == 1 })
 
 	var st mockhub.FaultState
 	if code, _, body := call(t, "POST", ts.URL+"/mock/faults", "", `{"drop":true}`, &st); code != 200 || st.Dropped != 2 {
@@ -45,7 +46,7 @@ func TestDropFault(t *testing.T) {
 			t.Errorf("the drop sent a close frame: %v", err)
 		}
 	}
-	eventually(t, "devices disconnected", func() bool {
+	testutil.WaitFor(t, "devices disconnected", func() bool {
 		return !deviceInfo(t, ts.URL, d1.ID).Connected && !deviceInfo(t, ts.URL, d2.ID).Connected
 	})
 	// New connections are welcome at once.
@@ -64,7 +65,7 @@ func TestDropFault(t *testing.T) {
 	if err := <-c.WaitForState(wctx, signalr.ClientConnected); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "reconnected", func() bool { return s.Connections(d2.ID) == 1 })
+	testutil.WaitFor(t, "reconnected", func() bool { return s.Connections(d2.ID) == 1 })
 	if err := s.PushCommand(d2.ID, "after drop", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestFreezeIsNoticedByAGoClient(t *testing.T) {
 	if _, err := s.WaitEvent(wctx, 0, func(e mockhub.Event) bool { return e.Action == "disconnected" && e.ConnectionID == oldID }); err != nil {
 		t.Fatal("the frozen connection never ended after the thaw")
 	}
-	eventually(t, "new connection", func() bool { return s.Connections(dev.ID) == 1 })
+	testutil.WaitFor(t, "new connection", func() bool { return s.Connections(dev.ID) == 1 })
 	if err := invoke(c, wait, nil, "VerifySelf"); err != nil {
 		t.Fatal(err)
 	}

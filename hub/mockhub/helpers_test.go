@@ -210,18 +210,6 @@ func call(t testing.TB, method, u, bearer string, body any, out any) (int, http.
 	return resp.StatusCode, resp.Header, string(b)
 }
 
-// eventually polls cond until it is true or the deadline passes.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func deviceInfo(t testing.TB, base, id string) mockhub.DeviceInfo {
 	t.Helper()
 	var list []mockhub.DeviceInfo

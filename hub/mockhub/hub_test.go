@@ -16,6 +16,7 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 type command struct {
@@ -193,7 +194,7 @@ func TestHubWithGoClient(t *testing.T) {
 	if err := <-c.Send("DeviceStartedListening"); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "isListening", func() bool { return deviceInfo(t, ts.URL, dev.ID).Device.IsListening })
+	testutil.WaitFor(t, "isListening", func() bool { return deviceInfo(t, ts.URL, dev.ID).Device.IsListening })
 	call(t, "POST", ts.URL+"/mock/devices/"+dev.ID+"/stop-listening", "", nil, nil)
 	recv(t, r.stops, "StopListening")
 	if err := invoke(c, wait, nil, "DeviceStoppedListening"); err != nil {
@@ -245,9 +246,9 @@ func TestHubWithGoClient(t *testing.T) {
 
 	// Disconnecting clears isConnected and isListening.
 	c.Send("DeviceStartedListening")
-	eventually(t, "isListening", func() bool { return deviceInfo(t, ts.URL, dev.ID).Device.IsListening })
+	testutil.WaitFor(t, "isListening", func() bool { return deviceInfo(t, ts.URL, dev.ID).Device.IsListening })
 	c.Stop()
-	eventually(t, "disconnect", func() bool {
+	testutil.WaitFor(t, "disconnect", func() bool {
 		i := deviceInfo(t, ts.URL, dev.ID)
 		return !i.Connected && !i.Device.IsConnected && !i.Device.IsListening && i.Device.IsVerified
 	})
@@ -263,7 +264,7 @@ func TestHubPushesArriveInOrderWithExactWireShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "registration", func() bool { return s.Connections(dev.ID) == 1 })
+	testutil.WaitFor(t, "registration", func() bool { return s.Connections(dev.ID) == 1 })
 	const n = 300
 	for i := range n {
 		switch i % 3 {
@@ -407,7 +408,7 @@ func TestDisabledTokenDropsAndIsRefused(t *testing.T) {
 	}
 	// The client loses its connection...
 	waitLeft(t, states)
-	eventually(t, "connection dropped", func() bool { return !deviceInfo(t, ts.URL, dev.ID).Connected })
+	testutil.WaitFor(t, "connection dropped", func() bool { return !deviceInfo(t, ts.URL, dev.ID).Connected })
 	// ...and reconnecting is refused with 401.
 	_, err := signalr.NewHTTPConnection(context.Background(), ts.URL+"/device",
 		signalr.WithHTTPHeaders(func() http.Header { return hubHeaders(tok.Token) }))

@@ -8,21 +8,20 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
 	"github.com/hubgate/hubgate/internal/testenv"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // jsDevice is a running testdata/npm/signalr-device.cjs.
 type jsDevice struct {
 	cmd    *exec.Cmd
 	lines  chan map[string]any
-	mu     sync.Mutex
-	stderr strings.Builder
+	stderr testutil.SyncBuffer
 	done   chan struct{} // closed when node exited
 }
 
@@ -41,11 +40,7 @@ func startJSDevice(t *testing.T, hubURL, token string, env ...string) *jsDevice 
 		t.Fatal(err)
 	}
 	d := &jsDevice{cmd: cmd, lines: make(chan map[string]any, 100), done: make(chan struct{})}
-	cmd.Stderr = writerFunc(func(b []byte) (int, error) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		return d.stderr.Write(b)
-	})
+	cmd.Stderr = &d.stderr
 	if err := cmd.Start(); err != nil {
 		cancel()
 		t.Fatal(err)
@@ -70,13 +65,7 @@ func startJSDevice(t *testing.T, hubURL, token string, env ...string) *jsDevice 
 	return d
 }
 
-type writerFunc func([]byte) (int, error)
-
-func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
-
 func (d *jsDevice) Stderr() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	return d.stderr.String()
 }
 
@@ -176,7 +165,7 @@ func TestOfficialSignalRClient(t *testing.T) {
 			if transport != tc.wire {
 				t.Errorf("connected over %v, want %s", transport, tc.wire)
 			}
-			eventually(t, "disconnect", func() bool { return !deviceInfo(t, ts.URL, dev.ID).Connected })
+			testutil.WaitFor(t, "disconnect", func() bool { return !deviceInfo(t, ts.URL, dev.ID).Connected })
 
 			// Disabled token: refused.
 			if st, _, _ := call(t, "POST", ts.URL+"/mock/tokens/"+tok.ID+"/disable", "", nil, nil); st != 200 {
@@ -215,7 +204,7 @@ func TestOfficialSignalRClientDroppedByDisable(t *testing.T) {
 			if code := js.exitCode(t); code != 3 {
 				t.Errorf("node exit %d after its connection was dropped", code)
 			}
-			eventually(t, "disconnect", func() bool { return s.Connections(dev.ID) == 0 })
+			testutil.WaitFor(t, "disconnect", func() bool { return s.Connections(dev.ID) == 0 })
 		})
 	}
 }
@@ -242,7 +231,7 @@ func TestOfficialSignalRClientNoticesAFreeze(t *testing.T) {
 			}
 			js.exitCode(t)
 			s.Freeze(0)
-			eventually(t, "disconnect after the thaw", func() bool { return s.Connections(dev.ID) == 0 })
+			testutil.WaitFor(t, "disconnect after the thaw", func() bool { return s.Connections(dev.ID) == 0 })
 		})
 	}
 }
@@ -279,7 +268,7 @@ func TestOfficialSignalRClientFollowsTheRedirect(t *testing.T) {
 			js.expect(t, "reconnecting")
 			js.expect(t, "reconnected")
 			js.expect(t, "verified")
-			eventually(t, "one connection", func() bool { return s.Connections(dev.ID) == 1 })
+			testutil.WaitFor(t, "one connection", func() bool { return s.Connections(dev.ID) == 1 })
 			if err := s.PushCommand(dev.ID, "second", nil); err != nil {
 				t.Fatal(err)
 			}

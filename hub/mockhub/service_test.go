@@ -1,7 +1,6 @@
 package mockhub_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,25 +16,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
-
-// lockedBuffer is a log sink written from many goroutines.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // testClock is a Config.Now the test moves forward.
 type testClock struct{ offset atomic.Int64 }
@@ -66,7 +47,7 @@ func serviceNegotiateURL(redirect string) string {
 // the service negotiates with the redirect's access token, and the
 // WebSocket opens with id and access_token.
 func TestServiceRedirectAsTheRealService(t *testing.T) {
-	var logged lockedBuffer
+	var logged testutil.SyncBuffer
 	s, ts := newMock(t, mockhub.Config{Logger: slog.New(slog.NewTextHandler(&logged, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	dev, tok, _ := s.CreateDevice("", "")
 

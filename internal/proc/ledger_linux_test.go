@@ -6,7 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // startGroup starts `sleep 300 & sleep 300` in its own group, not tracked
@@ -22,12 +23,8 @@ func startGroup(t *testing.T) int {
 		syscall.Kill(-pgid, syscall.SIGKILL)
 		cmd.Wait()
 	})
-	deadline := time.Now().Add(20 * time.Second)
-	for len(LiveMembers(pgid)) < 3 {
-		if time.Now().After(deadline) {
-			t.Fatalf("group %d never had its three processes: %v", pgid, LiveMembers(pgid))
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testutil.Eventually(0, func() bool { return len(LiveMembers(pgid)) >= 3 }) {
+		t.Fatalf("group %d never had its three processes: %v", pgid, LiveMembers(pgid))
 	}
 	return pgid
 }

@@ -12,19 +12,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // gone waits (bounded: SIGKILL is delivered asynchronously) until pid
 // has exited; it reports whether it did.
 func gone(pid int) bool {
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(pid) {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return true
+	return testutil.Eventually(0, func() bool { return !alive(pid) })
 }
 
 // alive: pid exists and is not a zombie (Linux reads its state; elsewhere
@@ -83,14 +78,11 @@ func TestRunKillsTheWholeGroup(t *testing.T) {
 
 func waitFile(t *testing.T, path string) []byte {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if b, err := os.ReadFile(path); err == nil {
-			return b
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s never appeared", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	var b []byte
+	testutil.WaitFor(t, path+" to appear", func() bool {
+		var err error
+		b, err = os.ReadFile(path)
+		return err == nil
+	})
+	return b
 }

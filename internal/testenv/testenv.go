@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/internal/proc"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // ModuleRoot returns the directory holding go.mod, found upwards from the
@@ -184,30 +185,18 @@ var ErrStillAlive = errors.New("process group still has processes")
 // WaitGroupGone polls until no process of the process group pgid exists
 // (kill(-pgid, 0) fails with ESRCH), up to timeout.
 func WaitGroupGone(pgid int, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		if !proc.GroupAlive(pgid) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("pgid %d: %w after %s", pgid, ErrStillAlive, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if testutil.Eventually(timeout, func() bool { return !proc.GroupAlive(pgid) }) {
+		return nil
 	}
+	return fmt.Errorf("pgid %d: %w after %s", pgid, ErrStillAlive, timeout)
 }
 
 // WaitPidGone polls until the process pid no longer exists, up to timeout.
 func WaitPidGone(pid int, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		if !pidAlive(pid) {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("pid %d still exists after %s", pid, timeout)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if testutil.Eventually(timeout, func() bool { return !pidAlive(pid) }) {
+		return nil
 	}
+	return fmt.Errorf("pid %d still exists after %s", pid, timeout)
 }
 
 // RequireProgram returns the path of a program on PATH (chromium, sox,
