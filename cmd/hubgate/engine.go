@@ -9,6 +9,7 @@ import (
 	"github.com/hubgate/hubgate/automate/llm"
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // assistantEngine is the configured engine of an Automate server, with the
@@ -30,6 +31,9 @@ func buildAssistant(cfg *configs.Config, getenv func(string) string, log *slog.L
 		o := cfg.Automate.OpenAI
 		lc := llmConfig(o, log.With("component", "engine"))
 		if o.APIKeyEnv != "" {
+			// The key is ours now: no child (a run's command, an MCP
+			// server, the speech command) inherits it.
+			proc.AlsoSecret(o.APIKeyEnv)
 			lc.APIKey = getenv(o.APIKeyEnv)
 			if lc.APIKey == "" {
 				log.Warn("automate.openai.api_key_env names a variable that is not set; no key is sent", "variable", o.APIKeyEnv)

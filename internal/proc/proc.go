@@ -76,9 +76,29 @@ func Environ() []string {
 	return out
 }
 
+// alsoSecret holds the further variable names that hold a secret of this
+// process (AlsoSecret).
+var alsoSecret sync.Map // name -> struct{}
+
+// AlsoSecret makes the named environment variables secrets too, for every
+// child started from now on: a variable that the configuration names for a
+// secret (automate.openai.api_key_env, such as OPENAI_API_KEY) is this
+// process's secret as much as its HUBGATE_ ones.
+func AlsoSecret(names ...string) {
+	for _, n := range names {
+		if n != "" {
+			alsoSecret.Store(n, struct{}{})
+		}
+	}
+}
+
 // IsSecretName reports whether the environment variable name is one of
-// hubgate's secrets (HUBGATE_ and KEY, SECRET, TOKEN or PASSWORD).
+// hubgate's secrets (HUBGATE_ and KEY, SECRET, TOKEN or PASSWORD, or a
+// name given to AlsoSecret).
 func IsSecretName(name string) bool {
+	if _, ok := alsoSecret.Load(name); ok {
+		return true
+	}
 	upper := strings.ToUpper(name)
 	if !strings.HasPrefix(upper, "HUBGATE_") {
 		return false

@@ -3,6 +3,7 @@ package proc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -27,6 +28,26 @@ func TestEnvironDropsHubgateSecrets(t *testing.T) {
 		if !strings.Contains(env, s) {
 			t.Errorf("Environ drops %q", s)
 		}
+	}
+}
+
+// A variable the configuration names for a secret (an upstream's API key)
+// is dropped once AlsoSecret names it; others stay.
+func TestAlsoSecretDropsANamedVariable(t *testing.T) {
+	// A name of this run's own: AlsoSecret lasts for the process.
+	name := fmt.Sprintf("PROC_TEST_UPSTREAM_KEY_%d", time.Now().UnixNano())
+	t.Setenv(name, "secret-upstream")
+	t.Setenv("PROC_TEST_OTHER", "kept")
+	if env := strings.Join(Environ(), "\n"); !strings.Contains(env, "secret-upstream") {
+		t.Fatal("the variable is dropped before it was named a secret")
+	}
+	AlsoSecret(name, "")
+	env := strings.Join(Environ(), "\n")
+	if strings.Contains(env, "secret-upstream") {
+		t.Error("Environ keeps the variable named by AlsoSecret")
+	}
+	if !strings.Contains(env, "PROC_TEST_OTHER=kept") {
+		t.Error("Environ drops a variable nobody named")
 	}
 }
 
