@@ -6,13 +6,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/hubgate/hubgate/internal/testenv"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -51,11 +51,11 @@ func getPage(t *testing.T, u string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
+// requireCurl: curl plays the browser; outside CI a machine without it
+// skips, in CI (scripts/test installs it) its absence fails.
 func requireCurl(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed")
-	}
+	testenv.RequireProgram(t, "curl")
 }
 
 // waitGoroutines waits until the goroutine count is back to at most n.

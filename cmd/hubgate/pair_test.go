@@ -24,6 +24,7 @@ import (
 
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testenv"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -95,11 +96,11 @@ func fakeBrowser(t *testing.T, script string) string {
 	return p
 }
 
+// requireCurl: curl plays the browser; outside CI a machine without it
+// skips, in CI (scripts/test installs it) its absence fails.
 func requireCurl(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("curl is not installed (apt-get install -y curl)")
-	}
+	testenv.RequireProgram(t, "curl")
 }
 
 var pairAccounts = []string{configs.AccountOAuthRefreshToken, configs.AccountDeviceToken, configs.AccountOAuthClientSecret}
