@@ -55,13 +55,23 @@
     }));
   }
 
+  // One state request at a time; an event that arrives while one is in
+  // flight asks for one more afterwards (the one in flight may have been
+  // answered before that event's change).
   let pending = null;
+  let again = false;
   async function refresh() {
-    if (pending) return pending;
+    if (pending) {
+      again = true;
+      return pending;
+    }
     pending = (async () => {
       try {
-        const r = await fetch('/api/state', { credentials: 'same-origin' });
-        if (r.ok) render(await r.json());
+        do {
+          again = false;
+          const r = await fetch('/api/state', { credentials: 'same-origin' });
+          if (r.ok) render(await r.json());
+        } while (again);
       } finally {
         pending = null;
       }
