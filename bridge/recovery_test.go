@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
@@ -24,70 +25,73 @@ func TestRestartCancelsOnlyItsOwnParkedRun(t *testing.T) {
 		{"journal names another run", false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			path := filepath.Join(t.TempDir(), "journal.db")
-			e := newEnv(t, envOptions{rules: basicRules, journal: path})
-			e.hub.command("hello", nil) // an earlier life that ran
-			e.waitFor("the first run", finished(1))
-			e.stop()
+			// On fake time, as every bridge test (newEnv).
+			synctest.Test(t, func(t *testing.T) {
+				ctx := context.Background()
+				path := filepath.Join(t.TempDir(), "journal.db")
+				e := newEnv(t, envOptions{rules: basicRules, journal: path})
+				e.hub.command("hello", nil) // an earlier life that ran
+				e.waitFor("the first run", finished(1))
+				e.stop()
 
-			// A run parked for a client tool holds the server's slot.
-			parked, err := e.client.Run(ctx, automate.RunRequest{Prompt: "p\n#!tool get_time {}\n#!answer t",
-				ClientTools: []automate.ClientTool{{Name: "get_time", Description: "Returns the current time."}}})
-			if err != nil || parked.Status != automate.StatusAwaitingToolResults {
-				t.Fatalf("parked run: %+v %v", parked, err)
-			}
-			requestID := parked.RequestID
-			if !tc.ours {
-				requestID = "automate-run-of-an-earlier-life"
-			}
-			j, err := journal.Open(path, journal.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			id, _, err := j.RecordCommand(ctx, journal.Command{Text: "park", Rule: "notify", Seq: 9, Session: 9})
-			if err == nil {
-				err = j.SetDecision(ctx, id, journal.DecisionStarted, "")
-			}
-			if err == nil {
-				err = j.RunStarted(ctx, id, "t", time.Now())
-			}
-			if err == nil {
-				err = j.RunParked(ctx, id, requestID, parked.ResumeToken)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			j.Close()
+				// A run parked for a client tool holds the server's slot.
+				parked, err := e.client.Run(ctx, automate.RunRequest{Prompt: "p\n#!tool get_time {}\n#!answer t",
+					ClientTools: []automate.ClientTool{{Name: "get_time", Description: "Returns the current time."}}})
+				if err != nil || parked.Status != automate.StatusAwaitingToolResults {
+					t.Fatalf("parked run: %+v %v", parked, err)
+				}
+				requestID := parked.RequestID
+				if !tc.ours {
+					requestID = "automate-run-of-an-earlier-life"
+				}
+				j, err := journal.Open(path, journal.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				id, _, err := j.RecordCommand(ctx, journal.Command{Text: "park", Rule: "notify", Seq: 9, Session: 9})
+				if err == nil {
+					err = j.SetDecision(ctx, id, journal.DecisionStarted, "")
+				}
+				if err == nil {
+					err = j.RunStarted(ctx, id, "t", time.Now())
+				}
+				if err == nil {
+					err = j.RunParked(ctx, id, requestID, parked.ResumeToken)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				j.Close()
 
-			e2 := startBridge(t, e.client, envOptions{rules: basicRules, journal: path})
-			h := e2.waitFor("recovery", func(h []journal.Entry) bool { return len(h) == 2 && h[1].Run == journal.RunInterrupted })
-			cancelled := strings.Contains(h[1].Note, "was still on the server and was cancelled")
-			if cancelled != tc.wantCancel {
-				t.Fatalf("note %q, want a cancel: %v", h[1].Note, tc.wantCancel)
-			}
-			hl, err := e.client.Health(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.wantCancel {
-				// A soft cancel of a parked run lands at once; the slot
-				// frees when the run has unwound.
-				deadline := time.Now().Add(20 * time.Second)
-				for hl.Busy && time.Now().Before(deadline) {
-					time.Sleep(10 * time.Millisecond)
-					if hl, err = e.client.Health(ctx); err != nil {
-						t.Fatal(err)
+				e2 := startBridge(t, e.client, envOptions{rules: basicRules, journal: path})
+				h := e2.waitFor("recovery", func(h []journal.Entry) bool { return len(h) == 2 && h[1].Run == journal.RunInterrupted })
+				cancelled := strings.Contains(h[1].Note, "was still on the server and was cancelled")
+				if cancelled != tc.wantCancel {
+					t.Fatalf("note %q, want a cancel: %v", h[1].Note, tc.wantCancel)
+				}
+				hl, err := e.client.Health(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.wantCancel {
+					// A soft cancel of a parked run lands at once; the slot
+					// frees when the run has unwound.
+					deadline := time.Now().Add(20 * time.Second)
+					for hl.Busy && time.Now().Before(deadline) {
+						time.Sleep(10 * time.Millisecond)
+						if hl, err = e.client.Health(ctx); err != nil {
+							t.Fatal(err)
+						}
 					}
+					if hl.Busy {
+						t.Fatalf("the parked run still holds the slot: %+v", hl)
+					}
+					return
 				}
-				if hl.Busy {
-					t.Fatalf("the parked run still holds the slot: %+v", hl)
+				if !hl.Busy || hl.ActiveRequestID == nil || *hl.ActiveRequestID != parked.RequestID || !hl.AwaitingToolResults {
+					t.Fatalf("the other run was touched: %+v", hl)
 				}
-				return
-			}
-			if !hl.Busy || hl.ActiveRequestID == nil || *hl.ActiveRequestID != parked.RequestID || !hl.AwaitingToolResults {
-				t.Fatalf("the other run was touched: %+v", hl)
-			}
+			})
 		})
 	}
 }
