@@ -762,14 +762,3 @@ func checkRedirectURI(raw string) string {
 	return ""
 }
 
-// AuthorizeURL is the OAuth authorization endpoint: AuthURL, or
-// {APIURL}/signin when AuthURL is empty ("" when neither is set).
-func (r RemoteConfig) AuthorizeURL() string {
-	if r.AuthURL != "" {
-		return r.AuthURL
-	}
-	if r.APIURL == "" {
-		return ""
-	}
-	return strings.TrimRight(r.APIURL, "/") + "/signin"
-}

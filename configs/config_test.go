@@ -531,18 +531,6 @@ func TestPathsExpandAndDefault(t *testing.T) {
 }
 
 func TestConfigHelpers(t *testing.T) {
-	r := RemoteConfig{APIURL: "https://api.example.com/"}
-	if got := r.AuthorizeURL(); got != "https://api.example.com/signin" {
-		t.Fatalf("AuthorizeURL = %q", got)
-	}
-	r.AuthURL = "https://login.example.com/auth"
-	if got := r.AuthorizeURL(); got != r.AuthURL {
-		t.Fatalf("AuthorizeURL = %q", got)
-	}
-	if got := (RemoteConfig{}).AuthorizeURL(); got != "" {
-		t.Fatalf("AuthorizeURL of nothing = %q", got)
-	}
-
 	// Validate on a hand-built Config reports without sources.
 	err := (&Config{}).Validate()
 	verr := mustValidationError(t, err)
