@@ -761,4 +761,3 @@ func checkRedirectURI(raw string) string {
 	}
 	return ""
 }
-
