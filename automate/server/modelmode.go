@@ -201,7 +201,7 @@ func (s *Server) handleModelChat(w http.ResponseWriter, r *http.Request, o objec
 		stopUnblock := context.AfterFunc(ctx, sse.unblock)
 		reblock = func() {
 			stopUnblock()
-			_ = sse.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+			sse.settle()
 		}
 		out = sse
 	} else {
@@ -351,6 +351,10 @@ type sseOutput struct {
 	head         chunkHead
 	includeUsage bool
 
+	dl      sync.Mutex // guards settled, cut and the write deadline
+	settled bool
+	cut     bool // unblocked: no write may start until settle
+
 	mu      sync.Mutex
 	begun   bool
 	broken  bool
@@ -421,8 +425,27 @@ func (o *sseOutput) dataLocked(b []byte) error {
 // (the engine waits on the sink, the slot on the engine).
 const sseWriteTimeout = 30 * time.Second
 
-// unblock makes a write in progress, and every later one, fail at once.
-func (o *sseOutput) unblock() { _ = o.rc.SetWriteDeadline(time.Now()) }
+// unblock makes a write in progress, and every later one, fail at once,
+// unless the call has settled (the engine returned: the closing answer is
+// written under a fresh deadline). It never takes mu, which a blocked
+// writer holds.
+func (o *sseOutput) unblock() {
+	o.dl.Lock()
+	defer o.dl.Unlock()
+	if !o.settled {
+		o.cut = true
+		_ = o.rc.SetWriteDeadline(time.Now())
+	}
+}
+
+// settle ends unblock's reach (an unblock that runs late does nothing) and
+// gives the closing answer a bounded write.
+func (o *sseOutput) settle() {
+	o.dl.Lock()
+	defer o.dl.Unlock()
+	o.settled, o.cut = true, false
+	_ = o.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+}
 
 func (o *sseOutput) writeLocked(b []byte) error {
 	if o.broken {
@@ -430,7 +453,16 @@ func (o *sseOutput) writeLocked(b []byte) error {
 	}
 	// Not every ResponseWriter can set deadlines (httptest's recorder): the
 	// write is then unbounded, as before.
-	_ = o.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+	o.dl.Lock()
+	cut := o.cut
+	if !cut {
+		_ = o.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+	}
+	o.dl.Unlock()
+	if cut {
+		o.broken = true
+		return errClientGone
+	}
 	if _, err := o.w.Write(b); err != nil {
 		o.broken = true
 		return errClientGone

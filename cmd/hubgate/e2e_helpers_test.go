@@ -321,57 +321,69 @@ func (s *daemonSetup) environ() []string {
 
 // daemonProc is a running `hubgate run`.
 type daemonProc struct {
-	tb     testing.TB
-	s      *daemonSetup
-	cmd    *exec.Cmd
-	stderr testutil.SyncBuffer
-	done   chan struct{}
+	*bgProc
+	tb testing.TB
+	s  *daemonSetup
 	// since is the mock's last event before the daemon started.
 	since int64
 }
 
-func (d *daemonProc) Stderr() string {
-	return d.stderr.String()
+// bgProc is a hubgate process a test started and does not wait for.
+type bgProc struct {
+	cmd    *exec.Cmd
+	stderr testutil.SyncBuffer
+	done   chan struct{} // closed once cmd has exited
+}
+
+func (p *bgProc) Stderr() string { return p.stderr.String() }
+
+// startBackground starts cmd (its stderr kept) and, at the test's end,
+// stops it if it still runs (SIGTERM, SIGKILL after 30 s) and logs its
+// stderr when the test failed.
+func startBackground(tb testing.TB, cmd *exec.Cmd, what string) *bgProc {
+	tb.Helper()
+	p := &bgProc{cmd: cmd, done: make(chan struct{})}
+	cmd.Stderr = &p.stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	go func() {
+		cmd.Wait()
+		close(p.done)
+	}()
+	tb.Cleanup(func() {
+		select {
+		case <-p.done:
+			return
+		default:
+		}
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-p.done
+		}
+		if tb.Failed() {
+			tb.Logf("%s stderr:\n%s", what, p.Stderr())
+		}
+	})
+	return p
 }
 
 // startDaemon starts `hubgate run` with s's config; it does not wait.
 func startDaemon(tb testing.TB, s *daemonSetup) *daemonProc {
 	tb.Helper()
-	d := &daemonProc{tb: tb, s: s, done: make(chan struct{}), since: s.hub.lastSeq()}
+	since := s.hub.lastSeq()
 	bin := s.binary
 	if bin == "" {
 		bin = binary
 	}
-	d.cmd = exec.Command(bin, "--config", s.configPath, "run")
-	d.cmd.Env = s.environ()
-	d.cmd.SysProcAttr = s.sysProcAttr
-	d.cmd.Stdout = io.Discard
-	d.cmd.Stderr = &d.stderr
-	if err := d.cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	go func() {
-		d.cmd.Wait()
-		close(d.done)
-	}()
-	tb.Cleanup(func() {
-		select {
-		case <-d.done:
-			return
-		default:
-		}
-		d.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-d.done:
-		case <-time.After(30 * time.Second):
-			d.cmd.Process.Kill()
-			<-d.done
-		}
-		if tb.Failed() {
-			tb.Logf("daemon stderr:\n%s", d.Stderr())
-		}
-	})
-	return d
+	cmd := exec.Command(bin, "--config", s.configPath, "run")
+	cmd.Env = s.environ()
+	cmd.SysProcAttr = s.sysProcAttr
+	cmd.Stdout = io.Discard
+	return &daemonProc{bgProc: startBackground(tb, cmd, "daemon"), tb: tb, s: s, since: since}
 }
 
 // startListening starts the daemon and waits until it listens.

@@ -465,47 +465,13 @@ cancel_grace: 30s
 
 // runProc is a `hubgate run` started with a given environment and no
 // --config (the user's own files).
-type runProc struct {
-	cmd    *exec.Cmd
-	stderr testutil.SyncBuffer
-	done   chan struct{}
-}
-
-func (p *runProc) Stderr() string {
-	return p.stderr.String()
-}
+type runProc = bgProc
 
 func startRunProc(t *testing.T, environ []string, args ...string) *runProc {
 	t.Helper()
-	p := &runProc{done: make(chan struct{})}
-	p.cmd = exec.Command(binary, args...)
-	p.cmd.Env = environ
-	p.cmd.Stderr = &p.stderr
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.cmd.Wait()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-			return
-		default:
-		}
-		p.cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(30 * time.Second):
-			p.cmd.Process.Kill()
-			<-p.done
-		}
-		if t.Failed() {
-			t.Logf("hubgate run stderr:\n%s", p.Stderr())
-		}
-	})
-	return p
+	cmd := exec.Command(binary, args...)
+	cmd.Env = environ
+	return startBackground(t, cmd, "hubgate run")
 }
 
 // TestNewUserFromPairToAFirstAnsweredCommand is a new user's first hour,
