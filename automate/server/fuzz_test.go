@@ -106,7 +106,9 @@ func FuzzUnfoldToolCallID(f *testing.F) {
 	f.Add("call_1", "rt_0123")
 	f.Add("a__rt_b", "rt_c")
 	f.Fuzz(func(t *testing.T, call, token string) {
-		if !strings.HasPrefix(token, "rt_") || strings.Contains(token[3:], "__rt_") || call == "" {
+		// The server mints "rt_" + hex (newResumeToken): no '_' after the
+		// prefix, so the last "__rt_" of a folded id is the token's own.
+		if !strings.HasPrefix(token, "rt_") || strings.Contains(token[3:], "_") || call == "" {
 			return
 		}
 		c, tok, ok := unfoldToolCallID(foldToolCallID(call, token))
@@ -114,4 +116,20 @@ func FuzzUnfoldToolCallID(f *testing.F) {
 			t.Fatalf("fold/unfold(%q, %q) = %q, %q, %v", call, token, c, tok, ok)
 		}
 	})
+}
+
+// The fold's property above holds for the tokens the server mints: "rt_"
+// and hex, whatever the call id holds.
+func TestMintedResumeTokensUnfold(t *testing.T) {
+	for range 100 {
+		tok := newResumeToken()
+		if !strings.HasPrefix(tok, "rt_") || strings.Contains(tok[3:], "_") {
+			t.Fatalf("minted token %q", tok)
+		}
+		for _, call := range []string{"call_1", "a__rt_b", "x__"} {
+			if c, got, ok := unfoldToolCallID(foldToolCallID(call, tok)); !ok || c != call || got != tok {
+				t.Fatalf("fold/unfold(%q, %q) = %q, %q, %v", call, tok, c, got, ok)
+			}
+		}
+	}
 }
