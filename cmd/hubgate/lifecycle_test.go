@@ -474,26 +474,36 @@ func startRunProc(t *testing.T, environ []string, args ...string) *runProc {
 	return startBackground(t, cmd, "hubgate run")
 }
 
-// TestNewUserFromPairToAFirstAnsweredCommand is a new user's first hour,
-// with no file edited by hand: pair against the mock, config init, run, a
-// command from the app answered; then a re-pairing that the running daemon
-// takes at once, and an unpairing that stops it.
-func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
+// newUserSetup is a new user's machine for the acceptance tests that pair
+// and run the real binary: the keyring and curl (the browser) required, no
+// pairing secrets left over, a mock of the remote service, and the
+// environment entries of private runtime and data dirs and of a co-hosted
+// Automate port outside the discovery window that other test runs use.
+func newUserSetup(t *testing.T) (*mockhub.Server, string, []string) {
+	t.Helper()
 	requireKeyring(t)
 	requireCurl(t)
 	clearPairSecrets(t)
 	t.Cleanup(func() { clearPairSecrets(t) })
 	m, apiURL := startMock(t, mockhub.Config{}, nil)
+	// A short path: the control socket lives there (sun_path is short).
 	runtimeDir, err := os.MkdirTemp("", "hg-rt-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(runtimeDir) })
 	os.Chmod(runtimeDir, 0o700)
-	// Private runtime and data dirs; a port outside the discovery window
-	// that other test runs on this machine use.
-	e := pairEnviron(t, apiURL, "XDG_RUNTIME_DIR="+runtimeDir, "XDG_DATA_HOME="+t.TempDir(),
-		"HUBGATE_AUTOMATE_PORT="+strconv.Itoa(freeLoopbackPort(t)))
+	return m, apiURL, []string{"XDG_RUNTIME_DIR=" + runtimeDir, "XDG_DATA_HOME=" + t.TempDir(),
+		"HUBGATE_AUTOMATE_PORT=" + strconv.Itoa(freeLoopbackPort(t))}
+}
+
+// TestNewUserFromPairToAFirstAnsweredCommand is a new user's first hour,
+// with no file edited by hand: pair against the mock, config init, run, a
+// command from the app answered; then a re-pairing that the running daemon
+// takes at once, and an unpairing that stops it.
+func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
+	m, apiURL, private := newUserSetup(t)
+	e := pairEnviron(t, apiURL, private...)
 
 	r := runCmd(t, e, "", "pair", "--name", "first hour", "--timeout", "50s")
 	if r.code != 0 {

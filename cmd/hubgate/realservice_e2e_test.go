@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -23,21 +21,10 @@ import (
 // its own access token); a Type macro as the app sends it, and a custom
 // action, run with their text as the prompt, seen in `history --json`.
 func TestRealServiceShapeFromPairToATypedPhrase(t *testing.T) {
-	requireKeyring(t)
-	requireCurl(t)
-	clearPairSecrets(t)
-	t.Cleanup(func() { clearPairSecrets(t) })
-	m, apiURL := startMock(t, mockhub.Config{}, nil)
-	runtimeDir, err := os.MkdirTemp("", "hg-rt-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(runtimeDir) })
-	os.Chmod(runtimeDir, 0o700)
+	m, apiURL, private := newUserSetup(t)
 	// Only the keyring, the browser and private dirs come from the
 	// environment: the api url, client id and device type are flags.
-	e := env(t, "BROWSER=curl -fsSL", "XDG_RUNTIME_DIR="+runtimeDir, "XDG_DATA_HOME="+t.TempDir(),
-		"HUBGATE_AUTOMATE_PORT="+strconv.Itoa(freeLoopbackPort(t)))
+	e := env(t, append([]string{"BROWSER=curl -fsSL"}, private...)...)
 	for _, kv := range e {
 		if strings.Contains(kv, "SECRET") {
 			t.Fatalf("the environment carries a secret: %s", strings.SplitN(kv, "=", 2)[0])
