@@ -509,12 +509,16 @@ func TestWireFrozenHubDetectedByProbe(t *testing.T) {
 	p := newPeer(t, testDevice, testToken)
 	p.pingEvery.Store(int64(50 * time.Millisecond))
 	cfg := wireConfig(t, p, nil)
-	cfg.ProbeInterval = time.Second
+	// A probe must be answered within half the interval: 2 s leaves room
+	// for a loaded machine (at 1 s a slow answer was taken for a frozen
+	// hub, and the test waited on a connection already replaced).
+	cfg.ProbeInterval = 4 * time.Second
 	cfg.ServerTimeout = time.Minute // only the probe can notice
 	c := start(t, must(New(cfg)))
 	pc := p.nextConn(t, wait)
 	waitState(t, c.Client, "connected", wait, isStatus(StatusConnected))
-	// Probes are answered while the hub lives.
+	// Probes are answered while the hub lives (the first GetLatestDevice
+	// is the resync after VerifySelf; two more are probes).
 	poll(t, "two probes", wait, func() bool {
 		n := 0
 		for _, r := range pc.records() {
@@ -524,6 +528,9 @@ func TestWireFrozenHubDetectedByProbe(t *testing.T) {
 		}
 		return n >= 3
 	})
+	if s := c.Stats(); s.ProbeFailures != 0 {
+		t.Fatalf("a probe failed while the hub lived: %+v", s)
+	}
 	// ServerTimeout (a minute) is longer than wait: reaching reconnecting
 	// at all means the probe noticed. How fast is the figure of
 	// BenchmarkFrozenHubDetection, not a timed assertion.
