@@ -78,6 +78,51 @@ func newFixture(t *testing.T) *fixture {
 	}}
 }
 
+// start makes and starts a daemon of f's options; it is closed when the
+// test ends (before the fixture's mock).
+func (f *fixture) start(t *testing.T) *Daemon {
+	t.Helper()
+	d, err := New(f.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d
+}
+
+// switchablePairing makes f's options read the pairing and the device token
+// through a switch: repair(device, token) is a re-pairing with another
+// device (its token), repair("", "") an unpairing.
+func (f *fixture) switchablePairing() (repair func(device, token string)) {
+	var mu sync.Mutex
+	device, token := f.device, ""
+	first := f.opts.DeviceToken
+	f.opts.DeviceToken = func(ctx context.Context) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if token != "" {
+			return token, nil
+		}
+		return first(ctx)
+	}
+	f.opts.Pairing = func(context.Context) (string, string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if device == "" {
+			return "", "", ErrUnpaired
+		}
+		return device, f.url, nil
+	}
+	return func(d, tok string) {
+		mu.Lock()
+		defer mu.Unlock()
+		device, token = d, tok
+	}
+}
+
 func TestNewRefusesMissingOptions(t *testing.T) {
 	_, err := New(Options{Automate: AutomateOptions{External: true}})
 	if err == nil {
@@ -356,14 +401,7 @@ rules:
       prompt: "slow one\n#!sleep 1500\n#!answer slow done"
 unmatched: {action: ignore}
 `)
-	d, err := New(f.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := f.start(t)
 	waitListening(t, f, d, f.device)
 	since := lastSeq(f.mock)
 	b := d.Info().Bridge
@@ -450,39 +488,12 @@ func TestReconnectSwitchesToTheNewPairing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	device, token := f.device, ""
-	first := f.opts.DeviceToken
-	f.opts.DeviceToken = func(ctx context.Context) (string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if token != "" {
-			return token, nil
-		}
-		return first(ctx)
-	}
-	f.opts.Pairing = func(context.Context) (string, string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if device == "" {
-			return "", "", ErrUnpaired
-		}
-		return device, f.url, nil
-	}
-	d, err := New(f.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	repair := f.switchablePairing()
+	d := f.start(t)
 	waitListening(t, f, d, f.device)
 	since := lastSeq(f.mock)
 
-	mu.Lock()
-	device, token = dev2.ID, tok2.Token
-	mu.Unlock()
+	repair(dev2.ID, tok2.Token)
 	res, err := control.Dial(f.opts.ControlSocket).Reconnect(t.Context())
 	if err != nil {
 		t.Fatal(err)
@@ -507,9 +518,7 @@ func TestReconnectSwitchesToTheNewPairing(t *testing.T) {
 	}
 
 	// Unpaired: the daemon stops.
-	mu.Lock()
-	device = ""
-	mu.Unlock()
+	repair("", "")
 	res, err = control.Dial(f.opts.ControlSocket).Reconnect(t.Context())
 	if err != nil || res.Paired || !strings.Contains(res.Message, "stops") {
 		t.Fatalf("reconnect when unpaired: %+v, %v", res, err)
@@ -565,14 +574,7 @@ rules:
     run: {prompt: "quiet one"}
 unmatched: {action: run}
 `)
-	d, err := New(f.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := f.start(t)
 	waitListening(t, f, d, f.device)
 	b := d.Info().Bridge
 

@@ -1,8 +1,6 @@
 package daemon
 
 import (
-	"context"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,30 +16,8 @@ func TestEventStreamFollowsTheHubAcrossAReconnect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	device, token := f.device, ""
-	first := f.opts.DeviceToken
-	f.opts.DeviceToken = func(ctx context.Context) (string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if token != "" {
-			return token, nil
-		}
-		return first(ctx)
-	}
-	f.opts.Pairing = func(context.Context) (string, string, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return device, f.url, nil
-	}
-	d, err := New(f.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	repair := f.switchablePairing()
+	d := f.start(t)
 	events := d.Info().Bridge.Subscribe(t.Context(), bridge.SubscribeOptions{History: 100, Buffer: 1000})
 	listening := func(what string) {
 		t.Helper()
@@ -58,9 +34,7 @@ func TestEventStreamFollowsTheHubAcrossAReconnect(t *testing.T) {
 		}
 	}
 	listening("the first device")
-	mu.Lock()
-	device, token = dev2.ID, tok2.Token
-	mu.Unlock()
+	repair(dev2.ID, tok2.Token)
 	if _, err := control.Dial(f.opts.ControlSocket).Reconnect(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -13,14 +13,7 @@ import (
 func TestCohostedServerSpeaksTheProductWord(t *testing.T) {
 	f := newFixture(t)
 	f.opts.Automate.Product = "acme"
-	d, err := New(f.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d := f.start(t)
 	req, _ := http.NewRequest("GET", d.Info().AutomateURL+"/health", nil)
 	req.Header.Set("Authorization", "Bearer "+testKey)
 	resp, err := http.DefaultClient.Do(req)
