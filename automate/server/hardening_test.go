@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/internal/testenv"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // hardened serves a Server with the scripted engine in NewHTTPServer, the
@@ -54,21 +54,8 @@ func hardenedCounting(t *testing.T, o server.HTTPOptions) (addr string, counted 
 	return ln.Addr().String(), counted
 }
 
-// rawConn dials addr; its reads give up after 20 s, the bound of these
-// tests (never reached when the server behaves).
-func rawConn(t *testing.T, addr string) net.Conn {
-	t.Helper()
-	c, err := net.Dial("tcp4", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetReadDeadline(time.Now().Add(20 * time.Second))
-	return c
-}
-
 func TestHTTPServerRefusesAHugeHeader(t *testing.T) {
-	c := rawConn(t, hardened(t, server.HTTPOptions{}))
+	c := testutil.RawConn(t, hardened(t, server.HTTPOptions{}))
 	go func() {
 		io.WriteString(c, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
 		io.WriteString(c, strings.Repeat("a", 1<<20))
@@ -84,7 +71,7 @@ func TestHTTPServerRefusesAHugeHeader(t *testing.T) {
 }
 
 func TestHTTPServerClosesAStalledBodyWithinTheReadDeadline(t *testing.T) {
-	c := rawConn(t, hardened(t, server.HTTPOptions{BodyReadTimeout: 200 * time.Millisecond}))
+	c := testutil.RawConn(t, hardened(t, server.HTTPOptions{BodyReadTimeout: 200 * time.Millisecond}))
 	io.WriteString(c, "POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "+testKey+
 		"\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"prompt\":")
 	// The client stalls mid-body. The server gives up on the body (the
@@ -122,7 +109,7 @@ func sleepSteps(n, ms int) string {
 
 func TestUnauthorizedIsAnsweredBeforeAnyBodyIsRead(t *testing.T) {
 	addr, counted := hardenedCounting(t, server.HTTPOptions{})
-	c := rawConn(t, addr)
+	c := testutil.RawConn(t, addr)
 	head := "POST /v1/runs HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 200000\r\n\r\n"
 	io.WriteString(c, head)
 	// Half of the body arrives, then the client stalls: the 401 must not

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/internal/testenv"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 func TestLoopbackHost(t *testing.T) {
@@ -58,22 +59,9 @@ func serve(t *testing.T, h http.Handler, o Options) (addr string, ln *testenv.Co
 	return raw.Addr().String(), ln
 }
 
-// dial opens a raw connection whose reads give up after 20 s, the bound
-// of these tests (never reached when the server behaves).
-func dial(t *testing.T, addr string) net.Conn {
-	t.Helper()
-	c, err := net.Dial("tcp4", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetReadDeadline(time.Now().Add(20 * time.Second))
-	return c
-}
-
 func TestServerRefusesHugeHeaders(t *testing.T) {
 	addr, _ := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}), Options{})
-	c := dial(t, addr)
+	c := testutil.RawConn(t, addr)
 	go func() {
 		io.WriteString(c, "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ")
 		io.WriteString(c, strings.Repeat("a", 1<<20))
@@ -94,7 +82,7 @@ func TestStalledBodyIsClosedWithinTheDeadline(t *testing.T) {
 		_, err := io.ReadAll(r.Body)
 		handlerErr <- err
 	}), Options{BodyReadTimeout: 200 * time.Millisecond})
-	c := dial(t, addr)
+	c := testutil.RawConn(t, addr)
 	io.WriteString(c, "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{\"half\":")
 	// The client stalls; the server must give up on the body and close.
 	select {
@@ -147,7 +135,7 @@ func TestRefuseAnswersWithoutReadingTheBody(t *testing.T) {
 		Refuse(w, r)
 		http.Error(w, "no", http.StatusUnauthorized)
 	}), Options{})
-	c := dial(t, addr)
+	c := testutil.RawConn(t, addr)
 	head := "POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 200000\r\n\r\n"
 	io.WriteString(c, head)
 	// Half of the body arrives, then the client stalls: the answer must

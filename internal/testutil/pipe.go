@@ -4,6 +4,8 @@ import (
 	"context"
 	"net"
 	"sync"
+	"testing"
+	"time"
 )
 
 // PipeListener is a net.Listener whose connections are in-memory pipes
@@ -59,4 +61,18 @@ func (l *PipeListener) Dial(ctx context.Context, network, addr string) (net.Conn
 		server.Close()
 		return nil, ctx.Err()
 	}
+}
+
+// RawConn dials addr over TCP for a test that speaks HTTP by hand; its
+// reads give up after DefaultTimeout (a bound never reached when the
+// server behaves), and it is closed when the test ends.
+func RawConn(tb testing.TB, addr string) net.Conn {
+	tb.Helper()
+	c, err := net.Dial("tcp4", addr)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { c.Close() })
+	c.SetReadDeadline(time.Now().Add(DefaultTimeout))
+	return c
 }
