@@ -43,7 +43,9 @@ func TestRunKillsTheWholeGroup(t *testing.T) {
 	for _, cancelled := range []bool{false, true} {
 		dir := t.TempDir()
 		pidFile := filepath.Join(dir, "pid")
-		script := "sleep 300 & echo $! > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; echo started"
+		// "started" is written before the pid file appears: the cancel,
+		// which waits for the file, must not come before it.
+		script := "sleep 300 & echo $! > " + pidFile + ".tmp; echo started; mv " + pidFile + ".tmp " + pidFile
 		if cancelled {
 			script += "; sleep 300"
 		}
