@@ -507,8 +507,8 @@ func (b *Bridge) startNext(ctx context.Context) {
 		p := b.queue[0]
 		b.queue = b.queue[1:]
 		b.mu.Unlock()
-		if age := b.now().Sub(p.queuedAt); age > p.rule.MaxAge() {
-			b.abandon(ctx, commandEvent("", p), fmt.Sprintf("expired after %s in the queue (max age %s)", age.Round(time.Second), p.rule.MaxAge()))
+		if now := b.now(); p.rule.Expired(p.queuedAt, now) {
+			b.abandon(ctx, commandEvent("", p), fmt.Sprintf("expired after %s in the queue (max age %s)", now.Sub(p.queuedAt).Round(time.Second), p.rule.MaxAge()))
 			continue
 		}
 		if err := b.opts.Journal.Dequeued(ctx, p.id); err != nil {

@@ -604,17 +604,28 @@ func TestRestartRecoversTheJournal(t *testing.T) {
     run_on_recovery: true
     run:
       prompt: "{{.Command}}\n#!answer kept {{.Command}}"
+  - name: brief
+    match: {command_glob: "brief *"}
+    busy: queue
+    run_on_recovery: true
+    max_age: 1m
+    run:
+      prompt: "{{.Command}}\n#!answer kept {{.Command}}"
 `
 		path := filepath.Join(t.TempDir(), "journal.db")
 		e := newEnv(t, envOptions{rules: recoverRules, journal: path})
-		// A slow run holds the slot; two commands queue behind it; then the
-		// daemon stops leaving the run on the server.
+		// A slow run holds the slot; three commands queue behind it; then
+		// the daemon stops leaving the run on the server.
 		e.hub.command("q hold", nil)
 		e.waitFor("the run", func(h []journal.Entry) bool { return len(h) == 1 && h[0].Run != journal.RunNone })
 		e.hub.command("keep me", nil)
 		e.hub.command("q drop me", nil)
-		e.waitFor("both queued", func(h []journal.Entry) bool { return len(h) == 3 && h[2].Decision == journal.DecisionQueued })
+		e.hub.command("brief me", nil)
+		e.waitFor("all queued", func(h []journal.Entry) bool { return len(h) == 4 && h[3].Decision == journal.DecisionQueued })
 		e.stop()
+		// The daemon is down for two minutes: past brief's max age, within
+		// keep's.
+		time.Sleep(2 * time.Minute)
 
 		// Simulate the crash of a run in flight: a started run never finished.
 		j, _ := journal.Open(path, journal.Options{})
@@ -639,8 +650,13 @@ func TestRestartRecoversTheJournal(t *testing.T) {
 		if by["keep me"].Answer != "kept keep me" {
 			t.Errorf("keep me:\n%s", describe(h))
 		}
-		if by["q drop me"].Decision != journal.DecisionAbandoned {
+		if x := by["q drop me"]; x.Decision != journal.DecisionAbandoned ||
+			x.Note != "abandoned at restart: its rule does not run queued commands after a restart" {
 			t.Errorf("q drop me:\n%s", describe(h))
+		}
+		if x := by["brief me"]; x.Decision != journal.DecisionAbandoned ||
+			x.Note != "abandoned at restart: older than its rule's max age 1m0s" {
+			t.Errorf("brief me:\n%s", describe(h))
 		}
 		if by["slow crash"].Run != journal.RunInterrupted || by["slow crash"].RequestID != "" {
 			t.Errorf("slow crash:\n%s", describe(h))

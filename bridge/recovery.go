@@ -50,10 +50,10 @@ func (b *Bridge) requeue(e journal.Entry, set *rules.Set) (*pending, string) {
 	switch {
 	case !ok:
 		return nil, fmt.Sprintf("its rule %q is no longer configured", e.Rule)
+	case rule.Recoverable(e.ReceivedAt, b.now()):
 	case !rule.RunOnRecovery():
 		return nil, "its rule does not run queued commands after a restart"
-	}
-	if age := b.now().Sub(e.ReceivedAt); age > rule.MaxAge() {
+	default:
 		return nil, fmt.Sprintf("older than its rule's max age %s", rule.MaxAge())
 	}
 	cmd := rules.Command{Text: e.Command, Received: e.ReceivedAt, Seq: e.Seq}
