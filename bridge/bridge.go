@@ -46,7 +46,7 @@ type Journal interface {
 	Dequeued(ctx context.Context, id int64) error
 	Abandon(ctx context.Context, id int64, note string) error
 	MarkInterrupted(ctx context.Context, id int64, note string) error
-	Recover(ctx context.Context, now time.Time) (journal.Recovery, error)
+	Recover(ctx context.Context) (journal.Recovery, error)
 	History(ctx context.Context, q journal.HistoryQuery) ([]journal.Entry, error)
 }
 

@@ -16,7 +16,7 @@ import (
 // again), and queued commands are abandoned or, when their rule opts in
 // and they are young enough, queued again.
 func (b *Bridge) recover(ctx context.Context) error {
-	rec, err := b.opts.Journal.Recover(ctx, b.now())
+	rec, err := b.opts.Journal.Recover(ctx)
 	if err != nil {
 		return err
 	}

@@ -205,7 +205,7 @@ func crashRound(t *testing.T, sync Sync, killAfter int) {
 			inFlight++
 		}
 	}
-	rec, err := j.Recover(ctx, time.Now())
+	rec, err := j.Recover(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -174,8 +174,6 @@ func (j *Journal) History(ctx context.Context, q HistoryQuery) ([]Entry, error) 
 // Recovery is what earlier boots left unfinished, for the bridge to settle
 // at startup. Each list is oldest first.
 type Recovery struct {
-	// Now is the reference time given to Recover (for Age).
-	Now time.Time
 	// Undecided commands were recorded but never decided (the daemon
 	// stopped between RecordCommand and SetDecision).
 	Undecided []Entry
@@ -190,9 +188,6 @@ type Recovery struct {
 	InFlight []Entry
 }
 
-// Age is how old e was at r.Now, from its receipt.
-func (r Recovery) Age(e Entry) time.Duration { return r.Now.Sub(e.ReceivedAt) }
-
 // Empty reports whether nothing needs settling.
 func (r Recovery) Empty() bool {
 	return len(r.Undecided) == 0 && len(r.Queued) == 0 && len(r.InFlight) == 0
@@ -204,7 +199,7 @@ func (r Recovery) Empty() bool {
 // (each of which marks the row as this boot's). Call it once at startup,
 // before new commands arrive; an old queued command the bridge keeps
 // queued without writing to it is listed again by a later call.
-func (j *Journal) Recover(ctx context.Context, now time.Time) (Recovery, error) {
+func (j *Journal) Recover(ctx context.Context) (Recovery, error) {
 	if j.readOnly {
 		return Recovery{}, ErrReadOnly
 	}
@@ -214,7 +209,7 @@ ORDER BY id`, j.boot)
 	if err != nil {
 		return Recovery{}, err
 	}
-	r := Recovery{Now: now}
+	var r Recovery
 	for _, e := range open {
 		switch {
 		case e.Run == RunRunning || e.Run == RunParked:
