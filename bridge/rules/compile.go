@@ -46,7 +46,6 @@ type Rule struct {
 	hasMacroCriteria   bool
 	run                *compiledRun
 	clientTools        []automate.ClientTool
-	clientToolNames    []string
 }
 
 type compiledRun struct {
@@ -187,7 +186,7 @@ func (c *compiler) rule(spec Spec, tools map[string]*commandTool) *Rule {
 	if spec.Notify != "" && !slices.Contains(NotifyPolicies, spec.Notify) {
 		c.add("notify", "must be one of %s; got %q", strings.Join(NotifyPolicies, ", "), spec.Notify)
 	}
-	r.run, r.clientTools, r.clientToolNames = c.runTemplate("run", spec.Run, false, tools)
+	r.run, r.clientTools = c.runTemplate("run", spec.Run, false, tools)
 	if len(c.problems) > before {
 		return nil
 	}
@@ -236,7 +235,7 @@ func (c *compiler) unmatched(u UnmatchedSpec, tools map[string]*commandTool) *Ru
 	if u.Run != nil {
 		t = *u.Run
 	}
-	r.run, r.clientTools, r.clientToolNames = c.runTemplate("run", t, true, tools)
+	r.run, r.clientTools = c.runTemplate("run", t, true, tools)
 	r.spec = Spec{Name: UnmatchedRuleName, Busy: r.busy, QueueLimit: r.queueLimit, MaxAge: r.maxAge,
 		RunOnRecovery: u.RunOnRecovery, Run: t}
 	if r.spec.Run.Prompt == "" {
@@ -250,7 +249,7 @@ func (c *compiler) unmatched(u UnmatchedSpec, tools map[string]*commandTool) *Ru
 
 // runTemplate validates and compiles a RunTemplate; field is its prefix
 // ("run"). With defaultPrompt an empty prompt means {{.Command}}.
-func (c *compiler) runTemplate(field string, t RunTemplate, defaultPrompt bool, tools map[string]*commandTool) (*compiledRun, []automate.ClientTool, []string) {
+func (c *compiler) runTemplate(field string, t RunTemplate, defaultPrompt bool, tools map[string]*commandTool) (*compiledRun, []automate.ClientTool) {
 	run := &compiledRun{timeoutMs: int64(t.TimeoutMs), thinking: t.ThinkingLevel, restrict: t.RestrictToWorkspace,
 		destructive: t.AllowDestructiveTools, cont: t.Continuation}
 	tmpl := func(name, src string) *template.Template {
@@ -355,7 +354,6 @@ func (c *compiler) runTemplate(field string, t RunTemplate, defaultPrompt bool, 
 	}
 
 	var defs []automate.ClientTool
-	var names []string
 	if len(t.ClientTools) > automate.MaxClientTools {
 		c.add(field+".client_tools", "must have at most %d entries; got %d", automate.MaxClientTools, len(t.ClientTools))
 	}
@@ -369,7 +367,6 @@ func (c *compiler) runTemplate(field string, t RunTemplate, defaultPrompt bool, 
 		seenTool[name] = i
 		if name == NotifyToolName {
 			defs = append(defs, NotifyTool())
-			names = append(names, name)
 			continue
 		}
 		ct, ok := tools[name]
@@ -389,10 +386,9 @@ func (c *compiler) runTemplate(field string, t RunTemplate, defaultPrompt bool, 
 			c.add(f, "command tool %q is disabled (set enabled: true in its command_tools entry to allow it)", name)
 		default:
 			defs = append(defs, ct.def)
-			names = append(names, name)
 		}
 	}
-	return run, defs, names
+	return run, defs
 }
 
 func (c *compiler) hitlTemplate(field, src string) *template.Template {

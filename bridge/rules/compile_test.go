@@ -258,8 +258,8 @@ func TestCompileValid(t *testing.T) {
 		t.Fatal("CommandTool shares its argv")
 	}
 	r, _ := s.Rule("all")
-	if !slices.Equal(r.ClientToolNames(), []string{"tool"}) {
-		t.Fatal("ClientToolNames")
+	if len(r.clientTools) != 1 || r.clientTools[0].Name != "tool" {
+		t.Fatalf("the rule's client tools: %+v", r.clientTools)
 	}
 	// Empty set: nothing matches, unmatched ignored.
 	s, err = Compile(nil, nil, UnmatchedSpec{})

@@ -18,7 +18,7 @@ type Command struct {
 // Catalog is the macro catalogue of the device's current profile, used to
 // complete a command whose macro is missing or carries only an id. The
 // zero Catalog is empty. A Catalog is immutable; build a new one on every
-// DeviceProfileUpdate (NewCatalog, CatalogFromDevice, Set.WithCatalog).
+// DeviceProfileUpdate (NewCatalog, Set.WithCatalog).
 type Catalog struct {
 	macros    []deviceapi.Macro
 	byID      map[string]int
@@ -40,15 +40,6 @@ func NewCatalog(macros []deviceapi.Macro) Catalog {
 		}
 	}
 	return c
-}
-
-// CatalogFromDevice is the catalogue of the device's current profile
-// (empty when d or its profile is nil).
-func CatalogFromDevice(d *deviceapi.UserDevice) Catalog {
-	if d == nil || d.CurrentProfile == nil {
-		return Catalog{}
-	}
-	return NewCatalog(d.CurrentProfile.Configuration.Macros)
 }
 
 // Len is the number of macros.
@@ -106,13 +97,8 @@ func (c Catalog) Complete(cmd Command) Command {
 // WithCatalog returns a Set with the same rules whose Match and Complete
 // use the catalogue of macros. The receiver is unchanged.
 func (s *Set) WithCatalog(macros []deviceapi.Macro) *Set {
-	return s.WithCatalogValue(NewCatalog(macros))
-}
-
-// WithCatalogValue is WithCatalog with a catalogue already built.
-func (s *Set) WithCatalogValue(c Catalog) *Set {
 	cp := *s
-	cp.cat = c
+	cp.cat = NewCatalog(macros)
 	return &cp
 }
 
@@ -214,9 +200,6 @@ func (r *Rule) Name() string { return r.name }
 // Index is the rule's position in the rules list; -1 for the unmatched rule.
 func (r *Rule) Index() int { return r.index }
 
-// IsUnmatched reports whether this is the unmatched rule.
-func (r *Rule) IsUnmatched() bool { return r.index < 0 }
-
 // Busy is the busy policy (never "").
 func (r *Rule) Busy() BusyPolicy { return r.busy }
 
@@ -248,10 +231,6 @@ func (r *Rule) Expired(received, now time.Time) bool { return now.Sub(received) 
 func (r *Rule) Recoverable(received, now time.Time) bool {
 	return r.runOnRecovery && !r.Expired(received, now)
 }
-
-// ClientToolNames lists the rule's client tools (notify and command tools)
-// in the configured order.
-func (r *Rule) ClientToolNames() []string { return slices.Clone(r.clientToolNames) }
 
 // Spec returns the rule's spec with the defaults filled in (Busy,
 // QueueLimit, MaxAge; for the unmatched rule also the default prompt).

@@ -73,16 +73,6 @@ var funcs = template.FuncMap{
 	"default":   defaultFunc,
 }
 
-// FuncNames lists the functions templates may call besides the built-ins.
-func FuncNames() []string {
-	names := make([]string, 0, len(funcs))
-	for n := range funcs {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
-
 func joinFunc(sep string, list any) (string, error) {
 	v := reflect.ValueOf(list)
 	if !v.IsValid() {
