@@ -27,8 +27,8 @@ type SecretStore interface {
 }
 
 // Account names under which hubgate stores its secrets (the go-keyring
-// "user"; the service is KeyringOptions.Service, "hubgate" by default). To
-// add one: add a constant here and list it in Accounts.
+// "user"; the service is KeyringOptions.Service, "hubgate" by default).
+// They name what earlier versions stored: never rename one.
 const (
 	// AccountAutomateAccessKey is the bearer key of the Automate server
 	// (Authorization: Bearer <key>), see GenerateAccessKey.
@@ -43,17 +43,6 @@ const (
 	// used to connect to {api_url}/device.
 	AccountDeviceToken = "device-token"
 )
-
-// Accounts lists every account hubgate stores, in a stable order (for
-// commands that list or forget all secrets).
-func Accounts() []string {
-	return []string{
-		AccountAutomateAccessKey,
-		AccountOAuthRefreshToken,
-		AccountOAuthClientSecret,
-		AccountDeviceToken,
-	}
-}
 
 // CanaryAccountPrefix starts the throwaway account names used by CheckStore.
 const CanaryAccountPrefix = "hubgate-canary-"

@@ -277,18 +277,18 @@ func (r *recordingStore) Set(ctx context.Context, a, v string) error {
 	return r.MemoryStore.Set(ctx, a, v)
 }
 
-func TestAccounts(t *testing.T) {
-	want := map[string]bool{"automate-access-key": true, "oauth-refresh-token": true,
-		"oauth-client-secret": true, "device-token": true}
-	got := Accounts()
-	if len(got) != len(want) {
-		t.Fatalf("Accounts() = %v", got)
-	}
-	for _, a := range got {
-		if !want[a] {
-			t.Fatalf("unexpected account %q", a)
+// The account names are where earlier versions stored their secrets: a
+// renamed constant would lose them.
+func TestAccountNamesAreStable(t *testing.T) {
+	for got, want := range map[string]string{
+		AccountAutomateAccessKey: "automate-access-key",
+		AccountOAuthRefreshToken: "oauth-refresh-token",
+		AccountOAuthClientSecret: "oauth-client-secret",
+		AccountDeviceToken:       "device-token",
+	} {
+		if got != want {
+			t.Errorf("account %q, want %q", got, want)
 		}
-		delete(want, a)
 	}
 }
 
