@@ -8,7 +8,6 @@
 package testenv
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -91,29 +90,6 @@ func FreePort(t testing.TB) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// WaitListening polls addr (host:port) until it accepts a TCP connection,
-// failing the test after timeout or when exited is closed first (the
-// server process died).
-func WaitListening(t testing.TB, addr string, timeout time.Duration, exited <-chan struct{}) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("testenv: %s not listening after %s: %v", addr, timeout, err)
-		}
-		select {
-		case <-exited:
-			t.Fatalf("testenv: the server for %s exited before listening", addr)
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
 // StartNodeServer starts `node script args...` in its own process group
 // with PORT set to a free port and extra environment entries, waits until a
 // process of that group listens on the port, and kills the group at
@@ -163,24 +139,26 @@ func startNodeOn(t testing.TB, port int, env []string, script string, args ...st
 			t.Errorf("testenv: node server (pgid %d) did not exit", pgid)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for !groupListensOn(pgid, port) {
+	died := false
+	listening := testutil.Eventually(30*time.Second, func() bool {
 		select {
 		case <-exited:
-			return 0, false // it could not bind (the port was taken meanwhile)
-		case <-time.After(50 * time.Millisecond):
+			died = true
+			return true
+		default:
+			return groupListensOn(pgid, port)
 		}
-		if time.Now().After(deadline) {
-			stop()
-			t.Fatalf("testenv: the node server did not listen on 127.0.0.1:%d within 30s", port)
-		}
+	})
+	if died {
+		return 0, false // it could not bind (the port was taken meanwhile)
+	}
+	if !listening {
+		stop()
+		t.Fatalf("testenv: the node server did not listen on 127.0.0.1:%d within 30s", port)
 	}
 	t.Cleanup(stop)
 	return pgid, true
 }
-
-// ErrStillAlive is reported by WaitGroupGone.
-var ErrStillAlive = errors.New("process group still has processes")
 
 // WaitGroupGone polls until no process of the process group pgid exists
 // (kill(-pgid, 0) fails with ESRCH), up to timeout.
@@ -188,7 +166,7 @@ func WaitGroupGone(pgid int, timeout time.Duration) error {
 	if testutil.Eventually(timeout, func() bool { return !proc.GroupAlive(pgid) }) {
 		return nil
 	}
-	return fmt.Errorf("pgid %d: %w after %s", pgid, ErrStillAlive, timeout)
+	return fmt.Errorf("pgid %d: the process group still has processes after %s", pgid, timeout)
 }
 
 // WaitPidGone polls until the process pid no longer exists, up to timeout.
