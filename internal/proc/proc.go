@@ -130,11 +130,24 @@ func Shell(script string) *exec.Cmd { return Command(shellPath, shellFlag, scrip
 func Prepare(cmd *exec.Cmd) { setAttrs(cmd, true) }
 
 // Kill kills the process group of a started command (Windows: the process).
-// It does not touch the record of TrackGroups; see Group.Kill.
+// A command that leads no group of its own (started without Prepare, or
+// with a SysProcAttr joining another group) is killed alone. It does not
+// touch the record of TrackGroups; see Group.Kill.
 func Kill(cmd *exec.Cmd) {
 	if cmd != nil && cmd.Process != nil {
-		killGroup(cmd, cmd.Process.Pid)
+		kill(cmd)
 	}
+}
+
+// kill ends the group that cmd's started child leads, or the child alone
+// when it leads none: its pid is then no group id of this package's, and
+// kill(-pid) would reach no process, or another program's group.
+func kill(cmd *exec.Cmd) {
+	if leadsGroup(cmd) {
+		killGroup(cmd, cmd.Process.Pid)
+		return
+	}
+	cmd.Process.Kill()
 }
 
 // Group is the process group of a started child.
@@ -147,10 +160,13 @@ type Group struct {
 
 // Started returns the group of cmd, started by the caller (after Prepare
 // or Command), and records it for TrackGroups' reaper. The caller must
-// call Kill once done with it.
+// call Kill once done with it. A child that leads no group of its own
+// (started without Prepare) is not recorded, and Kill ends it alone.
 func Started(cmd *exec.Cmd) *Group {
 	g := &Group{cmd: cmd, pgid: cmd.Process.Pid}
-	g.rec = track(g.pgid)
+	if leadsGroup(cmd) {
+		g.rec = track(g.pgid)
+	}
 	return g
 }
 
@@ -162,7 +178,7 @@ func (g *Group) ID() int { return g.pgid }
 // could hit another group that reused the id.
 func (g *Group) Kill() {
 	g.once.Do(func() {
-		killGroup(g.cmd, g.pgid)
+		kill(g.cmd)
 		untrack(g.rec)
 	})
 }
@@ -179,14 +195,19 @@ type Result struct {
 
 // Run starts cmd (from Command or Shell; its Stdout and Stderr are
 // replaced), waits for it and kills its process group at the end, so that
-// nothing it started outlives the call. maxOutput caps the output kept
-// (zero: DefaultMaxOutput). The error is nil on exit status 0, an
-// *exec.ExitError on another status, ctx's error when ctx ended
+// nothing it started outlives the call. A SysProcAttr the caller set is
+// kept and given the new process group and Pdeathsig (as Prepare); one
+// that joins an existing group (Pgid) is refused. maxOutput caps the
+// output kept (zero: DefaultMaxOutput). The error is nil on exit status
+// 0, an *exec.ExitError on another status, ctx's error when ctx ended
 // first, or the start's error.
 func Run(ctx context.Context, cmd *exec.Cmd, maxOutput int) (Result, error) {
 	res := Result{ExitCode: -1}
 	if err := ctx.Err(); err != nil {
 		return res, err
+	}
+	if err := checkAttrs(cmd); err != nil {
+		return res, fmt.Errorf("start %s: %w", cmd.Path, err)
 	}
 	if maxOutput <= 0 {
 		maxOutput = DefaultMaxOutput
@@ -196,9 +217,7 @@ func Run(ctx context.Context, cmd *exec.Cmd, maxOutput int) (Result, error) {
 		return res, err
 	}
 	cmd.Stdout, cmd.Stderr = out.Writer(), out.Writer()
-	if cmd.SysProcAttr == nil {
-		Prepare(cmd)
-	}
+	Prepare(cmd)
 	err = cmd.Start()
 	out.CloseWriter() // the child has its own copy
 	if err != nil {
@@ -226,7 +245,7 @@ func Run(ctx context.Context, cmd *exec.Cmd, maxOutput int) (Result, error) {
 		select {
 		case waitErr = <-waited:
 		case <-ctx.Done():
-			killGroup(cmd, g.pgid)
+			kill(cmd)
 			waitErr = <-waited
 		}
 		g.Kill() // background leftovers (a tiny pid-reuse window remains here)
