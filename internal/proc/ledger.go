@@ -61,7 +61,7 @@ func TrackGroups(path string, log *slog.Logger) (stop func() error, reaped []int
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	reaped, err = Reap(path)
+	reaped, err = reap(path)
 	if err != nil {
 		// A torn or foreign file: kill nothing, and start a new one.
 		log.Warn("the record of child processes of a previous run is unreadable; nothing reaped", "err", err)
@@ -104,10 +104,10 @@ func TrackGroups(path string, log *slog.Logger) (stop func() error, reaped []int
 	}, reaped, nil
 }
 
-// Reap kills the process groups recorded in the file at path that are
+// reap kills the process groups recorded in the file at path that are
 // still alive and provably the ones recorded, and returns their ids. A
 // missing file reaps nothing.
-func Reap(path string) ([]int, error) {
+func reap(path string) ([]int, error) {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -145,7 +145,7 @@ func Reap(path string) ([]int, error) {
 	return killed, nil
 }
 
-// reapWait bounds Reap's wait for killed groups to be gone.
+// reapWait bounds reap's wait for killed groups to be gone.
 const reapWait = 5 * time.Second
 
 // track records pgid while TrackGroups is on; nil otherwise.

@@ -55,9 +55,9 @@ func TestReapKillsOnlyTheGroupsRecorded(t *testing.T) {
 		{PGID: ours, Start: start(ours)},
 		{PGID: reused, Start: start(reused) - 1}, // the id now belongs to a later process
 	}})
-	killed, err := Reap(path)
+	killed, err := reap(path)
 	if err != nil || len(killed) != 1 || killed[0] != ours {
-		t.Fatalf("Reap: %v %v", killed, err)
+		t.Fatalf("reap: %v %v", killed, err)
 	}
 	if m := LiveMembers(ours); len(m) != 0 {
 		t.Errorf("the recorded group survived: %v", m)
@@ -67,14 +67,14 @@ func TestReapKillsOnlyTheGroupsRecorded(t *testing.T) {
 	}
 
 	writeLedger(t, path, ledgerFile{Boot: "another-boot", Groups: []record{{PGID: otherBoot, Start: start(otherBoot)}}})
-	if killed, err := Reap(path); err != nil || len(killed) != 0 || len(LiveMembers(otherBoot)) != 3 {
+	if killed, err := reap(path); err != nil || len(killed) != 0 || len(LiveMembers(otherBoot)) != 3 {
 		t.Errorf("a group of another boot: %v %v", killed, err)
 	}
 	os.WriteFile(path, []byte(`{"boot":`), 0o600)
-	if killed, err := Reap(path); err == nil || len(killed) != 0 {
+	if killed, err := reap(path); err == nil || len(killed) != 0 {
 		t.Errorf("a torn file: %v %v", killed, err)
 	}
-	if killed, err := Reap(filepath.Join(t.TempDir(), "none")); err != nil || killed != nil {
+	if killed, err := reap(filepath.Join(t.TempDir(), "none")); err != nil || killed != nil {
 		t.Errorf("no file: %v %v", killed, err)
 	}
 }

@@ -68,7 +68,7 @@ func Environ() []string {
 	out := env[:0:0]
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
-		if IsSecretName(name) {
+		if isSecretName(name) {
 			continue
 		}
 		out = append(out, kv)
@@ -92,10 +92,10 @@ func AlsoSecret(names ...string) {
 	}
 }
 
-// IsSecretName reports whether the environment variable name is one of
+// isSecretName reports whether the environment variable name is one of
 // hubgate's secrets (HUBGATE_ and KEY, SECRET, TOKEN or PASSWORD, or a
 // name given to AlsoSecret).
-func IsSecretName(name string) bool {
+func isSecretName(name string) bool {
 	if _, ok := alsoSecret.Load(name); ok {
 		return true
 	}
