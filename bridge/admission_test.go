@@ -144,11 +144,17 @@ func TestListeningFollowsTheHubClientUntilTheFirstRequest(t *testing.T) {
 		if h[0].Decision != journal.DecisionIgnored || h[0].Note != "the device is not listening" {
 			t.Fatalf("journal:\n%s", describe(h))
 		}
+		if st, _ := e.bridge.Status(context.Background()); st.Listening || st.Hub.Status != string(hub.StatusConnected) {
+			t.Fatalf("status before StartListening: listening %v, hub %+v", st.Listening, st.Hub)
+		}
 		e.hub.push(hub.Event{Kind: hub.KindStartListening})
 		e.hub.command("hello", nil)
 		h = e.waitFor("the run", finished(2))
-		if h[1].Status != automate.StatusCompleted || !e.hub.Listening() {
+		if h[1].Status != automate.StatusCompleted {
 			t.Fatalf("journal:\n%s", describe(h))
+		}
+		if st, _ := e.bridge.Status(context.Background()); !st.Listening || st.Hub.Status != string(hub.StatusListening) {
+			t.Fatalf("status after StartListening: listening %v, hub %+v", st.Listening, st.Hub)
 		}
 	})
 }

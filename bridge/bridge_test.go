@@ -50,7 +50,15 @@ func (f *fakeHub) Listening() bool {
 	defer f.mu.Unlock()
 	return f.listening
 }
-func (f *fakeHub) State() hub.State              { return hub.State{Status: hub.StatusListening} }
+
+// State is the connection state hub.Client reports with that listening
+// state: connected, and listening once it is.
+func (f *fakeHub) State() hub.State {
+	if f.Listening() {
+		return hub.State{Status: hub.StatusListening}
+	}
+	return hub.State{Status: hub.StatusConnected}
+}
 func (f *fakeHub) Device() *deviceapi.UserDevice { return f.device }
 
 // push delivers ev as the next hub event. A listening request changes the
@@ -441,6 +449,9 @@ func TestStopListeningCancelsWhenConfigured(t *testing.T) {
 		h = e.waitFor("the ignored command", finished(2))
 		if h[1].Decision != journal.DecisionIgnored || !strings.Contains(h[1].Note, "not listening") {
 			t.Errorf("journal:\n%s", describe(h))
+		}
+		if st, _ := e.bridge.Status(context.Background()); st.Listening || st.Hub.Status != string(hub.StatusConnected) {
+			t.Errorf("status after StopListening: listening %v, hub %+v", st.Listening, st.Hub)
 		}
 	})
 }
