@@ -76,16 +76,12 @@ func TestRestartCancelsOnlyItsOwnParkedRun(t *testing.T) {
 				if tc.wantCancel {
 					// A soft cancel of a parked run lands at once; the slot
 					// frees when the run has unwound.
-					deadline := time.Now().Add(20 * time.Second)
-					for hl.Busy && time.Now().Before(deadline) {
-						time.Sleep(10 * time.Millisecond)
+					e2.waitFor("the parked run to free the slot", func([]journal.Entry) bool {
 						if hl, err = e.client.Health(ctx); err != nil {
 							t.Fatal(err)
 						}
-					}
-					if hl.Busy {
-						t.Fatalf("the parked run still holds the slot: %+v", hl)
-					}
+						return !hl.Busy
+					})
 					return
 				}
 				if !hl.Busy || hl.ActiveRequestID == nil || *hl.ActiveRequestID != parked.RequestID || !hl.AwaitingToolResults {
