@@ -94,8 +94,10 @@
 //     negotiateVersion 1, connectionId, connectionToken, transports) and
 //     the connection at /client/ (WebSockets, SSE), for hub=devicehub only
 //     (another hub: 404). Every request needs the redirect's access token,
-//     as Authorization: Bearer or access_token (both present must agree);
-//     an X-Device-Token, when sent, must be the device token the access
+//     as Authorization: Bearer or access_token; liberal, as a client may
+//     send the device token as bearer and the access token in the query,
+//     one valid, unexpired access token among those presented is enough
+//     (two valid ones must be of the same device token); an X-Device-Token, when sent, must be the device token the access
 //     token was issued for, and that device token must still be enabled.
 //     Otherwise 401, logged as "rejected" with at=service.
 //   - Access tokens are 32 random bytes (only their SHA-256 is kept) and

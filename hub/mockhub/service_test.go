@@ -112,10 +112,39 @@ func TestServiceRedirectAsTheRealService(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	// Query and header disagreeing.
+	// Two valid access tokens of different devices: refused.
 	var se *statusError
 	if err := postNegotiate(serviceNegotiateURL(neg.URL)+"&access_token="+url.QueryEscape(otherNeg.AccessToken), sh, &conn); !errors.As(err, &se) || se.code != 401 {
-		t.Errorf("disagreeing access tokens: %v", err)
+		t.Errorf("access tokens of two devices: %v", err)
+	}
+	// Liberal: the device token as bearer (or any stale bearer) with the
+	// redirect's access token in the query is admitted; one valid access
+	// token among those presented is enough, none is refused.
+	for name, bearer := range map[string]string{"the device token": tok.Token, "an unknown token": "nope"} {
+		h := hubHeaders(tok.Token)
+		h.Set("Authorization", "Bearer "+bearer)
+		if err := postNegotiate(serviceNegotiateURL(neg.URL)+"&access_token="+url.QueryEscape(neg.AccessToken), h, &conn); err != nil {
+			t.Errorf("%s as bearer, the access token in the query: %v", name, err)
+		}
+		if err := postNegotiate(serviceNegotiateURL(neg.URL)+"&access_token=nope2", h, &conn); !errors.As(err, &se) || se.code != 401 {
+			t.Errorf("%s as bearer, an unknown token in the query: %v", name, err)
+		}
+	}
+	{
+		// The same on the WebSocket: the device token as bearer, the
+		// access token in the query.
+		n, err := negotiate(ts.URL, hubHeaders(tok.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		ws, _, err := websocket.Dial(ctx, n.wsURL(), &websocket.DialOptions{HTTPHeader: hubHeaders(tok.Token)})
+		cancel()
+		if err != nil {
+			t.Errorf("WebSocket with the device token as bearer and access_token: %v", err)
+		} else {
+			ws.CloseNow()
+		}
 	}
 	// The access token alone (in the query, as browsers send it) is enough.
 	if err := postNegotiate(serviceNegotiateURL(neg.URL)+"&access_token="+url.QueryEscape(neg.AccessToken), http.Header{}, &conn); err != nil {
