@@ -192,6 +192,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -402,6 +403,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 
 // Handler returns the Server as an http.Handler.
 func (s *Server) Handler() http.Handler { return s }
+
+// NewHTTPServer returns the *http.Server to serve the mock on a listener
+// of the caller's: internal/localhttp's hardened server (a 64 KiB header
+// limit, header, body and idle timeouts), with net/http's own errors in
+// the mock's log.
+func (s *Server) NewHTTPServer() *http.Server {
+	return newHTTPServer(s, s.log, slog.LevelWarn)
+}
+
+// newHTTPServer is a localhttp server for h whose net/http errors go to
+// log at level.
+func newHTTPServer(h http.Handler, log *slog.Logger, level slog.Level) *http.Server {
+	hs := localhttp.NewServer(h, localhttp.Options{})
+	hs.ErrorLog = slog.NewLogLogger(log.Handler(), level)
+	hs.BaseContext = func(net.Listener) context.Context { return context.Background() }
+	return hs
+}
 
 // Config returns the effective configuration (defaults filled in).
 func (s *Server) Config() Config { return s.cfg }

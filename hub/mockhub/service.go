@@ -62,12 +62,7 @@ func (s *Server) startService() error {
 		return fmt.Errorf("mockhub: the SignalR service listener: %w", err)
 	}
 	sv := &service{ln: ln, tokens: map[string]*serviceToken{}}
-	sv.srv = &http.Server{
-		Handler:           s.serviceRoutes(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-		BaseContext:       func(net.Listener) context.Context { return context.Background() },
-	}
+	sv.srv = newHTTPServer(s.serviceRoutes(), s.log, slog.LevelDebug)
 	s.svc = sv
 	go func() { _ = sv.srv.Serve(ln) }()
 	return nil

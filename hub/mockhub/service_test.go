@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/localhttp"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -377,5 +378,45 @@ func TestServiceListenerClosesWithTheMock(t *testing.T) {
 	}
 	if _, err := mockhub.New(mockhub.Config{ServiceTokenTTL: -time.Second}); err == nil {
 		t.Error("a negative ServiceTokenTTL was accepted")
+	}
+}
+
+// TestMockServersAreHardened: the mock's HTTP servers (the SignalR
+// service's listener, and NewHTTPServer for the main handler) are
+// internal/localhttp's: a request with 100 KiB of headers is refused with
+// 431 (net/http's default accepts 1 MiB), and idle connections time out.
+func TestMockServersAreHardened(t *testing.T) {
+	s, err := mockhub.New(mockhub.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hs := s.NewHTTPServer()
+	if hs.IdleTimeout != localhttp.DefaultIdleTimeout || hs.MaxHeaderBytes != localhttp.DefaultMaxHeaderBytes {
+		t.Errorf("NewHTTPServer: idle timeout %s, max header bytes %d", hs.IdleTimeout, hs.MaxHeaderBytes)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+
+	big := strings.Repeat("x", 100<<10)
+	for name, u := range map[string]string{
+		"main":    "http://" + ln.Addr().String() + "/mock/events",
+		"service": s.ServiceURL() + "/client/negotiate?hub=devicehub",
+	} {
+		req, _ := http.NewRequest("POST", u, nil)
+		req.Header.Set("X-Big", big)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+			t.Errorf("%s: 100 KiB of headers answered %d, want 431", name, resp.StatusCode)
+		}
 	}
 }
