@@ -156,7 +156,7 @@
 //	POST /mock/devices/{id}/settings        any JSON -> {delivered}
 //	POST /mock/tokens/{tokenId}/disable     -> {token:{id,userDeviceId,isDisabled}, dropped}
 //	POST /mock/faults                       {drop?, refuseFor?, freeze?, expireServiceTokens?, serviceErrorFor?}
-//	                                        -> {dropped, refusingUntil?, frozenUntil?, expiredServiceTokens?, serviceErrorUntil?}
+//	                                        -> {dropped, refusingUntil?, frozenUntil?, held?, expiredServiceTokens?, serviceErrorUntil?}
 //	GET  /mock/events?since=N[&wait=5s]     -> {events:[...], last}
 //
 // Pushes answer 404 for an unknown device and 409 when it has no hub
@@ -174,7 +174,8 @@
 // after the thaw, a client that leaves is noticed only after the thaw, and
 // new requests to /device (negotiate included) wait for the thaw, so a
 // client needs its own timeout on them (the philippseith Go client holds
-// its lock, State() included, while its connector runs). Fault windows run
+// its lock, State() included, while its connector runs); "held" counts the
+// requests, reads and writes waiting for the thaw. Fault windows run
 // on the wall clock, not on Config.Now. The refusal and the freeze apply
 // to the SignalR service too. "expireServiceTokens" expires every access
 // token of a redirect issued so far (open connections stay; a client must
