@@ -103,7 +103,10 @@ func TestRedirectRequestsAsTheOfficialClient(t *testing.T) {
 			closeUpgrade(w)
 		}
 	})
-	c := start(t, must(New(redirectConfig(t, rd, "at-SECRET-1", "at-SECRET-2"))))
+	// The connection tokens (ctok-1; cid-2 stands for one under version
+	// 0) are private to the connection: no more in the log than the
+	// access tokens.
+	c := start(t, must(New(redirectConfig(t, rd, "at-SECRET-1", "at-SECRET-2", "ctok-1", "cid-2"))))
 	var states []State
 	waitState(t, c.Client, "two failed attempts", wait, func(s State) bool {
 		if s.Cause != CauseNone {
@@ -150,7 +153,8 @@ func TestRedirectRequestsAsTheOfficialClient(t *testing.T) {
 			t.Errorf("upgrade %d query %q does not keep the redirect's", i+1, seen[i].rawQuery)
 		}
 	}
-	// The failure is reported, with the URL's access token redacted.
+	// The failure is reported, with the URL's access token and
+	// connection token redacted.
 	if len(states) == 0 {
 		t.Fatal("no failed state")
 	}
@@ -159,10 +163,12 @@ func TestRedirectRequestsAsTheOfficialClient(t *testing.T) {
 		if s.Err != nil {
 			text += " " + s.Err.Error()
 		}
-		if strings.Contains(text, "at-SECRET") || strings.Contains(text, testToken) {
-			t.Errorf("a token in the state: %q", text)
+		for _, sec := range []string{"at-SECRET", testToken, "ctok-1", "cid-2"} {
+			if strings.Contains(text, sec) {
+				t.Errorf("a token (%s) in the state: %q", sec, text)
+			}
 		}
-		if s.Cause != CauseNetwork || !strings.Contains(text, "access_token=[redacted]") {
+		if s.Cause != CauseNetwork || !strings.Contains(text, "access_token=[redacted]") || !strings.Contains(text, "id=[redacted]") {
 			t.Errorf("state %s: %q", s.Cause, text)
 		}
 	}

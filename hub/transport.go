@@ -191,8 +191,9 @@ func (c *Client) dial(ctx context.Context, token string) (*websocket.Conn, strin
 		if uresp != nil && uresp.StatusCode != http.StatusSwitchingProtocols && uresp.StatusCode != 0 {
 			return nil, "", &HTTPError{Op: "upgrade", StatusCode: uresp.StatusCode, RetryAfter: retryAfter(uresp.Header, time.Now()), Redirected: ep.redirected}
 		}
-		// The dial error quotes the URL, access token included.
-		return nil, "", fmt.Errorf("hub: WebSocket upgrade: %s", redactText(err.Error(), ep.bearer, token))
+		// The dial error quotes the URL, access token and connection
+		// token included.
+		return nil, "", fmt.Errorf("hub: WebSocket upgrade: %s", redactText(err.Error(), ep.bearer, token, id))
 	}
 	ws.SetReadLimit(c.cfg.MaxMessageSize)
 	return ws, id, nil
@@ -272,12 +273,18 @@ func isLoopback(host string) bool {
 // accessTokenParam matches an access_token query parameter's value.
 var accessTokenParam = regexp.MustCompile(`(?i)(access_token=)[^&\s"']+`)
 
-// redactText removes the given secrets and any access_token query value
-// from a text.
+// connectionTokenParam matches an id query parameter's value: the
+// upgrade URL's connection token (or, negotiate version 0, the connection
+// id that stands for it), which SignalR keeps private to the connection.
+var connectionTokenParam = regexp.MustCompile(`(?i)([?&]id=)[^&\s"']+`)
+
+// redactText removes the given secrets and any access_token or id query
+// value from a text.
 func redactText(s string, secrets ...string) string {
 	for _, sec := range secrets {
 		s = scrubText(s, sec)
 	}
+	s = connectionTokenParam.ReplaceAllString(s, "${1}[redacted]")
 	return accessTokenParam.ReplaceAllString(s, "${1}[redacted]")
 }
 

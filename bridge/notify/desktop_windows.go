@@ -4,6 +4,15 @@ package notify
 
 import "context"
 
+// toastAppID is the AppUserModelID the toasts are shown under: Windows
+// PowerShell's, which every Windows (10 and later) knows without an
+// installation step. A toast needs an AppUserModelID registered with a
+// Start menu shortcut; under an id Windows does not know (such as
+// "hubgate"), Show succeeds and the toast silently never appears. hubgate
+// installs no shortcut, so it borrows PowerShell's: the toast then reads
+// "Windows PowerShell" as its source, and its summary names hubgate.
+const toastAppID = `{1AC14E77-02E7-4E5D-B744-2EB1AE5198B7}\WindowsPowerShell\v1.0\powershell.exe`
+
 // toastScript shows a toast with the WinRT notification API; the texts
 // come from environment variables (never spliced into the script).
 const toastScript = `$ErrorActionPreference = 'Stop'
@@ -14,7 +23,7 @@ $texts = $template.GetElementsByTagName('text')
 $texts.Item(0).AppendChild($template.CreateTextNode($env:HUBGATE_NOTIFY_SUMMARY)) | Out-Null
 $texts.Item(1).AppendChild($template.CreateTextNode($env:HUBGATE_NOTIFY_BODY)) | Out-Null
 $toast = [Windows.UI.Notifications.ToastNotification]::new($template)
-[Windows.UI.Notifications.ToastNotificationManager]::CreateToastNotifier('hubgate').Show($toast)
+[Windows.UI.Notifications.ToastNotificationManager]::CreateToastNotifier('` + toastAppID + `').Show($toast)
 `
 
 // Toast shows notifications as Windows toasts through PowerShell.

@@ -7,7 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"html"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/godbus/dbus/v5"
@@ -23,10 +27,10 @@ const (
 
 // Freedesktop sends notifications to org.freedesktop.Notifications on the
 // D-Bus session bus. It keeps one private connection, made on first use
-// and made again after an error. Its zero value uses the session bus of
-// DBUS_SESSION_BUS_ADDRESS.
+// and made again after an error. Its zero value uses the session bus
+// (SessionBusAddress); it never starts a bus of its own.
 type Freedesktop struct {
-	// Address is the bus address. Zero: the session bus.
+	// Address is the bus address. Zero: SessionBusAddress().
 	Address string
 
 	mu     sync.Mutex
@@ -80,10 +84,15 @@ func (f *Freedesktop) connect(ctx context.Context) (*dbus.Conn, bool, error) {
 			c   *dbus.Conn
 			err error
 		)
-		if f.Address != "" {
-			c, err = dbus.Connect(f.Address)
-		} else {
-			c, err = dbus.ConnectSessionBus()
+		addr := f.Address
+		if addr == "" {
+			addr, err = SessionBusAddress()
+		}
+		if err == nil {
+			// dbus.Connect dials the address only (godbus has no
+			// autolaunch transport); dbus.ConnectSessionBus would
+			// run dbus-launch when no bus is known.
+			c, err = dbus.Connect(addr)
 		}
 		ch <- result{c, err}
 	}()
@@ -110,6 +119,34 @@ func (f *Freedesktop) connect(ctx context.Context) (*dbus.Conn, bool, error) {
 	}
 	f.conn, f.markup = r.conn, slices.Contains(caps, "body-markup")
 	return f.conn, f.markup, nil
+}
+
+// ErrNoSessionBus: no session bus address is known.
+var ErrNoSessionBus = errors.New("no D-Bus session bus (DBUS_SESSION_BUS_ADDRESS names none and $XDG_RUNTIME_DIR/bus does not exist)")
+
+// SessionBusAddress returns the address of the running session bus:
+// DBUS_SESSION_BUS_ADDRESS, else unix:path=$XDG_RUNTIME_DIR/bus when that
+// socket exists ($XDG_RUNTIME_DIR unset: /run/user/<uid>, where godbus
+// looks too), else ErrNoSessionBus.
+//
+// It never autolaunches a bus, as godbus's ConnectSessionBus does (it runs
+// dbus-launch): that child would bypass internal/proc (the daemon's whole
+// environment, secrets included) and, with dbus-x11 installed, leave a new
+// dbus-daemon behind at every retry. Nor does it set
+// DBUS_SESSION_BUS_ADDRESS in the process environment, as godbus does.
+func SessionBusAddress() (string, error) {
+	if a := os.Getenv("DBUS_SESSION_BUS_ADDRESS"); a != "" && a != "autolaunch:" {
+		return a, nil
+	}
+	dir := os.Getenv("XDG_RUNTIME_DIR")
+	if dir == "" {
+		dir = filepath.Join("/run/user", strconv.Itoa(os.Getuid()))
+	}
+	bus := filepath.Join(dir, "bus")
+	if fi, err := os.Stat(bus); err == nil && fi.Mode().Type() == fs.ModeSocket {
+		return "unix:path=" + dbus.EscapeBusAddressValue(bus), nil
+	}
+	return "", ErrNoSessionBus
 }
 
 func (f *Freedesktop) drop(c *dbus.Conn) {

@@ -4,8 +4,11 @@ package notify_test
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -153,5 +156,49 @@ func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
 	}
 	if sent, failed := s.Counts(); sent != 5 || failed != 1 {
 		t.Errorf("sent %d failed %d; want 5 and 1 (then log only until the retry)", sent, failed)
+	}
+}
+
+// With no session bus known, the notifier must not start one: godbus's
+// ConnectSessionBus runs dbus-launch (a child outside internal/proc, with the
+// daemon's whole environment, and a dbus-daemon left behind at every
+// retry). A fake dbus-launch on PATH writes a marker if it is ever run.
+func TestNoSessionBusIsNotLaunched(t *testing.T) {
+	bin := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "dbus-launch-ran")
+	script := "#!/bin/sh\n: > '" + marker + "'\necho 'DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/hubgate-test-bus'\necho 'DBUS_SESSION_BUS_PID=1'\n"
+	if err := os.WriteFile(filepath.Join(bin, "dbus-launch"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir()) // no bus socket in it
+
+	if a, err := notify.SessionBusAddress(); !errors.Is(err, notify.ErrNoSessionBus) {
+		t.Errorf("SessionBusAddress() = %q, %v; want ErrNoSessionBus", a, err)
+	}
+
+	var logs testutil.SyncBuffer
+	desktop := &notify.Freedesktop{}
+	defer desktop.Close()
+	// Notify returns only once its connect attempt is over (no timeout
+	// here), so whatever the attempt ran has run by then.
+	err := desktop.Notify(context.Background(), notify.Message{Summary: "s", Body: "b"})
+	if !errors.Is(err, notify.ErrNoSessionBus) {
+		t.Errorf("Notify without a bus: %v; want ErrNoSessionBus", err)
+	}
+	s := notify.New(notify.Options{Desktop: desktop, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Timeout: time.Hour})
+	s.Handle(context.Background(), finished(1, "weather", "weather", "sunny"))
+	if !strings.Contains(logs.String(), "desktop notifications are not available") {
+		t.Errorf("no unavailability warning; log:\n%s", logs.String())
+	}
+	if sent, failed := s.Counts(); sent != 0 || failed != 1 {
+		t.Errorf("sent %d failed %d; want 0 and 1", sent, failed)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("the notifier ran dbus-launch")
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
 	}
 }

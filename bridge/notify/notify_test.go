@@ -19,7 +19,6 @@ import (
 	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/internal/testenv"
-	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // need fails the test in CI (CI=true) when cond is false, and skips it
@@ -79,14 +78,18 @@ func TestSpeechWritesAudibleWAV(t *testing.T) {
 	s := notify.New(notify.Options{Desktop: &hangingDesktop{}, Default: rules.NotifyNone, Speaker: sp,
 		Rule: func(string) (string, bool) { return "", true }, Logger: slog.New(slog.DiscardHandler)})
 	s.Handle(context.Background(), finished(1, "weather", "weather", "It is twenty two degrees and sunny in Lyon."))
-	// Speech is asynchronous; Say again with the same text to get its
-	// done channel would cut it off, so wait for the file to be complete.
-	var stat string
-	testutil.Eventually(0, func() bool {
-		out, err := exec.Command(sox, wav, "-n", "stat").CombinedOutput()
-		stat = string(out)
-		return err == nil && strings.Contains(stat, "RMS     amplitude") && statValue(stat, "Length (seconds)") > 0.5
-	})
+	// Speech is asynchronous: wait for the utterance Handle started to end
+	// (espeak-ng has then written the whole file).
+	select {
+	case <-sp.Done():
+	case <-time.After(time.Minute):
+		t.Fatal("the speech never ended")
+	}
+	out, err := exec.Command(sox, wav, "-n", "stat").CombinedOutput()
+	stat := string(out)
+	if err != nil {
+		t.Fatalf("sox stat: %v\n%s", err, stat)
+	}
 	rms, length := statValue(stat, "RMS     amplitude"), statValue(stat, "Length (seconds)")
 	t.Logf("espeak-ng wrote %s: %.2f s, RMS amplitude %.4f", wav, length, rms)
 	if length < 1 || rms < 0.01 {

@@ -137,6 +137,24 @@ func (s *Speaker) Say(text string) (done <-chan struct{}, err error) {
 	return c.done, nil
 }
 
+// Done returns a channel closed when what is being said ends (at once when
+// nothing is): for a caller of Service.Handle, which gets no channel of
+// its own, to wait for the speech it started.
+func (s *Speaker) Done() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cur == nil {
+		return closedChan
+	}
+	return s.cur.done
+}
+
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
 // Stop cuts off what is being said, if anything.
 func (s *Speaker) Stop() {
 	s.mu.Lock()

@@ -189,6 +189,8 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 		Events             []string `json:"events"`
 		PostWithoutHeader  int      `json:"postWithoutHeader"`
 		WithoutToken       int      `json:"withoutToken"`
+		ForeignHost        int      `json:"foreignHost"`
+		ForeignHostBody    string   `json:"foreignHostBody"`
 	}
 	sc := bufio.NewScanner(out)
 	got := false
@@ -230,6 +232,12 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 	}
 	if result.PostWithoutHeader != http.StatusForbidden || result.WithoutToken != http.StatusUnauthorized {
 		t.Errorf("POST without the token header: %d (want 403); page without token: %d (want 401)", result.PostWithoutHeader, result.WithoutToken)
+	}
+	// Under a foreign name resolving to 127.0.0.1 (DNS rebinding), the
+	// browser reaches the page's server and is refused for the Host.
+	if result.ForeignHost != http.StatusForbidden || !strings.Contains(result.ForeignHostBody, "answers only to 127.0.0.1") {
+		// (Not the body: an answered page carries its token.)
+		t.Errorf("the page under a foreign host name answered %d, want 403 for the Host", result.ForeignHost)
 	}
 	joined := strings.Join(result.Events, "\n")
 	for _, want := range []string{"received \"" + command + "\"", "run started", "cancel requested (hubgate cancel)"} {

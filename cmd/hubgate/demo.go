@@ -463,9 +463,7 @@ func startDemoMock(log *slog.Logger) (*mockhub.Server, string, func(), error) {
 		return nil, "", nil, fmt.Errorf("demo: mock: %w", err)
 	}
 	base := "http://" + ln.Addr().String()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext: func(net.Listener) context.Context { return context.Background() }}
+	hs := srv.NewHTTPServer()
 	served := make(chan struct{})
 	go func() {
 		defer close(served)

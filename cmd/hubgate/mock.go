@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -144,12 +143,7 @@ func (a *app) runMock(ctx context.Context, f mockFlags) error {
 	}
 	base := "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
 
-	hs := &http.Server{
-		Handler:           srv,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.Background() },
-	}
+	hs := srv.NewHTTPServer()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	fmt.Fprintln(a.stdio.Out, base)

@@ -110,6 +110,10 @@ type FaultState struct {
 	Dropped       int        `json:"dropped"` // hub connections closed by this request
 	RefusingUntil *time.Time `json:"refusingUntil,omitempty"`
 	FrozenUntil   *time.Time `json:"frozenUntil,omitempty"`
+	// Held counts the hub requests, connection reads and writes the
+	// freeze holds now (each waits for the thaw): the freeze's effect,
+	// seen from the mock.
+	Held int `json:"held,omitempty"`
 	// ExpiredServiceTokens counts the redirect access tokens this request
 	// expired.
 	ExpiredServiceTokens int        `json:"expiredServiceTokens,omitempty"`
@@ -144,6 +148,7 @@ func (s *Server) Faults(f Faults) FaultState {
 	if until := s.freeze.frozenUntil(); !until.IsZero() {
 		st.FrozenUntil = &until
 	}
+	st.Held = int(s.freeze.held.Load())
 	return st
 }
 

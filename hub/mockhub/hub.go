@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/philippseith/signalr"
@@ -340,6 +341,7 @@ type gate struct {
 	until time.Time
 	gen   int
 	timer *time.Timer
+	held  atomic.Int64 // waits blocked now
 }
 
 func newGate() *gate {
@@ -401,6 +403,8 @@ func (g *gate) wait(cancel <-chan struct{}) error {
 		return nil
 	default:
 	}
+	g.held.Add(1)
+	defer g.held.Add(-1)
 	select {
 	case <-ch:
 		return nil

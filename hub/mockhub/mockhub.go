@@ -94,8 +94,10 @@
 //     negotiateVersion 1, connectionId, connectionToken, transports) and
 //     the connection at /client/ (WebSockets, SSE), for hub=devicehub only
 //     (another hub: 404). Every request needs the redirect's access token,
-//     as Authorization: Bearer or access_token (both present must agree);
-//     an X-Device-Token, when sent, must be the device token the access
+//     as Authorization: Bearer or access_token; liberal, as a client may
+//     send the device token as bearer and the access token in the query,
+//     one valid, unexpired access token among those presented is enough
+//     (two valid ones must be of the same device token); an X-Device-Token, when sent, must be the device token the access
 //     token was issued for, and that device token must still be enabled.
 //     Otherwise 401, logged as "rejected" with at=service.
 //   - Access tokens are 32 random bytes (only their SHA-256 is kept) and
@@ -154,7 +156,7 @@
 //	POST /mock/devices/{id}/settings        any JSON -> {delivered}
 //	POST /mock/tokens/{tokenId}/disable     -> {token:{id,userDeviceId,isDisabled}, dropped}
 //	POST /mock/faults                       {drop?, refuseFor?, freeze?, expireServiceTokens?, serviceErrorFor?}
-//	                                        -> {dropped, refusingUntil?, frozenUntil?, expiredServiceTokens?, serviceErrorUntil?}
+//	                                        -> {dropped, refusingUntil?, frozenUntil?, held?, expiredServiceTokens?, serviceErrorUntil?}
 //	GET  /mock/events?since=N[&wait=5s]     -> {events:[...], last}
 //
 // Pushes answer 404 for an unknown device and 409 when it has no hub
@@ -172,7 +174,8 @@
 // after the thaw, a client that leaves is noticed only after the thaw, and
 // new requests to /device (negotiate included) wait for the thaw, so a
 // client needs its own timeout on them (the philippseith Go client holds
-// its lock, State() included, while its connector runs). Fault windows run
+// its lock, State() included, while its connector runs); "held" counts the
+// requests, reads and writes waiting for the thaw. Fault windows run
 // on the wall clock, not on Config.Now. The refusal and the freeze apply
 // to the SignalR service too. "expireServiceTokens" expires every access
 // token of a redirect issued so far (open connections stay; a client must
@@ -190,6 +193,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -400,6 +404,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.router.Se
 
 // Handler returns the Server as an http.Handler.
 func (s *Server) Handler() http.Handler { return s }
+
+// NewHTTPServer returns the *http.Server to serve the mock on a listener
+// of the caller's: internal/localhttp's hardened server (a 64 KiB header
+// limit, header, body and idle timeouts), with net/http's own errors in
+// the mock's log.
+func (s *Server) NewHTTPServer() *http.Server {
+	return newHTTPServer(s, s.log, slog.LevelWarn)
+}
+
+// newHTTPServer is a localhttp server for h whose net/http errors go to
+// log at level.
+func newHTTPServer(h http.Handler, log *slog.Logger, level slog.Level) *http.Server {
+	hs := localhttp.NewServer(h, localhttp.Options{})
+	hs.ErrorLog = slog.NewLogLogger(log.Handler(), level)
+	hs.BaseContext = func(net.Listener) context.Context { return context.Background() }
+	return hs
+}
 
 // Config returns the effective configuration (defaults filled in).
 func (s *Server) Config() Config { return s.cfg }

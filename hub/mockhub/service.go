@@ -2,7 +2,6 @@ package mockhub
 
 import (
 	"context"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,12 +62,7 @@ func (s *Server) startService() error {
 		return fmt.Errorf("mockhub: the SignalR service listener: %w", err)
 	}
 	sv := &service{ln: ln, tokens: map[string]*serviceToken{}}
-	sv.srv = &http.Server{
-		Handler:           s.serviceRoutes(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
-		BaseContext:       func(net.Listener) context.Context { return context.Background() },
-	}
+	sv.srv = newHTTPServer(s.serviceRoutes(), s.log, slog.LevelDebug)
 	s.svc = sv
 	go func() { _ = sv.srv.Serve(ln) }()
 	return nil
@@ -174,10 +168,11 @@ func (s *Server) handleRedirect(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-// admitService authenticates a request to the service: the redirect's
-// access token (Authorization: Bearer or access_token; both present must
-// agree) must be known and unexpired, its device token still enabled, and
-// an X-Device-Token, when sent, that same device token.
+// admitService authenticates a request to the service: one of the tokens
+// presented (Authorization: Bearer, access_token) must be a redirect's
+// access token, known and unexpired (two such tokens must be for the same
+// device token), its device token still enabled, and an X-Device-Token,
+// when sent, that same device token.
 func (s *Server) admitService(r *http.Request, kind string) (*transport, context.Context, *Event) {
 	rejected := &Event{Source: SourceHub, Action: "rejected", Status: http.StatusUnauthorized, Args: map[string]any{"request": kind, "at": "service"}}
 	var toks []string
@@ -196,25 +191,41 @@ func (s *Server) admitService(r *http.Request, kind string) (*transport, context
 		rejected.Error = "missing access token (the negotiate redirect's accessToken, as Authorization: Bearer or access_token)"
 		return nil, nil, rejected
 	}
-	if len(toks) == 2 && subtle.ConstantTimeCompare([]byte(toks[0]), []byte(toks[1])) != 1 {
-		rejected.Error = "the access tokens of the request disagree"
-		return nil, nil, rejected
-	}
+	// Liberal, as a client may send the device token as bearer and the
+	// redirect's access token in the query: any presented token that is
+	// a valid, unexpired access token admits the request.
 	now := s.now()
+	var (
+		at       serviceToken
+		valid    bool
+		conflict bool
+		expired  *serviceToken
+	)
 	s.svc.mu.Lock()
-	st := s.svc.tokens[digest(toks[0])]
-	var at serviceToken
-	if st != nil {
-		at = *st
+	for _, tok := range toks {
+		st := s.svc.tokens[digest(tok)]
+		switch {
+		case st == nil:
+		case !now.Before(st.expires):
+			e := *st
+			expired = &e
+		case valid && st.tokenID != at.tokenID:
+			conflict = true
+		default:
+			at, valid = *st, true
+		}
 	}
 	s.svc.mu.Unlock()
 	switch {
-	case st == nil:
-		rejected.Error = "unknown access token"
+	case conflict:
+		rejected.Error = "the access tokens of the request were issued for different device tokens"
 		return nil, nil, rejected
-	case !now.Before(at.expires):
-		rejected.DeviceID, rejected.TokenID = at.deviceID, at.tokenID
+	case !valid && expired != nil:
+		rejected.DeviceID, rejected.TokenID = expired.deviceID, expired.tokenID
 		rejected.Error = "the access token expired; negotiate again at " + HubPath + "/negotiate"
+		return nil, nil, rejected
+	case !valid:
+		rejected.Error = "unknown access token"
 		return nil, nil, rejected
 	}
 	rejected.DeviceID, rejected.TokenID = at.deviceID, at.tokenID

@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/localhttp"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -112,10 +113,39 @@ func TestServiceRedirectAsTheRealService(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	// Query and header disagreeing.
+	// Two valid access tokens of different devices: refused.
 	var se *statusError
 	if err := postNegotiate(serviceNegotiateURL(neg.URL)+"&access_token="+url.QueryEscape(otherNeg.AccessToken), sh, &conn); !errors.As(err, &se) || se.code != 401 {
-		t.Errorf("disagreeing access tokens: %v", err)
+		t.Errorf("access tokens of two devices: %v", err)
+	}
+	// Liberal: the device token as bearer (or any stale bearer) with the
+	// redirect's access token in the query is admitted; one valid access
+	// token among those presented is enough, none is refused.
+	for name, bearer := range map[string]string{"the device token": tok.Token, "an unknown token": "nope"} {
+		h := hubHeaders(tok.Token)
+		h.Set("Authorization", "Bearer "+bearer)
+		if err := postNegotiate(serviceNegotiateURL(neg.URL)+"&access_token="+url.QueryEscape(neg.AccessToken), h, &conn); err != nil {
+			t.Errorf("%s as bearer, the access token in the query: %v", name, err)
+		}
+		if err := postNegotiate(serviceNegotiateURL(neg.URL)+"&access_token=nope2", h, &conn); !errors.As(err, &se) || se.code != 401 {
+			t.Errorf("%s as bearer, an unknown token in the query: %v", name, err)
+		}
+	}
+	{
+		// The same on the WebSocket: the device token as bearer, the
+		// access token in the query.
+		n, err := negotiate(ts.URL, hubHeaders(tok.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		ws, _, err := websocket.Dial(ctx, n.wsURL(), &websocket.DialOptions{HTTPHeader: hubHeaders(tok.Token)})
+		cancel()
+		if err != nil {
+			t.Errorf("WebSocket with the device token as bearer and access_token: %v", err)
+		} else {
+			ws.CloseNow()
+		}
 	}
 	// The access token alone (in the query, as browsers send it) is enough.
 	if err := postNegotiate(serviceNegotiateURL(neg.URL)+"&access_token="+url.QueryEscape(neg.AccessToken), http.Header{}, &conn); err != nil {
@@ -348,5 +378,45 @@ func TestServiceListenerClosesWithTheMock(t *testing.T) {
 	}
 	if _, err := mockhub.New(mockhub.Config{ServiceTokenTTL: -time.Second}); err == nil {
 		t.Error("a negative ServiceTokenTTL was accepted")
+	}
+}
+
+// TestMockServersAreHardened: the mock's HTTP servers (the SignalR
+// service's listener, and NewHTTPServer for the main handler) are
+// internal/localhttp's: a request with 100 KiB of headers is refused with
+// 431 (net/http's default accepts 1 MiB), and idle connections time out.
+func TestMockServersAreHardened(t *testing.T) {
+	s, err := mockhub.New(mockhub.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	hs := s.NewHTTPServer()
+	if hs.IdleTimeout != localhttp.DefaultIdleTimeout || hs.MaxHeaderBytes != localhttp.DefaultMaxHeaderBytes {
+		t.Errorf("NewHTTPServer: idle timeout %s, max header bytes %d", hs.IdleTimeout, hs.MaxHeaderBytes)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = hs.Serve(ln) }()
+	defer hs.Close()
+
+	big := strings.Repeat("x", 100<<10)
+	for name, u := range map[string]string{
+		"main":    "http://" + ln.Addr().String() + "/mock/events",
+		"service": s.ServiceURL() + "/client/negotiate?hub=devicehub",
+	} {
+		req, _ := http.NewRequest("POST", u, nil)
+		req.Header.Set("X-Big", big)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+			t.Errorf("%s: 100 KiB of headers answered %d, want 431", name, resp.StatusCode)
+		}
 	}
 }

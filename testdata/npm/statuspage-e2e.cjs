@@ -6,6 +6,8 @@
 //   RESULT <json>    what the page showed; then it exits 0
 // Any failure prints "FAIL <message>" and exits 1.
 //
+// The browser resolves evil.example to 127.0.0.1 (a DNS rebinding
+// attacker's name) and loads the page under it.
 // Environment: PAGE_URL (with ?token=...), SCREENSHOT (a .png path),
 // COMMAND (the text the current run shows), CHROMIUM (default
 // /usr/bin/chromium).
@@ -15,12 +17,16 @@ const { chromium } = require('playwright-core');
 const url = process.env.PAGE_URL;
 const shot = process.env.SCREENSHOT;
 const command = process.env.COMMAND;
+const foreignHost = 'evil.example';
 
 async function main() {
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
+      '--disable-component-update', '--disable-sync',
+      // A foreign name that resolves to the loopback, as a DNS rebinding
+      // attacker's name does.
+      '--host-resolver-rules=MAP ' + foreignHost + ' 127.0.0.1'],
   });
   try {
     const result = {};
@@ -62,6 +68,14 @@ async function main() {
     bare.search = '';
     const other = await (await stranger.newPage()).goto(bare.toString());
     result.withoutToken = other.status();
+
+    // The page under a foreign name that resolves to 127.0.0.1 (DNS
+    // rebinding), with the token even: refused for its Host.
+    const foreign = new URL(url);
+    foreign.hostname = foreignHost;
+    const rebound = await (await (await browser.newContext()).newPage()).goto(foreign.toString());
+    result.foreignHost = rebound.status();
+    result.foreignHostBody = await rebound.text();
     console.log('RESULT ' + JSON.stringify(result));
   } catch (err) {
     for (const p of browser.contexts().flatMap((c) => c.pages())) {
