@@ -76,6 +76,7 @@ import (
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/localhttp"
 	"github.com/hubgate/hubgate/oauth"
 )
 
@@ -463,9 +464,7 @@ func startDemoMock(log *slog.Logger) (*mockhub.Server, string, func(), error) {
 		return nil, "", nil, fmt.Errorf("demo: mock: %w", err)
 	}
 	base := "http://" + ln.Addr().String()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext: func(net.Listener) context.Context { return context.Background() }}
+	hs := localhttp.NewServer(srv.Handler(), localhttp.Options{Logger: log})
 	served := make(chan struct{})
 	go func() {
 		defer close(served)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -21,6 +20,7 @@ import (
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 // envMockSecret overrides the mock's OAuth client secret (a test
@@ -144,12 +144,9 @@ func (a *app) runMock(ctx context.Context, f mockFlags) error {
 	}
 	base := "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
 
-	hs := &http.Server{
-		Handler:           srv,
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.Background() },
-	}
+	// The hardened loopback server (header limit, idle timeout), as every
+	// other server of hubgate.
+	hs := localhttp.NewServer(srv, localhttp.Options{Logger: log})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	fmt.Fprintln(a.stdio.Out, base)
