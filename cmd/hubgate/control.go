@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -66,14 +67,16 @@ The exit code says the state, for scripts:
 
 --json always prints one JSON object: the status, or {"running": false,
 "error": "...", "exitCode": N} when there is no status to show.`,
-		Args: noArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := noArgs(cmd, args); err != nil {
+				return a.statusError(asJSON, err)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := a.daemonStatus(cmd.Context())
 			if err != nil {
-				if asJSON {
-					_ = writeJSONTo(a.stdio.Out, statusErrorBody{Running: false, Error: err.Error(), ExitCode: exitCode(err)})
-				}
-				return err
+				return a.statusError(asJSON, err)
 			}
 			if asJSON {
 				if err := writeJSONTo(a.stdio.Out, st); err != nil {
@@ -89,7 +92,37 @@ The exit code says the state, for scripts:
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as one JSON object (an error object when there is none)")
+	// A flag mistake stops the parsing, perhaps before --json: whether
+	// JSON was asked for is read from the command line itself.
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return a.statusError(jsonRequested(a.args), flagError(c, err))
+	})
 	return cmd
+}
+
+// statusError prints err as the error object of `status --json` when
+// asJSON, and returns it.
+func (a *app) statusError(asJSON bool, err error) error {
+	if asJSON {
+		_ = writeJSONTo(a.stdio.Out, statusErrorBody{Running: false, Error: err.Error(), ExitCode: exitCode(err)})
+	}
+	return err
+}
+
+// jsonRequested reports whether args set --json (before any "--").
+func jsonRequested(args []string) bool {
+	on := false
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if arg == "--json" {
+			on = true
+		} else if v, ok := strings.CutPrefix(arg, "--json="); ok {
+			on, _ = strconv.ParseBool(v)
+		}
+	}
+	return on
 }
 
 // statusErrorBody is `status --json` when no daemon answered.
