@@ -66,7 +66,11 @@ func (a *app) loadConfig(overrides []configs.Override) (*configs.Config, error) 
 	if a.logFormat != "" {
 		overrides = append(overrides, configs.Override{Path: "log.format", Value: a.logFormat, Origin: "flag --log-format"})
 	}
-	return configs.Load(configs.LoadOptions{Path: a.configPath, Env: a.getenv, Overrides: overrides})
+	cfg, err := configs.Load(configs.LoadOptions{Path: a.configPath, Env: a.getenv, Overrides: overrides})
+	if err != nil {
+		return nil, &configError{err}
+	}
+	return cfg, nil
 }
 
 // logger builds the process logger on stderr.

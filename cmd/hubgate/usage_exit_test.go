@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,5 +64,28 @@ func TestClosestFlag(t *testing.T) {
 		if got := closestFlag(pair, tc.typed); got != tc.want {
 			t.Errorf("closestFlag(%q) = %q, want %q", tc.typed, got, tc.want)
 		}
+	}
+}
+
+// The documented codes: an unreadable config or macro is 3; config init
+// over an existing file is a usage error (2) that names --force.
+func TestConfigAndInputErrorCodes(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.yaml")
+	if r := runCmd(t, env(t), "", "config", "check", "--config", missing); r.code != ExitConfig || !strings.Contains(r.stderr, "missing.yaml") {
+		t.Errorf("config check --config missing: exit %d %q", r.code, r.stderr)
+	}
+	if r := runCmd(t, env(t), "", "rules", "test", "--macro", missing, "x"); r.code != ExitConfig || !strings.Contains(r.stderr, "--macro") {
+		t.Errorf("rules test --macro missing: exit %d %q", r.code, r.stderr)
+	}
+	e := env(t)
+	if r := runCmd(t, e, "", "config", "init"); r.code != 0 {
+		t.Fatalf("config init: exit %d %q", r.code, r.stderr)
+	}
+	r := runCmd(t, e, "", "config", "init")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "config init --force") || !strings.Contains(r.stderr, "nothing was written") {
+		t.Errorf("config init over a file: exit %d %q", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(envValue(e, "XDG_CONFIG_HOME"), "hubgate", "config.yaml.bak")); err == nil {
+		t.Error("a .bak was written without --force")
 	}
 }
