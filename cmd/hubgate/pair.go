@@ -31,10 +31,10 @@ package main
 //     delete route is shown). Without either, an interactive run asks, a
 //     non-interactive one is a usage error that says what exists.
 //   - Nothing half-stored: nothing local is written until every remote
-//     step succeeded; then the secrets are written and the state file
-//     last. If a write fails, the secrets this run wrote are restored to
-//     their previous values (or deleted), so the machine keeps either the
-//     old pairing or the new one. An error after the sign-in names what
+//     step succeeded; then the secrets are written (pairing's Result.Keep)
+//     and the state file last. If a write fails, the secrets this run
+//     wrote are restored to their previous values (or deleted), so the
+//     machine keeps either the old pairing or the new one. An error after the sign-in names what
 //     was created on the service, with its id.
 //   - Exit codes: see exitcodes.go (sign-in failures 6, refusals of the
 //     device service 7, secret store 4, configuration 3, usage 2).
@@ -401,27 +401,30 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 	if dev.NameOverride != "" {
 		name = dev.NameOverride
 	}
-	fail := func(step string, err error) error {
+	// localFail says what a failure after the remote steps left here.
+	localFail := func(err error) error {
 		msg := "nothing was stored on this machine"
-		var ue *undoError
+		var ue *pairing.UndoError
 		if errors.As(err, &ue) {
 			msg = "some secrets of this run may remain on this machine (run 'hubgate unpair')"
 		}
-		return fmt.Errorf("%w; %s", &pairing.StepError{Step: step, Created: paired.Created, Err: err}, msg)
+		return fmt.Errorf("%w; %s", err, msg)
 	}
 
 	// 7. Everything local, in one undoable step.
 	e.progress("storing the refresh token and the device token in the OS secret store")
-	writes := []secretWrite{
-		{configs.AccountOAuthRefreshToken, paired.RefreshToken},
-		{configs.AccountDeviceToken, dt.Token},
+	ko := pairing.KeepOptions{
+		Store:               e.store,
+		NotFound:            configs.ErrSecretNotFound,
+		RefreshTokenAccount: configs.AccountOAuthRefreshToken,
+		DeviceTokenAccount:  configs.AccountDeviceToken,
 	}
 	if secretSource == sourceStdin {
-		writes = append(writes, secretWrite{configs.AccountOAuthClientSecret, secret})
+		ko.Extra = []pairing.Secret{{Account: configs.AccountOAuthClientSecret, Value: secret}}
 	}
-	undo, err := storeSecrets(ctx, e.store, writes)
+	undo, err := paired.Keep(ctx, ko)
 	if err != nil {
-		return nil, fail("storing the secrets", withUndo(err, undo()))
+		return nil, localFail(err)
 	}
 	st := configs.PairingState{
 		DeviceID:     dev.ID,
@@ -434,7 +437,7 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		RedirectURI:  r.RedirectURI,
 	}
 	if err := configs.SaveState(statePath, st); err != nil {
-		return nil, fail("writing the state file", withUndo(err, undo()))
+		return nil, localFail(&pairing.StepError{Step: "writing the state file", Created: paired.Created, Err: errors.Join(err, undo())})
 	}
 	e.progress("wrote %s", statePath)
 	if reuse {
@@ -509,68 +512,6 @@ func readLine(in *bufio.Reader) (string, error) {
 		err = nil
 	}
 	return strings.TrimRight(line, "\r\n"), err
-}
-
-type secretWrite struct{ account, value string }
-
-// undoError is a failure to undo the secret writes of a failed run.
-type undoError struct{ err error }
-
-func (e *undoError) Error() string { return e.err.Error() }
-func (e *undoError) Unwrap() error { return e.err }
-
-// withUndo joins err with the result of an undo.
-func withUndo(err, undoErr error) error {
-	if undoErr == nil {
-		return err
-	}
-	return errors.Join(err, &undoError{undoErr})
-}
-
-// storeSecrets writes each secret, remembering the previous values; undo
-// puts back what was there before (or deletes what was not), and reports
-// what it could not undo.
-func storeSecrets(ctx context.Context, store configs.SecretStore, writes []secretWrite) (undo func() error, err error) {
-	type before struct {
-		account, value string
-		had            bool
-	}
-	var done []before
-	undo = func() error {
-		var errs []error
-		// A fresh context: the caller's may be what failed.
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		for i := len(done) - 1; i >= 0; i-- {
-			b := done[i]
-			var err error
-			if b.had {
-				err = store.Set(uctx, b.account, b.value)
-			} else if err = store.Delete(uctx, b.account); errors.Is(err, configs.ErrSecretNotFound) {
-				err = nil
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("could not undo the write of %q (run 'hubgate unpair'): %w", b.account, err))
-			}
-		}
-		done = nil
-		return errors.Join(errs...)
-	}
-	for _, w := range writes {
-		old, gerr := store.Get(ctx, w.account)
-		had := gerr == nil
-		if gerr != nil && !errors.Is(gerr, configs.ErrSecretNotFound) {
-			return undo, fmt.Errorf("read the previous %q: %w", w.account, gerr)
-		}
-		if err := store.Set(ctx, w.account, w.value); err != nil {
-			// The write may have landed before the error (a timeout):
-			// undo it too.
-			done = append(done, before{w.account, old, had})
-			return undo, fmt.Errorf("store %q: %w", w.account, err)
-		}
-		done = append(done, before{w.account, old, had})
-	}
-	return undo, nil
 }
 
 // runUnpair removes the local secrets, then the state file.
