@@ -191,16 +191,22 @@ func printStatus(w io.Writer, st control.Status) {
 	}
 }
 
-// tellDaemonPairing asks a running daemon to reconnect its hub at once
-// with the pairing as it is now saved (after `pair`), or to stop when none
-// is left (after `unpair`), and says on stderr what happened to it. A
-// daemon that is not running is told nothing (quiet unless always).
-func (a *app) tellDaemonPairing(ctx context.Context, always bool) {
-	say := func(format string, args ...any) { fmt.Fprintf(a.stdio.Err, "hubgate: "+format+"\n", args...) }
+// daemonAnswer is what a running daemon did when told that the pairing
+// changed.
+type daemonAnswer struct {
+	running bool   // a daemon answered
+	pid     int    // its process id, when it took the change
+	message string // its answer
+	err     error  // running: it did not take the change; else: it could not be asked
+}
+
+// tellDaemon asks a running daemon to reconnect its hub at once with the
+// pairing as it is now saved (after `pair`), or to stop when none is left
+// (after `unpair`).
+func (a *app) tellDaemon(ctx context.Context) daemonAnswer {
 	_, c, err := a.dialControl()
 	if err != nil {
-		say("could not tell a running daemon: %v", err)
-		return
+		return daemonAnswer{err: err}
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -208,13 +214,30 @@ func (a *app) tellDaemonPairing(ctx context.Context, always bool) {
 	res, err := c.Reconnect(ctx)
 	switch {
 	case errors.Is(err, control.ErrNotRunning):
+		return daemonAnswer{}
+	case err != nil:
+		return daemonAnswer{running: true, err: err}
+	}
+	return daemonAnswer{running: true, pid: res.PID, message: res.Message}
+}
+
+// tellDaemonPairing tells a running daemon (tellDaemon) and says on
+// stderr what happened to it; a daemon that is not running is told
+// nothing (quiet unless always).
+func (a *app) tellDaemonPairing(ctx context.Context, always bool) {
+	say := func(format string, args ...any) { fmt.Fprintf(a.stdio.Err, "hubgate: "+format+"\n", args...) }
+	d := a.tellDaemon(ctx)
+	switch {
+	case !d.running && d.err != nil:
+		say("could not tell a running daemon: %v", d.err)
+	case !d.running:
 		if always {
 			say("no daemon is running")
 		}
-	case err != nil:
-		say("the running daemon did not take the change (%v); restart it to apply it", err)
+	case d.err != nil:
+		say("the running daemon did not take the change (%v); restart it to apply it", d.err)
 	default:
-		say("the running daemon (pid %d): %s", res.PID, res.Message)
+		say("the running daemon (pid %d): %s", d.pid, d.message)
 	}
 }
 

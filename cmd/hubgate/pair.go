@@ -21,7 +21,9 @@ package main
 //     that names another api url is refused (use --replace).
 //   - The browser: its exit status is honoured; when it cannot be opened
 //     the redirected address is read from stdin (oauth.Login says so).
-//   - The last line names the next command to run.
+//   - The last line names the next step (closePair): nothing when a
+//     running daemon took the new pairing, else 'hubgate run', after
+//     'hubgate config init' when there is no config file yet.
 //   - Re-runs: when a device is paired, `--reuse` keeps that device: it
 //     signs in again, creates a new device token for the device, confirms
 //     the device and replaces the stored refresh token and device token
@@ -217,7 +219,7 @@ func (a *app) pair(ctx context.Context, cmd *cobra.Command, f pairFlags) error {
 	if err != nil {
 		return err
 	}
-	a.tellDaemonPairing(ctx, false)
+	a.closePair(ctx, cfg, res)
 	if f.jsonOut {
 		enc := json.NewEncoder(a.stdio.Out)
 		enc.SetIndent("", "  ")
@@ -236,11 +238,46 @@ type pairResult struct {
 	PairedAt     time.Time `json:"pairedAt"`
 	Reused       bool      `json:"reused"` // the device existed before this run
 	StateFile    string    `json:"stateFile"`
-	Next         string    `json:"next"` // the command to run next
+	Next         string    `json:"next"` // the next step: hubgate run, hubgate config init (then run), hubgate status (a running daemon took the pairing), restart the daemon
 }
 
-// nextCommand is what a person runs after pairing.
-const nextCommand = "hubgate run"
+// What a person runs after pairing (pairResult.Next).
+const (
+	nextRun        = "hubgate run"         // no daemon runs: start it
+	nextConfigInit = "hubgate config init" // and no config file yet: write one first, then run
+	nextStatus     = "hubgate status"      // the running daemon took the new pairing
+	nextRestart    = "restart the daemon"  // the running daemon did not take it
+)
+
+// closePair tells a running daemon about the new pairing and ends pair's
+// output with the next step, which depends on what the daemon did: a
+// daemon that reconnected needs nothing more (starting another would fail
+// with exit 5); without a daemon, 'hubgate run' starts one, after
+// 'hubgate config init' when there is no config file yet.
+func (a *app) closePair(ctx context.Context, cfg *configs.Config, res *pairResult) {
+	d := a.tellDaemon(ctx)
+	say := func(format string, args ...any) { fmt.Fprintf(a.stdio.Err, "hubgate: "+format+"\n", args...) }
+	switch {
+	case d.running && d.err == nil:
+		say("the running daemon (pid %d): %s", d.pid, d.message)
+		res.Next = nextStatus
+		say("next: nothing to start: the running daemon (pid %d) now uses this pairing; 'hubgate status' shows its connection", d.pid)
+	case d.running:
+		say("the running daemon did not take the new pairing (%v)", d.err)
+		res.Next = nextRestart
+		say("next: restart the running daemon (stop it, then 'hubgate run', or 'hubgate service restart' for the service) so that it uses this pairing")
+	case d.err != nil:
+		say("could not tell a running daemon: %v", d.err)
+		res.Next = nextRun
+		say("next: run 'hubgate run' to connect the device and take its commands (or restart a daemon that runs)")
+	case cfg.File() == "":
+		res.Next = nextConfigInit
+		say("next: run 'hubgate config init' (there is no config file yet), then 'hubgate run' to connect the device and take its commands")
+	default:
+		res.Next = nextRun
+		say("next: run 'hubgate run' to connect the device and take its commands")
+	}
+}
 
 // progress prints one step line on stderr.
 func (e pairEnv) progress(format string, args ...any) {
@@ -448,10 +485,9 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 			e.progress("the previous device %s stays on the service; remove it in the app if you no longer want it", prev.DeviceID)
 		}
 	}
-	e.progress("next: run 'hubgate run' to connect the device and take its commands")
 	return &pairResult{
 		DeviceID: st.DeviceID, DeviceName: st.DeviceName, APIURL: st.APIURL, DeviceTypeID: st.DeviceTypeID,
-		TokenID: st.TokenID, PairedAt: st.PairedAt, Reused: reuse, StateFile: statePath, Next: nextCommand,
+		TokenID: st.TokenID, PairedAt: st.PairedAt, Reused: reuse, StateFile: statePath, Next: nextRun,
 	}, nil
 }
 
