@@ -67,7 +67,12 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 			if err != nil {
 				return alreadyRunning(err)
 			}
-			defer lock.Release() // when the daemon never started
+			handed := false // to the daemon, which releases it at Close
+			defer func() {
+				if !handed {
+					lock.Release()
+				}
+			}()
 			state, err := configs.LoadState("")
 			if errors.Is(err, configs.ErrNoState) {
 				return errNotPaired
@@ -98,6 +103,7 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 			if err != nil {
 				return err
 			}
+			handed = true
 			reload := func() {
 				cfg = a.reloadDaemon(d, cfg, daemonParams{deviceID: state.DeviceID, apiURL: state.APIURL,
 					deviceToken: a.deviceToken(store), automateKey: key, engine: engine}, log)
