@@ -36,8 +36,8 @@ package main
 //     step succeeded; then the secrets are written (pairing's Result.Keep)
 //     and the state file last. If a write fails, the secrets this run
 //     wrote are restored to their previous values (or deleted), so the
-//     machine keeps either the old pairing or the new one. An error after the sign-in names what
-//     was created on the service, with its id.
+//     machine keeps either the old pairing or the new one. An error after
+//     the sign-in names what was created on the service, with its id.
 //   - Exit codes: see exitcodes.go (sign-in failures 6, refusals of the
 //     device service 7, secret store 4, configuration 3, usage 2).
 
@@ -265,7 +265,7 @@ func (a *app) closePair(ctx context.Context, cfg *configs.Config, res *pairResul
 	case d.running:
 		say("the running daemon did not take the new pairing (%v)", d.err)
 		res.Next = nextRestart
-		say("next: restart the running daemon (stop it, then 'hubgate run', or 'hubgate service restart' for the service) so that it uses this pairing")
+		say("next: restart the running daemon (stop it, then 'hubgate run', or restart the service with its manager) so that it uses this pairing")
 	case d.err != nil:
 		say("could not tell a running daemon: %v", d.err)
 		res.Next = nextRun
