@@ -11,8 +11,9 @@
 //
 // It takes plain values (the caller maps its configuration onto Options)
 // and parses no flags and handles no signals. Start takes the lock of the
-// control socket first, so that a second daemon stops before it opens or
-// binds anything (control.AlreadyRunningError names the running one's PID),
+// control socket first (or the caller, earlier still: Lock, then
+// Options.Lock), so that a second daemon stops before it opens or binds
+// anything (control.AlreadyRunningError names the running one's PID),
 // then kills the run children that a previous life killed by SIGKILL left
 // behind (internal/proc.TrackGroups, recorded in JournalPath + ".children"),
 // then brings the parts up in dependency order and returns once every one of
@@ -87,6 +88,11 @@ type Options struct {
 	JournalKeep time.Duration
 	// ControlSocket is the Unix socket of the control endpoint (required).
 	ControlSocket string
+	// Lock is the instance lock of ControlSocket, taken by the caller with
+	// Lock before it read secrets or built anything, so that a second
+	// daemon stops first of all; Start then uses it (and Close releases
+	// it). Zero: Start takes it itself, first.
+	Lock *control.InstanceLock
 
 	// Bridge are the bridge's run policies.
 	Bridge BridgeOptions
@@ -258,6 +264,17 @@ func New(o Options) (*Daemon, error) {
 	return &Daemon{o: o, log: o.Logger, bridgeDone: make(chan struct{})}, nil
 }
 
+// Lock takes the instance lock of the control socket at controlSocket: one
+// daemon per socket (per user, with the default socket). When another
+// process holds it, the error matches control.ErrAlreadyRunning and names
+// that process's PID (*control.AlreadyRunningError). A caller that takes
+// it before it reads secrets or builds an engine hands it to New in
+// Options.Lock, and releases it itself only when the daemon never
+// started (Release is safe to call twice).
+func Lock(controlSocket string) (*control.InstanceLock, error) {
+	return control.Lock(controlSocket)
+}
+
 // Run starts the daemon and runs it until ctx ends or the bridge stops on
 // its own, then closes it. It returns the bridge's error, else Close's.
 func (d *Daemon) Run(ctx context.Context) error {
@@ -294,10 +311,13 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	o, log := d.o, d.log
 
 	// One daemon per control socket, checked before anything is opened or
-	// bound; released last, once everything else stopped.
-	lock, err := control.Lock(o.ControlSocket)
-	if err != nil {
-		return err
+	// bound (or earlier, by the caller: Options.Lock); released last, once
+	// everything else stopped.
+	lock := o.Lock
+	if lock == nil {
+		if lock, err = Lock(o.ControlSocket); err != nil {
+			return err
+		}
 	}
 	d.lock = lock
 	d.pushStop(lock.Release)

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 func newAutomateCommand(a *app) *cobra.Command {
@@ -173,6 +176,15 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 		// token; never logged.
 		fmt.Fprintf(a.stdio.Err, "hubgate: access key for this process only: %s\n", key)
 	}
+	// The reaper, as the daemon's: the process groups of runs that a
+	// previous serve on this port left when it was killed (Pdeathsig
+	// ends only their leaders) are killed before this one serves, and
+	// this one's are recorded until it stops.
+	if stopTracking, _, err := proc.TrackGroups(serveLedger(cfg, ln.Addr()), log); err != nil {
+		log.Warn("child processes of runs are not tracked", "err", err)
+	} else {
+		defer stopTracking()
+	}
 	log.Info("automate server listening", "endpoint", endpoint, "workspace", srv.Workspace(), "key_source", string(source))
 
 	hs := server.NewHTTPServer(srv.Handler(), server.HTTPOptions{Logger: log})
@@ -212,6 +224,19 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 			return closeErr
 		}
 	}
+}
+
+// serveLedger is where serve records the process groups of its runs
+// (internal/proc's ledger): next to the journal, one file per port. A
+// port is bound by one live process at a time, so no live serve reaps
+// another's children; the next serve on the same port (4317, the
+// default, for most) reaps what a killed one left.
+func serveLedger(cfg *configs.Config, addr net.Addr) string {
+	port := 0
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		port = ta.Port
+	}
+	return filepath.Join(filepath.Dir(cfg.Bridge.Journal), fmt.Sprintf("automate-%d.children", port))
 }
 
 // serveKey finds the access key for serve.

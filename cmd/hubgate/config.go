@@ -55,7 +55,8 @@ with its text as the prompt (bridge.unmatched.action: run), so that the first
 command from your app is answered without editing anything.
 
 An existing file is never replaced unless --force is given; then the old file
-is kept next to it as <file>.bak.`,
+is kept next to it as <file>.bak. Without --force, an existing file is a usage
+error (exit code 2) and nothing is written.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			path, err := a.configFile()
@@ -84,7 +85,7 @@ func writeStarterConfig(path string, force bool) error {
 	if !force {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%w: %s; nothing was written ('hubgate config check' checks it; --force replaces it, keeping it as %s.bak)", errConfigExists, path, filepath.Base(path))
+			return fmt.Errorf("%w: %s; nothing was written. 'hubgate config init --force' replaces it (keeping it as %s.bak); 'hubgate config check' checks it", errConfigExists, path, filepath.Base(path))
 		}
 		if err != nil {
 			return err
@@ -147,7 +148,8 @@ func newConfigCheckCommand(a *app) *cobra.Command {
 		Short: "Load and validate the configuration; print what it routes",
 		Long: `Load the configuration (defaults, the file, HUBGATE_* variables) and validate
 it as 'hubgate run' does. Exit code 0 when it is valid, 3 with every problem
-listed when it is not.`,
+listed when it is not, and 3 when the file cannot be read (a --config file that
+does not exist, no permission).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := a.loadConfig(nil)
@@ -238,7 +240,7 @@ StopOutputs event cancels the current run instead of being routed. The task id
 is left empty when the rule has none: the journal assigns one per command.
 
 Exit code 0 whatever the outcome (--json says it in "action"), 3 when the
-configuration or the macro is invalid.`,
+configuration or the macro is invalid or cannot be read.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return &usageError{fmt.Errorf("%s takes one command (quote it), got %d arguments", cmd.CommandPath(), len(args))}
@@ -284,7 +286,7 @@ func readMacro(stdin io.Reader, file string) (*deviceapi.Macro, error) {
 		data, err = os.ReadFile(file)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read the macro: %w", err)
+		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: "--macro", Message: "cannot read the macro: " + err.Error()}}}
 	}
 	var m deviceapi.Macro
 	if err := json.Unmarshal(data, &m); err != nil {

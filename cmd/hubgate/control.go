@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -66,14 +67,16 @@ The exit code says the state, for scripts:
 
 --json always prints one JSON object: the status, or {"running": false,
 "error": "...", "exitCode": N} when there is no status to show.`,
-		Args: noArgs,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := noArgs(cmd, args); err != nil {
+				return a.statusError(asJSON, err)
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := a.daemonStatus(cmd.Context())
 			if err != nil {
-				if asJSON {
-					_ = writeJSONTo(a.stdio.Out, statusErrorBody{Running: false, Error: err.Error(), ExitCode: exitCode(err)})
-				}
-				return err
+				return a.statusError(asJSON, err)
 			}
 			if asJSON {
 				if err := writeJSONTo(a.stdio.Out, st); err != nil {
@@ -89,7 +92,37 @@ The exit code says the state, for scripts:
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as one JSON object (an error object when there is none)")
+	// A flag mistake stops the parsing, perhaps before --json: whether
+	// JSON was asked for is read from the command line itself.
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return a.statusError(jsonRequested(a.args), flagError(c, err))
+	})
 	return cmd
+}
+
+// statusError prints err as the error object of `status --json` when
+// asJSON, and returns it.
+func (a *app) statusError(asJSON bool, err error) error {
+	if asJSON {
+		_ = writeJSONTo(a.stdio.Out, statusErrorBody{Running: false, Error: err.Error(), ExitCode: exitCode(err)})
+	}
+	return err
+}
+
+// jsonRequested reports whether args set --json (before any "--").
+func jsonRequested(args []string) bool {
+	on := false
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if arg == "--json" {
+			on = true
+		} else if v, ok := strings.CutPrefix(arg, "--json="); ok {
+			on, _ = strconv.ParseBool(v)
+		}
+	}
+	return on
 }
 
 // statusErrorBody is `status --json` when no daemon answered.
@@ -158,16 +191,22 @@ func printStatus(w io.Writer, st control.Status) {
 	}
 }
 
-// tellDaemonPairing asks a running daemon to reconnect its hub at once
-// with the pairing as it is now saved (after `pair`), or to stop when none
-// is left (after `unpair`), and says on stderr what happened to it. A
-// daemon that is not running is told nothing (quiet unless always).
-func (a *app) tellDaemonPairing(ctx context.Context, always bool) {
-	say := func(format string, args ...any) { fmt.Fprintf(a.stdio.Err, "hubgate: "+format+"\n", args...) }
+// daemonAnswer is what a running daemon did when told that the pairing
+// changed.
+type daemonAnswer struct {
+	running bool   // a daemon answered
+	pid     int    // its process id, when it took the change
+	message string // its answer
+	err     error  // running: it did not take the change; else: it could not be asked
+}
+
+// tellDaemon asks a running daemon to reconnect its hub at once with the
+// pairing as it is now saved (after `pair`), or to stop when none is left
+// (after `unpair`).
+func (a *app) tellDaemon(ctx context.Context) daemonAnswer {
 	_, c, err := a.dialControl()
 	if err != nil {
-		say("could not tell a running daemon: %v", err)
-		return
+		return daemonAnswer{err: err}
 	}
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
@@ -175,13 +214,30 @@ func (a *app) tellDaemonPairing(ctx context.Context, always bool) {
 	res, err := c.Reconnect(ctx)
 	switch {
 	case errors.Is(err, control.ErrNotRunning):
+		return daemonAnswer{}
+	case err != nil:
+		return daemonAnswer{running: true, err: err}
+	}
+	return daemonAnswer{running: true, pid: res.PID, message: res.Message}
+}
+
+// tellDaemonPairing tells a running daemon (tellDaemon) and says on
+// stderr what happened to it; a daemon that is not running is told
+// nothing (quiet unless always).
+func (a *app) tellDaemonPairing(ctx context.Context, always bool) {
+	say := func(format string, args ...any) { fmt.Fprintf(a.stdio.Err, "hubgate: "+format+"\n", args...) }
+	d := a.tellDaemon(ctx)
+	switch {
+	case !d.running && d.err != nil:
+		say("could not tell a running daemon: %v", d.err)
+	case !d.running:
 		if always {
 			say("no daemon is running")
 		}
-	case err != nil:
-		say("the running daemon did not take the change (%v); restart it to apply it", err)
+	case d.err != nil:
+		say("the running daemon did not take the change (%v); restart it to apply it", d.err)
 	default:
-		say("the running daemon (pid %d): %s", res.PID, res.Message)
+		say("the running daemon (pid %d): %s", d.pid, d.message)
 	}
 }
 

@@ -541,11 +541,11 @@ func demoPair(ctx context.Context, n *demoNarrator, log *slog.Logger, base strin
 		}
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	if err := store.Set(ctx, configs.AccountOAuthRefreshToken, res.RefreshToken); err != nil {
-		return nil, err
-	}
-	if err := store.Set(ctx, configs.AccountDeviceToken, res.Token.Token); err != nil {
-		return nil, err
+	if _, err := res.Keep(ctx, pairing.KeepOptions{
+		Store: store, NotFound: configs.ErrSecretNotFound,
+		RefreshTokenAccount: configs.AccountOAuthRefreshToken, DeviceTokenAccount: configs.AccountDeviceToken,
+	}); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
 	}
 	return res.Device, nil
 }

@@ -16,8 +16,8 @@ import (
 const (
 	ExitOK          = 0
 	ExitError       = 1  // anything not classified below
-	ExitUsage       = 2  // bad command line
-	ExitConfig      = 3  // invalid configuration or key supplied by the user
+	ExitUsage       = 2  // bad command line (also: config init over an existing file without --force)
+	ExitConfig      = 3  // invalid or unreadable configuration (the file, --macro), or a bad key supplied by the user
 	ExitSecretStore = 4  // the OS secret store is unavailable or locked
 	ExitUnavailable = 5  // a needed resource is taken (port window full; another daemon runs: run)
 	ExitSignIn      = 6  // the sign-in failed or must be repeated (denied, timed out, refused, invalid_grant)
@@ -44,6 +44,13 @@ type usageError struct{ err error }
 func (e *usageError) Error() string { return e.err.Error() }
 func (e *usageError) Unwrap() error { return e.err }
 
+// configError is a configuration that could not be loaded: unreadable
+// (a missing --config file, no permission) or invalid.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
 // exitTable is the one place that maps errors to exit codes; the first
 // matching row wins.
 var exitTable = []struct {
@@ -51,8 +58,10 @@ var exitTable = []struct {
 	code  int
 }{
 	{func(err error) bool { var u *usageError; return errors.As(err, &u) }, ExitUsage},
+	{func(err error) bool { return errors.Is(err, errConfigExists) }, ExitUsage},
 	{func(err error) bool { return errors.Is(err, errNotPaired) }, ExitNotPaired},
 	{func(err error) bool { return errors.Is(err, errNotRunning) }, ExitNotRunning},
+	{func(err error) bool { var c *configError; return errors.As(err, &c) }, ExitConfig},
 	{func(err error) bool { var v *configs.ValidationError; return errors.As(err, &v) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrInvalidAccessKey) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrStoreUnavailable) }, ExitSecretStore},

@@ -59,7 +59,7 @@ func TestConfigInitPathAndCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	r = runCmd(t, e, "", "config", "init")
-	if r.code != ExitError || !strings.Contains(r.stderr, "the config file exists") || !strings.Contains(r.stderr, "--force") {
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "the config file exists") || !strings.Contains(r.stderr, "--force") {
 		t.Fatalf("config init over a file: %d %q", r.code, r.stderr)
 	}
 	if b, _ := os.ReadFile(want); string(b) != "log:\n  level: debug\n" {

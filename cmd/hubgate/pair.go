@@ -21,7 +21,9 @@ package main
 //     that names another api url is refused (use --replace).
 //   - The browser: its exit status is honoured; when it cannot be opened
 //     the redirected address is read from stdin (oauth.Login says so).
-//   - The last line names the next command to run.
+//   - The last line names the next step (closePair): nothing when a
+//     running daemon took the new pairing, else 'hubgate run', after
+//     'hubgate config init' when there is no config file yet.
 //   - Re-runs: when a device is paired, `--reuse` keeps that device: it
 //     signs in again, creates a new device token for the device, confirms
 //     the device and replaces the stored refresh token and device token
@@ -31,11 +33,11 @@ package main
 //     delete route is shown). Without either, an interactive run asks, a
 //     non-interactive one is a usage error that says what exists.
 //   - Nothing half-stored: nothing local is written until every remote
-//     step succeeded; then the secrets are written and the state file
-//     last. If a write fails, the secrets this run wrote are restored to
-//     their previous values (or deleted), so the machine keeps either the
-//     old pairing or the new one. An error after the sign-in names what
-//     was created on the service, with its id.
+//     step succeeded; then the secrets are written (pairing's Result.Keep)
+//     and the state file last. If a write fails, the secrets this run
+//     wrote are restored to their previous values (or deleted), so the
+//     machine keeps either the old pairing or the new one. An error after
+//     the sign-in names what was created on the service, with its id.
 //   - Exit codes: see exitcodes.go (sign-in failures 6, refusals of the
 //     device service 7, secret store 4, configuration 3, usage 2).
 
@@ -217,7 +219,7 @@ func (a *app) pair(ctx context.Context, cmd *cobra.Command, f pairFlags) error {
 	if err != nil {
 		return err
 	}
-	a.tellDaemonPairing(ctx, false)
+	a.closePair(ctx, cfg, res)
 	if f.jsonOut {
 		enc := json.NewEncoder(a.stdio.Out)
 		enc.SetIndent("", "  ")
@@ -236,11 +238,46 @@ type pairResult struct {
 	PairedAt     time.Time `json:"pairedAt"`
 	Reused       bool      `json:"reused"` // the device existed before this run
 	StateFile    string    `json:"stateFile"`
-	Next         string    `json:"next"` // the command to run next
+	Next         string    `json:"next"` // the next step: hubgate run, hubgate config init (then run), hubgate status (a running daemon took the pairing), restart the daemon
 }
 
-// nextCommand is what a person runs after pairing.
-const nextCommand = "hubgate run"
+// What a person runs after pairing (pairResult.Next).
+const (
+	nextRun        = "hubgate run"         // no daemon runs: start it
+	nextConfigInit = "hubgate config init" // and no config file yet: write one first, then run
+	nextStatus     = "hubgate status"      // the running daemon took the new pairing
+	nextRestart    = "restart the daemon"  // the running daemon did not take it
+)
+
+// closePair tells a running daemon about the new pairing and ends pair's
+// output with the next step, which depends on what the daemon did: a
+// daemon that reconnected needs nothing more (starting another would fail
+// with exit 5); without a daemon, 'hubgate run' starts one, after
+// 'hubgate config init' when there is no config file yet.
+func (a *app) closePair(ctx context.Context, cfg *configs.Config, res *pairResult) {
+	d := a.tellDaemon(ctx)
+	say := func(format string, args ...any) { fmt.Fprintf(a.stdio.Err, "hubgate: "+format+"\n", args...) }
+	switch {
+	case d.running && d.err == nil:
+		say("the running daemon (pid %d): %s", d.pid, d.message)
+		res.Next = nextStatus
+		say("next: nothing to start: the running daemon (pid %d) now uses this pairing; 'hubgate status' shows its connection", d.pid)
+	case d.running:
+		say("the running daemon did not take the new pairing (%v)", d.err)
+		res.Next = nextRestart
+		say("next: restart the running daemon (stop it, then 'hubgate run', or restart the service with its manager) so that it uses this pairing")
+	case d.err != nil:
+		say("could not tell a running daemon: %v", d.err)
+		res.Next = nextRun
+		say("next: run 'hubgate run' to connect the device and take its commands (or restart a daemon that runs)")
+	case cfg.File() == "":
+		res.Next = nextConfigInit
+		say("next: run 'hubgate config init' (there is no config file yet), then 'hubgate run' to connect the device and take its commands")
+	default:
+		res.Next = nextRun
+		say("next: run 'hubgate run' to connect the device and take its commands")
+	}
+}
 
 // progress prints one step line on stderr.
 func (e pairEnv) progress(format string, args ...any) {
@@ -401,27 +438,30 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 	if dev.NameOverride != "" {
 		name = dev.NameOverride
 	}
-	fail := func(step string, err error) error {
+	// localFail says what a failure after the remote steps left here.
+	localFail := func(err error) error {
 		msg := "nothing was stored on this machine"
-		var ue *undoError
+		var ue *pairing.UndoError
 		if errors.As(err, &ue) {
 			msg = "some secrets of this run may remain on this machine (run 'hubgate unpair')"
 		}
-		return fmt.Errorf("%w; %s", &pairing.StepError{Step: step, Created: paired.Created, Err: err}, msg)
+		return fmt.Errorf("%w; %s", err, msg)
 	}
 
 	// 7. Everything local, in one undoable step.
 	e.progress("storing the refresh token and the device token in the OS secret store")
-	writes := []secretWrite{
-		{configs.AccountOAuthRefreshToken, paired.RefreshToken},
-		{configs.AccountDeviceToken, dt.Token},
+	ko := pairing.KeepOptions{
+		Store:               e.store,
+		NotFound:            configs.ErrSecretNotFound,
+		RefreshTokenAccount: configs.AccountOAuthRefreshToken,
+		DeviceTokenAccount:  configs.AccountDeviceToken,
 	}
 	if secretSource == sourceStdin {
-		writes = append(writes, secretWrite{configs.AccountOAuthClientSecret, secret})
+		ko.Extra = []pairing.Secret{{Account: configs.AccountOAuthClientSecret, Value: secret}}
 	}
-	undo, err := storeSecrets(ctx, e.store, writes)
+	undo, err := paired.Keep(ctx, ko)
 	if err != nil {
-		return nil, fail("storing the secrets", withUndo(err, undo()))
+		return nil, localFail(err)
 	}
 	st := configs.PairingState{
 		DeviceID:     dev.ID,
@@ -434,7 +474,7 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		RedirectURI:  r.RedirectURI,
 	}
 	if err := configs.SaveState(statePath, st); err != nil {
-		return nil, fail("writing the state file", withUndo(err, undo()))
+		return nil, localFail(&pairing.StepError{Step: "writing the state file", Created: paired.Created, Err: errors.Join(err, undo())})
 	}
 	e.progress("wrote %s", statePath)
 	if reuse {
@@ -445,10 +485,9 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 			e.progress("the previous device %s stays on the service; remove it in the app if you no longer want it", prev.DeviceID)
 		}
 	}
-	e.progress("next: run 'hubgate run' to connect the device and take its commands")
 	return &pairResult{
 		DeviceID: st.DeviceID, DeviceName: st.DeviceName, APIURL: st.APIURL, DeviceTypeID: st.DeviceTypeID,
-		TokenID: st.TokenID, PairedAt: st.PairedAt, Reused: reuse, StateFile: statePath, Next: nextCommand,
+		TokenID: st.TokenID, PairedAt: st.PairedAt, Reused: reuse, StateFile: statePath, Next: nextRun,
 	}, nil
 }
 
@@ -509,68 +548,6 @@ func readLine(in *bufio.Reader) (string, error) {
 		err = nil
 	}
 	return strings.TrimRight(line, "\r\n"), err
-}
-
-type secretWrite struct{ account, value string }
-
-// undoError is a failure to undo the secret writes of a failed run.
-type undoError struct{ err error }
-
-func (e *undoError) Error() string { return e.err.Error() }
-func (e *undoError) Unwrap() error { return e.err }
-
-// withUndo joins err with the result of an undo.
-func withUndo(err, undoErr error) error {
-	if undoErr == nil {
-		return err
-	}
-	return errors.Join(err, &undoError{undoErr})
-}
-
-// storeSecrets writes each secret, remembering the previous values; undo
-// puts back what was there before (or deletes what was not), and reports
-// what it could not undo.
-func storeSecrets(ctx context.Context, store configs.SecretStore, writes []secretWrite) (undo func() error, err error) {
-	type before struct {
-		account, value string
-		had            bool
-	}
-	var done []before
-	undo = func() error {
-		var errs []error
-		// A fresh context: the caller's may be what failed.
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		for i := len(done) - 1; i >= 0; i-- {
-			b := done[i]
-			var err error
-			if b.had {
-				err = store.Set(uctx, b.account, b.value)
-			} else if err = store.Delete(uctx, b.account); errors.Is(err, configs.ErrSecretNotFound) {
-				err = nil
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("could not undo the write of %q (run 'hubgate unpair'): %w", b.account, err))
-			}
-		}
-		done = nil
-		return errors.Join(errs...)
-	}
-	for _, w := range writes {
-		old, gerr := store.Get(ctx, w.account)
-		had := gerr == nil
-		if gerr != nil && !errors.Is(gerr, configs.ErrSecretNotFound) {
-			return undo, fmt.Errorf("read the previous %q: %w", w.account, gerr)
-		}
-		if err := store.Set(ctx, w.account, w.value); err != nil {
-			// The write may have landed before the error (a timeout):
-			// undo it too.
-			done = append(done, before{w.account, old, had})
-			return undo, fmt.Errorf("store %q: %w", w.account, err)
-		}
-		done = append(done, before{w.account, old, had})
-	}
-	return undo, nil
 }
 
 // runUnpair removes the local secrets, then the state file.

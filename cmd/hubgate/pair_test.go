@@ -916,25 +916,3 @@ func TestRunPairReuseOfADeletedDevice(t *testing.T) {
 		t.Fatalf("exit %d err %v", exitCode(err), err)
 	}
 }
-
-func TestStoreSecretsUndo(t *testing.T) {
-	ctx := context.Background()
-	mem := configs.NewMemoryStore()
-	mem.Set(ctx, "a", "old-a")
-	undo, err := storeSecrets(ctx, mem, []secretWrite{{"a", "new-a"}, {"b", "new-b"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := mem.Get(ctx, "b"); v != "new-b" {
-		t.Fatal("not written")
-	}
-	if err := undo(); err != nil {
-		t.Fatal(err)
-	}
-	if v, _ := mem.Get(ctx, "a"); v != "old-a" {
-		t.Errorf("a = %q", v)
-	}
-	if _, err := mem.Get(ctx, "b"); !errors.Is(err, configs.ErrSecretNotFound) {
-		t.Errorf("b: %v", err)
-	}
-}

@@ -21,7 +21,8 @@ import (
 // The Done-means command: flags only, BROWSER="curl -fsSL", no client
 // secret anywhere, the private keyring. The exchange the mock saw is the
 // vendor's (grant_type=code, no client authentication, form body), and
-// pair ends by naming the next command.
+// pair ends by naming the next command (no config file here: config init,
+// then run).
 func TestPairWithFlagsAndNoClientSecretAsTheVendorsClients(t *testing.T) {
 	requireKeyring(t)
 	requireCurl(t)
@@ -42,7 +43,7 @@ func TestPairWithFlagsAndNoClientSecretAsTheVendorsClients(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Devices()) != 1 || res.DeviceID != m.Devices()[0].Device.ID || res.Next != "hubgate run" {
+	if len(m.Devices()) != 1 || res.DeviceID != m.Devices()[0].Device.ID || res.Next != nextConfigInit {
 		t.Fatalf("result %+v", res)
 	}
 	if lookupSecret(t, configs.AccountDeviceToken) == "" || lookupSecret(t, configs.AccountOAuthRefreshToken) == "" || lookupSecret(t, configs.AccountOAuthClientSecret) != "" {
@@ -61,7 +62,7 @@ func TestPairWithFlagsAndNoClientSecretAsTheVendorsClients(t *testing.T) {
 	if len(tokenCalls) != 1 || tokenCalls[0] != "code none body 200" || !sawSignin {
 		t.Errorf("token calls %q, authorize ok %v", tokenCalls, sawSignin)
 	}
-	if !strings.Contains(r.stderr, "next: run 'hubgate run'") || !strings.Contains(r.stderr, "public client") {
+	if !strings.Contains(r.stderr, "next: run 'hubgate config init' (there is no config file yet), then 'hubgate run'") || !strings.Contains(r.stderr, "public client") {
 		t.Errorf("stderr:\n%s", r.stderr)
 	}
 	st, err := configs.LoadState(statePathOf(e))

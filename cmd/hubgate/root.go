@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hubgate/hubgate/configs"
 )
@@ -15,6 +17,7 @@ import (
 type app struct {
 	stdio      Stdio
 	getenv     func(string) string
+	args       []string // the command line, as Main got it
 	configPath string
 	logLevel   string
 	logFormat  string
@@ -32,7 +35,7 @@ local AI assistant behind a loopback Automate server, which hubgate also hosts.`
 		SilenceErrors: true,
 	}
 	root.SetVersionTemplate(readBuildVersion().long() + "\n")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	root.SetFlagErrorFunc(flagError)
 	groupCommand(root)
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/hubgate/config.yaml)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides the config)")
@@ -63,7 +66,11 @@ func (a *app) loadConfig(overrides []configs.Override) (*configs.Config, error) 
 	if a.logFormat != "" {
 		overrides = append(overrides, configs.Override{Path: "log.format", Value: a.logFormat, Origin: "flag --log-format"})
 	}
-	return configs.Load(configs.LoadOptions{Path: a.configPath, Env: a.getenv, Overrides: overrides})
+	cfg, err := configs.Load(configs.LoadOptions{Path: a.configPath, Env: a.getenv, Overrides: overrides})
+	if err != nil {
+		return nil, &configError{err}
+	}
+	return cfg, nil
 }
 
 // logger builds the process logger on stderr.
@@ -87,7 +94,7 @@ func groupCommand(cmd *cobra.Command) {
 				c.SuggestionsMinimumDistance = 2 // cobra's own default, applied only on its path
 			}
 			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
-				hint = fmt.Sprintf("; did you mean %q?", s[0])
+				hint = fmt.Sprintf(" (did you mean %q?)", s[0])
 			}
 			return &usageError{fmt.Errorf("unknown command %q for %q%s; see '%s --help'", args[0], c.CommandPath(), hint, c.CommandPath())}
 		}
@@ -102,4 +109,67 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return &usageError{fmt.Errorf("%s takes no arguments, got %q", cmd.CommandPath(), args[0])}
 	}
 	return nil
+}
+
+// flagError makes a flag mistake a usage error (cobra's flag error
+// function, for every command). An unknown flag names the command's
+// closest flag, if one is near: cobra suggests only subcommands.
+func flagError(c *cobra.Command, err error) error {
+	hint := ""
+	// pflag's *NotExistError, without importing pflag for its type.
+	var unknown interface{ GetSpecifiedName() string }
+	if errors.As(err, &unknown) && unknown.GetSpecifiedName() != "" {
+		if s := closestFlag(c, unknown.GetSpecifiedName()); s != "" {
+			hint = fmt.Sprintf(" (did you mean --%s?)", s)
+		}
+	}
+	return &usageError{fmt.Errorf("%w%s; see '%s --help'", err, hint, c.CommandPath())}
+}
+
+// closestFlag is the visible flag of c (its own and the inherited ones)
+// nearest to name, ignoring case: one that starts with name, else one
+// within an edit distance of 2; "" when none is.
+func closestFlag(c *cobra.Command, name string) string {
+	typed := strings.ToLower(name)
+	if typed == "" {
+		return ""
+	}
+	best, bestDist := "", 3
+	visit := func(f *pflag.Flag) {
+		if f.Hidden || f.Name == name {
+			return
+		}
+		d := editDistance(typed, strings.ToLower(f.Name))
+		if strings.HasPrefix(f.Name, typed) {
+			d = min(d, 1) // a flag name cut short
+		}
+		if d < bestDist { // VisitAll goes in name order: the first of equals wins
+			best, bestDist = f.Name, d
+		}
+	}
+	c.Flags().VisitAll(visit)
+	c.InheritedFlags().VisitAll(visit)
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes: flag
+// names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

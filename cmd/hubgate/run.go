@@ -60,6 +60,19 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 			}
 			log := a.logger(cfg)
 			denyInspection(log)
+			// One daemon per user, checked before anything else: a second
+			// run says so (exit 5), whatever the keyring or the engine's
+			// upstream would have said. The daemon releases it at Close.
+			lock, err := daemon.Lock(cfg.Bridge.ControlSocket)
+			if err != nil {
+				return alreadyRunning(err)
+			}
+			handed := false // to the daemon, which releases it at Close
+			defer func() {
+				if !handed {
+					lock.Release()
+				}
+			}()
 			state, err := configs.LoadState("")
 			if errors.Is(err, configs.ErrNoState) {
 				return errNotPaired
@@ -85,10 +98,12 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 				return err
 			}
 			opts.Pairing = readPairing
+			opts.Lock = lock
 			d, err := daemon.New(opts)
 			if err != nil {
 				return err
 			}
+			handed = true
 			reload := func() {
 				cfg = a.reloadDaemon(d, cfg, daemonParams{deviceID: state.DeviceID, apiURL: state.APIURL,
 					deviceToken: a.deviceToken(store), automateKey: key, engine: engine}, log)
@@ -96,14 +111,18 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 			if hint := noRuleHint(cfg, opts.Rules); hint != "" {
 				log.Warn(hint)
 			}
-			if err := superviseDaemon(cmd.Context(), d, reload, log); errors.Is(err, control.ErrAlreadyRunning) {
-				return fmt.Errorf("%w; hubgate runs once per user: stop that one first ('hubgate service status' if it runs as a service), or give this one another bridge.control_socket", err)
-			} else if err != nil {
-				return err
-			}
-			return nil
+			return alreadyRunning(superviseDaemon(cmd.Context(), d, reload, log))
 		},
 	}
+}
+
+// alreadyRunning says what to do about another daemon holding the
+// instance lock; other errors pass unchanged.
+func alreadyRunning(err error) error {
+	if errors.Is(err, control.ErrAlreadyRunning) {
+		return fmt.Errorf("%w; hubgate runs once per user: stop that one first ('hubgate service status' if it runs as a service), or give this one another bridge.control_socket", err)
+	}
+	return err
 }
 
 // readPairing reads the paired device from the state file again (a

@@ -2,7 +2,8 @@
 // remote device service, shared by `hubgate pair` and `hubgate demo`: the
 // user's sign-in (package oauth), the User Device and its device token
 // (package deviceapi), the confirmation of the device, and writing the
-// resulting secrets through a secret store in one undoable step. It never
+// resulting secrets through a secret store in one undoable step
+// (Result.Keep, once every remote step succeeded). It never
 // prints or prompts: it reports each step through Options.Progress, and
 // the sign-in address through the oauth.LoginOptions it is given.
 //
