@@ -2,10 +2,14 @@ package llm_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/automate"
 )
 
 // BenchmarkRunThroughServer measures the engine's own cost of a run with
@@ -95,4 +99,68 @@ func BenchmarkModelModeStream(b *testing.B) {
 			b.ReportMetric(float64(whole.Microseconds())/float64(b.N), "whole-µs")
 		})
 	}
+}
+
+// BenchmarkModelModeAbortFreesSlot measures how soon the inference slot is
+// free again after a model-mode caller aborts a streamed call the upstream
+// is still holding open (it never answers): from the client's abort to the
+// first /health that says busy false, polled back to back over a
+// keep-alive connection. Target: under 100 ms (abort-to-free-ms).
+func BenchmarkModelModeAbortFreesSlot(b *testing.B) {
+	up := newFakeUpstream(b, "ollama", qwen)
+	h := newHarness(b, up.url(), func(o *harnessOpts) { o.noCheck = true })
+	b.Cleanup(h.eng.CloseIdleConnections)
+	block := make(chan bool)
+	b.Cleanup(func() { close(block) })
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+	b.Cleanup(client.CloseIdleConnections)
+	body, _ := json.Marshal(map[string]any{"model": modelID, "stream": true,
+		"messages": []any{map[string]any{"role": "user", "content": "take your time"}}})
+	busy := func() bool {
+		req, _ := http.NewRequest("GET", h.url+"/health", nil)
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var hl automate.Health
+		if err := json.NewDecoder(resp.Body).Decode(&hl); err != nil {
+			b.Fatal(err)
+		}
+		return hl.Busy
+	}
+	var total, worst time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		up.script(reply{content: "never", wait: block})
+		ctx, cancel := context.WithCancel(context.Background())
+		req, _ := http.NewRequestWithContext(ctx, "POST", h.url+"/v1/chat/completions", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+testKey)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if resp, err := client.Do(req); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+		}()
+		up.waitRequests(i + 1) // the upstream holds the call
+		if !busy() {
+			b.Fatal("the model call does not hold the slot")
+		}
+		b.StartTimer()
+		start := time.Now()
+		cancel()
+		for busy() {
+		}
+		d := time.Since(start)
+		b.StopTimer()
+		<-done
+		total += d
+		worst = max(worst, d)
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "abort-to-free-ms")
+	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
 }

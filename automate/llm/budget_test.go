@@ -11,26 +11,28 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/internal/testenv"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
-// TestToolTimeout: a command beyond the per-tool budget is killed and the
-// run fails with TOOL_TIMEOUT.
+// TestToolTimeout: a command beyond the per-tool budget is killed, with
+// everything it started (its process group), and the run fails with
+// TOOL_TIMEOUT.
 func TestToolTimeout(t *testing.T) {
 	up := newFakeUpstream(t, "ollama", qwen)
-	h := newHarness(t, up.url(), func(o *harnessOpts) { o.engine.ToolTimeout = 300 * time.Millisecond })
-	marker := filepath.Join(t.TempDir(), "still-running")
-	up.script(reply{content: "Running it.", calls: []fakeCall{call("s1", "run_command", map[string]any{"command": "sleep 30; touch " + marker})}})
-	start := time.Now()
+	h := newHarness(t, up.url(), func(o *harnessOpts) { o.engine.ToolTimeout = time.Second })
+	// The shell leads its own process group: its pid is the group's id. A
+	// background sleep stays in the group after the shell.
+	up.script(reply{content: "Running it.", calls: []fakeCall{call("s1", "run_command",
+		map[string]any{"command": "echo $$ > pid.tmp && mv pid.tmp pid; sleep 300 & sleep 300"})}})
 	status, rec := h.run(map[string]any{"prompt": "run the slow thing", "allowDestructiveTools": true})
 	if status != 500 || rec.ErrorCode != automate.ErrorToolTimeout || len(rec.Steps) != 1 || rec.Steps[0].Status != automate.StepFailed ||
 		!strings.Contains(rec.Steps[0].ResultSummary, "Timed out") {
 		t.Fatalf("%d %+v", status, rec)
 	}
-	if time.Since(start) > 20*time.Second {
-		t.Errorf("the command was not cut short")
-	}
-	if _, err := os.Stat(marker); err == nil {
-		t.Errorf("the command went on after its budget")
+	pgid := testenv.ReadPidFile(t, filepath.Join(h.workspace, "pid"))
+	if err := testenv.WaitGroupGone(pgid, testutil.DefaultTimeout); err != nil {
+		t.Errorf("the command outlived its budget: %v", err)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hubgate/hubgate/automate"
 )
@@ -59,13 +58,7 @@ func TestContinuation(t *testing.T) {
 	if st, rec := receive(t, ch); st != 500 || rec.Status != automate.StatusTerminated {
 		t.Fatalf("%d %+v", st, rec)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for up.abortedCount() == 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if up.abortedCount() != 1 {
-		t.Errorf("the upstream request was not aborted by the force cancel")
-	}
+	waitAborted(t, up, 1) // the force cancel aborted the upstream request
 	if hl := h.health(); hl.WorkerRunning {
 		t.Errorf("worker still warm after a force cancel")
 	}

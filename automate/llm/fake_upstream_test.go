@@ -6,16 +6,20 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // fakeUpstream is a real HTTP server speaking the OpenAI chat-completions
 // protocol (streamed or not) and, as flavor "ollama", Ollama's catalog
-// endpoints. Each chat request takes the next reply of the script; every
-// request is recorded for assertions.
+// endpoints. Each chat request takes the next reply of the script (the
+// next one that matches it, for replies with match); every request is
+// recorded for assertions.
 type fakeUpstream struct {
 	t   testing.TB
 	srv *httptest.Server
@@ -56,7 +60,9 @@ type reply struct {
 	cut       bool        // stream part of the answer, then kill the connection
 	plain     bool        // answer JSON although a stream was asked for
 	wait      <-chan bool // block before answering until it is closed (or the request ends)
+	pause     <-chan bool // streamed: block after the first content chunk until it is closed (or the request ends)
 	check     func(seenRequest)
+	match     string // only a request whose last user message is this takes the reply ("": any)
 }
 
 type fakeCall struct {
@@ -262,12 +268,8 @@ func (f *fakeUpstream) abortedCount() int {
 // waitRequests waits until n chat requests arrived.
 func (f *fakeUpstream) waitRequests(n int) {
 	f.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for len(f.seen()) < n {
-		if time.Now().After(deadline) {
-			f.t.Fatalf("fake upstream: %d requests, want %d", len(f.seen()), n)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testutil.Eventually(0, func() bool { return len(f.seen()) >= n }) {
+		f.t.Fatalf("fake upstream: %d requests, want %d", len(f.seen()), n)
 	}
 }
 
@@ -295,21 +297,22 @@ func (f *fakeUpstream) chat(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"error":{"message":"script exhausted"}}`)
 		return
 	}
-	rp := f.replies[0]
-	f.replies = f.replies[1:]
+	i := slices.IndexFunc(f.replies, func(rp reply) bool { return rp.match == "" || rp.match == lastUser(req) })
+	if i < 0 {
+		f.mu.Unlock()
+		f.t.Errorf("fake upstream: no scripted reply matches request %d (last user message %q)", len(f.requests), lastUser(req))
+		w.WriteHeader(500)
+		io.WriteString(w, `{"error":{"message":"no reply matches"}}`)
+		return
+	}
+	rp := f.replies[i]
+	f.replies = slices.Delete(f.replies, i, i+1)
 	f.mu.Unlock()
 	if rp.check != nil {
 		rp.check(req)
 	}
-	if rp.wait != nil {
-		select {
-		case <-rp.wait:
-		case <-r.Context().Done():
-			f.mu.Lock()
-			f.aborted++
-			f.mu.Unlock()
-			return
-		}
+	if rp.wait != nil && !f.hold(r, rp.wait) {
+		return
 	}
 	if rp.status != 0 {
 		w.Header().Set("Content-Type", "application/json")
@@ -328,7 +331,21 @@ func (f *fakeUpstream) chat(w http.ResponseWriter, r *http.Request) {
 		f.whole(w, req, rp, finish)
 		return
 	}
-	f.stream(w, req, rp, finish)
+	f.stream(w, r, req, rp, finish)
+}
+
+// hold blocks until release is closed (true) or the request ends (false,
+// counted as aborted).
+func (f *fakeUpstream) hold(r *http.Request, release <-chan bool) bool {
+	select {
+	case <-release:
+		return true
+	case <-r.Context().Done():
+		f.mu.Lock()
+		f.aborted++
+		f.mu.Unlock()
+		return false
+	}
 }
 
 func (f *fakeUpstream) whole(w http.ResponseWriter, req seenRequest, rp reply, finish string) {
@@ -357,8 +374,9 @@ func (f *fakeUpstream) whole(w http.ResponseWriter, req seenRequest, rp reply, f
 // stream sends the answer as server-sent events: content in pieces, each
 // tool call as a header chunk and its arguments in two pieces, the finish
 // reason, the usage chunk and [DONE]. With cut, the connection dies after
-// the first half of the chunks.
-func (f *fakeUpstream) stream(w http.ResponseWriter, req seenRequest, rp reply, finish string) {
+// the first half of the chunks. With pause, it stops after the first
+// content chunk (flushed) until pause is closed.
+func (f *fakeUpstream) stream(w http.ResponseWriter, r *http.Request, req seenRequest, rp reply, finish string) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.WriteHeader(200)
 	fl := w.(http.Flusher)
@@ -372,7 +390,11 @@ func (f *fakeUpstream) stream(w http.ResponseWriter, req seenRequest, rp reply, 
 	if rp.reasoning != "" {
 		chunk(map[string]any{"reasoning_content": rp.reasoning}, nil)
 	}
-	for _, piece := range splitIn(rp.content, 3) {
+	pauseAt := -1
+	for i, piece := range splitIn(rp.content, 3) {
+		if i == 0 {
+			pauseAt = len(chunks) + 1 // after the first content chunk
+		}
 		chunk(map[string]any{"content": piece}, nil)
 	}
 	for i, c := range rp.calls {
@@ -399,6 +421,9 @@ func (f *fakeUpstream) stream(w http.ResponseWriter, req seenRequest, rp reply, 
 		if rp.cut && i == len(chunks)/2 {
 			fl.Flush()
 			panic(http.ErrAbortHandler) // the connection dies mid-answer
+		}
+		if rp.pause != nil && i == pauseAt && !f.hold(r, rp.pause) {
+			return
 		}
 		fmt.Fprintf(w, "data: %s\n\n", c)
 		fl.Flush()

@@ -106,16 +106,9 @@ var leftoverMarkers = []string{
 // toolkit or the MCP SDK and no client connection is open.
 func checkNoLeftovers(t testing.TB) {
 	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		bad := leftovers()
-		if len(bad) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines outlived the runs:\n\n%s", len(bad), strings.Join(bad, "\n\n"))
-		}
-		time.Sleep(20 * time.Millisecond)
+	var bad []string
+	if !testutil.Eventually(0, func() bool { bad = leftovers(); return len(bad) == 0 }) {
+		t.Fatalf("%d goroutines outlived the runs:\n\n%s", len(bad), strings.Join(bad, "\n\n"))
 	}
 }
 
@@ -241,8 +234,8 @@ func receive(t *testing.T, ch <-chan response) (int, automate.RunRecord) {
 			t.Logf("answer %d: %s", r.status, r.body)
 		}
 		return r.status, rec
-	case <-time.After(60 * time.Second):
-		t.Fatal("no answer within 60s")
+	case <-time.After(2 * testutil.DefaultTimeout):
+		t.Fatalf("no answer within %s", 2*testutil.DefaultTimeout)
 	}
 	return 0, automate.RunRecord{}
 }
@@ -279,17 +272,11 @@ func (h *harness) catalog() automate.CatalogResponse {
 // waitCatalog waits until the catalog is ready.
 func (h *harness) waitCatalog() automate.CatalogResponse {
 	h.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		c := h.catalog()
-		if c.Catalog.Status == automate.CatalogReady {
-			return c
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("catalog still %s", c.Catalog.Status)
-		}
-		time.Sleep(10 * time.Millisecond)
+	var c automate.CatalogResponse
+	if !testutil.Eventually(0, func() bool { c = h.catalog(); return c.Catalog.Status == automate.CatalogReady }) {
+		h.t.Fatalf("catalog still %s", c.Catalog.Status)
 	}
+	return c
 }
 
 func stepNamed(rec automate.RunRecord, tool string) (automate.Step, bool) {

@@ -8,12 +8,9 @@ package llm_test
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -24,47 +21,12 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/internal/testenv"
-	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 const markerVar = "HUBGATE_LLM_TEST_MARKER"
 
 func everythingScript(t *testing.T) string {
 	return testenv.NpmBin(t, "@modelcontextprotocol/server-everything/dist/index.js")
-}
-
-// markedProcesses lists the live processes whose environment holds marker.
-func markedProcesses(t *testing.T, marker string) []int {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("process scan reads /proc (Linux only)")
-	}
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil || !bytes.Contains(env, []byte(marker)) {
-			continue
-		}
-		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-			continue
-		}
-		pids = append(pids, pid)
-	}
-	return pids
-}
-
-func waitNoMarked(t *testing.T, marker string) {
-	t.Helper()
-	var pids []int
-	if !testutil.Eventually(0, func() bool { pids = markedProcesses(t, marker); return len(pids) == 0 }) {
-		t.Fatalf("MCP server processes outlived the run: %v", pids)
-	}
 }
 
 // startEverything starts server-everything over HTTP (mode
@@ -177,7 +139,7 @@ func TestInlineMcpAllTransports(t *testing.T) {
 	}
 	// Parked: the stdio server is alive, and so are the SDK's goroutines
 	// (the leftover check below is not vacuous).
-	if len(markedProcesses(t, marker)) == 0 {
+	if len(testenv.MarkedProcesses(t, marker)) == 0 {
 		t.Fatal("no stdio server process while parked")
 	}
 	if len(leftovers()) == 0 {
@@ -216,7 +178,7 @@ func TestInlineMcpAllTransports(t *testing.T) {
 	if got, _ := up.seen()[1].toolResult("e1"); got != "Echo: over stdio" {
 		t.Errorf("model saw %q", got)
 	}
-	waitNoMarked(t, marker)
+	testenv.WaitNoMarked(t, marker)
 }
 
 // TestConfiguredMcpServers: configured servers need approval by default;
@@ -276,8 +238,8 @@ func TestConfiguredMcpServers(t *testing.T) {
 	if s := rec.Steps[1]; s.Status != automate.StepSuccess || s.ResultSummary != "Echo: selected" {
 		t.Errorf("selected configured server %+v", s)
 	}
-	waitNoMarked(t, usedMarker)
-	waitNoMarked(t, unusedMarker)
+	testenv.WaitNoMarked(t, markerVar+"="+usedMarker)
+	testenv.WaitNoMarked(t, markerVar+"="+unusedMarker)
 
 	// An inline server may not take a configured name.
 	r := h.do("POST", "/v1/runs", map[string]any{"prompt": "x", "mcpServers": []any{map[string]any{"name": "calendar", "description": "d", "transport": "stdio", "command": node}}})

@@ -9,6 +9,7 @@ package llm_test
 // streamed or not.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -83,6 +84,7 @@ type npmModelSummary struct {
 	}
 	Abort struct {
 		FreedMs float64 `json:"freedMs"`
+		After   string  `json:"after"`
 	} `json:"abort"`
 	Conflict struct {
 		Status    int    `json:"status"`
@@ -107,7 +109,10 @@ func TestModelModeOpenAINpm(t *testing.T) {
 		reply{content: "Order 4471 is held: SW-200 is backordered.", usage: usage(60, 9)},
 		reply{calls: []fakeCall{call("call_s1", "lookup_order", map[string]any{"id": "4471"})}},
 		reply{content: "Streamed: order 4471 is held.", usage: usage(70, 6)},
-		reply{content: "never sent", wait: block}, // the aborted call
+		// The aborted call may be stopped before its request goes out (the
+		// slot is taken first): match keeps the next call off its reply.
+		reply{content: "never sent", wait: block, match: "take your time"},
+		reply{content: "Free again.", match: "after the abort"},
 		reply{content: "never sent", wait: block}, // the run holding the slot
 	)
 
@@ -126,13 +131,13 @@ func TestModelModeOpenAINpm(t *testing.T) {
 		t.Fatalf("node: %v; script errors:\n  %s\nstderr %s", runErr, strings.Join(s.Errors, "\n  "), stderr.String())
 	}
 
-	// The two loops made 4 upstream requests; the aborted call and the run
-	// may or may not have reached the upstream before they were stopped
-	// (the slot is taken before the request goes out), but none of them
-	// was answered.
+	// The two loops made 4 upstream requests and the call after the abort
+	// one; the aborted call and the run may or may not have reached the
+	// upstream before they were stopped (the slot is taken before the
+	// request goes out), but none of them was answered.
 	seen := up.seen()
-	if len(seen) < 4 || len(seen) > 6 {
-		t.Fatalf("upstream saw %d requests, want 4 to 6", len(seen))
+	if len(seen) < 5 || len(seen) > 7 {
+		t.Fatalf("upstream saw %d requests, want 5 to 7", len(seen))
 	}
 	for i, loop := range []struct {
 		name  string
@@ -172,15 +177,18 @@ func TestModelModeOpenAINpm(t *testing.T) {
 	if u := s.Stream.Final.Usage; u == nil || u.PromptTokens != 70 || u.CompletionTokens != 6 {
 		t.Errorf("streamed usage %+v, want the upstream's", u)
 	}
-	// Abort: the slot was free again within 100 ms, and the upstream
-	// request was cancelled with it.
-	if s.Abort.FreedMs < 0 || s.Abort.FreedMs > 100 {
-		t.Errorf("the slot was freed %.1f ms after the abort, want within 100 ms", s.Abort.FreedMs)
+	// Abort: the slot was freed while the upstream still held its answer
+	// (block closes only when the test ends), so by the abort and not by
+	// an answer; the next call was answered. How fast is measured by
+	// BenchmarkModelModeAbortFreesSlot; the script's figure is only logged.
+	t.Logf("npm client: the slot was free %.1f ms after the abort (polled on /health)", s.Abort.FreedMs)
+	if s.Abort.After != "Free again." {
+		t.Errorf("the call after the abort answered %q", s.Abort.After)
 	}
 	if c := s.Conflict; c.Status != 409 || c.Type != "conflict" || c.Requests != 1 || c.RunStatus != 500 {
 		t.Errorf("conflict %+v", c)
 	}
-	waitAborted(t, up, len(seen)-4)
+	waitAborted(t, up, len(seen)-5)
 	if hl := h.health(); hl.Busy {
 		t.Errorf("busy after the script: %+v", hl)
 	}
@@ -294,9 +302,19 @@ func TestModelModeOpenAIGo(t *testing.T) {
 		if stream {
 			base = 2
 		}
+		callerTools, _ := json.Marshal(params.Tools)
 		for j, b := range sent {
-			if got := upstreamField(t, up.seen()[base+j], "messages"); !sameJSON(t, got, b) {
+			req := up.seen()[base+j]
+			if got := upstreamField(t, req, "messages"); !sameJSON(t, got, b) {
 				t.Errorf("stream %v call %d: upstream messages %s, want the caller's %s", stream, j, got, b)
+			}
+			// Only the caller's tools, as sent (no built-in tool added),
+			// and the engine's model, not the model-mode id.
+			if got := upstreamField(t, req, "tools"); !sameJSON(t, got, callerTools) {
+				t.Errorf("stream %v call %d: upstream tools %s, want the caller's %s", stream, j, got, callerTools)
+			}
+			if req.Model != qwen.name {
+				t.Errorf("stream %v call %d: upstream model %q, want the engine's %q", stream, j, req.Model, qwen.name)
 			}
 		}
 		if up.seen()[base].system() != sys {
@@ -315,7 +333,7 @@ func TestModelModeGoCancelAndConflict(t *testing.T) {
 	client := goClient(h)
 	block := make(chan bool)
 	defer close(block)
-	up.script(reply{content: "never", wait: block}, reply{content: "never", wait: block})
+	up.script(reply{content: "never", wait: block}, reply{content: "Free again."}, reply{content: "never", wait: block})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -328,16 +346,16 @@ func TestModelModeGoCancelAndConflict(t *testing.T) {
 	}()
 	up.waitRequests(1)
 	h.waitFor("the model call", func(hl automate.Health) bool { return hl.Busy })
+	// The upstream holds its answer (block closes when the test ends):
+	// only the caller's abort can free the slot. How fast it does is
+	// BenchmarkModelModeAbortFreesSlot's figure.
 	cancel()
-	freed := time.Now()
 	h.waitFor("the slot freed", func(hl automate.Health) bool { return !hl.Busy })
-	if d := time.Since(freed); d > 100*time.Millisecond {
-		t.Errorf("the slot was freed %s after the caller went away, want within 100 ms", d)
-	}
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("stream error %v", err)
 	}
 	waitAborted(t, up, 1)
+	expectAnswer(t, client, "after the abort", "Free again.")
 
 	runDone := h.runAsync(map[string]any{"prompt": "a long task"})
 	h.waitFor("the run", func(hl automate.Health) bool { return hl.Busy })
@@ -350,6 +368,149 @@ func TestModelModeGoCancelAndConflict(t *testing.T) {
 	h.do("POST", "/v1/automate/cancel", map[string]bool{"force": true})
 	if st, _ := receive(t, runDone); st != 500 {
 		t.Errorf("run status %d", st)
+	}
+}
+
+// expectAnswer makes a whole (non-streamed) model call and checks its
+// answer.
+func expectAnswer(t *testing.T, client openai.Client, prompt, want string) {
+	t.Helper()
+	cc, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: modelID,
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(prompt)}})
+	if err != nil {
+		t.Fatalf("model call %q: %v", prompt, err)
+	}
+	if got := cc.Choices[0].Message.Content; got != want {
+		t.Fatalf("model call %q answered %q, want %q", prompt, got, want)
+	}
+}
+
+// TestModelModeWholeCallCallerGoesAway: a non-streamed call whose caller
+// gives up while the upstream still thinks frees the slot and cancels the
+// upstream request; the next call is answered.
+func TestModelModeWholeCallCallerGoesAway(t *testing.T) {
+	up := newFakeUpstream(t, "ollama", qwen)
+	h := newHarness(t, up.url())
+	t.Cleanup(h.eng.CloseIdleConnections) // model mode keeps the upstream connection warm
+	client := goClient(h)
+	block := make(chan bool)
+	defer close(block) // the upstream never answers the first call by itself
+	up.script(reply{content: "never", wait: block}, reply{content: "Free again."})
+
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: modelID,
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("take your time")}})
+		errc <- err
+	}()
+	up.waitRequests(1)
+	h.waitFor("the model call", func(hl automate.Health) bool { return hl.Busy })
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("call error %v", err)
+	}
+	h.waitFor("the slot freed", func(hl automate.Health) bool { return !hl.Busy })
+	waitAborted(t, up, 1)
+	expectAnswer(t, client, "after the abort", "Free again.")
+}
+
+// TestModelModeSendsThePinnedModel: a model pinned with
+// /v1/automate/models/select is the model model mode asks the upstream
+// for.
+func TestModelModeSendsThePinnedModel(t *testing.T) {
+	plain := fakeModel{name: "plain:1b", family: "plain", params: "1B", caps: []string{"completion", "tools"}}
+	up := newFakeUpstream(t, "ollama", qwen, plain)
+	h := newHarness(t, up.url(), func(o *harnessOpts) { o.engine.Model = qwen.name })
+	t.Cleanup(h.eng.CloseIdleConnections)
+	h.waitCatalog()
+	if r := h.do("POST", "/v1/automate/models/select", map[string]string{"modelName": plain.name}); r.status != 200 {
+		t.Fatalf("select: %d %s", r.status, r.body)
+	}
+	up.script(reply{content: "pinned"})
+	r := h.do("POST", "/v1/chat/completions", map[string]any{"model": modelID, "messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+	var cc automate.ChatCompletion
+	if err := json.Unmarshal(r.body, &cc); err != nil || r.status != 200 || cc.Model != modelID {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	if seen := up.seen(); len(seen) != 1 || seen[0].Model != plain.name {
+		t.Fatalf("the upstream was asked for %+v, want the pinned %s", seen, plain.name)
+	}
+}
+
+// TestModelModeStreamsWithoutBuffering: the upstream sends its first
+// content piece and then holds the rest; the caller gets that piece
+// through hubgate before the upstream goes on.
+func TestModelModeStreamsWithoutBuffering(t *testing.T) {
+	up := newFakeUpstream(t, "ollama", qwen)
+	// No keep-alive comment within the wait: its flush would push out a
+	// buffered piece too.
+	h := newHarness(t, up.url(), func(o *harnessOpts) { o.server.KeepAlive = time.Hour })
+	t.Cleanup(h.eng.CloseIdleConnections)
+	release := make(chan bool)
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	up.script(reply{content: "First piece. Then the rest.", pause: release})
+
+	body, _ := json.Marshal(map[string]any{"model": modelID, "stream": true, "messages": []any{map[string]any{"role": "user", "content": "hi"}}})
+	req, _ := http.NewRequest("POST", h.url+"/v1/chat/completions", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+testKey)
+	resp, err := h.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	// The reader hands over each content delta and, at the end, the whole
+	// stream.
+	deltas := make(chan string, 16)
+	whole := make(chan string, 1)
+	go func() {
+		var all strings.Builder
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			line := sc.Text()
+			all.WriteString(line + "\n")
+			var c struct {
+				Choices []struct{ Delta struct{ Content string } }
+			}
+			if d, ok := strings.CutPrefix(line, "data: "); ok && json.Unmarshal([]byte(d), &c) == nil {
+				for _, ch := range c.Choices {
+					if ch.Delta.Content != "" {
+						deltas <- ch.Delta.Content
+					}
+				}
+			}
+		}
+		close(deltas)
+		whole <- all.String()
+	}()
+	first := splitIn("First piece. Then the rest.", 3)[0]
+	select {
+	case d := <-deltas:
+		if d != first {
+			t.Fatalf("first content delta %q, want %q", d, first)
+		}
+	case <-time.After(testutil.DefaultTimeout):
+		t.Fatal("the first content piece did not reach the caller while the upstream held the rest: the stream is buffered")
+	}
+	if len(up.seen()) != 1 || up.remaining() != 0 {
+		t.Fatalf("upstream state: %d requests, %d replies left", len(up.seen()), up.remaining())
+	}
+	released = true
+	close(release)
+	got := first
+	for d := range deltas {
+		got += d
+	}
+	if all := <-whole; got != "First piece. Then the rest." || !strings.HasSuffix(all, "data: [DONE]\n\n") {
+		t.Fatalf("content %q; stream:\n%s", got, all)
 	}
 }
 
@@ -381,9 +542,12 @@ func TestModelModeContextAndUpstreamErrors(t *testing.T) {
 			}
 			continue
 		}
-		// Cut mid-stream: the stream ends with an error event, no [DONE].
-		if r.status != 200 || !strings.Contains(string(r.body), `"code":"SERVER_LOST"`) || strings.Contains(string(r.body), "[DONE]") {
-			t.Errorf("lost upstream: %d %s", r.status, r.body)
+		// Cut mid-stream: the part the upstream sent arrives, then an
+		// error event; no [DONE].
+		b := string(r.body)
+		part, lost := strings.Index(b, `"content":"ha"`), strings.Index(b, `"code":"SERVER_LOST"`)
+		if r.status != 200 || part < 0 || lost < 0 || part > lost || strings.Contains(b, "[DONE]") {
+			t.Errorf("lost upstream: want the partial content \"ha\" before the error event: %d %s", r.status, r.body)
 		}
 	}
 	if h.health().Busy {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/internal/testenv"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // wrappedEverything is server-everything over stdio behind a shell wrapper
@@ -85,12 +86,12 @@ func TestMcpAgainstServerEverything(t *testing.T) {
 
 	// Nothing the run started survives it.
 	for _, name := range []string{"ev", "guarded"} {
-		pgid := readPidFile(t, filepath.Join(dir, name+".pgid"))
-		bg := readPidFile(t, filepath.Join(dir, name+".bg"))
-		if err := testenv.WaitPidGone(bg, 15*time.Second); err != nil {
+		pgid := testenv.ReadPidFile(t, filepath.Join(dir, name+".pgid"))
+		bg := testenv.ReadPidFile(t, filepath.Join(dir, name+".bg"))
+		if err := testenv.WaitPidGone(bg, testutil.DefaultTimeout); err != nil {
 			t.Errorf("%s: background process: %v", name, err)
 		}
-		if err := testenv.WaitGroupGone(pgid, 15*time.Second); err != nil {
+		if err := testenv.WaitGroupGone(pgid, testutil.DefaultTimeout); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -105,7 +106,7 @@ func TestMcpAgainstServerEverything(t *testing.T) {
 	if st := env.stepList()[0]; st.Status != "success" || st.ResultSummary != "Echo: approved" {
 		t.Fatalf("approved step %+v", st)
 	}
-	if err := testenv.WaitGroupGone(readPidFile(t, filepath.Join(dir, "guarded.pgid")), 15*time.Second); err != nil {
+	if err := testenv.WaitGroupGone(testenv.ReadPidFile(t, filepath.Join(dir, "guarded.pgid")), testutil.DefaultTimeout); err != nil {
 		t.Fatal(err)
 	}
 }

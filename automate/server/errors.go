@@ -23,11 +23,17 @@ var (
 	errModelFailed      = errors.New("model failed")
 	errCallCanceled     = errors.New("call canceled")
 	errForbidden        = errors.New("forbidden")
+	// The server is closing (Close was called): no new work is taken.
+	errShuttingDown = errors.New("shutting down")
 )
 
 // errTypePermission is the envelope type of a refused Host header (the
 // contract lists no 403; see the package doc).
 const errTypePermission = "permission_error"
+
+// errTypeShuttingDown is the envelope type of a closing server's refusal
+// (the contract is silent on shutdown; see the package doc).
+const errTypeShuttingDown = "service_unavailable"
 
 // errorTable is the one place that maps errors to HTTP answers.
 var errorTable = []struct {
@@ -43,6 +49,7 @@ var errorTable = []struct {
 	{errModelFailed, http.StatusBadGateway, "upstream_error"},
 	{errCallCanceled, http.StatusInternalServerError, "canceled"},
 	{errForbidden, http.StatusForbidden, errTypePermission},
+	{errShuttingDown, http.StatusServiceUnavailable, errTypeShuttingDown},
 }
 
 // apiError is an error with an exact envelope message and a kind from
@@ -68,12 +75,28 @@ var (
 	errBodyTooLarge       = &apiError{kind: errInvalidRequest, msg: "Request body exceeds 1 MiB"}
 	errMalformedJSON      = &apiError{kind: errInvalidRequest, msg: "Malformed JSON"}
 	errHostRefusedAnswer  = &apiError{kind: errForbidden, msg: "Forbidden: the Host header must name the loopback (127.0.0.1, [::1] or localhost)"}
+	errShuttingDownAnswer = &apiError{kind: errShuttingDown, msg: "The Automate server is shutting down"}
 )
 
-// busyError is the 409 of a taken slot. It names an in-progress status:
-// a status that means "ready" (idle, terminated) is seen only in the
-// moment between taking the slot and the engine's first status, or while
-// a model switch holds the slot, and reads `initializing` then.
+// slotRefusalLocked is the answer of a route that needs the inference slot
+// (run, chat, select) when it cannot take it, or nil when the slot is
+// free; s.mu is held. A closing server says so (503) instead of calling
+// itself busy: no run holds the slot and none will.
+func (s *Server) slotRefusalLocked() error {
+	switch {
+	case s.closed:
+		return errShuttingDownAnswer
+	case s.active != nil || s.model != nil || s.switching:
+		return busyError(s.workflowStatus)
+	}
+	return nil
+}
+
+// busyError is the 409 of a slot taken by a run, a model call or a model
+// switch. It names an in-progress status: a status that means "ready"
+// (idle, terminated) is seen only in the moment between taking the slot
+// and the engine's first status, or while a model switch holds the slot,
+// and reads `initializing` then.
 func busyError(workflowStatus string) error {
 	if automate.WorkflowReady(workflowStatus) {
 		workflowStatus = automate.WorkflowInitializing

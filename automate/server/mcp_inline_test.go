@@ -17,9 +17,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,70 +45,8 @@ func everythingStdio(t *testing.T, name string) (map[string]any, string) {
 	}, marker
 }
 
-// markedProcesses returns the live (not zombie) processes whose
-// environment holds marker.
-func markedProcesses(t *testing.T, marker string) []int {
-	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatalf("scan /proc: %v", err)
-	}
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		env, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue // gone meanwhile, or not ours
-		}
-		found := false
-		for _, kv := range bytes.Split(env, []byte{0}) {
-			if string(kv) == marker {
-				found = true
-				break
-			}
-		}
-		if !found {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-			continue // a zombie has exited
-		}
-		pids = append(pids, pid)
-	}
-	return pids
-}
-
-func requireProcScan(t *testing.T) {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("process scan reads /proc (Linux only)")
-	}
-}
-
-// waitNoMarked polls until no live process carries marker.
-func waitNoMarked(t *testing.T, marker string) {
-	t.Helper()
-	var pids []int
-	if testutil.Eventually(0, func() bool { pids = markedProcesses(t, marker); return len(pids) == 0 }) {
-		return
-	}
-	var cmds []string
-	for _, p := range pids {
-		b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
-		cmds = append(cmds, strconv.Itoa(p)+": "+strings.ReplaceAll(string(b), "\x00", " "))
-	}
-	t.Fatalf("processes of the run's MCP server outlived it:\n%s", strings.Join(cmds, "\n"))
-}
-
 func TestInlineMcpStdioRunLeavesNoProcess(t *testing.T) {
-	requireProcScan(t)
+	testenv.RequireProcScan(t)
 	h := newHarness(t)
 	ev, marker := everythingStdio(t, "everything")
 	confirm := map[string]any{"name": "confirm", "description": "Asks the caller to go on"}
@@ -142,7 +77,7 @@ func TestInlineMcpStdioRunLeavesNoProcess(t *testing.T) {
 		t.Errorf("get-env step: status %s, env of the server lacks the marker", env.Status)
 	}
 	// Parked: the server process is alive (so the check below is not vacuous).
-	if pids := markedProcesses(t, marker); len(pids) == 0 {
+	if pids := testenv.MarkedProcesses(t, marker); len(pids) == 0 {
 		t.Fatal("no MCP server process found while the run is parked")
 	}
 
@@ -153,11 +88,11 @@ func TestInlineMcpStdioRunLeavesNoProcess(t *testing.T) {
 	if sum := rec.Steps[3]; sum.Status != automate.StepSuccess || !strings.Contains(sum.ResultSummary, "42") {
 		t.Errorf("get-sum after the park: %+v", sum)
 	}
-	waitNoMarked(t, marker)
+	testenv.WaitNoMarked(t, marker)
 }
 
 func TestInlineMcpStdioWrapperLeavesNoOrphan(t *testing.T) {
-	requireProcScan(t)
+	testenv.RequireProcScan(t)
 	h := newHarness(t)
 	ev, marker := everythingStdio(t, "wrapped")
 	// Like npx: a shell that leaves a background child and execs the server.
@@ -172,18 +107,18 @@ func TestInlineMcpStdioWrapperLeavesNoOrphan(t *testing.T) {
 	if r.status != 200 || rec.Status != automate.StatusAwaitingToolResults || rec.Steps[0].ResultSummary != "Echo: through a wrapper" {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
-	if pids := markedProcesses(t, marker); len(pids) < 2 {
+	if pids := testenv.MarkedProcesses(t, marker); len(pids) < 2 {
 		t.Fatalf("want the server and the wrapper's background child while parked, found %v", pids)
 	}
 	r, rec = h.resume(rec.ResumeToken, automate.TextResult(rec.ToolCalls[0].ID, "ok"))
 	if r.status != 200 || rec.Status != automate.StatusCompleted {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
-	waitNoMarked(t, marker)
+	testenv.WaitNoMarked(t, marker)
 }
 
 func TestInlineMcpFailedAndCanceledRunsLeaveNoProcess(t *testing.T) {
-	requireProcScan(t)
+	testenv.RequireProcScan(t)
 	h := newHarness(t)
 
 	// A run that fails after an MCP call.
@@ -195,7 +130,7 @@ func TestInlineMcpFailedAndCanceledRunsLeaveNoProcess(t *testing.T) {
 	if r.status != 500 || rec.Status != automate.StatusFailed || rec.Steps[0].ResultSummary != "Echo: before failing" {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
-	waitNoMarked(t, marker)
+	testenv.WaitNoMarked(t, marker)
 
 	// A parked run cancelled by force while its MCP server is up.
 	ev, marker = everythingStdio(t, "everything")
@@ -206,7 +141,7 @@ func TestInlineMcpFailedAndCanceledRunsLeaveNoProcess(t *testing.T) {
 	if r.status != 200 || rec.Status != automate.StatusAwaitingToolResults {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
-	if len(markedProcesses(t, marker)) == 0 {
+	if len(testenv.MarkedProcesses(t, marker)) == 0 {
 		t.Fatal("no MCP server process while parked")
 	}
 	var cr automate.CancelResponse
@@ -214,7 +149,7 @@ func TestInlineMcpFailedAndCanceledRunsLeaveNoProcess(t *testing.T) {
 	if !cr.Stopped {
 		t.Fatalf("cancel %+v", cr)
 	}
-	waitNoMarked(t, marker)
+	testenv.WaitNoMarked(t, marker)
 	h.waitFor("ready", func(hl automate.Health) bool { return !hl.Busy })
 }
 
@@ -258,7 +193,7 @@ func TestInlineMcpRequireApprovalAndDisabledTools(t *testing.T) {
 }
 
 func TestInlineMcpThroughChatExtension(t *testing.T) {
-	requireProcScan(t)
+	testenv.RequireProcScan(t)
 	h := newHarness(t)
 	ev, marker := everythingStdio(t, "everything")
 	r, cc := h.chat(map[string]any{
@@ -269,7 +204,7 @@ func TestInlineMcpThroughChatExtension(t *testing.T) {
 		cc.Service.Steps[0].ToolName != "mcp__everything__echo" {
 		t.Fatalf("%d %s", r.status, r.body)
 	}
-	waitNoMarked(t, marker)
+	testenv.WaitNoMarked(t, marker)
 }
 
 // mcpProxy is a reverse proxy in front of an MCP HTTP server that demands

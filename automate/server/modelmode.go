@@ -146,8 +146,8 @@ func decodeModelRequest(o object, product string) (*modelSpec, error) {
 func (s *Server) startModelCall(ctx context.Context) (*modelCall, context.Context, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.active != nil || s.model != nil || s.switching || s.closed {
-		return nil, nil, busyError(s.workflowStatus)
+	if err := s.slotRefusalLocked(); err != nil {
+		return nil, nil, err
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	mc := &modelCall{id: newRequestID(), cancel: cancel, prev: s.workflowStatus}

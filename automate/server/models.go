@@ -108,10 +108,9 @@ func (s *Server) handleSelect(w http.ResponseWriter, r *http.Request) {
 func (s *Server) Select(ctx context.Context, req automate.SelectRequest) (*automate.SelectResponse, error) {
 	// Take the slot: no run may start while the model switches.
 	s.mu.Lock()
-	if s.active != nil || s.model != nil || s.switching || s.closed {
-		status := s.workflowStatus
+	if err := s.slotRefusalLocked(); err != nil {
 		s.mu.Unlock()
-		return nil, busyError(status)
+		return nil, err
 	}
 	s.switching = true
 	status := s.workflowStatus

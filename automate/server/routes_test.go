@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -306,6 +308,33 @@ func TestCloseClearsThePin(t *testing.T) {
 	}
 }
 
+// TestAClosingServerSaysSo: once Close was called, the routes that need
+// the slot answer the server's own state (503, shutting down), not the 409
+// of a busy slot that no run holds; the other routes still answer.
+func TestAClosingServerSaysSo(t *testing.T) {
+	h := newHarness(t)
+	if err := h.srv.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range []struct {
+		path string
+		body map[string]any
+	}{
+		{"/v1/runs", map[string]any{"prompt": "hi"}},
+		{"/v1/chat/completions", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}}},
+		{"/v1/chat/completions", modelBody(false, msg("user", "hi"))},
+		{"/v1/automate/models/select", map[string]any{"modelName": "scripted-pro"}},
+	} {
+		h.do("POST", rt.path, rt.body).envelope(t, 503, "service_unavailable", "The Automate server is shutting down")
+	}
+	if hl := h.health(); hl.Busy {
+		t.Errorf("a closed server calls itself busy: %+v", hl)
+	}
+	if r := h.do("POST", "/v1/automate/cancel", nil); r.status != 200 || !strings.Contains(string(r.body), `"mode":"none"`) {
+		t.Errorf("cancel on a closed server: %d %s", r.status, r.body)
+	}
+}
+
 func TestLaunchSelection(t *testing.T) {
 	h := newHarness(t, withServerConfig(func(c *server.Config) { c.LaunchSelection = server.LaunchSelection{Family: "scripted", SizeCode: "L"} }))
 	hl := h.waitFor("launch model", func(hl automate.Health) bool { return hl.ModelName != nil && *hl.ModelName == "scripted-pro" })
@@ -344,6 +373,44 @@ func TestCancelWhenNothingRuns(t *testing.T) {
 		r := h.do("POST", "/v1/automate/cancel", body)
 		if r.status != 200 || !strings.Contains(string(r.body), `"mode":"none"`) {
 			t.Errorf("cancel with body %.40v: %d %s", body, r.status, r.body)
+		}
+	}
+}
+
+// TestCancelWithANonBooleanForceIsASoftCancel: a well-formed body whose
+// force is not the boolean true ("yes", 1, "true") stops a running run
+// softly: mode cancel, the step in flight finishes, and the run ends
+// canceled with no errorCode; a force would have killed the step and ended
+// the run terminated.
+func TestCancelWithANonBooleanForceIsASoftCancel(t *testing.T) {
+	for _, force := range []any{"yes", 1, "true"} {
+		h := newHarness(t)
+		// The step blocks until the test releases it: a soft cancel cannot
+		// interrupt it, a force cancel kills it.
+		ch := h.startAsync("/v1/runs", map[string]any{"allowDestructiveTools": true,
+			"prompt": "x\n#!run touch started; while [ ! -e release ]; do sleep 0.02; done\n#!answer never"})
+		testutil.WaitFor(t, "the step running", func() bool {
+			_, err := os.Stat(filepath.Join(h.workspace, "started"))
+			return err == nil
+		})
+		var cr automate.CancelResponse
+		r := h.do("POST", "/v1/automate/cancel", map[string]any{"force": force})
+		r.json(t, &cr)
+		if r.status != 200 || !cr.Stopped || cr.Mode != automate.CancelModeCancel {
+			t.Fatalf("force %#v: cancel %d %s", force, r.status, r.body)
+		}
+		if err := os.WriteFile(filepath.Join(h.workspace, "release"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var rec automate.RunRecord
+		got := receive(t, ch)
+		got.json(t, &rec)
+		if got.status != 500 || rec.Status != automate.StatusCanceled || rec.ErrorCode != "" || rec.Answer == "never" ||
+			len(rec.Steps) < 1 || rec.Steps[0].Status != automate.StepSuccess {
+			t.Errorf("force %#v: run %d %s", force, got.status, brief(rec))
+		}
+		if hl := h.health(); hl.Busy || !hl.WorkerRunning {
+			t.Errorf("force %#v: after a soft cancel the worker stays warm: %+v", force, hl)
 		}
 	}
 }

@@ -80,10 +80,9 @@ func newResumeToken() string {
 // run, or the 409 error when the slot is taken.
 func (s *Server) startRun(spec *runSpec) (*run, error) {
 	s.mu.Lock()
-	if s.active != nil || s.model != nil || s.switching || s.closed {
-		status := s.workflowStatus
+	if err := s.slotRefusalLocked(); err != nil {
 		s.mu.Unlock()
-		return nil, busyError(status)
+		return nil, err
 	}
 	r := &run{
 		srv:     s,

@@ -115,6 +115,12 @@
 //     "always answers 200", "safe to call unconditionally"): a body that is
 //     not JSON, not an object or over 1 MiB, and a force that is not a
 //     boolean, all count as force false.
+//   - A closing server (Close called) refuses the run, chat and select
+//     routes with 503, type service_unavailable, message "The Automate
+//     server is shutting down": nothing holds the slot, so the contract's
+//     409 ("already running or preparing") would be untrue, and a client
+//     that waits out a busy server would wait for nothing. Like every
+//     refusal it starts no work, so a retry elsewhere is safe.
 //   - A Host header that does not name the loopback (127.0.0.0/8, [::1],
 //     localhost; any port, so a port forward works) is answered 403 with
 //     type permission_error, before authentication and routing, the same

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // stuckWriter is a ResponseWriter whose Write blocks, as on a caller that
@@ -63,25 +65,18 @@ func TestStreamWriteStuckOnTheCallerIsUnblocked(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- o.Content("more of the answer") }()
-	// Wait until the write reached the stuck connection.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+	testutil.WaitFor(t, "the content to reach the stuck connection", func() bool {
 		w.mu.Lock()
-		n := w.writes
-		w.mu.Unlock()
-		if n == 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the content never reached the writer")
-		}
-	}
+		defer w.mu.Unlock()
+		return w.writes == 2
+	})
 	o.unblock()
 	select {
 	case err := <-done:
 		if !errors.Is(err, errClientGone) {
 			t.Fatalf("the unblocked write answered %v, want errClientGone", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testutil.DefaultTimeout):
 		t.Fatal("the write stayed blocked after unblock")
 	}
 	if err := o.Content("after"); !errors.Is(err, errClientGone) {

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hubgate/hubgate/internal/proc"
 	"github.com/hubgate/hubgate/internal/testenv"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 func TestWriteReadListConfined(t *testing.T) {
@@ -255,25 +255,6 @@ func TestRunCommand(t *testing.T) {
 	}
 }
 
-func readPid(t *testing.T, path string) int {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		b, err := os.ReadFile(path)
-		if err == nil && strings.HasSuffix(string(b), "\n") {
-			pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no pid in %s", path)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestRunCommandCancelKillsProcessGroup(t *testing.T) {
 	ws, _ := layout(t)
 	tb := New(Config{Workspace: ws})
@@ -290,7 +271,7 @@ func TestRunCommandCancelKillsProcessGroup(t *testing.T) {
 		out, err := tb.RunCommand(ctx, "sleep 300 & echo $$ > pids.tmp; mv pids.tmp pids; sleep 300")
 		done <- res{out, err}
 	}()
-	pgid := readPid(t, pidFile)
+	pgid := testenv.ReadPidFile(t, pidFile)
 	if !proc.GroupAlive(pgid) {
 		t.Fatal("group not running")
 	}
@@ -303,7 +284,7 @@ func TestRunCommandCancelKillsProcessGroup(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("RunCommand did not return after cancel")
 	}
-	if err := testenv.WaitGroupGone(pgid, 10*time.Second); err != nil {
+	if err := testenv.WaitGroupGone(pgid, testutil.DefaultTimeout); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -315,8 +296,8 @@ func TestRunCommandKillsBackgroundLeftovers(t *testing.T) {
 	if err != nil || !strings.Contains(out.Content, "started") {
 		t.Fatalf("%+v %v", out, err)
 	}
-	pid := readPid(t, filepath.Join(ws, "bg"))
-	if err := testenv.WaitPidGone(pid, 10*time.Second); err != nil {
+	pid := testenv.ReadPidFile(t, filepath.Join(ws, "bg"))
+	if err := testenv.WaitPidGone(pid, testutil.DefaultTimeout); err != nil {
 		t.Fatal(err)
 	}
 }

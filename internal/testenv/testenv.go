@@ -1,6 +1,8 @@
 // Package testenv owns small helpers for tests that need things outside Go:
 // node and the npm packages pinned in testdata/npm (MCP servers, the openai
-// and SignalR clients), free loopback ports, and process-group checks.
+// and SignalR clients), free loopback ports, process-group checks, pid
+// files written by children, and finding processes by an environment
+// marker.
 //
 // A missing prerequisite skips the test, except when the environment
 // variable CI is "true": then it fails loudly, so that CI never passes by
