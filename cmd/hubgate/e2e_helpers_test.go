@@ -331,19 +331,25 @@ type daemonProc struct {
 // bgProc is a hubgate process a test started and does not wait for.
 type bgProc struct {
 	cmd    *exec.Cmd
+	stdout testutil.SyncBuffer // unless the caller set cmd.Stdout
 	stderr testutil.SyncBuffer
 	done   chan struct{} // closed once cmd has exited
 }
 
 func (p *bgProc) Stderr() string { return p.stderr.String() }
 
-// startBackground starts cmd (its stderr kept) and, at the test's end,
-// stops it if it still runs (SIGTERM, SIGKILL after 30 s) and logs its
-// stderr when the test failed.
+// startBackground is the one way these tests start a hubgate process that
+// they do not wait for: it starts cmd (its stderr kept, and its stdout
+// unless cmd.Stdout is set) and, at the test's end, stops it if it still
+// runs (SIGTERM, SIGKILL after 30 s) and logs its stderr when the test
+// failed.
 func startBackground(tb testing.TB, cmd *exec.Cmd, what string) *bgProc {
 	tb.Helper()
 	p := &bgProc{cmd: cmd, done: make(chan struct{})}
 	cmd.Stderr = &p.stderr
+	if cmd.Stdout == nil {
+		cmd.Stdout = &p.stdout
+	}
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -369,6 +375,32 @@ func startBackground(tb testing.TB, cmd *exec.Cmd, what string) *bgProc {
 		}
 	})
 	return p
+}
+
+// startPrinting starts cmd with startBackground and waits for the first
+// line it prints on stdout (the address that `hubgate mock` and `hubgate
+// automate serve` print once they listen), which it returns trimmed.
+func startPrinting(tb testing.TB, cmd *exec.Cmd, what string) (*bgProc, string) {
+	tb.Helper()
+	p := startBackground(tb, cmd, what)
+	var line string
+	exited := false
+	if !testutil.Eventually(e2eWait, func() bool {
+		select {
+		case <-p.done: // its stdout is all copied: read it once more
+			exited = true
+		default:
+		}
+		l, _, ok := strings.Cut(p.stdout.String(), "\n")
+		line = l
+		return ok || exited
+	}) {
+		tb.Fatalf("%s printed no line within %s; stderr:\n%s", what, e2eWait, p.Stderr())
+	}
+	if exited && line == "" {
+		tb.Fatalf("%s exited (%d) before printing its address; stderr:\n%s", what, p.cmd.ProcessState.ExitCode(), p.Stderr())
+	}
+	return p, strings.TrimSpace(line)
 }
 
 // startDaemon starts `hubgate run` with s's config; it does not wait.
