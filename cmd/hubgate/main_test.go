@@ -77,9 +77,20 @@ type result struct {
 	stdout, stderr string
 }
 
+// runCmd runs the binary to its end; one still running after 60 s is a
+// hang: it is killed and fails the test.
 func runCmd(t *testing.T, environ []string, stdin string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return runCmdWithin(t, 60*time.Second, environ, stdin, args...)
+}
+
+// runCmdWithin runs the binary under a context deadline: a command that
+// has not exited when within has passed is killed and fails the test,
+// naming the deadline (a hang is the failure; no duration is measured and
+// compared afterwards).
+func runCmdWithin(t *testing.T, within time.Duration, environ []string, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = environ
@@ -87,6 +98,9 @@ func runCmd(t *testing.T, environ []string, stdin string, args ...string) result
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("hubgate %s did not exit within %s (killed)\nstdout: %s\nstderr: %s", strings.Join(args, " "), within, out.String(), errb.String())
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
