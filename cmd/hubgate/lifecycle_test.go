@@ -7,6 +7,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -291,7 +294,15 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 }
 
 // TestSecondRunExitsAtOnceAndBindsNothing: a second `hubgate run` on the
-// same control socket names the first one's PID and never binds its port.
+// same control socket is refused before it opens or binds anything: it
+// names the first one's PID and exits 5.
+//
+// The test holds every port the second daemon would bind (its Automate
+// port, a fixed port: the whole of its port window, and its status page's
+// port) with listeners of its own, and gives it a journal of its own: a
+// daemon that bound or opened anything before its instance check would
+// fail on a taken port instead (exit 1, "bind ...: address already in
+// use"), or leave its journal behind.
 func TestSecondRunExitsAtOnceAndBindsNothing(t *testing.T) {
 	h := startHub(t)
 	s := newDaemonSetup(t, h, daemonConfig{})
@@ -301,29 +312,37 @@ func TestSecondRunExitsAtOnceAndBindsNothing(t *testing.T) {
 		t.Errorf("run does not warn that no rule can match:\n%s", d.Stderr())
 	}
 
-	port := freeLoopbackPort(t)
-	cfg, err := os.ReadFile(s.configPath)
-	if err != nil {
-		t.Fatal(err)
+	hold := func() int {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		return ln.Addr().(*net.TCPAddr).Port
 	}
+	automatePort, pagePort := hold(), hold()
+	dataDir := filepath.Join(t.TempDir(), "second-data")
+	secondJournal := filepath.Join(dataDir, "journal.db")
 	second := filepath.Join(t.TempDir(), "second.yaml")
-	if err := os.WriteFile(second, []byte(strings.Replace(string(cfg), "port: ", "port: "+strconv.Itoa(port)+" #", 1)), 0o600); err != nil {
+	cfg := fmt.Sprintf("log:\n  level: info\n  format: json\nautomate:\n  target: cohosted\n  port: %d\n  workspace: %q\n"+
+		"bridge:\n  journal: %q\n  control_socket: %q\n  status_page: {enabled: true, port: %d}\n",
+		automatePort, s.workspace, secondJournal, s.socket, pagePort)
+	if err := os.WriteFile(second, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	start := time.Now()
 	r := runCmd(t, s.environ(), "", "--config", second, "run")
 	if r.code != ExitUnavailable || !strings.Contains(r.stderr, "another hubgate daemon is running") ||
-		!strings.Contains(r.stderr, "pid "+strconv.Itoa(d.cmd.Process.Pid)) || !strings.Contains(r.stderr, "runs once per user") {
-		t.Fatalf("second run: exit %d after %s\n%s", r.code, time.Since(start), r.stderr)
+		!strings.Contains(r.stderr, "pid "+strconv.Itoa(d.cmd.Process.Pid)+" ") || !strings.Contains(r.stderr, "runs once per user") {
+		t.Fatalf("second run: exit %d, want %d naming pid %d\n%s", r.code, ExitUnavailable, d.cmd.Process.Pid, r.stderr)
 	}
-	if strings.Contains(r.stderr, "automate server listening") || strings.Contains(r.stderr, "journal opened") {
-		t.Errorf("the second run started parts before it refused:\n%s", r.stderr)
+	for _, word := range []string{"bind", "address already in use", "port"} {
+		if strings.Contains(r.stderr, word) {
+			t.Errorf("the second run's refusal speaks of %q: it tried to bind before it checked for another daemon\n%s", word, r.stderr)
+		}
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		t.Fatalf("port %d is taken after the refused run: %v", port, err)
+	if _, err := os.Stat(dataDir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the second run created its journal's directory before it refused (%v)", err)
 	}
-	ln.Close()
 	// The first one is untouched.
 	if r := runCmd(t, s.environ(), "", "--config", s.configPath, "status"); r.code != 0 {
 		t.Fatalf("status of the first daemon: %d %s", r.code, r.stderr)
