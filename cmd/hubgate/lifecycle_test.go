@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub/mockhub"
@@ -376,27 +377,40 @@ func rewriteBridge(t *testing.T, s *daemonSetup, bridge string) {
 // TestSIGHUPReloadsRulesWhileARunIsInFlight: a valid new file changes the
 // rules for the next command, a broken one is refused with the reason and
 // the running rules stay; the hub connection and the run in flight are
-// untouched throughout.
+// untouched throughout (the daemon's status says so after each reload).
+// The run lasts until the test cancels it.
 func TestSIGHUPReloadsRulesWhileARunIsInFlight(t *testing.T) {
 	h := startHub(t)
-	s := newDaemonSetup(t, h, daemonConfig{Bridge: `rules:
-  - name: slow
+	// Ten minutes in one step, which the test ends with a force cancel.
+	slow := `  - name: slow
     match: {command: slow}
     run:
-      prompt: "slow\n#!sleep 2500\n#!answer slow done"
-unmatched: {action: ignore}
-`})
+      prompt: "slow\n#!sleep 600000\n#!answer slow done"
+`
+	s := newDaemonSetup(t, h, daemonConfig{Bridge: "rules:\n" + slow + "unmatched: {action: ignore}\n"})
 	d := startListening(t, s)
 	connects := h.countActions(d.since, "connected")
 	h.push("slow", nil)
-	waitJournalState(t, s.journal, "the slow run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
+	es := waitJournalState(t, s.journal, "the slow run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
+	slowID := es[0].ID
+	before := d.status()
+	if before.Current == nil || before.Current.CommandID != slowID || before.Hub.Status != "listening" {
+		t.Fatalf("status with the slow run started: %+v", before)
+	}
+	// stillInFlight checks that the slow run is the current one, still
+	// running, and the hub connection the one it was.
+	stillInFlight := func(after string) {
+		t.Helper()
+		st := d.status()
+		if st.Current == nil || st.Current.CommandID != slowID || st.Current.Status != control.RunRunning {
+			t.Fatalf("after %s the slow run #%d is not in flight: current %+v\n%s", after, slowID, st.Current, e2eDump(journalEntries(t, s.journal)))
+		}
+		if st.Hub.Status != "listening" || !st.Hub.Since.Equal(before.Hub.Since) || !st.Listening {
+			t.Fatalf("after %s the hub is %+v, was %+v", after, st.Hub, before.Hub)
+		}
+	}
 
-	rewriteBridge(t, s, `rules:
-  - name: slow
-    match: {command: slow}
-    run:
-      prompt: "slow\n#!sleep 2500\n#!answer slow done"
-  - name: lights
+	rewriteBridge(t, s, "rules:\n"+slow+`  - name: lights
     match: {command_regex: '(?i)lights (?P<state>on|off)'}
     busy: queue
     run: {prompt: "lights {{.Named.state}}"}
@@ -408,6 +422,7 @@ unmatched: {action: ignore}
 	}) {
 		t.Fatalf("no reload line:\n%s", d.Stderr())
 	}
+	stillInFlight("the valid reload")
 	h.push("lights on", nil)
 
 	// A broken file: refused, the old rules stay.
@@ -422,13 +437,24 @@ unmatched: {action: ignore}
 	if !strings.Contains(rec["err"].(string), "bridge.rules[0].match.command_regex") {
 		t.Errorf("the refusal does not say why: %v", rec)
 	}
+	stillInFlight("the refused reload")
 	h.push("lights off", nil)
+	// Both wait behind the slow run, matched by the reloaded rule.
+	if !testutil.Eventually(e2eWait, func() bool { return len(d.status().Queue) == 2 }) {
+		t.Fatalf("the lights commands are not queued: %+v\n%s", d.status(), e2eDump(journalEntries(t, s.journal)))
+	}
+	stillInFlight("the lights commands")
 
-	es := waitJournalState(t, s.journal, "three settled commands", func(es []journal.Entry) bool {
+	// The test ends the slow run (the daemon's config file is the broken
+	// one: the socket is named by the environment); the queued commands run.
+	if r := runCmd(t, append(s.environ(), "HUBGATE_CONTROL_SOCKET="+s.socket), "", "cancel", "--force"); r.code != 0 {
+		t.Fatalf("hubgate cancel --force: %d %s", r.code, r.stderr)
+	}
+	es = waitJournalState(t, s.journal, "three settled commands", func(es []journal.Entry) bool {
 		return len(es) == 3 && e2eSettled(es[0]) && e2eSettled(es[1]) && e2eSettled(es[2])
 	})
-	if es[0].Answer != "slow done" || es[0].Status != automate.StatusCompleted {
-		t.Errorf("the run in flight during the reloads:\n%s", e2eDump(es))
+	if es[0].ID != slowID || es[0].Status != automate.StatusTerminated {
+		t.Errorf("the run in flight during the reloads, terminated by the test:\n%s", e2eDump(es))
 	}
 	if es[1].Rule != "lights" || es[1].Answer != "Done: lights on" || es[2].Rule != "lights" || es[2].Answer != "Done: lights off" {
 		t.Errorf("commands after the reloads:\n%s", e2eDump(es))
