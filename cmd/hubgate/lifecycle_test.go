@@ -469,39 +469,41 @@ unmatched: {action: ignore}
 
 // TestSIGINTSaysWhatItWaitsForAndASecondOneForces: the first SIGINT says
 // how long it waits for which run; the second terminates the run and the
-// daemon exits at once, after DeviceStoppedListening.
+// daemon exits, after DeviceStoppedListening.
+//
+// No duration is measured: the run sleeps for an hour in one step (a soft
+// cancel never lands) and the cancel grace is the longest allowed (10
+// minutes), so a daemon that did not force the stop would still be
+// waiting when the test's wait for its exit (e2eWait) gives up.
 func TestSIGINTSaysWhatItWaitsForAndASecondOneForces(t *testing.T) {
 	h := startHub(t)
 	s := newDaemonSetup(t, h, daemonConfig{Bridge: `rules:
   - name: long
     match: {command: long}
     run:
-      prompt: "long\n#!sleep 60000\n#!answer never"
-cancel_grace: 30s
+      prompt: "long\n#!sleep 3600000\n#!answer never"
+cancel_grace: 10m
 `})
 	d := startListening(t, s)
 	h.push("long", nil)
 	es := waitJournalState(t, s.journal, "the long run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
 	id := es[0].ID
 	d.cmd.Process.Signal(syscall.SIGINT)
-	want := "stopping: waiting up to 35 s for run #" + strconv.FormatInt(id, 10)
+	want := "stopping: waiting up to 605 s for run #" + strconv.FormatInt(id, 10)
 	if !testutil.Eventually(e2eWait, func() bool { return strings.Contains(d.Stderr(), want) }) {
 		t.Fatalf("no %q line:\n%s", want, d.Stderr())
 	}
-	start := time.Now()
-	code := d.stop(syscall.SIGINT)
-	if took := time.Since(start); took > 15*time.Second {
-		t.Errorf("the second SIGINT took %s to stop the daemon", took)
-	}
-	if code != 0 {
+	if code := d.stop(syscall.SIGINT); code != 0 {
 		t.Errorf("exit %d", code)
 	}
 	if !strings.Contains(d.Stderr(), "second interrupt") {
 		t.Errorf("no word of the second interrupt:\n%s", d.Stderr())
 	}
+	// A forced stop kills the worker: the co-hosted server ends the run
+	// terminated (automate/server: a force cancel ends a run terminated).
 	es = journalEntries(t, s.journal)
-	if len(es) != 1 || (es[0].Status != automate.StatusTerminated && es[0].Status != automate.StatusCanceled) {
-		t.Errorf("the run after a forced stop:\n%s", e2eDump(es))
+	if len(es) != 1 || es[0].Run != journal.RunFinished || es[0].Status != automate.StatusTerminated {
+		t.Errorf("the run after a forced stop, want finished %s:\n%s", automate.StatusTerminated, e2eDump(es))
 	}
 	if h.countActions(d.since, "DeviceStoppedListening") != 1 {
 		t.Errorf("no DeviceStoppedListening after a forced stop")
