@@ -643,6 +643,90 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 	}
 }
 
+// TestRunningDaemonTakesTheNewTokenOfPairReuse: `pair --reuse` keeps the
+// device and gets a new device token; the running daemon is told over its
+// control socket and reconnects at once with the new token. (The old token
+// stays valid on the service, so nothing else would make the daemon
+// switch.)
+func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
+	m, apiURL, private := newUserSetup(t)
+	e := pairEnviron(t, apiURL, private...)
+	if r := runCmd(t, e, "", "pair", "--name", "kept", "--timeout", "50s"); r.code != 0 {
+		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
+	}
+	first, err := configs.LoadState(statePathOf(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := runCmd(t, e, "", "config", "init"); r.code != 0 {
+		t.Fatalf("config init: %d %s", r.code, r.stderr)
+	}
+	d := startRunProc(t, e, "run")
+	// listeningWith waits for the device's DeviceStartedListening over a
+	// connection made with the token.
+	listeningWith := func(tokenID string, since int64) {
+		t.Helper()
+		if !testutil.Eventually(e2eWait, func() bool {
+			for _, ev := range m.Events(since) {
+				if ev.Action == "DeviceStartedListening" && ev.DeviceID == first.DeviceID && ev.TokenID == tokenID {
+					return true
+				}
+			}
+			return false
+		}) {
+			t.Fatalf("the device never listened with token %s:\n%s", tokenID, d.Stderr())
+		}
+	}
+	listeningWith(first.TokenID, 0)
+	evs := m.Events(0)
+	since := evs[len(evs)-1].Seq
+
+	r := runCmd(t, e, "", "pair", "--reuse", "--timeout", "50s")
+	if r.code != 0 {
+		t.Fatalf("pair --reuse: %d\n%s", r.code, r.stderr)
+	}
+	second, err := configs.LoadState(statePathOf(e))
+	if err != nil || second.DeviceID != first.DeviceID || second.TokenID == "" || second.TokenID == first.TokenID {
+		t.Fatalf("the state after pair --reuse: %+v (%v), before %+v", second, err, first)
+	}
+	want := "the running daemon (pid " + strconv.Itoa(d.cmd.Process.Pid) + "): reconnecting now with device " + first.DeviceID
+	if !strings.Contains(r.stderr, want) {
+		t.Fatalf("pair --reuse does not say what the daemon did (%q):\n%s", want, r.stderr)
+	}
+	listeningWith(second.TokenID, since)
+	if !testutil.Eventually(e2eWait, func() bool {
+		for _, ev := range m.Events(since) {
+			if ev.Action == "disconnected" && ev.TokenID == first.TokenID {
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Errorf("the connection with the old token was not closed:\n%s", d.Stderr())
+	}
+	// A command from the app is answered over the new connection.
+	if !testutil.Eventually(e2eWait, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
+		t.Fatalf("status never said listening:\n%s", d.Stderr())
+	}
+	if err := m.PushCommand(first.DeviceID, "hey what is on my calendar", nil); err != nil {
+		t.Fatal(err)
+	}
+	var entries []journal.Entry
+	if !testutil.Eventually(e2eWait, func() bool {
+		r := runCmd(t, e, "", "history", "--json")
+		entries = nil
+		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &entries) == nil && len(entries) == 1 && entries[0].Status != ""
+	}) {
+		t.Fatalf("no settled command in the history: %+v\n%s", entries, d.Stderr())
+	}
+	if entries[0].Status != automate.StatusCompleted || entries[0].Answer != "Done: what is on my calendar" {
+		t.Fatalf("the command after pair --reuse: %+v", entries[0])
+	}
+	if code := stopProcess(t, d.cmd, d.done, syscall.SIGTERM, e2eWait, "hubgate run", d.Stderr); code != 0 {
+		t.Errorf("the daemon exited %d", code)
+	}
+}
+
 // systemdAnalyze is systemd-analyze, or "" when it is not installed
 // outside CI (in CI, scripts/test installs it and its absence fails).
 func systemdAnalyze(t *testing.T) string {
