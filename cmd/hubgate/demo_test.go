@@ -544,22 +544,25 @@ func TestDemoInProcess(t *testing.T) {
 	}()
 	waitIn := func(want string) string {
 		t.Helper()
-		deadline := time.Now().Add(60 * time.Second)
-		for {
-			s := out2.String()
-			if strings.Contains(s, want) {
-				return s
+		var s string
+		ended, code := false, 0
+		if !testutil.Eventually(e2eWait, func() bool {
+			if s = out2.String(); strings.Contains(s, want) {
+				return true
 			}
 			select {
-			case code := <-done:
-				t.Fatalf("the demo ended (exit %d) before %q\nstdout:\n%s\nstderr:\n%s", code, want, s, errs2.String())
+			case code = <-done:
+				ended = true
 			default:
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q within 60s\nstdout:\n%s\nstderr:\n%s", want, s, errs2.String())
-			}
-			time.Sleep(10 * time.Millisecond)
+			return ended
+		}) {
+			t.Fatalf("no %q within %s\nstdout:\n%s\nstderr:\n%s", want, e2eWait, s, errs2.String())
 		}
+		if ended {
+			t.Fatalf("the demo ended (exit %d) before %q\nstdout:\n%s\nstderr:\n%s", code, want, out2.String(), errs2.String())
+		}
+		return s
 	}
 	s := waitIn("Ctrl-C stops the demo")
 	m := demoSendHint.FindStringSubmatch(s)

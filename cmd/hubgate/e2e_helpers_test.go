@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub/mockhub"
@@ -331,19 +332,25 @@ type daemonProc struct {
 // bgProc is a hubgate process a test started and does not wait for.
 type bgProc struct {
 	cmd    *exec.Cmd
+	stdout testutil.SyncBuffer // unless the caller set cmd.Stdout
 	stderr testutil.SyncBuffer
 	done   chan struct{} // closed once cmd has exited
 }
 
 func (p *bgProc) Stderr() string { return p.stderr.String() }
 
-// startBackground starts cmd (its stderr kept) and, at the test's end,
-// stops it if it still runs (SIGTERM, SIGKILL after 30 s) and logs its
-// stderr when the test failed.
+// startBackground is the one way these tests start a hubgate process that
+// they do not wait for: it starts cmd (its stderr kept, and its stdout
+// unless cmd.Stdout is set) and, at the test's end, stops it if it still
+// runs (SIGTERM, SIGKILL after 30 s) and logs its stderr when the test
+// failed.
 func startBackground(tb testing.TB, cmd *exec.Cmd, what string) *bgProc {
 	tb.Helper()
 	p := &bgProc{cmd: cmd, done: make(chan struct{})}
 	cmd.Stderr = &p.stderr
+	if cmd.Stdout == nil {
+		cmd.Stdout = &p.stdout
+	}
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
 	}
@@ -369,6 +376,32 @@ func startBackground(tb testing.TB, cmd *exec.Cmd, what string) *bgProc {
 		}
 	})
 	return p
+}
+
+// startPrinting starts cmd with startBackground and waits for the first
+// line it prints on stdout (the address that `hubgate mock` and `hubgate
+// automate serve` print once they listen), which it returns trimmed.
+func startPrinting(tb testing.TB, cmd *exec.Cmd, what string) (*bgProc, string) {
+	tb.Helper()
+	p := startBackground(tb, cmd, what)
+	var line string
+	exited := false
+	if !testutil.Eventually(e2eWait, func() bool {
+		select {
+		case <-p.done: // its stdout is all copied: read it once more
+			exited = true
+		default:
+		}
+		l, _, ok := strings.Cut(p.stdout.String(), "\n")
+		line = l
+		return ok || exited
+	}) {
+		tb.Fatalf("%s printed no line within %s; stderr:\n%s", what, e2eWait, p.Stderr())
+	}
+	if exited && line == "" {
+		tb.Fatalf("%s exited (%d) before printing its address; stderr:\n%s", what, p.cmd.ProcessState.ExitCode(), p.Stderr())
+	}
+	return p, strings.TrimSpace(line)
 }
 
 // startDaemon starts `hubgate run` with s's config; it does not wait.
@@ -455,6 +488,21 @@ func (d *daemonProc) bridgeLogs(msg string) []map[string]any {
 		}
 	}
 	return out
+}
+
+// status is the daemon's `hubgate status --json`. The control socket is
+// named by HUBGATE_CONTROL_SOCKET, not by the daemon's config file, which
+// a test may have broken on purpose.
+func (d *daemonProc) status() control.Status {
+	d.tb.Helper()
+	cmd := exec.Command(binary, "status", "--json")
+	cmd.Env = append(d.s.environ(), "HUBGATE_CONTROL_SOCKET="+d.s.socket)
+	out, err := cmd.Output()
+	var st control.Status
+	if err != nil || json.Unmarshal(out, &st) != nil {
+		d.tb.Fatalf("hubgate status --json: %v\n%s", err, out)
+	}
+	return st
 }
 
 // stop signals the daemon and returns its exit code.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,12 +10,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // binary is the hubgate binary built once for the acceptance tests.
@@ -78,9 +77,20 @@ type result struct {
 	stdout, stderr string
 }
 
+// runCmd runs the binary to its end; one still running after 60 s is a
+// hang: it is killed and fails the test.
 func runCmd(t *testing.T, environ []string, stdin string, args ...string) result {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	return runCmdWithin(t, 60*time.Second, environ, stdin, args...)
+}
+
+// runCmdWithin runs the binary under a context deadline: a command that
+// has not exited when within has passed is killed and fails the test,
+// naming the deadline (a hang is the failure; no duration is measured and
+// compared afterwards).
+func runCmdWithin(t *testing.T, within time.Duration, environ []string, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
 	cmd.Env = environ
@@ -88,6 +98,9 @@ func runCmd(t *testing.T, environ []string, stdin string, args ...string) result
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("hubgate %s did not exit within %s (killed)\nstdout: %s\nstderr: %s", strings.Join(args, " "), within, out.String(), errb.String())
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -99,76 +112,19 @@ func runCmd(t *testing.T, environ []string, stdin string, args ...string) result
 
 // serveProc is a running `hubgate automate serve`.
 type serveProc struct {
-	t      *testing.T
-	cmd    *exec.Cmd
-	url    string
-	mu     sync.Mutex
-	stderr strings.Builder
-	done   chan error
+	*bgProc
+	t   *testing.T
+	url string
 }
 
-func (s *serveProc) Stderr() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stderr.String()
-}
-
-// startServe starts serve and waits for the endpoint line on stdout.
+// startServe starts serve (startPrinting: stopped at the test's end) and
+// waits for the endpoint line on stdout.
 func startServe(t *testing.T, environ []string, args ...string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"automate", "serve"}, args...)...)
 	cmd.Env = environ
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &serveProc{t: t, cmd: cmd, done: make(chan error, 1)}
-	errPipe, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		b := make([]byte, 4096)
-		for {
-			n, err := errPipe.Read(b)
-			s.mu.Lock()
-			s.stderr.Write(b[:n])
-			s.mu.Unlock()
-			if err != nil {
-				return
-			}
-		}
-	}()
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		io.Copy(io.Discard, stdout)
-	}()
-	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			<-s.done
-		}
-	})
-	go func() { s.done <- cmd.Wait() }()
-	select {
-	case line, ok := <-lines:
-		if !ok {
-			err := <-s.done
-			t.Fatalf("serve exited before printing its endpoint: %v\nstderr: %s", err, s.Stderr())
-		}
-		s.url = line
-	case <-time.After(30 * time.Second):
-		t.Fatalf("no endpoint within 30s; stderr: %s", s.Stderr())
-	}
-	return s
+	p, url := startPrinting(t, cmd, "hubgate automate serve")
+	return &serveProc{bgProc: p, t: t, url: url}
 }
 
 // stop sends sig and returns the exit code.
@@ -272,19 +228,12 @@ func TestServeStopsCleanlyOnSIGINTDuringARun(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	testutil.WaitFor(t, "the run to start (health busy)", func() bool {
 		_, body := get(t, s.url+"/health", envKey)
 		var h automate.Health
 		json.Unmarshal(body, &h)
-		if h.Busy {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the run never started")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return h.Busy
+	})
 	if code := s.stop(syscall.SIGINT); code != 0 {
 		t.Errorf("SIGINT exit %d; stderr %s", code, s.Stderr())
 	}
@@ -335,13 +284,14 @@ func TestServeWithEphemeralKey(t *testing.T) {
 	s := startServe(t, env(t), "--port", "0", "--ephemeral-key", "--workspace", t.TempDir())
 	var key string
 	// stderr is read concurrently: the line may land just after stdout's.
-	for deadline := time.Now().Add(5 * time.Second); key == "" && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+	testutil.Eventually(0, func() bool {
 		for _, line := range strings.Split(s.Stderr(), "\n") {
 			if k, ok := strings.CutPrefix(line, "hubgate: access key for this process only: "); ok {
 				key = k
 			}
 		}
-	}
+		return key != ""
+	})
 	if len(key) != 43 {
 		t.Fatalf("no ephemeral key on stderr: %q", s.Stderr())
 	}
@@ -389,18 +339,13 @@ func TestServeWithModelsFileAndLaunchSelection(t *testing.T) {
 	if len(cat.Data) != 2 || cat.Data[0].Name != "tiny-a" {
 		t.Fatalf("catalog %s", body)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	if !testutil.Eventually(0, func() bool {
 		var h automate.Health
-		_, body := get(t, s.url+"/health", envKey)
+		_, body = get(t, s.url+"/health", envKey)
 		json.Unmarshal(body, &h)
-		if h.ModelName != nil && *h.ModelName == "tiny-b" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("launch selection not applied: %s", body)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return h.ModelName != nil && *h.ModelName == "tiny-b"
+	}) {
+		t.Fatalf("launch selection not applied: %s", body)
 	}
 	s.stop(syscall.SIGTERM)
 }
@@ -445,15 +390,8 @@ func TestAutomateKeyAndRotationWithTheKeyring(t *testing.T) {
 		t.Fatalf("rotate: %+v", rotated)
 	}
 	s.cmd.Process.Signal(syscall.SIGHUP)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if code, _ := get(t, s.url+"/health", newKey); code == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the rotated key was not picked up; stderr %s", s.Stderr())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testutil.Eventually(0, func() bool { code, _ := get(t, s.url+"/health", newKey); return code == 200 }) {
+		t.Fatalf("the rotated key was not picked up; stderr %s", s.Stderr())
 	}
 	if code, _ := get(t, s.url+"/health", key); code != 401 {
 		t.Errorf("the old key still works after rotation: %d", code)

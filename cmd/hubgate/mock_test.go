@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,68 +23,19 @@ import (
 
 // mockProc is a running `hubgate mock`.
 type mockProc struct {
-	t      testing.TB
-	cmd    *exec.Cmd
-	url    string
-	stderr testutil.SyncBuffer
-	done   chan struct{}
+	*bgProc
+	t   testing.TB
+	url string
 }
 
-func (p *mockProc) Stderr() string {
-	return p.stderr.String()
-}
-
-// startMockProc starts `hubgate mock args...` and waits for its URL line;
-// at cleanup it is stopped with SIGTERM (killed after 20s).
+// startMockProc starts `hubgate mock args...` (startPrinting: stopped at
+// the test's end) and waits for its URL line.
 func startMockProc(tb testing.TB, environ []string, args ...string) *mockProc {
 	tb.Helper()
 	cmd := exec.Command(binary, append([]string{"mock"}, args...)...)
 	cmd.Env = environ
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	p := &mockProc{t: tb, cmd: cmd, done: make(chan struct{})}
-	cmd.Stderr = &p.stderr
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		io.Copy(io.Discard, stdout)
-		cmd.Wait()
-		close(p.done)
-	}()
-	tb.Cleanup(func() {
-		select {
-		case <-p.done:
-			return
-		default:
-		}
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-p.done:
-		case <-time.After(20 * time.Second):
-			cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	select {
-	case line, ok := <-lines:
-		if !ok {
-			<-p.done
-			tb.Fatalf("mock exited before printing its URL: %s", p.Stderr())
-		}
-		p.url = line
-	case <-time.After(30 * time.Second):
-		tb.Fatalf("no URL within 30s; stderr: %s", p.Stderr())
-	}
-	return p
+	p, url := startPrinting(tb, cmd, "hubgate mock")
+	return &mockProc{bgProc: p, t: tb, url: url}
 }
 
 type writerTo func([]byte) (int, error)

@@ -619,32 +619,7 @@ func TestPairAgainstHubgateMockProcess(t *testing.T) {
 	requireCurl(t)
 	clearPairSecrets(t)
 	t.Cleanup(func() { clearPairSecrets(t) })
-	mock := exec.Command(binary, "mock", "--listen", "127.0.0.1:0")
-	mock.Env = env(t)
-	stdout, err := mock.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mockErr testutil.SyncBuffer
-	mock.Stderr = &mockErr
-	if err := mock.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mock.Process.Kill(); mock.Wait() })
-	urls := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		if sc.Scan() {
-			urls <- strings.TrimSpace(sc.Text())
-		}
-		io.Copy(io.Discard, stdout)
-	}()
-	var apiURL string
-	select {
-	case apiURL = <-urls:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("hubgate mock printed no URL; stderr: %s", mockErr.String())
-	}
+	apiURL := startMockProc(t, env(t), "--listen", "127.0.0.1:0").url
 	if !strings.HasPrefix(apiURL, "http://127.0.0.1:") {
 		t.Fatalf("mock URL %q", apiURL)
 	}

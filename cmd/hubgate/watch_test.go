@@ -20,7 +20,7 @@ type watchLine struct {
 }
 
 // startWatch runs `hubgate watch --json` against s's daemon.
-func startWatch(t *testing.T, s *daemonSetup, args ...string) (<-chan watchLine, *exec.Cmd) {
+func startWatch(t testing.TB, s *daemonSetup, args ...string) (<-chan watchLine, *exec.Cmd) {
 	t.Helper()
 	cmd := exec.Command(binary, append([]string{"--config", s.configPath, "watch", "--json"}, args...)...)
 	cmd.Env = s.environ()
@@ -57,7 +57,7 @@ func startWatch(t *testing.T, s *daemonSetup, args ...string) (<-chan watchLine,
 	return lines, cmd
 }
 
-func nextLine(t *testing.T, lines <-chan watchLine, what string, match func(control.Event) bool) watchLine {
+func nextLine(t testing.TB, lines <-chan watchLine, what string, match func(control.Event) bool) watchLine {
 	t.Helper()
 	deadline := time.After(e2eWait)
 	for {
@@ -75,17 +75,22 @@ func nextLine(t *testing.T, lines <-chan watchLine, what string, match func(cont
 	}
 }
 
-// `hubgate watch --json` shows a finished run's answer as soon as the
-// journal has it (within 100 ms of the journal row), with the command's
-// whole life before it; it exits 9 when the daemon stops or is not there.
-func TestWatchShowsTheAnswerAsTheJournalRecordsIt(t *testing.T) {
-	h := startHub(t)
-	s := newDaemonSetup(t, h, daemonConfig{Bridge: `rules:
+// watchHelloRule is the rule of the watch test and benchmark: an answer at
+// once.
+const watchHelloRule = `rules:
   - name: hello
     match: {command: hello}
     run:
       prompt: "Say hello\n#!answer Hello from the watched daemon"
-`})
+`
+
+// `hubgate watch --json` shows a finished run's answer, the one the
+// journal records, with the command's whole life before it; it exits 9
+// when the daemon stops or is not there. How soon after the journal row the
+// answer arrives is measured by BenchmarkWatchAnswerLag.
+func TestWatchShowsTheAnswerAsTheJournalRecordsIt(t *testing.T) {
+	h := startHub(t)
+	s := newDaemonSetup(t, h, daemonConfig{Bridge: watchHelloRule})
 	if r := runCmd(t, s.environ(), "", "--config", s.configPath, "watch"); r.code != ExitNotRunning {
 		t.Fatalf("watch without a daemon: exit %d, stderr %q", r.code, r.stderr)
 	}
@@ -94,7 +99,6 @@ func TestWatchShowsTheAnswerAsTheJournalRecordsIt(t *testing.T) {
 	// The history shows the hub reaching "listening": the stream is live.
 	nextLine(t, lines, "the hub state", func(e control.Event) bool { return e.Kind == control.EventHub && e.Hub.Status == "listening" })
 
-	var worst time.Duration
 	for i := range 5 {
 		h.push("hello", nil)
 		var kinds []string
@@ -112,12 +116,6 @@ func TestWatchShowsTheAnswerAsTheJournalRecordsIt(t *testing.T) {
 		if e.Answer != fin.event.Answer || e.FinishedAt.IsZero() {
 			t.Fatalf("journal row %+v", e)
 		}
-		lag := fin.at.Sub(e.FinishedAt)
-		t.Logf("run %d: the answer reached watch %s after the journal row", i, lag)
-		worst = max(worst, lag)
-	}
-	if worst > 100*time.Millisecond {
-		t.Errorf("the answer reached watch up to %s after the journal row (want within 100 ms)", worst)
 	}
 
 	d.stop(syscall.SIGTERM)
@@ -129,8 +127,43 @@ func TestWatchShowsTheAnswerAsTheJournalRecordsIt(t *testing.T) {
 	}
 }
 
+// BenchmarkWatchAnswerLag: the real binaries (`hubgate mock`, `hubgate
+// run`, `hubgate watch --json`); one command at a time, each answered at
+// once. The lag is from the journal row of the finished run (its
+// FinishedAt, stamped by the daemon) to the moment this test read the
+// finished event from watch's stdout (one machine, one wall clock).
+// Reports p50-ms, p99-ms and max-ms. Target: under 100 ms. Run it with
+// e.g. `go test -run '^$' -bench WatchAnswerLag -benchtime 50x ./cmd/hubgate`.
+func BenchmarkWatchAnswerLag(b *testing.B) {
+	h := startHub(b)
+	s := newDaemonSetup(b, h, daemonConfig{Bridge: watchHelloRule})
+	startListening(b, s)
+	lines, _ := startWatch(b, s, "--history", "50")
+	// The history shows the hub reaching "listening": the stream is live.
+	nextLine(b, lines, "the hub state", func(e control.Event) bool { return e.Kind == control.EventHub && e.Hub.Status == "listening" })
+	one := func() time.Duration {
+		h.push("hello", nil)
+		fin := nextLine(b, lines, "the finished run", func(e control.Event) bool { return e.Kind == control.EventFinished })
+		e := journalEntry(b, s.journal, fin.event.CommandID)
+		if e.FinishedAt.IsZero() || e.Answer != fin.event.Answer {
+			b.Fatalf("journal row %+v, watch event %+v", e, fin.event)
+		}
+		return fin.at.Sub(e.FinishedAt)
+	}
+	for range 3 { // warm up: the connections, the journal's statements
+		one()
+	}
+	lags := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		lags = append(lags, one())
+	}
+	b.StopTimer()
+	reportLatencies(b, lags)
+}
+
 // journalEntry reads one entry of the journal file.
-func journalEntry(t *testing.T, path string, id int64) journal.Entry {
+func journalEntry(t testing.TB, path string, id int64) journal.Entry {
 	t.Helper()
 	for _, e := range journalEntries(t, path) {
 		if e.ID == id {
