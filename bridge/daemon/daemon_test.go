@@ -615,3 +615,22 @@ unmatched: {action: run}
 		t.Errorf("notifications %q, want the two answers after the reload only", got)
 	}
 }
+
+// TestALongRunFitsTheClient: a run of many steps reaches the journal with
+// its answer. Its record's events (the whole step list rebroadcast on every
+// update) would grow with the square of the steps, to about 80 MB for 500,
+// past the Automate client's response limit: the daemon's runs ask for none
+// of the record's large blocks unless a rule does.
+func TestALongRunFitsTheClient(t *testing.T) {
+	f := newFixture(t)
+	d := f.start(t)
+	waitListening(t, f, d, f.device)
+	prompt := "count to 500" + strings.Repeat("\n#!sleep 0", 500) + "\n#!answer counted"
+	if err := f.mock.PushCommand(f.device, prompt, nil); err != nil {
+		t.Fatal(err)
+	}
+	es := waitEntries(t, d.Info().Bridge, 1)
+	if es[0].Status != automate.StatusCompleted || es[0].Answer != "counted" || es[0].Error != "" {
+		t.Fatalf("journal entry: status %q answer %q error %q", es[0].Status, es[0].Answer, es[0].Error)
+	}
+}

@@ -284,9 +284,7 @@ func (c *compiler) runTemplate(field string, t RunTemplate, defaultPrompt bool, 
 		c.add(field+".thinking_level", "must be one of %s (or empty for the user's setting); got %q",
 			strings.Join(automate.ThinkingLevels, ", "), t.ThinkingLevel)
 	}
-	if inc := t.Include; inc != nil {
-		run.include = &automate.Include{Steps: cloneBool(inc.Steps), Trace: cloneBool(inc.Trace), Events: cloneBool(inc.Events)}
-	}
+	run.include = includeOf(t.Include)
 	ids := func(name string, list []string) []string {
 		for i, id := range list {
 			if strings.TrimSpace(id) == "" {
@@ -415,6 +413,23 @@ func describe(v any) string {
 		return "a list"
 	}
 	return fmt.Sprintf("a %T", v)
+}
+
+// includeOf is the include object a rule's runs send: every block is off
+// unless the rule turns it on. The server's default is every block on, but
+// hubgate reads none of them (the journal keeps the status and the
+// answers), and they are large: events rebroadcast the whole step list on
+// every update, so a run of a few hundred steps sends tens of MB, past the
+// client's response limit.
+func includeOf(inc *IncludeSpec) *automate.Include {
+	on := func(b *bool) *bool {
+		v := b != nil && *b
+		return &v
+	}
+	if inc == nil {
+		inc = &IncludeSpec{}
+	}
+	return &automate.Include{Steps: on(inc.Steps), Trace: on(inc.Trace), Events: on(inc.Events)}
 }
 
 func cloneBool(b *bool) *bool {

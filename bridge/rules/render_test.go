@@ -69,7 +69,7 @@ func TestRenderEveryOption(t *testing.T) {
 		RestrictToWorkspace:      true,
 		AllowDestructiveTools:    true,
 		Continuation:             true,
-		Include:                  &automate.Include{Steps: ptr(true), Trace: ptr(false)},
+		Include:                  &automate.Include{Steps: ptr(true), Trace: ptr(false), Events: ptr(false)}, // an absent key is off
 		SelectedSkillIDs:         []string{"skill-a"},
 		SelectedMcpServerIDs:     []string{"fs", "git"},
 		McpServers: []automate.InlineMcpServer{
@@ -167,11 +167,13 @@ func TestRenderDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(req, automate.RunRequest{Prompt: "do min"}) {
+		// Every large block of the record is off: hubgate reads none.
+		off := automate.Include{Steps: ptr(false), Trace: ptr(false), Events: ptr(false)}
+		if !reflect.DeepEqual(req, automate.RunRequest{Prompt: "do min", Include: &off}) {
 			t.Fatalf("%+v", req)
 		}
 		b, _ := json.Marshal(req)
-		if string(b) != `{"prompt":"do min"}` {
+		if string(b) != `{"prompt":"do min","include":{"steps":false,"trace":false,"events":false}}` {
 			t.Fatalf("wire form %s", b)
 		}
 	})

@@ -148,7 +148,8 @@ type RunTemplate struct {
 }
 
 // IncludeSpec selects the large blocks of the run record; an absent key
-// means true (the server's default).
+// means false (hubgate reads none of them; the server's own default, true,
+// applies only to requests that omit include).
 type IncludeSpec struct {
 	Steps  *bool `yaml:"steps,omitempty" json:"steps,omitempty"`
 	Trace  *bool `yaml:"trace,omitempty" json:"trace,omitempty"`
