@@ -584,20 +584,7 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 	if strings.Contains(d.Stderr(), "every command will be ignored") {
 		t.Errorf("run warned about rules after config init:\n%s", d.Stderr())
 	}
-	if !testutil.Eventually(e2eWait, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
-		t.Fatalf("status never said listening:\n%s", d.Stderr())
-	}
-	if err := m.PushCommand(first.DeviceID, "hey what is on my calendar", nil); err != nil {
-		t.Fatal(err)
-	}
-	var entries []journal.Entry
-	if !testutil.Eventually(e2eWait, func() bool {
-		r := runCmd(t, e, "", "history", "--json")
-		entries = nil
-		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &entries) == nil && len(entries) == 1 && entries[0].Status != ""
-	}) {
-		t.Fatalf("no settled command in the history: %+v\n%s", entries, d.Stderr())
-	}
+	entries := askOnce(t, e, m, first.DeviceID, d)
 	if entries[0].Rule != "ask" || entries[0].Status != automate.StatusCompleted || entries[0].Answer != "Done: what is on my calendar" {
 		t.Fatalf("the first command: %+v", entries[0])
 	}
@@ -705,10 +692,24 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 		t.Errorf("the connection with the old token was not closed:\n%s", d.Stderr())
 	}
 	// A command from the app is answered over the new connection.
+	entries := askOnce(t, e, m, first.DeviceID, d)
+	if entries[0].Status != automate.StatusCompleted || entries[0].Answer != "Done: what is on my calendar" {
+		t.Fatalf("the command after pair --reuse: %+v", entries[0])
+	}
+	if code := stopProcess(t, d.cmd, d.done, syscall.SIGTERM, e2eWait, "hubgate run", d.Stderr); code != 0 {
+		t.Errorf("the daemon exited %d", code)
+	}
+}
+
+// askOnce waits until status says listening, pushes the app's one
+// command "hey what is on my calendar" to device and returns the history
+// once it holds that command settled (it must be the journal's only one).
+func askOnce(t *testing.T, e []string, m *mockhub.Server, device string, d *runProc) []journal.Entry {
+	t.Helper()
 	if !testutil.Eventually(e2eWait, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
 		t.Fatalf("status never said listening:\n%s", d.Stderr())
 	}
-	if err := m.PushCommand(first.DeviceID, "hey what is on my calendar", nil); err != nil {
+	if err := m.PushCommand(device, "hey what is on my calendar", nil); err != nil {
 		t.Fatal(err)
 	}
 	var entries []journal.Entry
@@ -719,12 +720,7 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 	}) {
 		t.Fatalf("no settled command in the history: %+v\n%s", entries, d.Stderr())
 	}
-	if entries[0].Status != automate.StatusCompleted || entries[0].Answer != "Done: what is on my calendar" {
-		t.Fatalf("the command after pair --reuse: %+v", entries[0])
-	}
-	if code := stopProcess(t, d.cmd, d.done, syscall.SIGTERM, e2eWait, "hubgate run", d.Stderr); code != 0 {
-		t.Errorf("the daemon exited %d", code)
-	}
+	return entries
 }
 
 // systemdAnalyze is systemd-analyze, or "" when it is not installed

@@ -35,18 +35,7 @@ func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
 	d := startListening(t, s)
 	h.push("sleep 1", nil)
 	waitRunning(t, s, d, "sleep 1")
-	var pgid int
-	if !testutil.Eventually(e2eWait, func() bool {
-		b, err := os.ReadFile(pgidFile)
-		if err != nil {
-			return false
-		}
-		pgid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && len(proc.LiveMembers(pgid)) >= 3
-	}) {
-		t.Fatalf("the command's process group never ran; members of %d: %v", pgid, proc.LiveMembers(pgid))
-	}
-	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) }) // a failing run leaves nothing behind
+	pgid := waitRunGroup(t, pgidFile)
 
 	if err := d.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -75,4 +64,25 @@ func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
 	if es[0].Run != journal.RunInterrupted {
 		t.Errorf("the run in flight: %s", e2eDump(es))
 	}
+}
+
+// waitRunGroup waits for a run's command to write its process group id to
+// pgidFile and for the group to hold the command and its two sleeps; the
+// group is killed when the test ends, so a failing test leaves nothing
+// behind.
+func waitRunGroup(t *testing.T, pgidFile string) int {
+	t.Helper()
+	var pgid int
+	if !testutil.Eventually(e2eWait, func() bool {
+		b, err := os.ReadFile(pgidFile)
+		if err != nil {
+			return false
+		}
+		pgid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && len(proc.LiveMembers(pgid)) >= 3
+	}) {
+		t.Fatalf("the command's process group never ran; members of %d: %v", pgid, proc.LiveMembers(pgid))
+	}
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	return pgid
 }

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/hubgate/hubgate/internal/proc"
@@ -71,18 +70,7 @@ func TestServeRunChildrenDieWithAKilledServe(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	var pgid int
-	if !testutil.Eventually(e2eWait, func() bool {
-		b, err := os.ReadFile(pgidFile)
-		if err != nil {
-			return false
-		}
-		pgid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && len(proc.LiveMembers(pgid)) >= 3
-	}) {
-		t.Fatalf("the command's process group never ran; members of %d: %v", pgid, proc.LiveMembers(pgid))
-	}
-	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) }) // a failing run leaves nothing behind
+	pgid := waitRunGroup(t, pgidFile)
 
 	if err := serve.Process.Kill(); err != nil {
 		t.Fatal(err)
