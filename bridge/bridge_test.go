@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,19 +108,14 @@ func newEnv(t *testing.T, eo envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := testutil.NewPipeListener()
-	hs := &http.Server{Handler: srv.Handler()}
-	go hs.Serve(l)
-	tr := &http.Transport{DialContext: l.Dial}
+	httpClient := testutil.ServePipe(t, srv.Handler())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		srv.Close(ctx)
-		hs.Close()
-		tr.CloseIdleConnections()
 	})
 	client, err := automate.NewClient(automate.ClientOptions{BaseURL: "http://127.0.0.1:4317", Key: key, Logger: quiet,
-		HTTPClient: &http.Client{Transport: tr}})
+		HTTPClient: httpClient})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -146,19 +146,12 @@ func TestModelModeStreamKeepAlive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := testutil.NewPipeListener()
-		hs := &http.Server{Handler: srv.Handler()}
-		go hs.Serve(l)
-		tr := &http.Transport{DialContext: l.Dial}
-		defer func() {
-			tr.CloseIdleConnections()
-			hs.Close()
-			srv.Close(context.Background())
-		}()
+		client := testutil.ServePipe(t, srv.Handler())
+		t.Cleanup(func() { srv.Close(context.Background()) })
 		j, _ := json.Marshal(modelBody(true, msg("user", "#!sleep 150\n#!answer It is held.")))
 		req, _ := http.NewRequest("POST", "http://127.0.0.1:4317/v1/chat/completions", bytes.NewReader(j))
 		req.Header.Set("Authorization", "Bearer "+testKey)
-		resp, err := (&http.Client{Transport: tr}).Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

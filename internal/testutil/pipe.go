@@ -3,6 +3,7 @@ package testutil
 import (
 	"context"
 	"net"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -75,4 +76,21 @@ func RawConn(tb testing.TB, addr string) net.Conn {
 	tb.Cleanup(func() { c.Close() })
 	c.SetReadDeadline(time.Now().Add(DefaultTimeout))
 	return c
+}
+
+// ServePipe serves h on a new PipeListener until the test ends and returns
+// a client whose requests reach h, whatever the URL's host. Call it inside
+// the bubble that uses it; cleanups registered after it run first, so a
+// test can stop its own server before the connections close.
+func ServePipe(tb testing.TB, h http.Handler) *http.Client {
+	tb.Helper()
+	l := NewPipeListener()
+	hs := &http.Server{Handler: h}
+	go hs.Serve(l)
+	tr := &http.Transport{DialContext: l.Dial}
+	tb.Cleanup(func() {
+		tr.CloseIdleConnections()
+		hs.Close()
+	})
+	return &http.Client{Transport: tr}
 }
