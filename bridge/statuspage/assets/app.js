@@ -49,7 +49,7 @@
       const outcome = e.status || (e.run === 'running' || e.run === 'parked' ? e.run : e.decision);
       const out = el('td');
       out.append(el('span', outcome + (e.errorCode ? ' (' + e.errorCode + ')' : ''), 'pill ' + outcome));
-      const text = e.finalAnswer != null ? e.finalAnswer : (e.answer || e.error || e.note || '');
+      const text = e.finalAnswer || e.answer || e.error || e.note || ''; // as control.Event.Text: an empty finalAnswer falls back to the answer
       tr.append(el('td', String(e.id)), el('td', time(e.receivedAt)), el('td', e.command), el('td', e.rule || ''), out, el('td', text, 'answer'));
       return tr;
     }));
