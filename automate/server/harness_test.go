@@ -36,6 +36,7 @@ type harnessConfig struct {
 	server server.Config
 	engine scripted.Config
 	wrap   func(assistant.Assistant) assistant.Assistant
+	pipe   bool
 }
 
 type harnessOption func(*harnessConfig)
@@ -50,6 +51,13 @@ func withEngineConfig(f func(*scripted.Config)) harnessOption {
 
 func withServerConfig(f func(*server.Config)) harnessOption {
 	return func(c *harnessConfig) { f(&c.server) }
+}
+
+// onPipe serves the server over an in-memory listener instead of a
+// loopback port, so that a harness made inside a testing/synctest bubble
+// runs on the bubble's fake clock.
+func onPipe() harnessOption {
+	return func(c *harnessConfig) { c.pipe = true }
 }
 
 // withWrap wraps the scripted engine, for fault injection.
@@ -76,16 +84,23 @@ func newHarness(t *testing.T, opts ...harnessOption) *harness {
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}
-	ts := httptest.NewServer(srv.Handler())
+	h := &harness{t: t, srv: srv, key: testKey, workspace: srv.Workspace()}
+	if hc.pipe {
+		h.url, h.client = "http://127.0.0.1:4317", testutil.ServePipe(t, srv.Handler())
+		h.client.Timeout = 60 * time.Second
+	} else {
+		ts := httptest.NewServer(srv.Handler())
+		t.Cleanup(ts.Close)
+		h.url, h.client = ts.URL, &http.Client{Timeout: 60 * time.Second}
+	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := srv.Close(ctx); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		ts.Close()
 	})
-	return &harness{t: t, srv: srv, url: ts.URL, key: testKey, workspace: srv.Workspace(), client: &http.Client{Timeout: 60 * time.Second}}
+	return h
 }
 
 // response is one HTTP answer.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
@@ -314,22 +315,28 @@ func TestRunTimeoutIs400AndFreesTheSlot(t *testing.T) {
 // fire only after the write (4 s after the resume), and the run would
 // complete. The assertion is the order of the server's own two events,
 // not a duration measured by the test.
+// TestTimeoutCoversResumeRounds runs on the fake clock of a synctest
+// bubble: the run parks at once, its caller answers 2.5 s later, and the
+// resumed step (3 s) would end after the run's 4 s timeout, which must
+// cut it (the timeout is armed once, at the run's start).
 func TestTimeoutCoversResumeRounds(t *testing.T) {
-	h := newHarness(t)
-	start := time.Now()
-	_, rec := h.run(map[string]any{"prompt": "x\n#!tool lookup {}\n#!sleep 3000\n#!write after-resume.txt written", "timeoutMs": 4000, "clientTools": []any{echoTool}})
-	if rec.Status != "awaiting_tool_results" {
-		t.Fatalf("not parked: %s", brief(rec))
-	}
-	time.Sleep(time.Until(start.Add(2500 * time.Millisecond)))
-	r, _ := h.resume(rec.ResumeToken, automate.TextResult(rec.ToolCalls[0].ID, "found"))
-	r.envelope(t, 400, "invalid_request_error", "Automate run timed out after 4000ms")
-	// The run has ended: a step that did not run by now never will.
-	if _, err := os.Stat(filepath.Join(h.workspace, "after-resume.txt")); !os.IsNotExist(err) {
-		t.Errorf("the step after the resumed sleep ran (%v): the timeout was re-armed by the resume", err)
-	}
-	r404, _ := h.resume(rec.ResumeToken, automate.TextResult("call_1", "x"))
-	r404.envelope(t, 404, "not_found", "No suspended run matches that resume token")
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, onPipe())
+		_, rec := h.run(map[string]any{"prompt": "x\n#!tool lookup {}\n#!sleep 3000\n#!write after-resume.txt written", "timeoutMs": 4000, "clientTools": []any{echoTool}})
+		if rec.Status != "awaiting_tool_results" {
+			t.Fatalf("not parked: %s", brief(rec))
+		}
+		time.Sleep(2500 * time.Millisecond)
+		r, _ := h.resume(rec.ResumeToken, automate.TextResult(rec.ToolCalls[0].ID, "found"))
+		r.envelope(t, 400, "invalid_request_error", "Automate run timed out after 4000ms")
+		// The run has ended: a step that did not run by now never will.
+		synctest.Wait()
+		if _, err := os.Stat(filepath.Join(h.workspace, "after-resume.txt")); !os.IsNotExist(err) {
+			t.Errorf("the step after the resumed sleep ran (%v): the timeout was re-armed by the resume", err)
+		}
+		r404, _ := h.resume(rec.ResumeToken, automate.TextResult("call_1", "x"))
+		r404.envelope(t, 404, "not_found", "No suspended run matches that resume token")
+	})
 }
 
 func TestInitializationLimit(t *testing.T) {
