@@ -75,10 +75,13 @@ func (bus *eventBus) publish(e Event) {
 	}
 	bus.seq++
 	e.Seq = bus.seq
-	if bus.ring == nil {
-		bus.ring = make([]Event, bus.keep)
+	// The ring grows to keep slots as events come (an idle daemon has a
+	// handful; 500 slots of Event up front were 170 KB of its idle RSS).
+	if len(bus.ring) < bus.keep {
+		bus.ring = append(bus.ring, e)
+	} else {
+		bus.ring[bus.next] = e
 	}
-	bus.ring[bus.next] = e
 	bus.next = (bus.next + 1) % bus.keep
 	bus.kept = min(bus.kept+1, bus.keep)
 	for s := range bus.subs {

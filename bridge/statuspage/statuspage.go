@@ -62,7 +62,12 @@ import (
 //go:embed assets
 var assets embed.FS
 
-var pageTemplate = template.Must(template.ParseFS(assets, "assets/index.html"))
+// pageTemplate is parsed at the first page load, not at start: every
+// hubgate command links this package, and an idle daemon need not hold
+// the parsed template.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.ParseFS(assets, "assets/index.html"))
+})
 
 // Backend is what the page shows and does: the bridge implements it.
 type Backend interface {
@@ -201,7 +206,7 @@ func loopbackHost(host, port string) bool {
 
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := pageTemplate.Execute(w, struct{ Token string }{h.opts.Token}); err != nil {
+	if err := pageTemplate().Execute(w, struct{ Token string }{h.opts.Token}); err != nil {
 		h.log.Warn("statuspage: render", "err", err)
 	}
 }
