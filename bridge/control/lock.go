@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // InstanceLock is the one-daemon-per-socket lock: an exclusive flock on
@@ -11,6 +12,7 @@ import (
 // with its process, so a crashed daemon never leaves it held; the file
 // itself stays (see the package doc).
 type InstanceLock struct {
+	mu   sync.Mutex
 	f    *os.File
 	path string
 }
@@ -58,9 +60,14 @@ func Lock(socketPath string) (*InstanceLock, error) {
 func (l *InstanceLock) Path() string { return l.path }
 
 // Release drops the lock (the file stays). It is safe to call more than
-// once.
+// once, also from several goroutines (a stop and a forced stop).
 func (l *InstanceLock) Release() error {
-	if l == nil || l.f == nil {
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
 		return nil
 	}
 	err := l.f.Close()

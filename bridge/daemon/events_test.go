@@ -6,7 +6,31 @@ import (
 
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
+
+// nextHubEvent reads events until a hub state that match accepts, and
+// fails the test when the stream ends or none comes within
+// testutil.DefaultTimeout.
+func nextHubEvent(t *testing.T, events <-chan bridge.Event, what string, match func(*control.HubStatus) bool) *control.HubStatus {
+	t.Helper()
+	deadline := time.After(testutil.DefaultTimeout)
+	for {
+		select {
+		case e, ok := <-events:
+			if !ok {
+				t.Fatalf("the event stream ended before a hub event: %s", what)
+			}
+			if e.Kind == control.EventHub && e.Hub != nil && match(e.Hub) {
+				return e.Hub
+			}
+		case <-deadline:
+			t.Fatalf("no hub event: %s", what)
+		}
+	}
+}
+
+func isListening(s *control.HubStatus) bool { return s.Status == "listening" }
 
 // The bridge's event stream carries the hub's states across a reconnect:
 // the first client's way to listening, then the new one's.
@@ -19,26 +43,12 @@ func TestEventStreamFollowsTheHubAcrossAReconnect(t *testing.T) {
 	repair := f.switchablePairing()
 	d := f.start(t)
 	events := d.Info().Bridge.Subscribe(t.Context(), bridge.SubscribeOptions{History: 100, Buffer: 1000})
-	listening := func(what string) {
-		t.Helper()
-		deadline := time.After(30 * time.Second)
-		for {
-			select {
-			case e := <-events:
-				if e.Kind == control.EventHub && e.Hub.Status == "listening" {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("no hub event 'listening' for %s", what)
-			}
-		}
-	}
-	listening("the first device")
+	nextHubEvent(t, events, "listening: the first device", isListening)
 	repair(dev2.ID, tok2.Token)
 	if _, err := control.Dial(f.opts.ControlSocket).Reconnect(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	listening("the device after the reconnect")
+	nextHubEvent(t, events, "listening: the device after the reconnect", isListening)
 }
 
 // The bridge's event stream carries a hub disconnect with its reason: the
@@ -50,19 +60,8 @@ func TestEventStreamCarriesAHubDisconnectWithItsReason(t *testing.T) {
 	events := d.Info().Bridge.Subscribe(t.Context(), bridge.SubscribeOptions{History: 100, Buffer: 1000})
 	next := func(what string, match func(*control.HubStatus) bool) *control.HubStatus {
 		t.Helper()
-		deadline := time.After(30 * time.Second)
-		for {
-			select {
-			case e := <-events:
-				if e.Kind == control.EventHub && e.Hub != nil && match(e.Hub) {
-					return e.Hub
-				}
-			case <-deadline:
-				t.Fatalf("no hub event: %s", what)
-			}
-		}
+		return nextHubEvent(t, events, what, match)
 	}
-	isListening := func(s *control.HubStatus) bool { return s.Status == "listening" }
 	next("listening", isListening)
 
 	if n := f.mock.DropConnections(); n != 1 {

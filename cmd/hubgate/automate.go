@@ -212,6 +212,13 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 			}
 			log.Info("access key reloaded", "key_source", string(newSource))
 		case err := <-serveErr:
+			// The runs end before the deferred stopTracking forgets their
+			// process groups: none may outlive an unrecorded serve.
+			stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+			defer cancel()
+			if closeErr := srv.Close(stopCtx); closeErr != nil {
+				log.Warn("stopping the runs", "err", closeErr)
+			}
 			return fmt.Errorf("automate server: %w", err)
 		case <-ctx.Done():
 			log.Info("stopping automate server")

@@ -516,7 +516,6 @@ func demoPair(ctx context.Context, n *demoNarrator, log *slog.Logger, base strin
 			Getenv: func(string) string { return "" }, Timeout: demoStartTimeout},
 		DeviceTypeID: mc.DeviceTypeID,
 		DeviceName:   demoDeviceName,
-		RefreshStore: store,
 		UserAgent:    "hubgate/" + version() + " (demo)",
 		Progress: func(p pairing.Progress) {
 			switch p.Step {

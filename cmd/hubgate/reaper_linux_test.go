@@ -2,16 +2,14 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/internal/proc"
+	"github.com/hubgate/hubgate/internal/testenv"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -67,22 +65,19 @@ func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
 }
 
 // waitRunGroup waits for a run's command to write its process group id to
-// pgidFile and for the group to hold the command and its two sleeps; the
-// group is killed when the test ends, so a failing test leaves nothing
-// behind.
+// pgidFile and for the group to hold the command and its two sleeps. A
+// failing test leaves nothing behind: the group is killed at the test's
+// end while it still has members (its id is not reused while it does).
 func waitRunGroup(t *testing.T, pgidFile string) int {
 	t.Helper()
-	var pgid int
-	if !testutil.Eventually(e2eWait, func() bool {
-		b, err := os.ReadFile(pgidFile)
-		if err != nil {
-			return false
-		}
-		pgid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && len(proc.LiveMembers(pgid)) >= 3
-	}) {
+	pgid := testenv.ReadPidFile(t, pgidFile)
+	if !testutil.Eventually(e2eWait, func() bool { return len(proc.LiveMembers(pgid)) >= 3 }) {
 		t.Fatalf("the command's process group never ran; members of %d: %v", pgid, proc.LiveMembers(pgid))
 	}
-	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	t.Cleanup(func() {
+		if len(proc.LiveMembers(pgid)) > 0 {
+			syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	})
 	return pgid
 }

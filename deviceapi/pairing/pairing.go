@@ -18,8 +18,9 @@
 //     sign-in is a *StepError naming what was created on the service, so
 //     that the caller can tell the person (hubgate cannot delete it).
 //   - The refresh token returned is the latest one: the token source used
-//     for the REST calls may rotate it; Options.RefreshStore, when set,
-//     receives every rotated one before it is used.
+//     for the REST calls may rotate it. Rotated ones stay in memory until
+//     Result.Keep stores the last (so that Keep's undo puts back what was
+//     there before the pairing, not a token of the pairing itself).
 package pairing
 
 import (
@@ -70,9 +71,6 @@ type Options struct {
 	// ReuseDeviceID keeps that existing device: only a new device token
 	// is created for it. Zero: a new device is created.
 	ReuseDeviceID string
-	// RefreshStore receives rotated refresh tokens during the pairing.
-	// Zero: they stay in memory until the caller stores Result's.
-	RefreshStore oauth.SecretSetter
 	// UserAgent is sent on the REST calls. Zero: deviceapi's default.
 	UserAgent string
 	// Progress receives each step. Zero: nothing is reported.
@@ -150,7 +148,7 @@ func Pair(ctx context.Context, o Options) (*Result, error) {
 		return nil, &SignInError{ErrNoRefreshToken}
 	}
 	report(StepSignedIn, map[string]any{"tokenUrl": oc.TokenURL()}, "signed in")
-	ts := oc.TokenSource(context.WithoutCancel(ctx), tok, oauth.TokenSourceOptions{Store: o.RefreshStore})
+	ts := oc.TokenSource(context.WithoutCancel(ctx), tok, oauth.TokenSourceOptions{})
 
 	var hc *http.Client = o.OAuth.HTTPClient
 	api, err := deviceapi.New(deviceapi.Config{BaseURL: o.OAuth.APIURL, TokenSource: ts, HTTPClient: hc, Logger: log, UserAgent: o.UserAgent})

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
@@ -52,8 +51,6 @@ func TestPairCreatesTheDeviceAndReportsEachStep(t *testing.T) {
 	m, apiURL := startMock(t, mockhub.Config{AccessTokenTTL: time.Second})
 	var steps []pairing.Step
 	o := options(apiURL, &steps)
-	store := configs.NewMemoryStore()
-	o.RefreshStore = store
 	res, err := pairing.Pair(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
