@@ -93,10 +93,13 @@ func (t *transport) drop() {
 	t.dropped = true
 	c := t.conn
 	t.mu.Unlock()
-	t.cancel()
+	// The socket closes first: cancelled first, the library's WebSocket
+	// would send a close frame ("context canceled") before the close, and a
+	// drop is abrupt.
 	if c != nil {
 		c.Close()
 	}
+	t.cancel()
 }
 
 // closeFrame is a WebSocket close frame from a server (unmasked): status
