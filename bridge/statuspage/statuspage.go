@@ -61,6 +61,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -119,7 +120,7 @@ func (l *loginCodes) mint(now time.Time) string {
 	defer l.mu.Unlock()
 	l.prune(now)
 	if len(l.codes) >= maxLoginCodes {
-		l.codes = append(l.codes[:0], l.codes[len(l.codes)-maxLoginCodes+1:]...)
+		l.codes = slices.Delete(l.codes, 0, len(l.codes)-maxLoginCodes+1)
 	}
 	l.codes = append(l.codes, loginCode{code: code, expires: now.Add(LoginCodeTTL)})
 	return code
@@ -144,7 +145,7 @@ func (l *loginCodes) use(code string, now time.Time) bool {
 	if found < 0 {
 		return false
 	}
-	l.codes = append(l.codes[:found], l.codes[found+1:]...)
+	l.codes = slices.Delete(l.codes, found, found+1) // clears the freed slot
 	return true
 }
 
