@@ -46,7 +46,8 @@
 //	                               0), flushed as events happen, until the
 //	                               client goes away or the daemon stops; 404
 //	                               when the Backend is no Watcher
-//	GET  /v1/statuspage         -> StatusPage (404 when the daemon serves none)
+//	GET  /v1/statuspage         -> StatusPage (404 when the daemon serves none);
+//	                               each call mints a new one-time login address
 //	POST /v1/reconnect          -> ReconnectResult (the hub reconnects now with
 //	                               the paired device, re-read; see Reconnecter)
 //

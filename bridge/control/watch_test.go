@@ -26,7 +26,7 @@ func (w *watchBackend) Watch(ctx context.Context, history int) (<-chan Event, er
 }
 
 func (w *watchBackend) StatusPage(context.Context) (StatusPage, bool) {
-	return StatusPage{URL: "http://127.0.0.1:1/?token=t"}, true
+	return StatusPage{URL: "http://127.0.0.1:1/?token=t", LoginURL: "http://127.0.0.1:1/login?code=c"}, true
 }
 
 func TestWatchStreamsEventsInOrderUntilTheDaemonStops(t *testing.T) {
@@ -96,7 +96,7 @@ func TestWatchRefusesBadHistoryAndBackendsWithoutAStream(t *testing.T) {
 		t.Fatalf("Watch with too much history: %v", err)
 	}
 	p, err := c2.StatusPage(context.Background())
-	if err != nil || p.URL == "" {
+	if err != nil || p.URL == "" || p.LoginURL != "http://127.0.0.1:1/login?code=c" {
 		t.Fatalf("StatusPage: %+v %v", p, err)
 	}
 	// The client's context ends a watch quietly.

@@ -728,7 +728,7 @@ func (b *backend) StatusPage(context.Context) (control.StatusPage, bool) {
 	if b.page == nil {
 		return control.StatusPage{}, false
 	}
-	return control.StatusPage{URL: b.page.URL()}, true
+	return control.StatusPage{URL: b.page.URL(), LoginURL: b.page.NewLoginURL()}, true
 }
 
 // startNotify follows the bridge's events with the notifier: desktop

@@ -12,13 +12,23 @@
 //     (127.0.0.1, localhost, [::1]) with the port it was accepted on:
 //     anything else is refused with 403, which defeats DNS rebinding (a
 //     foreign name that resolves to 127.0.0.1 still sends its own name).
-//   - Access needs the page's token: a random 256-bit value made per start,
-//     which `hubgate open` gets over the control socket (only the daemon's
-//     user reaches it) and puts in the URL it opens (/?token=...). The page
-//     answers that request with an HttpOnly, SameSite=Strict cookie holding
-//     the token and replaces the address so the token does not stay in the
-//     address bar; later requests carry the cookie. A request with neither
-//     is refused with 401.
+//   - Access needs the page's session cookie (HttpOnly, SameSite=Strict,
+//     Path=/) holding the page's token, a random 256-bit value made per
+//     start; a request without it is refused with 401.
+//   - A browser gets the cookie from a one-time login address
+//     (/login?code=...), which `hubgate open` hands it: the daemon mints
+//     the code when asked over the control socket (only the daemon's user
+//     reaches it). A code is 256 random bits, valid for LoginCodeTTL and
+//     for one use, kept in memory only (at most maxLoginCodes outstanding:
+//     minting more drops the oldest), compared in constant time, never
+//     logged. A valid code sets the cookie and answers 303 to / (the code
+//     leaves the address bar and the history); an unknown, used or expired
+//     one answers 403 and sets nothing. So the browser's command line,
+//     which other local users can read, carries nothing that lasts.
+//   - Or from the token address (/?token=..., `hubgate open --print`), for
+//     this user's eyes only (e.g. a browser behind an SSH port forward):
+//     the page answers it with the cookie and replaces the address so the
+//     token does not stay in the address bar.
 //   - No CORS: no Access-Control-* header is ever sent, so other origins
 //     cannot read an answer. POSTs (cancel) need, besides the cookie, the
 //     token in the X-Hubgate-Token header (the page has it; another origin
@@ -27,7 +37,7 @@
 //     the page's own: cross-site request forgery is refused.
 //   - Strict headers: a Content-Security-Policy allowing only the page's
 //     own script, style and event stream, no framing, no referrer (the
-//     first address carries the token), no caching.
+//     first address carries the token or a code), no caching.
 //
 // Known limit: browsers do not separate cookies by port, so the cookie is
 // also sent to other servers on 127.0.0.1 that the same browser visits.
@@ -51,6 +61,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -81,7 +92,74 @@ const (
 	DefaultHistory = 20
 	// heartbeat keeps the event stream alive through idle periods.
 	heartbeat = 15 * time.Second
+	// LoginCodeTTL is how long a one-time login code is valid.
+	LoginCodeTTL = 60 * time.Second
+	// maxLoginCodes bounds the outstanding login codes: minting more
+	// drops the oldest.
+	maxLoginCodes = 16
 )
+
+// loginCodes are the outstanding one-time login codes, in memory only,
+// oldest first.
+type loginCodes struct {
+	mu    sync.Mutex
+	codes []loginCode
+}
+
+type loginCode struct {
+	code    string
+	expires time.Time
+}
+
+// mint makes a code valid until now+LoginCodeTTL.
+func (l *loginCodes) mint(now time.Time) string {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (since Go 1.24 a failure ends the program)
+	code := hex.EncodeToString(b)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.prune(now)
+	if len(l.codes) >= maxLoginCodes {
+		l.codes = slices.Delete(l.codes, 0, len(l.codes)-maxLoginCodes+1)
+	}
+	l.codes = append(l.codes, loginCode{code: code, expires: now.Add(LoginCodeTTL)})
+	return code
+}
+
+// use reports whether code is outstanding and unexpired at now, and
+// forgets it (one use). Every outstanding code is compared, in constant
+// time.
+func (l *loginCodes) use(code string, now time.Time) bool {
+	if code == "" {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.prune(now)
+	found := -1
+	for i, c := range l.codes {
+		if subtle.ConstantTimeCompare([]byte(code), []byte(c.code)) == 1 {
+			found = i
+		}
+	}
+	if found < 0 {
+		return false
+	}
+	l.codes = slices.Delete(l.codes, found, found+1) // clears the freed slot
+	return true
+}
+
+// prune forgets the codes expired at now.
+func (l *loginCodes) prune(now time.Time) {
+	live := l.codes[:0]
+	for _, c := range l.codes {
+		if now.Before(c.expires) {
+			live = append(live, c)
+		}
+	}
+	clear(l.codes[len(live):])
+	l.codes = live
+}
 
 // Options configures New. Zero values are documented per field.
 type Options struct {
@@ -96,9 +174,10 @@ type Options struct {
 
 // Handler serves the status page.
 type Handler struct {
-	opts Options
-	log  *slog.Logger
-	mux  *http.ServeMux
+	opts   Options
+	log    *slog.Logger
+	mux    *http.ServeMux
+	logins loginCodes
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed by Close: ends the event streams
@@ -155,6 +234,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cookie := cookieName(port)
+	if r.URL.Path == "/login" && r.Method == http.MethodGet {
+		h.login(w, r, cookie)
+		return
+	}
 	if q := r.URL.Query().Get("token"); q != "" && r.Method == http.MethodGet && r.URL.Path == "/" {
 		if !h.valid(q) {
 			http.Error(w, "unauthorized: the token is wrong or from an earlier start; run 'hubgate open' again", http.StatusUnauthorized)
@@ -178,6 +261,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mux.ServeHTTP(w, r)
 }
+
+// login answers a one-time login address: a valid code sets the session
+// cookie and sends the browser to the page (303, so the code leaves the
+// address bar and the history); anything else is refused and sets nothing.
+func (h *Handler) login(w http.ResponseWriter, r *http.Request, cookie string) {
+	if !h.logins.use(r.URL.Query().Get("code"), time.Now()) {
+		h.log.Info("statuspage: refused a login address (unknown, used or expired code)", "remote", r.RemoteAddr)
+		http.Error(w, "forbidden: this login address is unknown, used or expired; run 'hubgate open' again", http.StatusForbidden)
+		return
+	}
+	h.log.Info("statuspage: logged in with a one-time code", "remote", r.RemoteAddr)
+	http.SetCookie(w, &http.Cookie{Name: cookie, Value: h.opts.Token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// NewLoginCode mints a one-time login code (see the package comment):
+// valid for LoginCodeTTL from now, for one use.
+func (h *Handler) NewLoginCode() string { return h.logins.mint(time.Now()) }
 
 func (h *Handler) valid(token string) bool {
 	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(h.opts.Token)) == 1
@@ -362,6 +464,13 @@ func (s *Server) Addr() *net.TCPAddr { return s.ln.Addr().(*net.TCPAddr) }
 // URL is the address that opens the page, with its token.
 func (s *Server) URL() string {
 	return "http://" + s.ln.Addr().String() + "/?" + url.Values{"token": {s.h.Token()}}.Encode()
+}
+
+// NewLoginURL mints a one-time login code and returns its address,
+// http://127.0.0.1:<port>/login?code=<code>: what `hubgate open` gives the
+// browser.
+func (s *Server) NewLoginURL() string {
+	return "http://" + s.ln.Addr().String() + "/login?" + url.Values{"code": {s.h.NewLoginCode()}}.Encode()
 }
 
 // Serve serves until ctx ends, then ends the event streams and shuts down

@@ -165,7 +165,7 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(os.Environ(), "PAGE_URL="+page.URL(), "SCREENSHOT="+shot, "COMMAND="+command, "CHROMIUM="+chromium)
+	cmd.Env = append(os.Environ(), "PAGE_URL="+page.URL(), "LOGIN_URL="+page.NewLoginURL(), "SCREENSHOT="+shot, "COMMAND="+command, "CHROMIUM="+chromium)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -176,9 +176,15 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	var result struct {
-		FirstStatus      int    `json:"firstStatus"`
-		AddressAfterLoad string `json:"addressAfterLoad"`
-		Cookies          []struct {
+		FirstStatus           int    `json:"firstStatus"`
+		LoginStatus           int    `json:"loginStatus"`
+		AddressAfterLoad      string `json:"addressAfterLoad"`
+		LoginAgain            int    `json:"loginAgain"`
+		LoginAgainBody        string `json:"loginAgainBody"`
+		LoginAgainCookies     int    `json:"loginAgainCookies"`
+		TokenStatus           int    `json:"tokenStatus"`
+		TokenAddressAfterLoad string `json:"tokenAddressAfterLoad"`
+		Cookies               []struct {
 			Name     string `json:"name"`
 			HTTPOnly bool   `json:"httpOnly"`
 			SameSite string `json:"sameSite"`
@@ -218,8 +224,16 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 		t.Errorf("screenshot %s: %v", shot, err)
 	}
 
-	if result.FirstStatus != 200 || strings.Contains(result.AddressAfterLoad, "token") {
-		t.Errorf("first load %d, address afterwards %q", result.FirstStatus, result.AddressAfterLoad)
+	// Logged in by the one-time login address: 303, then the page at /.
+	origin := "http://" + page.Addr().String()
+	if result.LoginStatus != http.StatusSeeOther || result.FirstStatus != 200 || result.AddressAfterLoad != origin+"/" {
+		t.Errorf("login %d, then %d at %q; want 303, then 200 at %s/", result.LoginStatus, result.FirstStatus, result.AddressAfterLoad, origin)
+	}
+	if result.LoginAgain != http.StatusForbidden || !strings.Contains(result.LoginAgainBody, "hubgate open") || result.LoginAgainCookies != 0 {
+		t.Errorf("the login address used again: %d %q with %d cookies, want 403 and none", result.LoginAgain, result.LoginAgainBody, result.LoginAgainCookies)
+	}
+	if result.TokenStatus != 200 || result.TokenAddressAfterLoad != origin+"/" {
+		t.Errorf("the token address: %d, then at %q", result.TokenStatus, result.TokenAddressAfterLoad)
 	}
 	if len(result.Cookies) != 1 || !result.Cookies[0].HTTPOnly || result.Cookies[0].SameSite != "Strict" {
 		t.Errorf("cookies %+v, want one HttpOnly SameSite=Strict", result.Cookies)

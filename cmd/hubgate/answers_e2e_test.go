@@ -3,6 +3,8 @@ package main
 import (
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,9 +106,10 @@ func TestDaemonNotifiesAnswersOverDBus(t *testing.T) {
 	}
 }
 
-// `hubgate open` gives the browser the status page through a private
-// file (the token stays off command lines); --print prints the address;
-// the page answers it and refuses a foreign Host.
+// `hubgate open` gives the browser a one-time login address (the token
+// stays off command lines, and no file a snap or Flatpak browser cannot
+// read); following it yields the page's cookie; --print prints the token
+// address; the page answers it and refuses a foreign Host.
 func TestOpenTheStatusPage(t *testing.T) {
 	h := startHub(t)
 	s := newDaemonSetup(t, h, daemonConfig{Bridge: "rules: []\n"})
@@ -134,11 +137,12 @@ func TestOpenTheStatusPage(t *testing.T) {
 		t.Fatalf("foreign host: %v %v", resp, err)
 	}
 
-	// The "browser" records what it was given.
+	// The "browser" records what it was given: a one-time login address,
+	// not the long-lived token address.
 	dir := t.TempDir()
 	rec := filepath.Join(dir, "args")
 	browser := filepath.Join(dir, "browser.sh")
-	if err := os.WriteFile(browser, []byte("#!/bin/sh\nprintf '%s' \"$1\" > "+rec+"\n"), 0o755); err != nil {
+	if err := os.WriteFile(browser, []byte("#!/bin/sh\nprintf '%s ' \"$@\" > "+rec+".tmp && mv "+rec+".tmp "+rec+"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	r = runCmd(t, append(s.environ(), "BROWSER="+browser), "", "--config", s.configPath, "open")
@@ -146,19 +150,44 @@ func TestOpenTheStatusPage(t *testing.T) {
 		t.Fatalf("open: exit %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	var arg string
-	if !testutil.Eventually(e2eWait, func() bool { b, _ := os.ReadFile(rec); arg = string(b); return arg != "" }) {
+	if !testutil.Eventually(e2eWait, func() bool { b, _ := os.ReadFile(rec); arg = strings.TrimSpace(string(b)); return arg != "" }) {
 		t.Fatal("the browser was not started")
 	}
-	if strings.Contains(arg, "token") || !strings.HasPrefix(arg, "file://") {
-		t.Fatalf("the browser's argument %q", arg)
+	origin := strings.SplitN(u, "/?", 2)[0]
+	token := strings.SplitN(u, "token=", 2)[1]
+	if strings.Contains(arg, " ") || strings.Contains(arg, token) || strings.Contains(arg, "token") || !strings.HasPrefix(arg, origin+"/login?code=") {
+		t.Fatalf("the browser's command line %q, want one login address of %s and no token", arg, origin)
 	}
-	file := strings.TrimPrefix(arg, "file://")
-	st, err := os.Stat(file)
-	if err != nil || st.Mode().Perm() != 0o600 {
-		t.Fatalf("forwarder %s: %v %v", file, st, err)
+	code := strings.TrimPrefix(arg, origin+"/login?code=")
+	if strings.Contains(r.stdout+r.stderr, code) || !strings.Contains(r.stdout, "/login?code=…") {
+		t.Errorf("open printed %q %q, want the login address with its code redacted", r.stdout, r.stderr)
 	}
-	b, _ := os.ReadFile(file)
-	if !strings.Contains(string(b), strings.ReplaceAll(u, "&", "&amp;")) {
-		t.Errorf("the forwarder does not lead to the page: %s", b)
+
+	// Following it, as a browser does, gives the page's cookie and the
+	// page; the address then is the page's, without the code.
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	browse := &http.Client{Jar: jar}
+	resp, err = browse.Get(arg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "<title>hubgate</title>") || resp.Request.URL.String() != origin+"/" {
+		t.Fatalf("following the login address: %d at %s", resp.StatusCode, resp.Request.URL)
+	}
+	pageURL, _ := url.Parse(origin + "/")
+	if cs := jar.Cookies(pageURL); len(cs) != 1 || cs[0].Value != token {
+		t.Fatalf("cookies after the login: %d, want the page's session cookie", len(cs))
+	}
+	if resp, err := browse.Get(origin + "/api/state"); err != nil || resp.StatusCode != 200 {
+		t.Fatalf("the page's state with the cookie: %v %v", resp, err)
+	}
+	// The code is spent.
+	if resp, err := http.Get(arg); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("the login address used again: %v %v", resp, err)
 	}
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"html"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,11 +14,15 @@ import (
 )
 
 // `hubgate open`: opens the running daemon's status page in the browser.
-// The page's address carries its access token, which must not appear on a
-// command line (other users see those): the browser is given a 0600 file
-// in the control socket's private directory that forwards to the address.
-// --print prints the address instead (it holds the token: for this user's
-// eyes, e.g. over SSH with a port forward).
+// The page's long-lived address carries its access token, which must not
+// appear on a command line (other local users can read those): the browser
+// is given a one-time login address instead (/login?code=..., minted by
+// the daemon at this request, valid for 60 s and one use), which sets the
+// page's cookie and sends the browser on to the page. A plain http address
+// also opens in snap- and Flatpak-packaged browsers, which cannot read
+// files in our private runtime directory. --print prints the token address
+// instead (for this user's eyes, e.g. a browser behind an SSH port
+// forward).
 
 func newOpenCommand(a *app) *cobra.Command {
 	var print bool
@@ -30,13 +32,18 @@ func newOpenCommand(a *app) *cobra.Command {
 		Long: `Open the running daemon's status page: hub connection, listening, the current run
 with a cancel button, the queue and the recent answers, updated live.
 
-The page listens on 127.0.0.1 only and needs the access token that this command
-takes from the daemon over its control socket. --print prints the page's address
-(with the token) instead of starting a browser. Exit code 9 when the daemon is
-not running.`,
+The page listens on 127.0.0.1 only and needs an access cookie. This command asks
+the daemon over its control socket for a one-time login address (valid for 60
+seconds, for one use) and starts the browser with it; the page sets the cookie and
+drops the code from the address. The printed address has the code redacted.
+
+--print prints the page's long-lived address, with its access token, instead of
+starting a browser: keep it to yourself (e.g. open it in a browser on your own
+machine through an SSH port forward, ssh -L). Exit code 9 when the daemon is not
+running.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, c, err := a.dialControl()
+			_, c, err := a.dialControl()
 			if err != nil {
 				return err
 			}
@@ -53,46 +60,32 @@ not running.`,
 				fmt.Fprintln(a.stdio.Out, page.URL)
 				return nil
 			}
-			file := filepath.Join(filepath.Dir(cfg.Bridge.ControlSocket), "status-page.html")
-			if err := writeForwarder(file, page.URL); err != nil {
-				return err
+			if page.LoginURL == "" {
+				return errors.New("the running daemon gives no one-time login address (it is older than this hubgate): restart it, or open the address 'hubgate open --print' prints")
 			}
-			argv, err := oauth.BrowserCommand(os.Getenv, "file://"+file)
+			argv, err := oauth.BrowserCommand(os.Getenv, page.LoginURL)
 			if err != nil {
 				return err
 			}
 			// Started as every child of hubgate (internal/proc): none of
 			// its secrets in the browser's environment, free to outlive us.
+			// Its command line shows the login address, which is spent
+			// once the browser opens it and dead after 60 s anyway.
 			if _, err := proc.StartDetached(argv[0], argv[1:], nil); err != nil {
 				return fmt.Errorf("start the browser (%s): %w; 'hubgate open --print' prints the address", argv[0], err)
 			}
-			fmt.Fprintf(a.stdio.Out, "opened the status page (%s)\n", redactToken(page.URL))
+			fmt.Fprintf(a.stdio.Out, "opened the status page (%s)\n", redactCode(page.LoginURL))
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&print, "print", false, "print the page's address (with its access token) instead of opening a browser")
+	cmd.Flags().BoolVar(&print, "print", false, "print the page's long-lived address (with its access token: for your eyes only, e.g. over an SSH port forward) instead of opening a browser")
 	return cmd
 }
 
-// writeForwarder writes a private HTML file that sends the browser to u.
-func writeForwarder(path, u string) error {
-	body := fmt.Sprintf(`<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer">`+
-		`<meta http-equiv="refresh" content="0;url=%s"><title>hubgate</title><a href="%s">Open the hubgate status page</a>`,
-		html.EscapeString(u), html.EscapeString(u))
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(body), 0o600); err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	if err := os.Chmod(tmp, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
-}
-
-// redactToken is u without its token's value.
-func redactToken(u string) string {
-	if before, _, ok := strings.Cut(u, "token="); ok {
-		return before + "token=…"
+// redactCode is the login address u without its code's value.
+func redactCode(u string) string {
+	if before, _, ok := strings.Cut(u, "code="); ok {
+		return before + "code=…"
 	}
 	return u
 }

@@ -8,13 +8,16 @@
 //
 // The browser resolves evil.example to 127.0.0.1 (a DNS rebinding
 // attacker's name) and loads the page under it.
-// Environment: PAGE_URL (with ?token=...), SCREENSHOT (a .png path),
+// Environment: LOGIN_URL (a one-time /login?code=... address, what
+// `hubgate open` gives the browser: the page logs in with it), PAGE_URL
+// (with ?token=..., what `hubgate open --print` prints), SCREENSHOT (a .png path),
 // COMMAND (the text the current run shows), CHROMIUM (default
 // /usr/bin/chromium).
 'use strict';
 const { chromium } = require('playwright-core');
 
 const url = process.env.PAGE_URL;
+const loginURL = process.env.LOGIN_URL;
 const shot = process.env.SCREENSHOT;
 const command = process.env.COMMAND;
 const foreignHost = 'evil.example';
@@ -34,10 +37,14 @@ async function main() {
     const page = await context.newPage();
     page.on('console', (m) => console.log('CONSOLE ' + m.type() + ' ' + m.text()));
     page.on('pageerror', (e) => console.log('PAGEERROR ' + String(e)));
-    const first = await page.goto(url);
+    // Logged in by the one-time address: its 303 sets the cookie and
+    // sends the browser on to the page.
+    const first = await page.goto(loginURL);
     result.firstStatus = first.status();
+    const redirect = first.request().redirectedFrom();
+    result.loginStatus = redirect ? (await redirect.response()).status() : 0;
     await page.waitForFunction(() => document.getElementById('live').textContent === 'live', null, { timeout: 15000 });
-    // The token left the address bar; the cookie carries it now.
+    // The code left the address bar; the cookie carries the token now.
     result.addressAfterLoad = page.url();
     result.cookies = (await context.cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }));
     console.log('READY');
@@ -68,6 +75,20 @@ async function main() {
     bare.search = '';
     const other = await (await stranger.newPage()).goto(bare.toString());
     result.withoutToken = other.status();
+
+    // The login address a second time, in another context: spent.
+    const spent = await browser.newContext();
+    const again = await (await spent.newPage()).goto(loginURL);
+    result.loginAgain = again.status();
+    result.loginAgainBody = await again.text();
+    result.loginAgainCookies = (await spent.cookies()).length;
+
+    // The token address (hubgate open --print) opens the page too, and
+    // leaves the address bar.
+    const byToken = await (await browser.newContext()).newPage();
+    result.tokenStatus = (await byToken.goto(url)).status();
+    await byToken.waitForFunction(() => document.getElementById('live').textContent === 'live', null, { timeout: 15000 });
+    result.tokenAddressAfterLoad = byToken.url();
 
     // The page under a foreign name that resolves to 127.0.0.1 (DNS
     // rebinding), with the token even: refused for its Host.
