@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -35,14 +36,7 @@ func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
 	waitRunning(t, s, d, "sleep 1")
 	pgid := waitRunGroup(t, pgidFile)
 
-	if err := d.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	<-d.done
-	// The shell, the daemon's direct child, dies with it (Pdeathsig).
-	if !testutil.Eventually(e2eWait, func() bool { return !slices.Contains(proc.LiveMembers(pgid), pgid) }) {
-		t.Errorf("the run's shell %d outlived the killed daemon", pgid)
-	}
+	killLeavingTheRun(t, d.cmd, d.done, pgid, "daemon")
 
 	d2 := startListening(t, s)
 	// Start reaped before it listened: nothing of the group is left.
@@ -80,4 +74,19 @@ func waitRunGroup(t *testing.T, pgidFile string) int {
 		}
 	})
 	return pgid
+}
+
+// killLeavingTheRun kills what (the daemon or serve, cmd) with SIGKILL
+// while its run's command (group pgid) runs, waits for it to exit (done),
+// and checks that the run's shell, its direct child, died with it
+// (Pdeathsig); the shell's own children are the reaper's.
+func killLeavingTheRun(t *testing.T, cmd *exec.Cmd, done <-chan struct{}, pgid int, what string) {
+	t.Helper()
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if !testutil.Eventually(e2eWait, func() bool { return !slices.Contains(proc.LiveMembers(pgid), pgid) }) {
+		t.Errorf("the run's shell %d outlived the killed %s", pgid, what)
+	}
 }

@@ -5,13 +5,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hubgate/hubgate/internal/proc"
-	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // TestServeRunChildrenDieWithAKilledServe: as for the daemon
@@ -45,14 +43,7 @@ func TestServeRunChildrenDieWithAKilledServe(t *testing.T) {
 	}()
 	pgid := waitRunGroup(t, pgidFile)
 
-	if err := serve.cmd.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	<-serve.done
-	// The shell, serve's direct child, dies with it (Pdeathsig).
-	if !testutil.Eventually(e2eWait, func() bool { return !slices.Contains(proc.LiveMembers(pgid), pgid) }) {
-		t.Errorf("the run's shell %d outlived the killed serve", pgid)
-	}
+	killLeavingTheRun(t, serve.cmd, serve.done, pgid, "serve")
 
 	again := startServe(t, e, serveArgs...)
 	// It reaped before it printed its endpoint: nothing of the group is left.
