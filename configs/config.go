@@ -94,7 +94,10 @@ type AutomateConfig struct {
 	// server answers "<product>-agent" and reads the chat extension object
 	// under it, and external discovery looks for "<product>-agent". The
 	// spec writes "service"; the desktop application uses its product's
-	// own name.
+	// own name. "auto" (automate.ProductAuto): external discovery takes
+	// the server of whatever "<word>-agent" its /health names (when the
+	// /health has the contract's shape) and uses that word; the
+	// co-hosted server answers "service".
 	Product string `yaml:"product"`
 }
 
