@@ -71,6 +71,9 @@ var TokenGrants = []string{"code", "authorization_code"}
 // AutomateConfig is the co-hosted Automate server section.
 type AutomateConfig struct {
 	// Port: 0 picks the first free port of 4317..4328; otherwise forced.
+	// With target external, 0 makes discovery sweep 4317..4328 and another
+	// port is the only one it probes (the desktop application launched
+	// with --port outside the window).
 	Port int `yaml:"port"`
 	// Workspace is an absolute path; Load fills the default
 	// <user config dir>/hubgate/automate-http-workspace when it is empty.

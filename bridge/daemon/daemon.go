@@ -146,7 +146,9 @@ type AutomateOptions struct {
 	// Key is the Automate access key (required).
 	Key string
 	// Port of the co-hosted server: 0 the first free port of 4317..4328,
-	// -1 any free port, otherwise that port.
+	// -1 any free port, otherwise that port. With External, a port > 0 is
+	// the only port discovery probes (the desktop application launched
+	// with --port outside the window); otherwise it sweeps 4317..4328.
 	Port int
 	// Assistant is the co-hosted server's engine (required unless
 	// External). The daemon does not close it: the caller does, after
@@ -679,7 +681,11 @@ func (d *Daemon) closeStops() error {
 func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *automate.Client, error) {
 	ao, log := d.o.Automate, d.log
 	if ao.External {
-		disc, err := automate.Discover(ctx, automate.DiscoverOptions{Key: ao.Key, Product: ao.Product})
+		var ports []int // zero: the contract's window
+		if ao.Port > 0 {
+			ports = []int{ao.Port}
+		}
+		disc, err := automate.Discover(ctx, automate.DiscoverOptions{Key: ao.Key, Product: ao.Product, Ports: ports})
 		if err != nil {
 			return control.AutomateTarget{}, nil, fmt.Errorf("find the external Automate server: %w", err)
 		}
