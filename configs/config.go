@@ -544,7 +544,7 @@ func (c *Config) validate() *ValidationError {
 	}
 	oneOf("automate.engine", a.Engine, Engines)
 	if !automate.ValidProduct(a.Product) {
-		bad("automate.product", "must be 1 to 32 lowercase letters, digits or hyphens, starting with a letter (the spec's word is \"service\"); got %q", a.Product)
+		bad("automate.product", "must be auto or 1 to 32 lowercase letters, digits or hyphens, starting with a letter (the spec's word is \"service\"); got %q", a.Product)
 	}
 	if a.Engine == "openai" {
 		problems = append(problems, c.validateOpenAI()...)
