@@ -115,9 +115,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 	}
 	ports := slices.Clone(opts.Ports)
 	if len(ports) == 0 {
-		for p := FirstPort; p <= LastPort; p++ {
-			ports = append(ports, p)
-		}
+		ports = PortWindow()
 	}
 	slices.Sort(ports)
 	ports = slices.Compact(ports)
@@ -162,7 +160,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 		select {
 		case r = <-results[i]:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("automate: discover on %s: %w", describePorts(host, ports), ctx.Err())
+			return nil, fmt.Errorf("automate: discover on %s: %w", DescribePorts(host, ports), ctx.Err())
 		}
 		switch r.kind {
 		case probeMatch:
@@ -175,7 +173,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("automate: discover on %s: %w", describePorts(host, ports), err)
+		return nil, fmt.Errorf("automate: discover on %s: %w", DescribePorts(host, ports), err)
 	}
 	return nil, derr
 }
@@ -254,9 +252,9 @@ func HealthShape(body []byte) bool {
 
 func hostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
 
-// describePorts names the probed ports: "127.0.0.1:4317-4328" for a
+// DescribePorts names ports of host: "127.0.0.1:4317-4328" for a
 // contiguous run, else "127.0.0.1:4317,4319".
-func describePorts(host string, ports []int) string {
+func DescribePorts(host string, ports []int) string {
 	if len(ports) == 0 {
 		return host
 	}

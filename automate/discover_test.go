@@ -209,8 +209,8 @@ func TestDescribePorts(t *testing.T) {
 		{"127.0.0.1", []int{5000}, "127.0.0.1:5000"},
 		{"::1", []int{4317, 4318}, "[::1]:4317-4318"},
 	} {
-		if got := describePorts(tc.host, tc.ports); got != tc.want {
-			t.Errorf("describePorts(%s, %v) = %q, want %q", tc.host, tc.ports, got, tc.want)
+		if got := DescribePorts(tc.host, tc.ports); got != tc.want {
+			t.Errorf("DescribePorts(%s, %v) = %q, want %q", tc.host, tc.ports, got, tc.want)
 		}
 	}
 	err := &DiscoveryError{Host: DefaultHost, Ports: window}

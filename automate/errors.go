@@ -228,13 +228,13 @@ type OtherAgent struct {
 
 func (e *DiscoveryError) Error() string {
 	if n := len(e.UnauthorizedPorts); n > 0 {
-		s := "automate: an Automate server answered on " + describePorts(e.Host, e.UnauthorizedPorts)
+		s := "automate: an Automate server answered on " + DescribePorts(e.Host, e.UnauthorizedPorts)
 		if n > 1 {
-			s = "automate: Automate servers answered on " + describePorts(e.Host, e.UnauthorizedPorts)
+			s = "automate: Automate servers answered on " + DescribePorts(e.Host, e.UnauthorizedPorts)
 		}
 		s += " but rejected the access key"
 		if e.Auto {
-			s += "; no server on " + describePorts(e.Host, e.Ports) + " took it (the key is wrong for that server, or the server is another program's)"
+			s += "; no server on " + DescribePorts(e.Host, e.Ports) + " took it (the key is wrong for that server, or the server is another program's)"
 		}
 		return s
 	}
@@ -243,16 +243,16 @@ func (e *DiscoveryError) Error() string {
 		word := strings.TrimSuffix(o.Service, "-agent")
 		if e.Auto {
 			return fmt.Sprintf("automate: no Automate server found on %s; %s answers as %s but its /health lacks the contract's fields (set the product word to %q to use it anyway)",
-				describePorts(e.Host, e.Ports), hostPort(e.Host, o.Port), o.Service, word)
+				DescribePorts(e.Host, e.Ports), hostPort(e.Host, o.Port), o.Service, word)
 		}
 		want := e.Want
 		if want == "" {
 			want = ServiceID
 		}
 		return fmt.Sprintf("automate: no %s server found on %s; %s answers as %s (set the product word to %q to use it)",
-			want, describePorts(e.Host, e.Ports), hostPort(e.Host, o.Port), o.Service, word)
+			want, DescribePorts(e.Host, e.Ports), hostPort(e.Host, o.Port), o.Service, word)
 	}
-	return "automate: no Automate server found on " + describePorts(e.Host, e.Ports)
+	return "automate: no Automate server found on " + DescribePorts(e.Host, e.Ports)
 }
 
 // Is matches ErrUnauthorized when a server rejected the key, else ErrNoServer.

@@ -206,7 +206,7 @@ func TestDiscoverAutoRejectedKey(t *testing.T) {
 		t.Fatalf("want ErrUnauthorized on %d and %d, got %v", ports[1], ports[3], err)
 	}
 	want := fmt.Sprintf("automate: Automate servers answered on 127.0.0.1:%d,%d but rejected the access key; no server on %s took it",
-		ports[1], ports[3], describePorts(DefaultHost, ports))
+		ports[1], ports[3], DescribePorts(DefaultHost, ports))
 	if !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), testKey) {
 		t.Fatalf("message %q, want it to start %q", err, want)
 	}

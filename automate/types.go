@@ -77,6 +77,17 @@ const (
 	LastPort  = 4328
 )
 
+// PortWindow returns the contract's port window FirstPort..LastPort in
+// order: the zero value of every injectable window (discovery's, the
+// server's).
+func PortWindow() []int {
+	ports := make([]int, 0, LastPort-FirstPort+1)
+	for p := FirstPort; p <= LastPort; p++ {
+		ports = append(ports, p)
+	}
+	return ports
+}
+
 // Contract limits.
 const (
 	MaxBodyBytes        = 1 << 20 // request body limit of every route

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,23 +25,11 @@ func TestProductAutoFindsAnotherWord(t *testing.T) {
 	defer srv.stop(syscall.SIGTERM)
 
 	h := startHub(t)
-	s := newDaemonSetup(t, h, daemonConfig{External: true, Key: key, Bridge: `rules:
+	s := newDaemonSetup(t, h, daemonConfig{External: true, Port: port, Product: "auto", Key: key, Bridge: `rules:
   - name: all
     match: {command_glob: "*"}
     run: {prompt: "#!answer acme ran {{.Command}}"}
 `})
-	raw, err := os.ReadFile(s.configPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	const external = "  target: external\n"
-	if !strings.Contains(string(raw), external) {
-		t.Fatalf("config without %q:\n%s", external, raw)
-	}
-	cfg := strings.Replace(string(raw), external, external+fmt.Sprintf("  product: auto\n  port: %d\n", port), 1)
-	if err := os.WriteFile(s.configPath, []byte(cfg), 0o600); err != nil {
-		t.Fatal(err)
-	}
 
 	d := startListening(t, s)
 	if recs := d.logRecords("hubgate running"); len(recs) != 1 || recs[0]["automate"] != srv.url ||
