@@ -71,7 +71,8 @@ type ClientOptions struct {
 	MaxResponseBytes int64
 	// Product is the server's product word: Chat sends ChatRequest.Service
 	// as the extension object under it and reads the record from it. Zero:
-	// DefaultProduct ("service").
+	// DefaultProduct ("service"). ProductAuto is refused: it is resolved by
+	// Discover (Discovery.Product).
 	Product string
 }
 
@@ -127,6 +128,9 @@ func NewClient(opts ClientOptions) (*Client, error) {
 	if !ValidProduct(c.product) {
 		return nil, fmt.Errorf("automate: client: invalid product word %q", c.product)
 	}
+	if c.product == ProductAuto {
+		return nil, errors.New(`automate: client: the product word "auto" is a discovery setting: pass the word discovery found (Discovery.Product)`)
+	}
 	if c.http == nil {
 		c.http = defaultHTTPClient()
 	}
@@ -167,13 +171,18 @@ func defaultHTTPClient() *http.Client {
 // BaseURL returns the server's base URL.
 func (c *Client) BaseURL() string { return c.base.String() }
 
+// Product returns the product word the client speaks.
+func (c *Client) Product() string { return c.product }
+
 // Health returns GET /health.
 func (c *Client) Health(ctx context.Context) (*Health, error) {
 	var h Health
 	return &h, c.simple(ctx, http.MethodGet, "/health", nil, c.reqTimeout, &h)
 }
 
-// Models returns GET /v1/models (one entry, service-agent).
+// Models returns GET /v1/models: "<product>-agent", and "<product>-model"
+// from a server with model mode; the newer desktop application adds each
+// entry's mode.
 func (c *Client) Models(ctx context.Context) (*ModelList, error) {
 	var m ModelList
 	return &m, c.simple(ctx, http.MethodGet, "/v1/models", nil, c.reqTimeout, &m)
@@ -434,12 +443,18 @@ func (c *Client) decodeChat(resp *response) (*ChatCompletion, error) {
 }
 
 // errorFor builds the error of a non-success answer: an *APIError for an
-// error envelope, else an *ResponseError.
+// error envelope, else an *ResponseError. A 413 is an *APIError whatever its
+// body: the newer desktop application answers it for a body over 1 MiB,
+// where the spec answers 400 with an envelope, and its body is not shown.
 func (c *Client) errorFor(resp *response) error {
 	var env ErrorEnvelope
 	if resp.status >= 400 && json.Unmarshal(resp.body, &env) == nil && (env.Error.Type != "" || env.Error.Message != "") {
 		return &APIError{Method: resp.method, Path: resp.path, HTTPStatus: resp.status,
 			Type: c.redact(env.Error.Type), Message: c.redact(env.Error.Message)}
+	}
+	if resp.status == http.StatusRequestEntityTooLarge {
+		return &APIError{Method: resp.method, Path: resp.path, HTTPStatus: resp.status,
+			Message: fmt.Sprintf("request body too large (the contract's limit is %d bytes)", MaxBodyBytes)}
 	}
 	reason := "not an error envelope"
 	if resp.status < 400 {

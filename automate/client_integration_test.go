@@ -494,3 +494,87 @@ func TestIntegrationChatProductWord(t *testing.T) {
 		t.Fatal("an invalid product word was accepted")
 	}
 }
+
+// TestIntegrationDiscoverAutoProductWord: the real server configured with
+// another product word is found by ProductAuto past a telemetry collector
+// answering 200 with text and a real server of another key (401) on lower
+// ports; the client then speaks that word (chat extension and record under
+// "acme").
+func TestIntegrationDiscoverAutoProductWord(t *testing.T) {
+	quiet := slog.New(slog.DiscardHandler)
+	lns := make([]net.Listener, 3)
+	for i := range lns {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns[i] = ln
+	}
+	slices.SortFunc(lns, func(a, b net.Listener) int { return a.Addr().(*net.TCPAddr).Port - b.Addr().(*net.TCPAddr).Port })
+	serve := func(ln net.Listener, h http.Handler) {
+		hs := &http.Server{Handler: h}
+		go hs.Serve(ln)
+		t.Cleanup(func() { hs.Close() })
+	}
+	serve(lns[0], http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		w.Write([]byte("collector up"))
+	}))
+	for i, cfg := range []server.Config{
+		{Key: "someone-elses-key-0123456789abcdefghij", Product: "other"},
+		{Key: realKey, Product: "acme"},
+	} {
+		cfg.Assistant, cfg.Workspace, cfg.Logger = scripted.New(scripted.Config{Logger: quiet}), t.TempDir(), quiet
+		srv, err := server.New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			srv.Close(ctx)
+		})
+		serve(lns[i+1], srv.Handler())
+	}
+	ports := make([]int, len(lns))
+	for i, ln := range lns {
+		ports[i] = ln.Addr().(*net.TCPAddr).Port
+	}
+
+	d, err := automate.Discover(context.Background(), automate.DiscoverOptions{Key: realKey, Product: automate.ProductAuto, Ports: ports, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Port != ports[2] || d.Product != "acme" || d.Health.Service != "acme-agent" {
+		t.Fatalf("discovered %+v, want acme on %d", d, ports[2])
+	}
+	c, err := automate.NewClient(automate.ClientOptions{BaseURL: d.BaseURL, Key: realKey, Product: d.Product, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	contract := "End with FINAL ANSWER: <n>"
+	req := automate.NewChatRequest("#!answer The sum is 12. FINAL ANSWER: 12")
+	req.Service = &automate.ChatService{AnswerContract: &contract}
+	comp, err := c.Chat(context.Background(), req)
+	if err != nil || comp.Service == nil || comp.Service.FinalAnswer == nil || *comp.Service.FinalAnswer != "12" {
+		t.Fatalf("acme chat: %+v %v", comp, err)
+	}
+	models, err := c.Models(context.Background())
+	if err != nil || len(models.Data) == 0 || models.Data[0].ID != "acme-agent" || models.Data[0].OwnedBy != "acme" {
+		t.Fatalf("models %+v %v", models, err)
+	}
+
+	// Without the acme server, the other key's server is named.
+	_, err = automate.Discover(context.Background(), automate.DiscoverOptions{Key: realKey, Product: automate.ProductAuto, Ports: ports[:2], Logger: quiet})
+	want := fmt.Sprintf("an Automate server answered on 127.0.0.1:%d but rejected the access key; no server on", ports[1])
+	if !errors.Is(err, automate.ErrUnauthorized) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("want %q, got %v", want, err)
+	}
+	// A server configured with "auto" answers the spec's word.
+	srv, err := server.New(server.Config{Key: realKey, Product: automate.ProductAuto, Assistant: scripted.New(scripted.Config{Logger: quiet}),
+		Workspace: t.TempDir(), Logger: quiet})
+	if err != nil || srv.Product() != automate.DefaultProduct {
+		t.Fatalf("server with auto: %v", err)
+	}
+	srv.Close(context.Background())
+}

@@ -3,6 +3,7 @@ package automate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -28,11 +29,16 @@ type DiscoverOptions struct {
 	// Product is the product word of the server looked for: a port
 	// matches when its /health service is "<Product>-agent". Zero:
 	// DefaultProduct ("service"). The desktop application uses its
-	// product's own name.
+	// product's own name. ProductAuto ("auto") matches a server of any
+	// word whose /health has the contract's shape (see Discover);
+	// Discovery.Product then says which word.
 	Product string
 	// Host is the address probed. Zero: "127.0.0.1".
 	Host string
-	// Ports are the ports probed. Zero: the contract's window 4317..4328.
+	// Ports is the port window probed, in any order (duplicates are
+	// dropped). Zero: the contract's window FirstPort..LastPort
+	// (4317..4328). Tests set it to ports the OS chose, so none depends on
+	// the window being free.
 	Ports []int
 	// HTTPClient sends the probes. Zero: a client with no proxy that
 	// follows no redirect.
@@ -50,6 +56,9 @@ type Discovery struct {
 	Port    int
 	// Health is the server's /health answer.
 	Health *Health
+	// Product is the server's product word: the one asked for, or with
+	// ProductAuto the word its /health service named.
+	Product string
 }
 
 // probe outcomes.
@@ -62,9 +71,10 @@ const (
 )
 
 type probeResult struct {
-	kind   probeKind
-	health *Health
-	other  string // the /health service of another product's agent
+	kind    probeKind
+	health  *Health
+	product string // the matching server's product word
+	other   string // the /health service of another product's agent
 }
 
 // Discover finds the Automate server: it sends GET /health with the bearer
@@ -79,8 +89,22 @@ type probeResult struct {
 // skipped too. When no port matches, the error is a *DiscoveryError: if some port
 // answered 401, a server listens there but rejected the key (errors.Is
 // ErrUnauthorized, message "an Automate server answered on
-// 127.0.0.1:<port> but rejected the access key"); otherwise errors.Is
-// ErrNoServer and the message names the range probed.
+// 127.0.0.1:<port> but rejected the access key", naming every such port);
+// otherwise errors.Is ErrNoServer and the message names the range probed.
+//
+// With ProductAuto, a port matches when its 200 /health has the contract's
+// shape (HealthShape): status "ok", service "<word>-agent" for a valid
+// word, busy a boolean and workflowStatus a string. Those four are the
+// fields that the spec's Health, the newer desktop application's /health
+// (the vendor's api-cheatsheet.md, whose example shows only some of the
+// spec's fields) and the vendor's own stand-in server all carry, and the
+// ones a client reads to know the server is ready; requiring more would
+// refuse the newer application, requiring less would take any JSON that
+// says "-agent". Extra fields are ignored. A 401 goes on being swept past,
+// as with an explicit word: with our key, a 401 means the key is wrong for
+// that server or the server is someone else's, and a server that takes the
+// key may listen on a higher port (the vendor's clients stop at the first
+// 401; with auto that would stop at a stranger's server).
 func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 	if opts.Key == "" {
 		return nil, fmt.Errorf("automate: discover: access key is required")
@@ -91,9 +115,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 	}
 	ports := slices.Clone(opts.Ports)
 	if len(ports) == 0 {
-		for p := FirstPort; p <= LastPort; p++ {
-			ports = append(ports, p)
-		}
+		ports = PortWindow()
 	}
 	slices.Sort(ports)
 	ports = slices.Compact(ports)
@@ -117,6 +139,9 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 		return nil, fmt.Errorf("automate: discover: invalid product word %q", product)
 	}
 	want := AgentID(product)
+	if product == ProductAuto {
+		want = "" // any <word>-agent of the contract's shape
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops the probes still running once the answer is known
@@ -127,7 +152,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 			results[i] <- probePort(ctx, hc, log, opts.Key, want, host, port, timeout)
 		}()
 	}
-	derr := &DiscoveryError{Host: host, Ports: ports, Want: want}
+	derr := &DiscoveryError{Host: host, Ports: ports, Want: want, Auto: want == ""}
 	// Results are taken in port order, so a match returns as soon as every
 	// lower port has been decided.
 	for i, port := range ports {
@@ -135,11 +160,11 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 		select {
 		case r = <-results[i]:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("automate: discover on %s: %w", describePorts(host, ports), ctx.Err())
+			return nil, fmt.Errorf("automate: discover on %s: %w", DescribePorts(host, ports), ctx.Err())
 		}
 		switch r.kind {
 		case probeMatch:
-			return &Discovery{BaseURL: "http://" + hostPort(host, port), Port: port, Health: r.health}, nil
+			return &Discovery{BaseURL: "http://" + hostPort(host, port), Port: port, Health: r.health, Product: r.product}, nil
 		case probeUnauthorized:
 			derr.UnauthorizedPorts = append(derr.UnauthorizedPorts, port)
 		}
@@ -148,7 +173,7 @@ func Discover(ctx context.Context, opts DiscoverOptions) (*Discovery, error) {
 		}
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("automate: discover on %s: %w", describePorts(host, ports), err)
+		return nil, fmt.Errorf("automate: discover on %s: %w", DescribePorts(host, ports), err)
 	}
 	return nil, derr
 }
@@ -182,23 +207,54 @@ func probePort(ctx context.Context, hc *http.Client, log *slog.Logger, key, want
 		return probeResult{}
 	}
 	var h Health
-	if err := json.Unmarshal(body, &h); err != nil || h.Service != want {
-		log.Debug("automate discovery: not an Automate server", "addr", addr, "status", resp.StatusCode,
-			"service", h.Service)
-		if err == nil && strings.HasSuffix(h.Service, "-agent") && ValidProduct(strings.TrimSuffix(h.Service, "-agent")) {
-			return probeResult{other: h.Service}
-		}
-		return probeResult{}
+	err = json.Unmarshal(body, &h)
+	if _, mistyped := errors.AsType[*json.UnmarshalTypeError](err); mistyped {
+		// A field of another type than ours (a newer server's) does not
+		// hide the server; the other fields are decoded.
+		log.Debug("automate discovery: a /health field has an unexpected type", "addr", addr, "err", err)
+		err = nil
 	}
-	log.Debug("automate discovery: found", "addr", addr, "appVersion", h.AppVersion)
-	return probeResult{kind: probeMatch, health: &h}
+	word, agent := strings.CutSuffix(h.Service, "-agent")
+	agent = agent && err == nil && ValidProduct(word)
+	switch {
+	case agent && want == "" && word != ProductAuto && HealthShape(body):
+		log.Debug("automate discovery: found", "addr", addr, "service", h.Service, "appVersion", h.AppVersion)
+		return probeResult{kind: probeMatch, health: &h, product: word}
+	case agent && h.Service == want:
+		log.Debug("automate discovery: found", "addr", addr, "appVersion", h.AppVersion)
+		return probeResult{kind: probeMatch, health: &h, product: word}
+	}
+	log.Debug("automate discovery: not an Automate server", "addr", addr, "status", resp.StatusCode,
+		"service", h.Service)
+	if agent {
+		return probeResult{other: h.Service}
+	}
+	return probeResult{}
+}
+
+// HealthShape reports whether a /health body has the contract's shape as
+// discovery with ProductAuto requires it: a JSON object with status "ok",
+// service "<word>-agent" for a valid product word, busy a boolean and
+// workflowStatus a string. Other fields, present or not, do not matter.
+func HealthShape(body []byte) bool {
+	var f struct {
+		Status         *string `json:"status"`
+		Service        *string `json:"service"`
+		Busy           *bool   `json:"busy"`
+		WorkflowStatus *string `json:"workflowStatus"`
+	}
+	if json.Unmarshal(body, &f) != nil || f.Status == nil || f.Service == nil || f.Busy == nil || f.WorkflowStatus == nil {
+		return false
+	}
+	word, ok := strings.CutSuffix(*f.Service, "-agent")
+	return ok && *f.Status == "ok" && ValidProduct(word)
 }
 
 func hostPort(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
 
-// describePorts names the probed ports: "127.0.0.1:4317-4328" for a
+// DescribePorts names ports of host: "127.0.0.1:4317-4328" for a
 // contiguous run, else "127.0.0.1:4317,4319".
-func describePorts(host string, ports []int) string {
+func DescribePorts(host string, ports []int) string {
 	if len(ports) == 0 {
 		return host
 	}

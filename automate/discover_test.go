@@ -25,6 +25,10 @@ const (
 	garbage                   // TCP listener answering bytes that are not HTTP
 	silent                    // accepts and never answers
 	closedPort                // nothing listens
+	telemetry200              // an HTTP program answering 200 with a body that is not JSON
+	agentNoShape              // 200 {"status":"ok","service":"foo-agent"} and nothing else
+	newerAgent                // the desktop application's newer server, word cephable (newerAppHandler)
+	mistypedAgent             // cephable-agent whose /health has a field of an unexpected type
 )
 
 // startRole serves a role on ln (already bound on 127.0.0.1).
@@ -83,6 +87,15 @@ func startRole(t *testing.T, ln net.Listener, r role) {
 			http.Error(w, "404 page not found", 404)
 		case otherJSON:
 			writeJSON(w, 200, map[string]any{"status": "ok", "service": "otel-collector"})
+		case telemetry200:
+			w.Header().Set("Content-Type", "text/plain")
+			w.Write([]byte("OTLP collector ready"))
+		case agentNoShape:
+			writeJSON(w, 200, map[string]any{"status": "ok", "service": "foo-agent"})
+		case newerAgent:
+			newerAppHandler("cephable", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(413) })(w, req)
+		case mistypedAgent:
+			w.Write([]byte(`{"status":"ok","service":"cephable-agent","busy":false,"workflowStatus":"idle","logicalCpuCount":"16","contextSize":"16k"}`))
 		}
 	})}}
 	srv.Start()
@@ -155,7 +168,7 @@ func TestDiscoverWrongKey(t *testing.T) {
 	if !errors.Is(err, ErrUnauthorized) || errors.Is(err, ErrNoServer) {
 		t.Fatalf("want ErrUnauthorized, got %v", err)
 	}
-	want := fmt.Sprintf("an Automate server answered on 127.0.0.1:%d but rejected the access key", ports[1])
+	want := fmt.Sprintf("automate: Automate servers answered on 127.0.0.1:%d,%d but rejected the access key", ports[1], ports[2])
 	if !strings.Contains(err.Error(), want) {
 		t.Fatalf("message %q lacks %q", err, want)
 	}
@@ -196,8 +209,8 @@ func TestDescribePorts(t *testing.T) {
 		{"127.0.0.1", []int{5000}, "127.0.0.1:5000"},
 		{"::1", []int{4317, 4318}, "[::1]:4317-4318"},
 	} {
-		if got := describePorts(tc.host, tc.ports); got != tc.want {
-			t.Errorf("describePorts(%s, %v) = %q, want %q", tc.host, tc.ports, got, tc.want)
+		if got := DescribePorts(tc.host, tc.ports); got != tc.want {
+			t.Errorf("DescribePorts(%s, %v) = %q, want %q", tc.host, tc.ports, got, tc.want)
 		}
 	}
 	err := &DiscoveryError{Host: DefaultHost, Ports: window}
@@ -216,34 +229,22 @@ func TestDiscoverCanceled(t *testing.T) {
 	}
 }
 
-// TestDiscoverInContractWindow uses the real window 4317..4328 with zero
-// Ports: a non-Automate program on 4317 (the port OpenTelemetry collectors
-// use) and an Automate-like server on the next free port of the window.
-// Skipped when 4317 is taken on this machine.
+// TestDiscoverInContractWindow: zero Ports sweeps the contract's window
+// 4317..4328. Nothing is bound, so the test does not depend on the window
+// being free: a product word no server has answers with the error that
+// lists the ports probed, whatever listens there.
 func TestDiscoverInContractWindow(t *testing.T) {
-	otel, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", FirstPort))
-	if err != nil {
-		t.Skipf("port %d is taken on this machine: %v", FirstPort, err)
+	_, err := Discover(context.Background(), DiscoverOptions{Key: testKey, Product: "zz-no-such-product", PerPortTimeout: 500 * time.Millisecond})
+	var de *DiscoveryError
+	if !errors.As(err, &de) {
+		t.Fatalf("want a *DiscoveryError, got %v", err)
 	}
-	startRole(t, otel, otelCollector)
-	var ours net.Listener
-	for p := FirstPort + 1; p <= LastPort && ours == nil; p++ {
-		if ln, err := net.Listen("tcp4", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
-			ours = ln
-		}
+	var window []int
+	for p := FirstPort; p <= LastPort; p++ {
+		window = append(window, p)
 	}
-	if ours == nil {
-		t.Skip("no free port in the window")
-	}
-	startRole(t, ours, automateLike)
-	d, err := Discover(context.Background(), DiscoverOptions{Key: testKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := ours.Addr().(*net.TCPAddr).Port; d.Port != want {
-		// Another program in the window answering 200 service-agent to our
-		// random key is impossible; a lower match means a bug.
-		t.Fatalf("found %d, want %d", d.Port, want)
+	if !slices.Equal(de.Ports, window) {
+		t.Fatalf("ports probed %v, want %v", de.Ports, window)
 	}
 }
 

@@ -20,7 +20,9 @@ var (
 	// ErrBusy: 409, a run is already active or preparing.
 	ErrBusy = errors.New("automate: assistant busy")
 	// ErrInvalidRequest: 400, validation failure, run timeout,
-	// initialization failure, model-selection problem.
+	// initialization failure, model-selection problem; also 413, which the
+	// desktop application's newer server answers for a body over 1 MiB
+	// where the spec answers 400.
 	ErrInvalidRequest = errors.New("automate: invalid request")
 	// ErrRunTimedOut: the 400 answered when the run's timeoutMs elapsed
 	// (the run was canceled and no record is returned). It also matches
@@ -80,9 +82,10 @@ func (e *RunError) Error() string {
 func (e *RunError) Is(target error) bool { return target == ErrRunFailed }
 
 // APIError is a failed request: the server answered an error envelope
-// {error: {message, type}}. errors.Is matches it against the sentinel of its
-// status (ErrUnauthorized, ErrNotFound, ErrBusy, ErrInvalidRequest and, for a
-// run timeout, ErrRunTimedOut).
+// {error: {message, type}}, or 413 with any body. errors.Is matches it
+// against the sentinel of its status (ErrUnauthorized, ErrNotFound, ErrBusy,
+// ErrInvalidRequest for 400 and 413 and, for a run timeout,
+// ErrRunTimedOut).
 type APIError struct {
 	// Method and Path name the request ("POST", "/v1/runs").
 	Method, Path string
@@ -114,7 +117,8 @@ func (e *APIError) Is(target error) bool {
 	case ErrBusy:
 		return e.HTTPStatus == http.StatusConflict || e.Type == ErrTypeConflict
 	case ErrInvalidRequest:
-		return e.HTTPStatus == http.StatusBadRequest || e.Type == ErrTypeInvalidRequest
+		return e.HTTPStatus == http.StatusBadRequest || e.HTTPStatus == http.StatusRequestEntityTooLarge ||
+			e.Type == ErrTypeInvalidRequest
 	case ErrRunTimedOut:
 		return e.HTTPStatus == http.StatusBadRequest && strings.HasPrefix(e.Message, RunTimedOutPrefix)
 	}
@@ -205,8 +209,11 @@ type DiscoveryError struct {
 	// the access key.
 	UnauthorizedPorts []int
 	// Want is the /health service looked for ("<product>-agent"); "" reads
-	// as ServiceID.
+	// as ServiceID unless Auto.
 	Want string
+	// Auto: discovery looked for a server of any product word
+	// (ProductAuto).
+	Auto bool
 	// OtherAgents are servers that took the key but answer as another
 	// product's agent (their /health service ends in "-agent"): the
 	// product word is probably set wrong.
@@ -220,20 +227,32 @@ type OtherAgent struct {
 }
 
 func (e *DiscoveryError) Error() string {
-	if len(e.UnauthorizedPorts) > 0 {
-		return fmt.Sprintf("automate: an Automate server answered on %s but rejected the access key",
-			hostPort(e.Host, e.UnauthorizedPorts[0]))
+	if n := len(e.UnauthorizedPorts); n > 0 {
+		s := "automate: an Automate server answered on " + DescribePorts(e.Host, e.UnauthorizedPorts)
+		if n > 1 {
+			s = "automate: Automate servers answered on " + DescribePorts(e.Host, e.UnauthorizedPorts)
+		}
+		s += " but rejected the access key"
+		if e.Auto {
+			s += "; no server on " + DescribePorts(e.Host, e.Ports) + " took it (the key is wrong for that server, or the server is another program's)"
+		}
+		return s
 	}
 	if len(e.OtherAgents) > 0 {
 		o := e.OtherAgents[0]
+		word := strings.TrimSuffix(o.Service, "-agent")
+		if e.Auto {
+			return fmt.Sprintf("automate: no Automate server found on %s; %s answers as %s but its /health lacks the contract's fields (set the product word to %q to use it anyway)",
+				DescribePorts(e.Host, e.Ports), hostPort(e.Host, o.Port), o.Service, word)
+		}
 		want := e.Want
 		if want == "" {
 			want = ServiceID
 		}
 		return fmt.Sprintf("automate: no %s server found on %s; %s answers as %s (set the product word to %q to use it)",
-			want, describePorts(e.Host, e.Ports), hostPort(e.Host, o.Port), o.Service, strings.TrimSuffix(o.Service, "-agent"))
+			want, DescribePorts(e.Host, e.Ports), hostPort(e.Host, o.Port), o.Service, word)
 	}
-	return "automate: no Automate server found on " + describePorts(e.Host, e.Ports)
+	return "automate: no Automate server found on " + DescribePorts(e.Host, e.Ports)
 }
 
 // Is matches ErrUnauthorized when a server rejected the key, else ErrNoServer.

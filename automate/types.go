@@ -18,6 +18,21 @@ const ServiceID = "service-agent"
 // and reads and answers the chat extension object under "<product>".
 const DefaultProduct = "service"
 
+// ProductAuto is the product-word setting that makes discovery accept the
+// Automate server of whatever product word it names (see Discover). It is
+// a setting, not a word: a client speaks the word discovery found, and a
+// server answers DefaultProduct for it (ServedProduct).
+const ProductAuto = "auto"
+
+// ServedProduct is the word a server answers for a product-word setting:
+// DefaultProduct for "" and ProductAuto, else the setting itself.
+func ServedProduct(setting string) string {
+	if setting == "" || setting == ProductAuto {
+		return DefaultProduct
+	}
+	return setting
+}
+
 // ValidProduct reports whether word can be a product word: 1 to 32
 // lowercase ASCII letters, digits or hyphens, starting with a letter, not
 // ending with a hyphen (it becomes part of model ids and a JSON key).
@@ -61,6 +76,17 @@ const (
 	FirstPort = 4317
 	LastPort  = 4328
 )
+
+// PortWindow returns the contract's port window FirstPort..LastPort in
+// order: the zero value of every injectable window (discovery's, the
+// server's).
+func PortWindow() []int {
+	ports := make([]int, 0, LastPort-FirstPort+1)
+	for p := FirstPort; p <= LastPort; p++ {
+		ports = append(ports, p)
+	}
+	return ports
+}
 
 // Contract limits.
 const (
@@ -437,6 +463,10 @@ type ModelEntry struct {
 	ID      string `json:"id"`
 	Object  string `json:"object"`
 	OwnedBy string `json:"owned_by"`
+	// Mode is what the desktop application's newer server adds to each
+	// entry: "assistant" for "<product>-agent", "model" for
+	// "<product>-model". Our spec has no such field; "" when absent.
+	Mode string `json:"mode,omitempty"`
 }
 
 // SelectRequest is the body of POST /v1/automate/models/select. All criteria

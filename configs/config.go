@@ -71,6 +71,9 @@ var TokenGrants = []string{"code", "authorization_code"}
 // AutomateConfig is the co-hosted Automate server section.
 type AutomateConfig struct {
 	// Port: 0 picks the first free port of 4317..4328; otherwise forced.
+	// With target external, 0 makes discovery sweep 4317..4328 and another
+	// port is the only one it probes (the desktop application launched
+	// with --port outside the window).
 	Port int `yaml:"port"`
 	// Workspace is an absolute path; Load fills the default
 	// <user config dir>/hubgate/automate-http-workspace when it is empty.
@@ -94,7 +97,10 @@ type AutomateConfig struct {
 	// server answers "<product>-agent" and reads the chat extension object
 	// under it, and external discovery looks for "<product>-agent". The
 	// spec writes "service"; the desktop application uses its product's
-	// own name.
+	// own name. "auto" (automate.ProductAuto): external discovery takes
+	// the server of whatever "<word>-agent" its /health names (when the
+	// /health has the contract's shape) and uses that word; the
+	// co-hosted server answers "service".
 	Product string `yaml:"product"`
 }
 
@@ -538,7 +544,7 @@ func (c *Config) validate() *ValidationError {
 	}
 	oneOf("automate.engine", a.Engine, Engines)
 	if !automate.ValidProduct(a.Product) {
-		bad("automate.product", "must be 1 to 32 lowercase letters, digits or hyphens, starting with a letter (the spec's word is \"service\"); got %q", a.Product)
+		bad("automate.product", "must be auto or 1 to 32 lowercase letters, digits or hyphens, starting with a letter (the spec's word is \"service\"); got %q", a.Product)
 	}
 	if a.Engine == "openai" {
 		problems = append(problems, c.validateOpenAI()...)

@@ -33,6 +33,8 @@ type Config struct {
 	// "<Product>-model" when the engine has a model mode) owned by
 	// Product, and the chat extension object and the record of a chat
 	// answer are under the key Product. Zero: automate.DefaultProduct.
+	// automate.ProductAuto (a client's discovery setting) serves
+	// automate.DefaultProduct, as automate.ServedProduct says.
 	Product string
 	// AppVersion is reported in /health and records. Zero: "dev".
 	AppVersion string

@@ -3,12 +3,13 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -431,39 +432,51 @@ func TestCancelWithABadBodyIsASoftCancel(t *testing.T) {
 	}
 }
 
+// TestPortWindow binds a window of ports the OS chose (held by this test,
+// so it never depends on 4317..4328 being free on the machine).
 func TestPortWindow(t *testing.T) {
-	// Occupy the whole window; skip when another program already holds a
-	// port of it (the window is shared with the machine).
 	var held []net.Listener
 	defer func() {
 		for _, l := range held {
 			l.Close()
 		}
 	}()
-	for p := automate.FirstPort; p <= automate.LastPort; p++ {
-		l, err := net.Listen("tcp4", "127.0.0.1:"+strconv.Itoa(p))
+	var window []int
+	for range 4 {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
 		if err != nil {
-			t.Skipf("port %d is in use by another program: %v", p, err)
+			t.Fatal(err)
 		}
 		held = append(held, l)
+		window = append(window, l.Addr().(*net.TCPAddr).Port)
 	}
-	_, _, err := server.Listen(0)
+	_, _, err := server.ListenWith(server.ListenOptions{Window: window})
 	var pw *server.PortWindowError
-	if !errors.As(err, &pw) || !strings.Contains(err.Error(), "127.0.0.1:4317-4328") {
+	if !errors.As(err, &pw) || !slices.Equal(pw.Ports, window) || !strings.Contains(err.Error(), automate.DescribePorts("127.0.0.1", window)) {
 		t.Fatalf("Listen with a full window = %v", err)
 	}
-	// Free 4320: the server moves there and says it moved.
-	held[3].Close()
-	ln, moved, err := server.Listen(0)
+	// Free the third port: the server moves there and says it moved.
+	held[2].Close()
+	ln, moved, err := server.ListenWith(server.ListenOptions{Window: window})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	if ln.Addr().String() != "127.0.0.1:4320" || !moved {
-		t.Errorf("bound %s moved=%v", ln.Addr(), moved)
+	if ln.Addr().(*net.TCPAddr).Port != window[2] || !moved {
+		t.Errorf("bound %s moved=%v, want port %d", ln.Addr(), moved, window[2])
+	}
+	// The preferred port free: not moved.
+	held[0].Close()
+	ln0, moved, err := server.ListenWith(server.ListenOptions{Window: window})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln0.Close()
+	if ln0.Addr().(*net.TCPAddr).Port != window[0] || moved {
+		t.Errorf("bound %s moved=%v, want port %d", ln0.Addr(), moved, window[0])
 	}
 	// A forced port that is taken fails and names it.
-	if _, _, err := server.Listen(automate.FirstPort); err == nil || !strings.Contains(err.Error(), "127.0.0.1:4317") {
+	if _, _, err := server.Listen(window[1]); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("127.0.0.1:%d", window[1])) {
 		t.Errorf("forced taken port: %v", err)
 	}
 	// port < 0: any loopback port.
@@ -474,5 +487,25 @@ func TestPortWindow(t *testing.T) {
 	defer ln2.Close()
 	if host, _, _ := net.SplitHostPort(ln2.Addr().String()); host != "127.0.0.1" {
 		t.Errorf("bound %s, want the IPv4 loopback", ln2.Addr())
+	}
+	// The zero window is the contract's: whatever else listens there, a
+	// bind lands in 4317..4328 or the error names that range.
+	if !slices.Equal(automate.PortWindow(), []int{4317, 4318, 4319, 4320, 4321, 4322, 4323, 4324, 4325, 4326, 4327, 4328}) {
+		t.Fatalf("PortWindow() = %v", automate.PortWindow())
+	}
+	lw, moved, err := server.Listen(0)
+	switch {
+	case err == nil:
+		defer lw.Close()
+		p := lw.Addr().(*net.TCPAddr).Port
+		if p < automate.FirstPort || p > automate.LastPort || moved != (p != automate.FirstPort) {
+			t.Errorf("Listen(0) bound %d moved=%v", p, moved)
+		}
+	case errors.As(err, &pw):
+		if !strings.Contains(err.Error(), "127.0.0.1:4317-4328") {
+			t.Errorf("full contract window: %v", err)
+		}
+	default:
+		t.Errorf("Listen(0) = %v", err)
 	}
 }

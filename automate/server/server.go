@@ -219,10 +219,7 @@ func New(cfg Config) (*Server, error) {
 	if s.appVersion == "" {
 		s.appVersion = "dev"
 	}
-	s.product = cfg.Product
-	if s.product == "" {
-		s.product = automate.DefaultProduct
-	}
+	s.product = automate.ServedProduct(cfg.Product)
 	if !automate.ValidProduct(s.product) {
 		return nil, fmt.Errorf("server: invalid product word %q: 1 to 32 lowercase letters, digits or hyphens, starting with a letter", s.product)
 	}
@@ -285,6 +282,9 @@ func (s *Server) Handler() http.Handler { return s.handler }
 
 // Workspace returns the absolute workspace folder.
 func (s *Server) Workspace() string { return s.workspace }
+
+// Product returns the product word the server answers with.
+func (s *Server) Product() string { return s.product }
 
 // Close stops the run in flight (its record ends terminated), clears the
 // model pin and waits up to the context's deadline for the run to end.

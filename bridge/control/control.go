@@ -179,6 +179,9 @@ const (
 type AutomateTarget struct {
 	Mode     string `json:"mode"`               // ModeCohosted or ModeExternal
 	Endpoint string `json:"endpoint,omitempty"` // base URL, e.g. http://127.0.0.1:4317
+	// Product is the server's product word ("service" in the spec; the
+	// desktop application's own name, as discovery found it).
+	Product string `json:"product,omitempty"`
 }
 
 // Counters count commands and runs since the daemon started.

@@ -146,7 +146,9 @@ type AutomateOptions struct {
 	// Key is the Automate access key (required).
 	Key string
 	// Port of the co-hosted server: 0 the first free port of 4317..4328,
-	// -1 any free port, otherwise that port.
+	// -1 any free port, otherwise that port. With External, a port > 0 is
+	// the only port discovery probes (the desktop application launched
+	// with --port outside the window); otherwise it sweeps 4317..4328.
 	Port int
 	// Assistant is the co-hosted server's engine (required unless
 	// External). The daemon does not close it: the caller does, after
@@ -164,7 +166,9 @@ type AutomateOptions struct {
 	AppVersion string
 	// Product is the product word (server.Config.Product): the co-hosted
 	// server answers with it, discovery of the external one looks for it.
-	// Zero: automate.DefaultProduct.
+	// Zero: automate.DefaultProduct. automate.ProductAuto: discovery takes
+	// the external server of whatever word it names, and the co-hosted
+	// server answers automate.DefaultProduct; status reports the word.
 	Product string
 }
 
@@ -193,6 +197,8 @@ type Info struct {
 	AutomateURL string
 	// AutomateMode is control.ModeCohosted or control.ModeExternal.
 	AutomateMode string
+	// AutomateProduct is the Automate server's product word.
+	AutomateProduct string
 	// ControlSocket is the control endpoint's socket path.
 	ControlSocket string
 	// Bridge and Hub are the running parts, for in-process callers (demo,
@@ -382,8 +388,8 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	}()
 
 	log.Info("hubgate running", "device_id", o.DeviceID, "automate", target.Endpoint, "automate_mode", target.Mode,
-		"journal", o.JournalPath, "control", o.ControlSocket, "gomaxprocs", runtime.GOMAXPROCS(0))
-	d.info = Info{AutomateURL: target.Endpoint, AutomateMode: target.Mode, ControlSocket: o.ControlSocket, Bridge: b, Hub: hc}
+		"automate_product", target.Product, "journal", o.JournalPath, "control", o.ControlSocket, "gomaxprocs", runtime.GOMAXPROCS(0))
+	d.info = Info{AutomateURL: target.Endpoint, AutomateMode: target.Mode, AutomateProduct: target.Product, ControlSocket: o.ControlSocket, Bridge: b, Hub: hc}
 	if page != nil {
 		d.info.StatusPageURL = page.URL()
 		log.Info("status page", "addr", page.Addr().String(), "open", "hubgate open")
@@ -675,15 +681,19 @@ func (d *Daemon) closeStops() error {
 func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *automate.Client, error) {
 	ao, log := d.o.Automate, d.log
 	if ao.External {
-		disc, err := automate.Discover(ctx, automate.DiscoverOptions{Key: ao.Key, Product: ao.Product})
+		var ports []int // zero: the contract's window
+		if ao.Port > 0 {
+			ports = []int{ao.Port}
+		}
+		disc, err := automate.Discover(ctx, automate.DiscoverOptions{Key: ao.Key, Product: ao.Product, Ports: ports})
 		if err != nil {
 			return control.AutomateTarget{}, nil, fmt.Errorf("find the external Automate server: %w", err)
 		}
-		c, err := automate.NewClient(automate.ClientOptions{BaseURL: disc.BaseURL, Key: ao.Key, Product: ao.Product, Logger: log.With("component", "automate-client")})
+		c, err := automate.NewClient(automate.ClientOptions{BaseURL: disc.BaseURL, Key: ao.Key, Product: disc.Product, Logger: log.With("component", "automate-client")})
 		if err != nil {
 			return control.AutomateTarget{}, nil, err
 		}
-		return control.AutomateTarget{Mode: control.ModeExternal, Endpoint: disc.BaseURL}, c, nil
+		return control.AutomateTarget{Mode: control.ModeExternal, Endpoint: disc.BaseURL, Product: disc.Product}, c, nil
 	}
 	srv, err := server.New(server.Config{Key: ao.Key, Product: ao.Product, Assistant: ao.Assistant, Workspace: ao.Workspace,
 		WorkspaceRestriction: ao.WorkspaceRestriction, ToolWait: ao.ToolWait,
@@ -716,11 +726,11 @@ func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *au
 		return nil
 	})
 	endpoint := "http://" + ln.Addr().(*net.TCPAddr).String()
-	c, err := automate.NewClient(automate.ClientOptions{BaseURL: endpoint, Key: ao.Key, Product: ao.Product, Logger: log.With("component", "automate-client")})
+	c, err := automate.NewClient(automate.ClientOptions{BaseURL: endpoint, Key: ao.Key, Product: srv.Product(), Logger: log.With("component", "automate-client")})
 	if err != nil {
 		return control.AutomateTarget{}, nil, err
 	}
-	return control.AutomateTarget{Mode: control.ModeCohosted, Endpoint: endpoint}, c, nil
+	return control.AutomateTarget{Mode: control.ModeCohosted, Endpoint: endpoint, Product: srv.Product()}, c, nil
 }
 
 // StatusPage answers `hubgate open` (control.StatusPager).

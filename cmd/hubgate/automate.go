@@ -83,7 +83,7 @@ process and prints it once on stderr, for machines without a secret store.`,
 	fl.StringVar(&f.model, "model", "", "select this catalog model at launch (openai engine: the upstream model to use)")
 	fl.StringVar(&f.family, "family", "", "select a model of this family at launch")
 	fl.StringVar(&f.size, "size", "", "select a model of this size code at launch")
-	fl.StringVar(&f.product, "product", "", "product word: /health service <word>-agent, model ids, chat extension key (default from automate.product: service)")
+	fl.StringVar(&f.product, "product", "", "product word: /health service <word>-agent, model ids, chat extension key (default from automate.product: service; auto serves service)")
 	fl.BoolVar(&f.ephemeralKey, "ephemeral-key", false, "use a random key kept in memory only, printed once on stderr")
 	return cmd
 }

@@ -53,28 +53,27 @@ import (
 	"github.com/hubgate/hubgate/hub/mockhub"
 )
 
-// benchServer is an in-test Automate server in the discovery window that
-// timestamps each POST /v1/runs as it arrives.
+// benchServer is an in-test Automate server that timestamps each
+// POST /v1/runs as it arrives; a daemon finds it through discovery pinned
+// to its port.
 type benchServer struct {
 	url      string
+	port     int
 	key      string
 	arrivals chan time.Time // one per run request, at arrival
 	answered chan struct{}  // one per run request, once answered
 }
 
-// startBenchServer listens on a free port of 4317..4328 (skipping the
-// benchmark when none is free).
+// startBenchServer listens on a loopback port the OS chooses; the daemon's
+// discovery is pinned to it (daemonConfig.Port).
 func startBenchServer(b *testing.B) *benchServer {
 	b.Helper()
-	var ln net.Listener
-	for p := automate.LastPort; p >= automate.FirstPort && ln == nil; p-- {
-		ln, _ = net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-	}
-	if ln == nil {
-		b.Skip("no free port in 4317..4328 for the Automate server")
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	bs := &benchServer{url: "http://" + ln.Addr().String(), key: uniqueKey(b),
+	bs := &benchServer{url: "http://" + ln.Addr().String(), port: ln.Addr().(*net.TCPAddr).Port, key: uniqueKey(b),
 		arrivals: make(chan time.Time, 16), answered: make(chan struct{}, 16)}
 	srv, err := server.New(server.Config{Key: bs.key, Assistant: scripted.New(scripted.Config{Logger: quiet}),
 		Workspace: b.TempDir(), Logger: quiet})
@@ -117,7 +116,7 @@ func BenchmarkHubPushToRunRequest(b *testing.B) {
 	if st, body := h.admin("POST", "/mock/devices", map[string]string{"name": "bench pad"}, &h.device); st != http.StatusCreated {
 		b.Fatalf("create a device: %d %s", st, body)
 	}
-	s := newDaemonSetup(b, h, daemonConfig{External: true, Key: bs.key, Bridge: `rules:
+	s := newDaemonSetup(b, h, daemonConfig{External: true, Port: bs.port, Key: bs.key, Bridge: `rules:
   - name: bench
     match: {command_glob: "bench *"}
     busy: queue
@@ -215,13 +214,12 @@ func reportLatencies(b *testing.B, lat []time.Duration) {
 	b.ReportMetric(ms(lat[len(lat)-1]), "max-ms")
 }
 
-// benchTargets runs f for the co-hosted target and, when a port of the
-// window is free, the external one.
+// benchTargets runs f for the co-hosted target and the external one.
 func benchTargets(b *testing.B, f func(b *testing.B, c daemonConfig)) {
 	b.Run("cohosted", func(b *testing.B) { f(b, daemonConfig{Bridge: "rules: []\n"}) })
 	b.Run("external", func(b *testing.B) {
 		bs := startBenchServer(b)
-		f(b, daemonConfig{External: true, Key: bs.key, Bridge: "rules: []\n"})
+		f(b, daemonConfig{External: true, Port: bs.port, Key: bs.key, Bridge: "rules: []\n"})
 	})
 }
 

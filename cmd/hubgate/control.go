@@ -168,8 +168,12 @@ func printStatus(w io.Writer, st control.Status) {
 	if st.Hub.NeedsRepair {
 		hub += "; the device token was refused: run 'hubgate pair' again"
 	}
-	fmt.Fprintf(w, "device     %s\nhub        %s\nlistening  %v\nautomate   %s %s\nuptime     %s\n",
-		st.DeviceID, hub, st.Listening, st.Automate.Mode, st.Automate.Endpoint, (time.Duration(st.UptimeMs) * time.Millisecond).Round(time.Second))
+	automateLine := st.Automate.Mode + " " + st.Automate.Endpoint
+	if st.Automate.Product != "" {
+		automateLine += " (product " + st.Automate.Product + ")"
+	}
+	fmt.Fprintf(w, "device     %s\nhub        %s\nlistening  %v\nautomate   %s\nuptime     %s\n",
+		st.DeviceID, hub, st.Listening, automateLine, (time.Duration(st.UptimeMs) * time.Millisecond).Round(time.Second))
 	if st.Current != nil {
 		fmt.Fprintf(w, "current    #%d %q (rule %s) %s since %s\n", st.Current.CommandID, st.Current.Command, st.Current.Rule,
 			st.Current.Status, st.Current.StartedAt.Local().Format(time.TimeOnly))

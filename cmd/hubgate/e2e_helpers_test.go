@@ -21,13 +21,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
@@ -61,19 +59,6 @@ func freeLoopbackPort(tb testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// freeWindowPort returns a free port of the discovery window 4317..4328,
-// highest first (the low ones are the likeliest to be taken), or 0.
-func freeWindowPort() int {
-	for p := automate.LastPort; p >= automate.FirstPort; p-- {
-		ln, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
-		if err == nil {
-			ln.Close()
-			return p
-		}
-	}
-	return 0
 }
 
 // ---- the mock remote service --------------------------------------------
@@ -260,6 +245,12 @@ type daemonConfig struct {
 	// External selects automate.target external; otherwise the daemon
 	// co-hosts the server on a free port outside the discovery window.
 	External bool
+	// Port, with External, is automate.port: the only port discovery
+	// probes, so a test needs no free port in 4317..4328. Zero: the
+	// window.
+	Port int
+	// Product is automate.product. Zero: the default (service).
+	Product string
 	// Key is the Automate access key. Zero: a key of this test only.
 	Key string
 	// Bridge is the YAML of the bridge section's other keys (rules,
@@ -299,6 +290,12 @@ func newDaemonSetup(tb testing.TB, h *e2eHub, c daemonConfig) *daemonSetup {
 	target := fmt.Sprintf("  target: cohosted\n  port: %d\n", freeLoopbackPort(tb))
 	if c.External {
 		target = "  target: external\n"
+		if c.Port != 0 {
+			target += fmt.Sprintf("  port: %d\n", c.Port)
+		}
+	}
+	if c.Product != "" {
+		target += fmt.Sprintf("  product: %s\n", c.Product)
 	}
 	var bridge strings.Builder
 	for _, line := range strings.Split(strings.TrimRight(c.Bridge, "\n"), "\n") {

@@ -633,14 +633,11 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 }
 
 func TestARunStartedElsewhere(t *testing.T) {
-	port := freeWindowPort()
-	if port == 0 {
-		t.Skip("no free port in 4317..4328 for the external Automate server")
-	}
+	port := freeLoopbackPort(t)
 	key := uniqueKey(t)
 	srv := startServe(t, env(t, configs.EnvAutomateKey+"="+key), "--port", fmt.Sprint(port), "--workspace", t.TempDir())
 	h := startHub(t)
-	s := newDaemonSetup(t, h, daemonConfig{External: true, Key: key, Bridge: `rules:
+	s := newDaemonSetup(t, h, daemonConfig{External: true, Port: port, Key: key, Bridge: `rules:
   - name: q
     match: {command_glob: "q *"}
     busy: queue
