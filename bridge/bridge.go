@@ -368,7 +368,7 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 	case !routed:
 		b.decide(ctx, ce, journal.DecisionIgnored, "no rule matches")
 	case renderErr != nil:
-		b.decide(ctx, ce, journal.DecisionFailed, renderErr.Error()) // names the rule and the template
+		b.decide(ctx, ce, journal.DecisionFailed, "rule "+rule.Name()+": "+renderErr.Error())
 	default:
 		if req.TaskID == "" {
 			req.TaskID = journal.DefaultTaskID(id)
