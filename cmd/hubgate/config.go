@@ -288,7 +288,7 @@ configuration, the macro or the profile is invalid or cannot be read, 2 for an
 			}
 			var macro *deviceapi.Macro
 			if macroFile != "" {
-				if macro, err = readMacro(a.stdio.In, macroFile); err != nil {
+				if macro, err = readJSONFlag[deviceapi.Macro](a.stdio.In, "--macro", "a macro", macroFile); err != nil {
 					return err
 				}
 			}
@@ -296,11 +296,12 @@ configuration, the macro or the profile is invalid or cannot be read, 2 for an
 				return err
 			}
 			if profileFile != "" {
-				macros, err := readProfileMacros(a.stdio.In, profileFile)
+				// A profile as `mock profile --file` takes it.
+				profile, err := readJSONFlag[deviceapi.Profile](a.stdio.In, "--profile", "a profile", profileFile)
 				if err != nil {
 					return err
 				}
-				set = set.WithCatalog(macros)
+				set = set.WithCatalog(profile.Configuration.Macros)
 			}
 			if !cmd.Flags().Changed("device-type") {
 				deviceType = a.pairedDeviceType()
@@ -335,32 +336,19 @@ func (a *app) pairedDeviceType() string {
 	return st.DeviceTypeID
 }
 
-// readMacro reads a macro's JSON from a file or stdin ("-").
-func readMacro(stdin io.Reader, file string) (*deviceapi.Macro, error) {
+// readJSONFlag reads the JSON value of a flag (--macro, --profile) from a
+// file or stdin ("-"); what names it in errors ("a macro"). Errors are
+// configuration errors (exit 3) naming the flag.
+func readJSONFlag[T any](stdin io.Reader, flag, what, file string) (*T, error) {
 	data, err := readInput(stdin, file)
 	if err != nil {
-		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: "--macro", Message: "cannot read the macro: " + err.Error()}}}
+		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: flag, Message: "cannot read " + what + ": " + err.Error()}}}
 	}
-	var m deviceapi.Macro
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: "--macro", Message: "not a macro's JSON: " + err.Error(), Source: file}}}
+	v := new(T)
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: flag, Message: "not " + what + "'s JSON: " + err.Error(), Source: file}}}
 	}
-	return &m, nil
-}
-
-// readProfileMacros reads a profile's JSON (deviceapi.Profile, as `mock
-// profile --file` takes it) from a file or stdin ("-") and returns its
-// macros.
-func readProfileMacros(stdin io.Reader, file string) ([]deviceapi.Macro, error) {
-	data, err := readInput(stdin, file)
-	if err != nil {
-		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: "--profile", Message: "cannot read the profile: " + err.Error()}}}
-	}
-	var p deviceapi.Profile
-	if err := json.Unmarshal(data, &p); err != nil {
-		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: "--profile", Message: "not a profile's JSON: " + err.Error(), Source: file}}}
-	}
-	return p.Configuration.Macros, nil
+	return v, nil
 }
 
 // readInput reads a file, or stdin for "-".
