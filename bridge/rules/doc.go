@@ -107,9 +107,9 @@
 // and one rendering is limited to 1 MiB. A key that can only be known when
 // the command arrives ({{.Macro.Extra.colour}}) and is missing then is a
 // render error (missingkey=error): the command fails with that reason and
-// never runs with a hole in its prompt. index with a key is the way to
-// probe an optional key: {{index .Macro.Extra "colour"}} is empty when it
-// is missing.
+// never runs with a hole in its prompt. index is the way to probe an
+// optional key: {{with index .Macro.Extra "colour"}}...{{end}} skips a
+// missing one (Extra holds raw JSON: {{printf "%s" .}} prints it).
 // An empty answer_contract rendering sends no contract; a blank prompt
 // rendering is a render error (the server would reject it).
 //

@@ -248,6 +248,16 @@ func TestNamedKeysAreChecked(t *testing.T) {
 			}
 		}
 	})
+	t.Run("index probes an optional key", func(t *testing.T) {
+		s := mustCompile(t, []Spec{{Name: "r", Match: MatchSpec{CommandGlob: "*"},
+			Run: RunTemplate{Prompt: `c{{with index .Macro.Extra "colour"}} colour{{end}}{{with index .Macro.Extra "size"}} size {{printf "%s" .}}{{end}}`}}}, nil, UnmatchedSpec{})
+		r, _ := s.Rule("r")
+		m := macroJSON(t, `{"name":"m","size":3}`)
+		req, err := r.Render(Command{Text: "x", Macro: m}, Catalog{})
+		if err != nil || req.Prompt != "c size 3" {
+			t.Fatalf("prompt %q err %v", req.Prompt, err)
+		}
+	})
 	t.Run("a map key missing at render time is an error", func(t *testing.T) {
 		s := mustCompile(t, []Spec{{Name: "r", Match: MatchSpec{CommandGlob: "*"}, Run: RunTemplate{Prompt: "c",
 			AdditionalWorkflowPrompt: "{{range .Events}}{{.Extra.colour}}{{end}}"}}}, nil, UnmatchedSpec{})
