@@ -93,13 +93,13 @@ func describeMacro(m deviceapi.Macro) string {
 func NewCatalog(macros []deviceapi.Macro) Catalog {
 	c := Catalog{macros: slices.Clone(macros), byID: map[string]int{}, byCommand: map[string]int{}, byName: map[string]int{}}
 	type claim struct {
-		key    string
-		macros []int
+		by     Found
+		key    string // as first spelled
+		macros []int  // indexes, ascending
 	}
 	var (
 		claims = map[Found]map[string]*claim{FoundByID: {}, FoundByCommand: {}, FoundByName: {}}
 		order  []*claim // in order of first appearance, for stable warnings
-		kinds  []Found
 	)
 	index := func(by Found, idx map[string]int, key, spelled string, i int) {
 		if key == "" {
@@ -108,11 +108,11 @@ func NewCatalog(macros []deviceapi.Macro) Catalog {
 		cl := claims[by][key]
 		if cl == nil {
 			idx[key] = i
-			cl = &claim{key: spelled}
+			cl = &claim{by: by, key: spelled}
 			claims[by][key] = cl
-			order, kinds = append(order, cl), append(kinds, by)
+			order = append(order, cl)
 		}
-		if !slices.Contains(cl.macros, i) {
+		if n := len(cl.macros); n == 0 || cl.macros[n-1] != i {
 			cl.macros = append(cl.macros, i)
 		}
 	}
@@ -123,11 +123,11 @@ func NewCatalog(macros []deviceapi.Macro) Catalog {
 		}
 		index(FoundByName, c.byName, lookupKey(m.Name), strings.TrimSpace(m.Name), i)
 	}
-	for k, cl := range order {
+	for _, cl := range order {
 		if len(cl.macros) < 2 {
 			continue
 		}
-		a := Ambiguity{By: kinds[k], Key: cl.key}
+		a := Ambiguity{By: cl.by, Key: cl.key}
 		for _, i := range cl.macros {
 			a.Macros = append(a.Macros, describeMacro(c.macros[i]))
 		}
