@@ -184,6 +184,7 @@ func New(opts Options) (*Bridge, error) {
 	b.set = opts.Rules
 	if d := opts.Hub.Device(); d != nil && d.CurrentProfile != nil {
 		b.set = opts.Rules.WithCatalog(d.CurrentProfile.Configuration.Macros)
+		warnAmbiguities(b.log, b.set.Catalog())
 	}
 	return b, nil
 }
@@ -261,8 +262,10 @@ func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
 			n := len(macros)
 			b.mu.Lock()
 			b.set = b.opts.Rules.WithCatalog(macros)
+			cat := b.set.Catalog()
 			b.mu.Unlock()
 			b.log.Info("macro catalogue refreshed from the profile", "macros", n)
+			warnAmbiguities(b.log, cat)
 		}
 	case hub.KindStopListening:
 		b.log.Info("hub: stop listening")
@@ -310,18 +313,12 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 	b.mu.Unlock()
 	// Matching and rendering have no side effects: they run first so that
 	// the journal row names the rule.
-	cmd := set.Complete(rules.Command{Text: ev.Command, Macro: ev.Macro, Received: ev.Received, Seq: ev.Seq})
-	stop := hasEvent(cmd.Macro, deviceapi.EventStopOutputs)
-	var (
-		rule      *rules.Rule
-		routed    bool
-		req       automate.RunRequest
-		renderErr error
-	)
-	if !stop {
-		if rule, _, routed = set.Route(cmd); routed {
-			req, renderErr = rule.Render(cmd, set.Catalog())
-		}
+	route := set.Decide(rules.Command{Text: ev.Command, Macro: ev.Macro, Received: ev.Received, Seq: ev.Seq})
+	cmd, rule, req := route.Command, route.Rule, route.Request
+	stop, refused, routed := route.Action == rules.ActionCancel, route.Action == rules.ActionRefuse, rule != nil
+	var renderErr error
+	if route.Action == rules.ActionError {
+		renderErr = route.Err
 	}
 	rec := journal.Command{Seq: ev.Seq, Session: ev.Session, ReceivedAt: ev.Received, Text: ev.Command, Decision: journal.DecisionReceived}
 	if routed {
@@ -364,6 +361,8 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 			note += fmt.Sprintf("; %d waiting command(s) dropped", n)
 		}
 		b.decide(ctx, ce, journal.DecisionIgnored, note)
+	case refused:
+		b.decide(ctx, ce, journal.DecisionRefused, route.Reason())
 	case !b.listening():
 		b.decide(ctx, ce, journal.DecisionIgnored, "the device is not listening")
 	case !routed:
@@ -799,14 +798,11 @@ func (b *Bridge) abandon(ctx context.Context, e Event, note string) {
 	b.emit(e)
 }
 
-func hasEvent(m *deviceapi.Macro, eventType string) bool {
-	if m == nil {
-		return false
+// warnAmbiguities logs the ids, phrases and names that several macros of
+// the profile share: the catalogue uses the first macro, and the person
+// should know why the others never run.
+func warnAmbiguities(log *slog.Logger, cat rules.Catalog) {
+	for _, a := range cat.Ambiguities() {
+		log.Warn("macro catalogue: "+a.String(), "by", a.By, "key", a.Key)
 	}
-	for _, e := range m.Events {
-		if e.EventType == eventType {
-			return true
-		}
-	}
-	return false
 }

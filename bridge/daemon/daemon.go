@@ -81,6 +81,11 @@ type Options struct {
 
 	// Rules route commands onto runs. Zero: no rule, commands are ignored.
 	Rules *rules.Set
+	// DeviceTypeID is the paired device's type (the pairing state's
+	// device_type_id): the rules refuse custom actions meant for another
+	// type (rules.Set.WithDeviceType), here and after a Reload. A
+	// Reconnect to another device keeps it. Zero: not checked.
+	DeviceTypeID string
 	// JournalPath is the SQLite journal file (required).
 	JournalPath string
 	// JournalKeep prunes settled commands older than this. Zero: keep
@@ -267,6 +272,13 @@ func New(o Options) (*Daemon, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	if o.Rules == nil {
+		set, err := rules.Compile(nil, nil, rules.UnmatchedSpec{})
+		if err != nil {
+			return nil, err
+		}
+		o.Rules = set
+	}
 	return &Daemon{o: o, log: o.Logger, bridgeDone: make(chan struct{})}, nil
 }
 
@@ -353,7 +365,7 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 		return err
 	}
 	d.hubs = newHubSwitch(log, hc)
-	bopts := bridge.Options{Hub: d.hubs, Automate: client, Journal: j, Rules: o.Rules,
+	bopts := bridge.Options{Hub: d.hubs, Automate: client, Journal: j, Rules: o.Rules.WithDeviceType(o.DeviceTypeID),
 		CancelGrace: o.Bridge.CancelGrace, StopListeningCancels: o.Bridge.StopListeningCancels,
 		OnShutdown: o.Bridge.OnShutdown, Target: target, DeviceID: o.DeviceID,
 		Logger: log.With("component", "bridge"), Now: o.Now}
@@ -543,7 +555,7 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	}
 	changed = diffRules(old.Rules, o.Rules)
 	if len(changed) > 0 {
-		d.info.Bridge.SetRules(o.Rules)
+		d.info.Bridge.SetRules(o.Rules.WithDeviceType(d.o.DeviceTypeID))
 		d.o.Rules = o.Rules
 		d.ruleSet.Store(o.Rules)
 		if d.speechErr != nil {

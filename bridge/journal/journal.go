@@ -1,7 +1,7 @@
 // Package journal owns the bridge's run journal: an SQLite database that
 // records every DeviceCommand the bridge receives, before it is acted on,
 // with the matched rule and the decision taken (started, queued, dropped,
-// ignored, failed, abandoned), then the run it started: the task id, the
+// ignored, refused, failed, abandoned), then the run it started: the task id, the
 // request id, a parked run's resume token, the final status, errorCode,
 // answer, finalAnswer, timings and usage. The queue of the `queue` busy
 // policy is the set of commands whose decision is queued, so it survives a
@@ -82,7 +82,8 @@
 // # Retention
 //
 // With Options.Keep set, settled rows (a finished or interrupted run, or
-// a final decision without one: dropped, ignored, failed, abandoned) older
+// a final decision without one: dropped, ignored, refused, failed,
+// abandoned) older
 // than Keep are deleted right after Open and then hourly, in batches of
 // 500. A pass whose oldest row is recent ends after reading that row;
 // otherwise each batch scans from the oldest row, holding the connection
@@ -146,6 +147,7 @@ const (
 	DecisionQueued    Decision = "queued"    // waiting in the queue of the `queue` busy policy
 	DecisionDropped   Decision = "dropped"   // not run: busy (policy `single`), queue full, too old
 	DecisionIgnored   Decision = "ignored"   // not run: no rule matched, or not listening
+	DecisionRefused   Decision = "refused"   // not run on purpose: the command is not for this device, or a setting forbids it now
 	DecisionFailed    Decision = "failed"    // a run was attempted and the request failed (no run)
 	DecisionAbandoned Decision = "abandoned" // queued or undecided, given up (restart, shutdown)
 )
@@ -154,7 +156,7 @@ const (
 func (d Decision) Valid() bool {
 	switch d {
 	case DecisionReceived, DecisionStarted, DecisionQueued, DecisionDropped,
-		DecisionIgnored, DecisionFailed, DecisionAbandoned:
+		DecisionIgnored, DecisionRefused, DecisionFailed, DecisionAbandoned:
 		return true
 	}
 	return false

@@ -653,6 +653,7 @@ func fill(t testing.TB, j *Journal, clk *clock, tag string) map[string]int64 {
 		Usage: &automate.Usage{InputTokens: 10, OutputTokens: 20, TPS: 1.5}}))
 	check(j.SetDecision(ctx, rec("dropped", ""), DecisionDropped, "busy"))
 	check(j.SetDecision(ctx, rec("ignored", ""), DecisionIgnored, "no rule"))
+	check(j.SetDecision(ctx, rec("refused", ""), DecisionRefused, "not for this device"))
 	id = rec("interrupted", "")
 	check(j.RunStarted(ctx, id, "task-int", time.Time{}))
 	check(j.MarkInterrupted(ctx, id, "lost"))

@@ -165,7 +165,7 @@ func (s *Service) Handle(ctx context.Context, e control.Event) {
 		}
 	case control.EventDecided:
 		switch e.Decision {
-		case journal.DecisionDropped, journal.DecisionFailed, journal.DecisionAbandoned:
+		case journal.DecisionDropped, journal.DecisionRefused, journal.DecisionFailed, journal.DecisionAbandoned:
 			if policy != rules.NotifyNone {
 				s.show(ctx, e, Message{Summary: summary(e, "not run ("+string(e.Decision)+")"), Body: clipBody(e.Note), Urgency: UrgencyNormal})
 			}

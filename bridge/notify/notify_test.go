@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/internal/testenv"
@@ -158,6 +160,34 @@ func TestSpokenText(t *testing.T) {
 	} {
 		if got := notify.SpokenText(c.in, 400); got != c.want {
 			t.Errorf("SpokenText(%.30q...):\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// recordingDesktop keeps what it was asked to show.
+type recordingDesktop struct{ got []notify.Message }
+
+func (r *recordingDesktop) Notify(_ context.Context, m notify.Message) error {
+	r.got = append(r.got, m)
+	return nil
+}
+
+// A command refused as not for this device (a custom action of another
+// device type) is one the person triggered: they are told why it did not
+// run, unless the notify policy is none.
+func TestARefusedCommandIsTold(t *testing.T) {
+	refused := control.Event{Kind: control.EventDecided, CommandID: 7, Command: "ask",
+		Decision: journal.DecisionRefused, Note: `custom action "ask-agent" is for device type "game-pad"; this device is of type "hubgate-agent"; not run`}
+	for _, policy := range []string{rules.NotifyAnswers, rules.NotifyFailures, rules.NotifyNone} {
+		d := &recordingDesktop{}
+		s := notify.New(notify.Options{Desktop: d, Default: policy, Logger: slog.New(slog.DiscardHandler)})
+		s.Handle(context.Background(), refused)
+		want := []notify.Message{{Summary: "hubgate · ask: not run (refused)", Body: refused.Note, Urgency: notify.UrgencyNormal}}
+		if policy == rules.NotifyNone {
+			want = nil
+		}
+		if !reflect.DeepEqual(d.got, want) {
+			t.Errorf("policy %s: shown %+v, want %+v", policy, d.got, want)
 		}
 	}
 }

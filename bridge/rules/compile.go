@@ -18,7 +18,7 @@ import (
 )
 
 // Set is a compiled rule set. It is immutable and safe for concurrent use;
-// WithCatalog returns a new Set sharing the compiled rules.
+// WithCatalog and WithDeviceType return a new Set sharing the compiled rules.
 type Set struct {
 	rules     []*Rule
 	byName    map[string]*Rule
@@ -26,6 +26,9 @@ type Set struct {
 	toolOrder []string                // declared order
 	unmatched *Rule                   // nil when unmatched commands are ignored
 	cat       Catalog
+	// deviceType is the paired device's type (WithDeviceType); "" when
+	// custom actions are not checked.
+	deviceType string
 }
 
 // Rule is one compiled rule (or the unmatched rule).
@@ -71,6 +74,9 @@ type compiler struct {
 	section  string
 	index    int
 	name     string
+	// named are the keys of .Named in the entry's templates; nil when
+	// unknown (a command_regex that does not compile).
+	named *namedGroups
 }
 
 func (c *compiler) at(section string, index int, name string) {
@@ -178,6 +184,17 @@ func (c *compiler) rule(spec Spec, tools map[string]*commandTool) *Rule {
 			r.re = re
 		}
 	}
+	c.named = &namedGroups{regex: m.CommandRegex != ""}
+	switch {
+	case m.CommandRegex != "" && r.re == nil:
+		c.named = nil
+	case r.re != nil:
+		for _, n := range r.re.SubexpNames() {
+			if n != "" {
+				c.named.names = append(c.named.names, n)
+			}
+		}
+	}
 	if m.EventType != "" && !deviceapi.KnownEventType(m.EventType) {
 		c.add("match.event_type", "must be one of %s (or %s); got %q", strings.Join(deviceapi.MacroEventTypes, ", "), deviceapi.EventJoystickMove, m.EventType)
 	}
@@ -235,6 +252,7 @@ func (c *compiler) unmatched(u UnmatchedSpec, tools map[string]*commandTool) *Ru
 	if u.Run != nil {
 		t = *u.Run
 	}
+	c.named = &namedGroups{}
 	r.run, r.clientTools = c.runTemplate("run", t, true, tools)
 	r.spec = Spec{Name: UnmatchedRuleName, Busy: r.busy, QueueLimit: r.queueLimit, MaxAge: r.maxAge,
 		RunOnRecovery: u.RunOnRecovery, Run: t}
@@ -256,7 +274,7 @@ func (c *compiler) runTemplate(field string, t RunTemplate, defaultPrompt bool, 
 		if src == "" {
 			return nil
 		}
-		tt, err := parseTemplate(field+"."+name, src, dataType, false)
+		tt, err := parseTemplate(field+"."+name, src, dataType, c.named)
 		if err != nil {
 			c.add(field+"."+name, "%s", err)
 			return nil
@@ -390,7 +408,7 @@ func (c *compiler) runTemplate(field string, t RunTemplate, defaultPrompt bool, 
 }
 
 func (c *compiler) hitlTemplate(field, src string) *template.Template {
-	t, err := parseTemplate(field, src, dataType, false)
+	t, err := parseTemplate(field, src, dataType, c.named)
 	if err != nil {
 		c.add(field, "%s", err)
 	}

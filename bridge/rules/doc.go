@@ -35,7 +35,8 @@
 // special. Regex: RE2 syntax, anchored to the whole text (^(?:expr)$);
 // (?i) makes it case-insensitive. Macro criteria (macro_name, macro_id,
 // event_type, custom_action) never hold for a command without a macro.
-// Command texts are compared as delivered: no trimming, no case folding.
+// Command texts are compared as delivered: no trimming, no case folding
+// (finding the command's macro in the profile is looser: see Catalogue).
 //
 // Real macros (see deviceapi's package doc for the vendor's facts):
 // event_type JoystickMove and JoysticksMove each match both spellings (the
@@ -89,16 +90,26 @@
 //	.Seq        uint64                the hub event's sequence number
 //	.Rule       string                the rule's name
 //	.Groups     []string              command_regex submatches ({{index .Groups 1}}); nil without a regex
-//	.Named      map[string]string     command_regex named groups ({{.Named.state}}); a missing one is ""
+//	.Named      map[string]string     command_regex named groups ({{.Named.state}}); every group is
+//	                                  a key ("" when it took no part in the match)
 //
 // Functions besides text/template's built-ins (the subject comes last, so
 // they suit pipelines): json (JSON encoding, e.g. a string quoted for a JSON
 // document), lower, upper, trim, join SEP LIST, split SEP S, replace OLD NEW
 // S, contains SUB S, hasPrefix P S, hasSuffix P S, default DEF V. Compile
 // parses every template and checks field names statically ({{.Comand}} is
-// an error at load, inside with and range too when the type is known);
-// range over a number and recursive template calls are rejected, and one
-// rendering is limited to 1 MiB.
+// an error at load, inside with and range too when the type is known),
+// and the keys of .Named against the named groups of the rule's
+// command_regex ({{.Named.colour}} or {{index .Named "colour"}} without a
+// group (?P<colour>...) is an error at load, naming the rule, the template
+// and the key; the unmatched rule and a rule without command_regex have
+// none); range over a number and recursive template calls are rejected,
+// and one rendering is limited to 1 MiB. A key that can only be known when
+// the command arrives ({{.Macro.Extra.colour}}) and is missing then is a
+// render error (missingkey=error): the command fails with that reason and
+// never runs with a hole in its prompt. index is the way to probe an
+// optional key: {{with index .Macro.Extra "colour"}}...{{end}} skips a
+// missing one (Extra holds raw JSON: {{printf "%s" .}} prints it).
 // An empty answer_contract rendering sends no contract; a blank prompt
 // rendering is a render error (the server would reject it).
 //
@@ -131,13 +142,45 @@
 // # Catalogue
 //
 // A DeviceCommand's macro may be missing or carry only an id. Catalog holds
-// the macros of the device's current profile; Catalog.Complete documents
-// how a command is completed (a delivered macro with content is kept; an
-// id-only macro is looked up by id; no macro is looked up by command text).
+// the macros of the device's current profile; Catalog.Lookup completes a
+// command: a delivered macro with content is kept; an id-only macro is
+// looked up by id; otherwise (no macro, or an id the profile does not
+// know) the command text is looked up among the macros' commands, then
+// among their names, trimmed and case-insensitive (the vendor's app may
+// send the macro's name "Water Plants" where its commands hold "water
+// plants", or a phrase in another case: its Unity client lowercases before
+// comparing). Ambiguity is settled by order, never by chance: by id, then
+// commands, then name; within one of them the first macro in profile order
+// wins, and Catalog.Ambiguities lists every id, phrase or name that several
+// macros share (the bridge logs each as a warning when a profile arrives).
 // The bridge builds a new Catalog on each DeviceProfileUpdate
 // (Set.WithCatalog returns a Set sharing the compiled rules, so nothing is
 // recompiled and nothing restarts) and Match and Render complete commands
-// from it.
+// from it. Rule criteria (command, macro_name, ...) still compare exactly.
+//
+// # The routing decision
+//
+// Set.Decide is the one routing decision, used by the bridge and by
+// `hubgate rules test`: complete the command from the catalogue; a
+// StopOutputs macro cancels (ActionCancel); custom actions for another
+// device type are left out, and a macro left with nothing is refused
+// (ActionRefuse); then the first matching rule or the unmatched rule
+// renders the request (ActionRun, or ActionError when a template fails),
+// else the command is ignored (ActionIgnore). Listening and busy policies
+// stay the bridge's.
+//
+// Device type: Set.WithDeviceType gives the paired device's type. A
+// DeviceTypeCustomAction event (or any event with a
+// deviceTypeCustomActionId) whose deviceTypeId names another type
+// (compared trimmed and case-insensitive) is never run, as the vendor's
+// clients run a custom action only on its type: matching and rendering see
+// the macro without it (custom_action, event_type, .Events,
+// .CustomAction). A macro whose every event is such an action is refused
+// with a reason naming both types (*OtherDeviceTypeError), which the
+// bridge journals (decision refused) and tells the person. A macro with
+// other events goes on without the foreign actions. An empty or null
+// deviceTypeId is for any type; without a device type (a pairing state
+// that does not record it) nothing is refused.
 //
 // # Errors
 //

@@ -3,6 +3,8 @@ package rules
 import (
 	"encoding/json"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +58,7 @@ func FuzzCompileMatchRender(f *testing.F) {
 			{"eventType": deviceapi.EventType, "typedPhrase": typed},
 			{"eventType": deviceapi.EventType, "typedPhrase": nil, "text": typed},
 			{"eventType": deviceapi.EventDeviceTypeCustomAction, "deviceTypeCustomActionId": command, "additionalInputContent": typed, "outputSpeech": text},
+			{"eventType": deviceapi.EventDeviceTypeCustomAction, "deviceTypeCustomActionId": command, "deviceTypeId": glob},
 			{"eventType": deviceapi.EventJoysticksMove, "joystickLeftMoveX": len(typed)},
 		} {
 			b, _ := json.Marshal(ev)
@@ -66,21 +69,17 @@ func FuzzCompileMatchRender(f *testing.F) {
 			events = append(events, e)
 		}
 		macro := &deviceapi.Macro{ID: command, Name: glob, Commands: []string{text}, Events: events}
-		s = s.WithCatalog([]deviceapi.Macro{*macro})
-		for _, cmd := range []Command{
-			{Text: text, Received: time.Unix(1, 0), Seq: 1},
-			{Text: text, Macro: macro, Seq: 2},
-			{Text: command, Macro: &deviceapi.Macro{ID: command}},
-		} {
-			r, _, ok := s.Route(cmd)
-			if !ok {
-				continue
-			}
-			if _, err := r.Render(cmd, s.Catalog()); err != nil {
-				var rerr *RenderError
-				if !errors.As(err, &rerr) {
-					t.Fatalf("render error %T %v", err, err)
-				}
+		foreign := &deviceapi.Macro{Name: typed, Events: events[len(events)-1:]}
+		s = s.WithCatalog([]deviceapi.Macro{*macro, *foreign, {ID: text, Name: command}})
+		for _, set := range []*Set{s, s.WithDeviceType(typed)} {
+			for _, cmd := range []Command{
+				{Text: text, Received: time.Unix(1, 0), Seq: 1},
+				{Text: text, Macro: macro, Seq: 2},
+				{Text: command, Macro: &deviceapi.Macro{ID: command}},
+				{Text: typed, Macro: foreign},
+				{Text: glob},
+			} {
+				checkDecision(t, set, cmd)
 			}
 		}
 		if _, ok := s.CommandTool("t"); ok {
@@ -91,4 +90,55 @@ func FuzzCompileMatchRender(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkDecision checks what Decide promises: the action's rule, request
+// and error agree, Route and Render say the same.
+func checkDecision(t *testing.T, s *Set, cmd Command) {
+	t.Helper()
+	d := s.Decide(cmd)
+	var rerr *RenderError
+	var oerr *OtherDeviceTypeError
+	switch d.Action {
+	case ActionRun:
+		if d.Rule == nil || d.Err != nil || strings.TrimSpace(d.Request.Prompt) == "" {
+			t.Fatalf("run: %+v", d)
+		}
+	case ActionError:
+		if d.Rule == nil || !errors.As(d.Err, &rerr) || d.Reason() == "" {
+			t.Fatalf("error: %T %v", d.Err, d.Err)
+		}
+	case ActionRefuse:
+		if d.Rule != nil || !errors.As(d.Err, &oerr) || len(oerr.Actions) == 0 || s.DeviceType() == "" || d.Reason() == "" {
+			t.Fatalf("refuse: %+v", d)
+		}
+	case ActionIgnore, ActionCancel:
+		if d.Rule != nil || d.Err != nil {
+			t.Fatalf("%s: %+v", d.Action, d)
+		}
+	default:
+		t.Fatalf("action %q", d.Action)
+	}
+	if again := s.Decide(d.Command); again.Action != d.Action || again.Rule != d.Rule {
+		t.Fatalf("Decide of the completed command differs: %+v then %+v", d, again)
+	}
+	// Without custom actions for another type, Route is Decide's match.
+	var events []deviceapi.MacroEvent
+	if d.Command.Macro != nil {
+		events = d.Command.Macro.Events
+	}
+	if (d.Action == ActionRun || d.Action == ActionError) && !slices.ContainsFunc(events, isForeign(s)) {
+		if r, matched, ok := s.Route(cmd); !ok || r != d.Rule || matched != d.Matched {
+			t.Fatalf("Route %v %v %v, Decide %+v", r, matched, ok, d)
+		}
+	}
+}
+
+// isForeign reports custom actions for another type than s's.
+func isForeign(s *Set) func(deviceapi.MacroEvent) bool {
+	return func(e deviceapi.MacroEvent) bool {
+		a, ok := e.CustomAction()
+		dt := strings.TrimSpace(a.DeviceTypeID)
+		return ok && s.DeviceType() != "" && dt != "" && !strings.EqualFold(dt, s.DeviceType())
+	}
 }

@@ -1,8 +1,12 @@
 package rules
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/hubgate/hubgate/deviceapi"
 )
@@ -20,24 +24,114 @@ type Command struct {
 // zero Catalog is empty. A Catalog is immutable; build a new one on every
 // DeviceProfileUpdate (NewCatalog, Set.WithCatalog).
 type Catalog struct {
-	macros    []deviceapi.Macro
-	byID      map[string]int
-	byCommand map[string]int
+	macros      []deviceapi.Macro
+	byID        map[string]int
+	byCommand   map[string]int // folded phrase (lookupKey) -> first macro
+	byName      map[string]int // folded name (lookupKey) -> first macro
+	ambiguities []Ambiguity
 }
 
-// NewCatalog indexes macros (in profile order). When ids or command strings
-// repeat, the first macro wins.
+// Found says how Catalog.Lookup found a command's macro.
+type Found string
+
+// How a macro was found.
+const (
+	FoundNone      Found = ""          // no macro: none delivered, none found
+	FoundDelivered Found = "delivered" // kept as the hub sent it
+	FoundByID      Found = "id"        // the catalogue's macro of the delivered id
+	FoundByCommand Found = "command"   // a macro whose commands hold the command text
+	FoundByName    Found = "name"      // the macro whose name is the command text
+)
+
+// Ambiguity is one key that more than one macro of the profile claims:
+// the same id, the same phrase in their commands, or the same name (as
+// lookups compare them: trimmed, case-insensitive). The first macro in
+// profile order is used; the others are never found by that key.
+type Ambiguity struct {
+	By     Found    // FoundByID, FoundByCommand or FoundByName
+	Key    string   // the key as the first macro spells it (trimmed)
+	Macros []string // every macro claiming it, in profile order (the first is used): "Water Plants" (id 3)
+}
+
+func (a Ambiguity) String() string {
+	what := map[Found]string{FoundByID: "the id", FoundByCommand: "the command", FoundByName: "the name"}[a.By]
+	return fmt.Sprintf("%d macros of the profile share %s %q: %s; the first, %s, is used", len(a.Macros), what, a.Key,
+		strings.Join(a.Macros, ", "), a.Macros[0])
+}
+
+// lookupKey is how command texts, phrases and names are compared: trimmed
+// and case-folded (the vendor's Unity client lowercases before it
+// compares; folding also equates the other simple case mappings, as
+// strings.EqualFold does).
+func lookupKey(s string) string {
+	return strings.Map(foldRune, strings.TrimSpace(s))
+}
+
+// foldRune maps r to the smallest rune of its simple case-folding orbit,
+// so that two strings are EqualFold exactly when their mapped forms are
+// equal.
+func foldRune(r rune) rune {
+	least := r
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		least = min(least, f)
+	}
+	return least
+}
+
+// describeMacro names a macro in messages: "Water Plants" (id 3).
+func describeMacro(m deviceapi.Macro) string {
+	s := strconv.Quote(m.Name)
+	if m.ID != "" {
+		s += " (id " + m.ID + ")"
+	}
+	return s
+}
+
+// NewCatalog indexes macros (in profile order). When ids, command phrases
+// or names repeat across macros, the first macro wins, and Ambiguities
+// lists the repeats.
 func NewCatalog(macros []deviceapi.Macro) Catalog {
-	c := Catalog{macros: slices.Clone(macros), byID: map[string]int{}, byCommand: map[string]int{}}
+	c := Catalog{macros: slices.Clone(macros), byID: map[string]int{}, byCommand: map[string]int{}, byName: map[string]int{}}
+	type claim struct {
+		by     Found
+		key    string // as first spelled
+		macros []int  // indexes, ascending
+	}
+	var (
+		claims = map[Found]map[string]*claim{FoundByID: {}, FoundByCommand: {}, FoundByName: {}}
+		order  []*claim // in order of first appearance, for stable warnings
+	)
+	index := func(by Found, idx map[string]int, key, spelled string, i int) {
+		if key == "" {
+			return
+		}
+		cl := claims[by][key]
+		if cl == nil {
+			idx[key] = i
+			cl = &claim{by: by, key: spelled}
+			claims[by][key] = cl
+			order = append(order, cl)
+		}
+		if n := len(cl.macros); n == 0 || cl.macros[n-1] != i {
+			cl.macros = append(cl.macros, i)
+		}
+	}
 	for i, m := range c.macros {
-		if _, ok := c.byID[m.ID]; m.ID != "" && !ok {
-			c.byID[m.ID] = i
-		}
+		index(FoundByID, c.byID, m.ID, m.ID, i)
 		for _, cmd := range m.Commands {
-			if _, ok := c.byCommand[cmd]; !ok {
-				c.byCommand[cmd] = i
-			}
+			index(FoundByCommand, c.byCommand, lookupKey(cmd), strings.TrimSpace(cmd), i)
 		}
+		index(FoundByName, c.byName, lookupKey(m.Name), strings.TrimSpace(m.Name), i)
+	}
+	for _, cl := range order {
+		if len(cl.macros) < 2 {
+			continue
+		}
+		a := Ambiguity{By: cl.by, Key: cl.key}
+		for _, i := range cl.macros {
+			a.Macros = append(a.Macros, describeMacro(c.macros[i]))
+		}
+		c.ambiguities = append(c.ambiguities, a)
 	}
 	return c
 }
@@ -48,7 +142,12 @@ func (c Catalog) Len() int { return len(c.macros) }
 // Macros returns a copy of the macro list.
 func (c Catalog) Macros() []deviceapi.Macro { return slices.Clone(c.macros) }
 
-// ByID finds a macro by id.
+// Ambiguities lists the keys that several macros claim (see Ambiguity), in
+// profile order; nil when every key is unique. The bridge logs them as
+// warnings when a profile arrives.
+func (c Catalog) Ambiguities() []Ambiguity { return slices.Clone(c.ambiguities) }
+
+// ByID finds a macro by id (exact).
 func (c Catalog) ByID(id string) (deviceapi.Macro, bool) {
 	if i, ok := c.byID[id]; ok && id != "" {
 		return c.macros[i], true
@@ -56,42 +155,71 @@ func (c Catalog) ByID(id string) (deviceapi.Macro, bool) {
 	return deviceapi.Macro{}, false
 }
 
-// ByCommand finds the first macro whose commands contain text exactly.
+// ByCommand finds the first macro whose commands contain text, trimmed and
+// case-insensitive.
 func (c Catalog) ByCommand(text string) (deviceapi.Macro, bool) {
-	if i, ok := c.byCommand[text]; ok {
+	if i, ok := c.byCommand[lookupKey(text)]; ok {
 		return c.macros[i], true
 	}
 	return deviceapi.Macro{}, false
 }
 
-// Complete fills in the command's macro from the catalogue:
+// ByName finds the first macro whose name is text, trimmed and
+// case-insensitive.
+func (c Catalog) ByName(text string) (deviceapi.Macro, bool) {
+	if i, ok := c.byName[lookupKey(text)]; ok {
+		return c.macros[i], true
+	}
+	return deviceapi.Macro{}, false
+}
+
+// Complete is Lookup without the how.
+func (c Catalog) Complete(cmd Command) Command {
+	cmd, _ = c.Lookup(cmd)
+	return cmd
+}
+
+// Lookup fills in the command's macro from the catalogue and says how it
+// found it:
 //   - a macro with anything besides its id (a name, commands or events) is
 //     kept as delivered: it is what the user triggered;
 //   - a macro with only an id is replaced by the catalogue's macro of that
-//     id, and kept as is when the catalogue does not know the id;
-//   - no macro (nil, or one with nothing at all) becomes the first
-//     catalogue macro whose commands contain the command text exactly;
-//     it stays nil when there is none.
+//     id;
+//   - otherwise (no macro, an empty one, or an id the catalogue does not
+//     know) the command text finds it: first among the macros' commands,
+//     then among their names, both trimmed and case-insensitive (the
+//     vendor's app may send a macro's name, "Water Plants", where its
+//     commands hold "water plants"); where several macros claim the text,
+//     the first in profile order wins (Ambiguities);
+//   - when nothing is found, an id-only macro is kept as delivered and no
+//     macro stays nil.
 //
 // The macro returned is a copy the caller may keep; treat its slices and
-// Extra maps as read-only. Complete is idempotent.
-func (c Catalog) Complete(cmd Command) Command {
+// Extra maps as read-only. Lookup is idempotent.
+func (c Catalog) Lookup(cmd Command) (Command, Found) {
 	m := cmd.Macro
-	switch {
-	case m != nil && (m.Name != "" || len(m.Commands) > 0 || len(m.Events) > 0):
-		return cmd
-	case m != nil && m.ID != "":
+	if m != nil && (m.Name != "" || len(m.Commands) > 0 || len(m.Events) > 0) {
+		return cmd, FoundDelivered
+	}
+	if m != nil && m.ID != "" {
 		if found, ok := c.ByID(m.ID); ok {
 			cmd.Macro = &found
+			return cmd, FoundByID
 		}
-		return cmd
 	}
 	if found, ok := c.ByCommand(cmd.Text); ok {
 		cmd.Macro = &found
-	} else {
-		cmd.Macro = nil
+		return cmd, FoundByCommand
 	}
-	return cmd
+	if found, ok := c.ByName(cmd.Text); ok {
+		cmd.Macro = &found
+		return cmd, FoundByName
+	}
+	if m != nil && m.ID != "" {
+		return cmd, FoundDelivered
+	}
+	cmd.Macro = nil
+	return cmd, FoundNone
 }
 
 // WithCatalog returns a Set with the same rules whose Match and Complete
@@ -111,9 +239,14 @@ func (s *Set) Complete(cmd Command) Command { return s.cat.Complete(cmd) }
 // Match completes cmd from the Set's catalogue and returns the first rule
 // (in configuration order) whose criteria all hold. Render the rule with
 // the same catalogue (or the completed command) so that both see the same
-// macro.
+// macro. Decide is the whole routing decision; Match and Route are its
+// matching step alone.
 func (s *Set) Match(cmd Command) (*Rule, bool) {
-	cmd = s.cat.Complete(cmd)
+	return s.match(s.cat.Complete(cmd))
+}
+
+// match is Match on a completed command.
+func (s *Set) match(cmd Command) (*Rule, bool) {
 	for _, r := range s.rules {
 		if r.matches(cmd) {
 			return r, true
@@ -134,7 +267,12 @@ func (s *Set) Unmatched(cmd Command) (*Rule, bool) {
 // Route is Match, then Unmatched: the rule that handles cmd, whether a
 // rule matched, and false for ok when the command is ignored.
 func (s *Set) Route(cmd Command) (r *Rule, matched, ok bool) {
-	if r, ok := s.Match(cmd); ok {
+	return s.route(s.cat.Complete(cmd))
+}
+
+// route is Route on a completed command.
+func (s *Set) route(cmd Command) (r *Rule, matched, ok bool) {
+	if r, ok := s.match(cmd); ok {
 		return r, true, true
 	}
 	r, ok = s.Unmatched(cmd)

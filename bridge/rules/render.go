@@ -44,10 +44,15 @@ func (r *Rule) Data(cmd Command, cat Catalog) TemplateData {
 		d.OutputSpeech = strings.Join(speech, " ")
 	}
 	if r.re != nil {
-		if m := r.re.FindStringSubmatch(cmd.Text); m != nil {
-			d.Groups = m
-			for i, name := range r.re.SubexpNames() {
-				if name != "" && i < len(m) {
+		// Every named group is a key, "" when the command does not match
+		// (a rule rendered for another command): the static check lets
+		// templates name exactly these keys.
+		m := r.re.FindStringSubmatch(cmd.Text)
+		d.Groups = m
+		for i, name := range r.re.SubexpNames() {
+			if name != "" {
+				d.Named[name] = ""
+				if i < len(m) {
 					d.Named[name] = m[i]
 				}
 			}

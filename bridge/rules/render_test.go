@@ -115,7 +115,7 @@ func TestTemplateData(t *testing.T) {
 		{"{{len .Events}}{{range $i, $e := .Events}} {{$i}}:{{$e.EventType}}={{.Text}}{{end}}", Command{Text: "w", Macro: macro}, "3 0:Type=Hello,  1:Pause= 2:Type=world"},
 		{"{{.Received.Format \"2006-01-02T15:04\"}} {{.Seq}}", Command{Text: "w", Received: received, Seq: 9}, "2026-01-02T03:04 9"},
 		{"{{.Rule}}", Command{Text: "w"}, "data"},
-		{"{{.Groups}} [{{.Named.x}}]", Command{Text: "w"}, "[] []"},
+		{"{{.Groups}} {{.Named}}", Command{Text: "w"}, "[] map[]"},
 		{"{{json .Command}}", Command{Text: `say "hi"`}, `"say \"hi\""`},
 		{"{{.Command | lower}} {{.Command | upper}} [{{trim \"  a \"}}]", Command{Text: "MiXed"}, "mixed MIXED [a]"},
 		{"{{split \" \" .Command | join \",\"}}", Command{Text: "a b c"}, "a,b,c"},

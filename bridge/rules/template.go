@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -108,16 +109,40 @@ func defaultFunc(def, v any) any {
 	return v
 }
 
-// parseTemplate parses src as the template called name and checks it
-// statically against root (the type of the dot; nil when unknown). With
-// strictKeys a missing map key is an execution error, else it is the zero
-// value.
-func parseTemplate(name, src string, root reflect.Type, strictKeys bool) (*template.Template, error) {
-	opt := "missingkey=zero"
-	if strictKeys {
-		opt = "missingkey=error"
+// namedGroups are the keys .Named has in one rule's templates: the named
+// groups of its command_regex (none without one).
+type namedGroups struct {
+	regex bool     // the rule has a command_regex
+	names []string // its named groups, in order
+}
+
+// problem says why key is not a key of .Named, or "" when it is.
+func (g *namedGroups) problem(key string) string {
+	switch {
+	case slices.Contains(g.names, key):
+		return ""
+	case !g.regex:
+		return fmt.Sprintf(".Named has no key %q: the rule has no command_regex, so .Named is empty (it holds command_regex's named groups, (?P<name>...))", key)
+	case len(g.names) == 0:
+		return fmt.Sprintf(".Named has no key %q: match.command_regex has no named groups (name one with (?P<%s>...))", key, key)
 	}
-	t, err := template.New(name).Funcs(funcs).Option(opt).Parse(src)
+	return fmt.Sprintf(".Named has no key %q: the named groups of match.command_regex are %s", key, strings.Join(g.names, ", "))
+}
+
+// namedMap stands for TemplateData.Named while a template is checked, so
+// that the checker knows which keys it has (the data keeps a plain map).
+type namedMap map[string]string
+
+var namedMapType = reflect.TypeFor[namedMap]()
+
+// parseTemplate parses src as the template called name and checks it
+// statically against root (the type of the dot; nil when unknown) and,
+// when named is not nil, the keys of .Named (TemplateData.Named) against
+// the rule's named groups. A map key that is missing when the template
+// runs is an execution error (missingkey=error): a rendering never has a
+// hole where a key was meant.
+func parseTemplate(name, src string, root reflect.Type, named *namedGroups) (*template.Template, error) {
+	t, err := template.New(name).Funcs(funcs).Option("missingkey=error").Parse(src)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +151,7 @@ func parseTemplate(name, src string, root reflect.Type, strictKeys bool) (*templ
 		if tt.Tree == nil || tt.Root == nil {
 			continue
 		}
-		c := &checker{tree: tt.Tree}
+		c := &checker{tree: tt.Tree, named: named}
 		if tt.Name() == name {
 			c.root = root
 		}
@@ -185,6 +210,7 @@ func findCycle(calls map[string][]string) string {
 type checker struct {
 	tree  *parse.Tree
 	root  reflect.Type // type of $; nil when unknown
+	named *namedGroups // the keys of .Named; nil when unknown
 	calls []string     // names of the templates invoked
 	err   error
 }
@@ -251,14 +277,33 @@ func (c *checker) pipe(p *parse.PipeNode, dot reflect.Type) reflect.Type {
 	}
 	var last reflect.Type
 	for i, cmd := range p.Cmds {
+		var second reflect.Type
 		for j, a := range cmd.Args {
 			t := c.arg(a, dot)
 			if i == len(p.Cmds)-1 && j == 0 && len(cmd.Args) == 1 {
 				last = t
 			}
+			if j == 1 {
+				second = t
+			}
+		}
+		// index .Named "key": the key is known when it is a literal.
+		if id, ok := cmd.Args[0].(*parse.IdentifierNode); ok && id.Ident == "index" && len(cmd.Args) >= 3 && second == namedMapType {
+			if key, ok := cmd.Args[2].(*parse.StringNode); ok {
+				c.namedKey(cmd, key.Text)
+			}
 		}
 	}
 	return last
+}
+
+// namedKey fails when key is not a key of .Named.
+func (c *checker) namedKey(n parse.Node, key string) {
+	if c.named != nil {
+		if msg := c.named.problem(key); msg != "" {
+			c.fail(n, "%s", msg)
+		}
+	}
 }
 
 func (c *checker) arg(a parse.Node, dot reflect.Type) reflect.Type {
@@ -288,6 +333,12 @@ func (c *checker) arg(a parse.Node, dot reflect.Type) reflect.Type {
 // reached, or nil once it is unknown (a map of any, an interface).
 func (c *checker) chain(n parse.Node, t reflect.Type, idents []string, atRoot bool) reflect.Type {
 	for i, id := range idents {
+		if t == namedMapType {
+			c.namedKey(n, id)
+			if c.err != nil {
+				return nil
+			}
+		}
 		next, ok := lookup(t, id)
 		if !ok {
 			if atRoot && i == 0 && t == dataType {
@@ -299,6 +350,9 @@ func (c *checker) chain(n parse.Node, t reflect.Type, idents []string, atRoot bo
 		}
 		if next == nil {
 			return nil
+		}
+		if t == dataType && id == "Named" {
+			next = namedMapType
 		}
 		t = next
 	}

@@ -129,7 +129,7 @@ func (c *compiler) tool(t CommandToolSpec) *commandTool {
 	}
 	for i := 1; i < len(t.Argv); i++ {
 		field := fmt.Sprintf("argv[%d]", i)
-		tt, err := parseTemplate(field, t.Argv[i], nil, true)
+		tt, err := parseTemplate(field, t.Argv[i], nil, nil)
 		if err != nil {
 			c.add(field, "%s", err)
 			continue

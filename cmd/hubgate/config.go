@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -207,40 +206,71 @@ func newRulesCommand(a *app) *cobra.Command {
 // rulesTestResult is `rules test --json`.
 type rulesTestResult struct {
 	Command string `json:"command"`
-	// Action: "run" (a rule or the unmatched action would start a run),
-	// "ignore" (nothing handles it), "cancel" (a StopOutputs macro cancels
-	// the current run) or "error" (the rule's template failed).
-	Action    string               `json:"action"`
-	Rule      string               `json:"rule,omitempty"`
-	Matched   bool                 `json:"matched"` // a rule matched (not the unmatched action)
-	Busy      string               `json:"busy,omitempty"`
-	QueueMax  int                  `json:"queueLimit,omitempty"`
-	MaxAge    string               `json:"maxAge,omitempty"`
-	Request   *automate.RunRequest `json:"request,omitempty"`
-	Error     string               `json:"error,omitempty"`
-	ConfigSrc string               `json:"config"`
+	// Action is the routing decision (rules.Action): "run" (a rule or the
+	// unmatched action would start a run), "ignore" (nothing handles it),
+	// "cancel" (a StopOutputs macro cancels the current run), "refuse"
+	// (a custom action for another device type) or "error" (the rule's
+	// template failed).
+	Action  string `json:"action"`
+	Rule    string `json:"rule,omitempty"`
+	Matched bool   `json:"matched"` // a rule matched (not the unmatched action)
+	// Macro is the command's macro as the daemon would see it: as given
+	// (--macro, --event), or found in --profile; Found says how
+	// (rules.Found: delivered, id, command, name).
+	Macro    *deviceapi.Macro `json:"macro,omitempty"`
+	Found    string           `json:"found,omitempty"`
+	Busy     string           `json:"busy,omitempty"`
+	QueueMax int              `json:"queueLimit,omitempty"`
+	MaxAge   string           `json:"maxAge,omitempty"`
+	// Notify is the notify policy that applies (the rule's, else
+	// bridge.notify's; rules.NotifyPolicies) and NotifyFrom where it comes
+	// from ("rule" or "bridge.notify"); Speak whether the rule's answers
+	// are spoken.
+	Notify     string               `json:"notify,omitempty"`
+	NotifyFrom string               `json:"notifyFrom,omitempty"`
+	Speak      bool                 `json:"speak"`
+	Request    *automate.RunRequest `json:"request,omitempty"`
+	// Reason says why the command would not run (ignore, refuse, error);
+	// Error is the render error of "error" alone.
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
+	// DeviceType is the device type custom actions are checked against
+	// (--device-type, else the paired device's); "" when unchecked.
+	DeviceType string `json:"deviceType,omitempty"`
+	ConfigSrc  string `json:"config"`
 }
 
 func newRulesTestCommand(a *app) *cobra.Command {
 	var (
-		macroFile string
-		asJSON    bool
+		macroFile, profileFile, deviceType string
+		events                             []string
+		asJSON                             bool
 	)
 	cmd := &cobra.Command{
 		Use:   `test "<command>"`,
 		Short: "Show which rule a command matches and the run request it would send (sends nothing)",
 		Long: `Route a command as the daemon would when the hub delivers it, and show which
-rule matches and the RunRequest it would send to the Automate server. Nothing is
-sent and no daemon is needed.
+rule matches, its busy policy, whether the person is notified (notify) and the
+answer spoken (speak), and the RunRequest it would send to the Automate server.
+Nothing is sent and no daemon is needed.
 
---macro FILE gives the command's macro as JSON (deviceapi.Macro: id, name,
-commands, events); "-" reads it from stdin. The daemon also completes a macro
-from the device's profile, which this command does not see. A macro with a
-StopOutputs event cancels the current run instead of being routed. The task id
-is left empty when the rule has none: the journal assigns one per command.
+The command's macro is given as 'hubgate mock send' takes it: --macro FILE, the
+macro as JSON (deviceapi.Macro: id, name, commands, events; "-" reads stdin),
+and --event JSON, a MacroEvent appended to its events (repeatable; without
+--macro, to a macro named after the command, as mock send makes it).
+--profile FILE is the device's profile (the JSON 'hubgate mock profile' takes):
+the daemon completes a command without a macro from it, by macro id, then by the
+macros' commands, then by their names (trimmed, case-insensitive).
+
+A macro with a StopOutputs event cancels the current run instead of being
+routed. A custom action (DeviceTypeCustomAction) for another device type than
+the paired device's (state.json; --device-type overrides, "" turns the check
+off) is refused. A template that fails shows its error. The task id is left
+empty when the rule has none: the journal assigns one per command.
 
 Exit code 0 whatever the outcome (--json says it in "action"), 3 when the
-configuration or the macro is invalid or cannot be read.`,
+configuration, the macro or the profile is invalid or cannot be read, 2 for an
+--event that is not a MacroEvent's JSON.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return &usageError{fmt.Errorf("%s takes one command (quote it), got %d arguments", cmd.CommandPath(), len(args))}
@@ -258,11 +288,25 @@ configuration or the macro is invalid or cannot be read.`,
 			}
 			var macro *deviceapi.Macro
 			if macroFile != "" {
-				if macro, err = readMacro(a.stdio.In, macroFile); err != nil {
+				if macro, err = readJSONFlag[deviceapi.Macro](a.stdio.In, "--macro", "a macro", macroFile); err != nil {
 					return err
 				}
 			}
-			res := routeCommand(set, rules.Command{Text: args[0], Macro: macro, Received: time.Now()})
+			if macro, err = mockMacroWithEvents(macro, args[0], events); err != nil {
+				return err
+			}
+			if profileFile != "" {
+				// A profile as `mock profile --file` takes it.
+				profile, err := readJSONFlag[deviceapi.Profile](a.stdio.In, "--profile", "a profile", profileFile)
+				if err != nil {
+					return err
+				}
+				set = set.WithCatalog(profile.Configuration.Macros)
+			}
+			if !cmd.Flags().Changed("device-type") {
+				deviceType = a.pairedDeviceType()
+			}
+			res := routeCommand(set.WithDeviceType(deviceType), rules.Command{Text: args[0], Macro: macro, Received: time.Now()}, cfg.Bridge.Notify)
 			res.ConfigSrc = cfg.File()
 			if asJSON {
 				return writeJSONTo(a.stdio.Out, res)
@@ -272,68 +316,102 @@ configuration or the macro is invalid or cannot be read.`,
 		},
 	}
 	cmd.Flags().StringVar(&macroFile, "macro", "", `the command's macro as a JSON file ("-": stdin)`)
+	cmd.Flags().StringArrayVar(&events, "event", nil, `a MacroEvent as JSON, appended to the macro's events (repeatable), e.g. '{"eventType":"Type","typedPhrase":"water the plants"}'`)
+	cmd.Flags().StringVar(&profileFile, "profile", "", `the device's profile as a JSON file ("-": stdin), to find a command's macro as the daemon does`)
+	cmd.Flags().StringVar(&deviceType, "device-type", "", "the device type custom actions are for (default: the paired device's)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object")
 	return cmd
 }
 
-// readMacro reads a macro's JSON from a file or stdin ("-").
-func readMacro(stdin io.Reader, file string) (*deviceapi.Macro, error) {
-	var data []byte
-	var err error
-	if file == "-" {
-		data, err = io.ReadAll(io.LimitReader(stdin, 1<<20))
-	} else {
-		data, err = os.ReadFile(file)
-	}
+// pairedDeviceType is the paired device's type from the state file, or ""
+// (not paired, or a state file without it: custom actions unchecked).
+func (a *app) pairedDeviceType() string {
+	st, err := configs.LoadState("")
 	if err != nil {
-		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: "--macro", Message: "cannot read the macro: " + err.Error()}}}
+		if !errors.Is(err, configs.ErrNoState) {
+			fmt.Fprintf(a.stdio.Err, "warning: the pairing state cannot be read (%v); custom actions are not checked against a device type (--device-type sets one)\n", err)
+		}
+		return ""
 	}
-	var m deviceapi.Macro
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: "--macro", Message: "not a macro's JSON: " + err.Error(), Source: file}}}
-	}
-	return &m, nil
+	return st.DeviceTypeID
 }
 
-// routeCommand routes cmd as the bridge does: a StopOutputs macro cancels,
-// else the first matching rule or the unmatched action renders a request.
-func routeCommand(set *rules.Set, cmd rules.Command) rulesTestResult {
-	cmd = set.Complete(cmd)
-	res := rulesTestResult{Command: cmd.Text}
-	if cmd.Macro != nil && slices.ContainsFunc(cmd.Macro.Events, func(e deviceapi.MacroEvent) bool { return e.EventType == deviceapi.EventStopOutputs }) {
-		res.Action = "cancel"
+// readJSONFlag reads the JSON value of a flag (--macro, --profile) from a
+// file or stdin ("-"); what names it in errors ("a macro"). Errors are
+// configuration errors (exit 3) naming the flag.
+func readJSONFlag[T any](stdin io.Reader, flag, what, file string) (*T, error) {
+	data, err := readInput(stdin, file)
+	if err != nil {
+		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: flag, Message: "cannot read " + what + ": " + err.Error()}}}
+	}
+	v := new(T)
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: flag, Message: "not " + what + "'s JSON: " + err.Error(), Source: file}}}
+	}
+	return v, nil
+}
+
+// readInput reads a file, or stdin for "-".
+func readInput(stdin io.Reader, file string) ([]byte, error) {
+	if file == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(file)
+}
+
+// routeCommand is the bridge's routing decision (rules.Set.Decide) of cmd
+// with what `rules test` shows of it; defaultNotify is bridge.notify.
+func routeCommand(set *rules.Set, cmd rules.Command, defaultNotify string) rulesTestResult {
+	d := set.Decide(cmd)
+	res := rulesTestResult{Command: cmd.Text, Action: string(d.Action), Macro: d.Command.Macro, Found: string(d.Found),
+		Reason: d.Reason(), DeviceType: set.DeviceType()}
+	if defaultNotify == "" {
+		defaultNotify = rules.NotifyAnswers
+	}
+	res.Notify, res.NotifyFrom = defaultNotify, "bridge.notify"
+	if d.Action == rules.ActionError {
+		res.Error = d.Err.Error()
+	}
+	rule := d.Rule
+	if rule == nil {
 		return res
 	}
-	rule, matched, ok := set.Route(cmd)
-	if !ok {
-		res.Action = "ignore"
-		return res
+	res.Rule, res.Matched, res.Speak = rule.Name(), d.Matched, rule.Speak()
+	if p := rule.Notify(); p != "" {
+		res.Notify, res.NotifyFrom = p, "rule"
 	}
-	res.Rule, res.Matched = rule.Name(), matched
 	res.Busy = string(rule.Busy())
 	if rule.Busy() == rules.BusyQueue {
 		res.QueueMax = rule.QueueLimit()
+		res.MaxAge = rule.MaxAge().String()
 	}
-	if d := rule.MaxAge(); d > 0 && rule.Busy() == rules.BusyQueue {
-		res.MaxAge = d.String()
+	if d.Action == rules.ActionRun {
+		res.Request = &d.Request
 	}
-	req, err := rule.Render(cmd, set.Catalog())
-	if err != nil {
-		res.Action, res.Error = "error", err.Error()
-		return res
-	}
-	res.Action, res.Request = "run", &req
 	return res
 }
 
 func printRulesTest(w io.Writer, r rulesTestResult) {
 	fmt.Fprintf(w, "command  %q\n", r.Command)
-	switch r.Action {
-	case "cancel":
+	if m := r.Macro; m != nil {
+		how := map[string]string{string(rules.FoundDelivered): "as given", string(rules.FoundByID): "found in the profile by its id",
+			string(rules.FoundByCommand): "found in the profile by its commands", string(rules.FoundByName): "found in the profile by its name"}[r.Found]
+		fmt.Fprintf(w, "macro    %q (id %s, %d events), %s\n", m.Name, m.ID, len(m.Events), how)
+	}
+	notify := fmt.Sprintf("notify   %s (%s)", r.Notify, r.NotifyFrom)
+	switch rules.Action(r.Action) {
+	case rules.ActionCancel:
 		fmt.Fprintln(w, "action   cancel: the macro has a StopOutputs event, so it cancels the current run (not routed)")
 		return
-	case "ignore":
+	case rules.ActionIgnore:
 		fmt.Fprintln(w, "action   ignored: no rule matches and bridge.unmatched.action is ignore")
+		return
+	case rules.ActionRefuse:
+		fmt.Fprintf(w, "action   refused: %s\n", r.Reason)
+		if r.Notify != rules.NotifyNone {
+			notify += ": the person is told it was not run"
+		}
+		fmt.Fprintln(w, notify)
 		return
 	}
 	if r.Matched {
@@ -350,8 +428,18 @@ func printRulesTest(w io.Writer, r rulesTestResult) {
 		busy += ")"
 	}
 	fmt.Fprintf(w, "busy     %s\n", busy)
-	if r.Action == "error" {
-		fmt.Fprintf(w, "error    %s\n", r.Error)
+	fmt.Fprintln(w, notify)
+	speak := "no"
+	if r.Speak {
+		speak = "yes: the answer is spoken"
+	}
+	fmt.Fprintf(w, "speak    %s\n", speak)
+	if r.Action == string(rules.ActionError) {
+		told := ""
+		if r.Notify != rules.NotifyNone {
+			told = "; the person is told"
+		}
+		fmt.Fprintf(w, "error    %s (the command fails%s)\n", r.Error, told)
 		return
 	}
 	b, _ := json.MarshalIndent(r.Request, "         ", "  ")

@@ -26,6 +26,9 @@ type daemonParams struct {
 	// tools, when set, edits the bridge's options (demo prints
 	// notifications).
 	tools func(*bridge.Options)
+	// deviceTypeID is the paired device's type: custom actions for
+	// another type are refused. Zero: not checked.
+	deviceTypeID string
 }
 
 // daemonOptions maps the configuration and the resolved inputs onto the
@@ -41,6 +44,7 @@ func daemonOptions(cfg *configs.Config, p daemonParams, log *slog.Logger) (daemo
 	}
 	o := daemon.Options{
 		DeviceID:      p.deviceID,
+		DeviceTypeID:  p.deviceTypeID,
 		APIURL:        p.apiURL,
 		DeviceToken:   p.deviceToken,
 		Rules:         set,

@@ -272,6 +272,7 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 		automateKey:  key,
 		engine:       engine,
 		automatePort: -1,
+		deviceTypeID: mock.Config().DeviceTypeID,
 	}, log)
 	if err != nil {
 		stopDaemon()

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -228,10 +226,7 @@ func (a *app) mockReadJSONFile(file string) ([]byte, error) {
 }
 
 func (a *app) mockReadInput(name string) ([]byte, error) {
-	if name == "-" {
-		return io.ReadAll(a.stdio.In)
-	}
-	return os.ReadFile(name)
+	return readInput(a.stdio.In, name)
 }
 
 func (a *app) mockPrintJSON(v any) error {

@@ -92,7 +92,7 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 			if engine != nil {
 				defer engine.close()
 			}
-			opts, err := daemonOptions(cfg, daemonParams{deviceID: state.DeviceID, apiURL: state.APIURL,
+			opts, err := daemonOptions(cfg, daemonParams{deviceID: state.DeviceID, deviceTypeID: state.DeviceTypeID, apiURL: state.APIURL,
 				deviceToken: a.deviceToken(store), automateKey: key, engine: engine}, log)
 			if err != nil {
 				return err
@@ -105,7 +105,7 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 			}
 			handed = true
 			reload := func() {
-				cfg = a.reloadDaemon(d, cfg, daemonParams{deviceID: state.DeviceID, apiURL: state.APIURL,
+				cfg = a.reloadDaemon(d, cfg, daemonParams{deviceID: state.DeviceID, deviceTypeID: state.DeviceTypeID, apiURL: state.APIURL,
 					deviceToken: a.deviceToken(store), automateKey: key, engine: engine}, log)
 			}
 			if hint := noRuleHint(cfg, opts.Rules); hint != "" {
