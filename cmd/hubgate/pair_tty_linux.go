@@ -25,3 +25,19 @@ func readSecretLine(in *bufio.Reader, f *os.File, interactive bool) (string, err
 	}
 	return readLine(in)
 }
+
+// isTerminal reports whether f is a terminal (the TCGETS ioctl answers).
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// pauseForTest appends step to the file at path and stops this process
+// (SIGSTOP) until a test continues or kills it (EnvPairStops).
+func pauseForTest(path, step string) {
+	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
+		f.WriteString(step + "\n")
+		f.Close()
+	}
+	_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
+}

@@ -1,9 +1,10 @@
 // Package pairing owns the pairing of one virtual controller with the
 // remote device service, shared by `hubgate pair` and `hubgate demo`: the
 // user's sign-in (package oauth), the User Device and its device token
-// (package deviceapi), the confirmation of the device, and writing the
-// resulting secrets through a secret store in one undoable step
-// (Result.Keep, once every remote step succeeded). It never
+// (package deviceapi), the confirmation of the device, and committing the
+// result to the secret store and the state file so that a crash at any
+// instant leaves the old pairing or the new one (Result.Commit, once every
+// remote step succeeded; the protocol is described in commit.go). It never
 // prints or prompts: it reports each step through Options.Progress, and
 // the sign-in address through the oauth.LoginOptions it is given.
 //
@@ -19,8 +20,7 @@
 //     that the caller can tell the person (hubgate cannot delete it).
 //   - The refresh token returned is the latest one: the token source used
 //     for the REST calls may rotate it. Rotated ones stay in memory until
-//     Result.Keep stores the last (so that Keep's undo puts back what was
-//     there before the pairing, not a token of the pairing itself).
+//     Result.Commit stores the last.
 package pairing
 
 import (
