@@ -173,10 +173,26 @@ type pairEnv struct {
 
 // EnvPairStops names a file for the crash tests of the commit protocol:
 // when set, `pair` appends the name of each step to it (each remote step,
-// each secret write, the state file, each delete) and stops itself
-// (SIGSTOP) before doing it, so that a test can kill it at that exact
-// instant or let it go on (SIGCONT). Never set in normal use.
+// each secret write, the state file, each delete) and, before doing the
+// step, waits for one line on the named pipe "<file>.go", so that a test
+// can kill it at that exact instant or let it go on. Never set in normal
+// use.
 const EnvPairStops = "HUBGATE_TEST_PAIR_STOPS"
+
+// pauseForTest appends step to the file at path, then waits for a line
+// on the pipe path+".go" (EnvPairStops).
+func pauseForTest(path, step string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	f.WriteString(step + "\n")
+	f.Close()
+	if g, err := os.Open(path + ".go"); err == nil {
+		_, _ = bufio.NewReader(g).ReadString('\n')
+		g.Close()
+	}
+}
 
 // stop is the test hook before each step (EnvPairStops).
 func (e pairEnv) stop(step string) {

@@ -32,12 +32,3 @@ func isTerminal(f *os.File) bool {
 	return err == nil
 }
 
-// pauseForTest appends step to the file at path and stops this process
-// (SIGSTOP) until a test continues or kills it (EnvPairStops).
-func pauseForTest(path, step string) {
-	if f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600); err == nil {
-		f.WriteString(step + "\n")
-		f.Close()
-	}
-	_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
-}

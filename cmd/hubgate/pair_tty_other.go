@@ -20,6 +20,3 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
-// pauseForTest is the Linux crash-test hook (EnvPairStops); elsewhere it
-// does nothing.
-func pauseForTest(string, string) {}
