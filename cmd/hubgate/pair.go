@@ -15,10 +15,16 @@ package main
 //     else none. Only a secret typed on stdin is stored (the environment
 //     stays the source for those who chose it).
 //   - Before the browser opens, {api_url} must answer (oauth.Client.Probe,
-//     5 s): a wrong address fails in seconds with exit 6.
-//   - --reuse signs in again with the api url, client id and redirect
-//     address recorded in state.json; a flag, the environment or the file
-//     that names another api url is refused (use --replace).
+//     5 s): a wrong address fails in seconds with exit 6. While the
+//     person signs in, the sign-in page itself is checked (oauth, see its
+//     package doc): a 4xx answer (an unknown client id or redirect
+//     address) fails at once with exit 6, naming both likely causes.
+//   - --reuse and --replace keep the api url, client id, device type and
+//     redirect address recorded in state.json; a flag overrides one, the
+//     environment and the config file do not (they were the first
+//     pairing's defaults; state.json is what it used), and each value kept
+//     over another is said. --reuse with an --api-url of another service
+//     is refused (use --replace).
 //   - The browser: its exit status is honoured; when it cannot be opened
 //     the redirected address is read from stdin (oauth.Login says so).
 //   - The last line names the next step (closePair): nothing when a
@@ -30,14 +36,25 @@ package main
 //     (the previous device token stays valid on the service; no route to
 //     disable it is shown). `--replace` creates a new device and token and
 //     replaces everything local (the old device stays on the service; no
-//     delete route is shown). Without either, an interactive run asks, a
-//     non-interactive one is a usage error that says what exists.
-//   - Nothing half-stored: nothing local is written until every remote
-//     step succeeded; then the secrets are written (pairing's Result.Keep)
-//     and the state file last. If a write fails, the secrets this run
-//     wrote are restored to their previous values (or deleted), so the
-//     machine keeps either the old pairing or the new one. An error after
-//     the sign-in names what was created on the service, with its id.
+//     delete route is shown). Without either, an interactive run asks; a
+//     run whose stdin is not a terminal (a pipe, /dev/null: checked with
+//     TCGETS, not by the file's mode) is a usage error that says what
+//     exists and names --reuse and --replace.
+//   - Nothing half-stored, even under kill -9: nothing local is written
+//     until every remote step succeeded; then pairing's commit protocol
+//     (deviceapi/pairing, commit.go): the secrets go to the secret slot the
+//     current pairing does not use, the state file's atomic rename names
+//     that slot (the one commit point), then the previous slot is
+//     deleted. A crash at any instant leaves the old pairing or the new
+//     one; what it left in the unused slot is removed by the next pair.
+//     One pair or unpair at a time (pairing.Lock; another one: exit 5).
+//     An error after the sign-in names what was created on the service.
+//   - pair is non-dumpable, as the daemon (proc.DenyInspection): the
+//     browser it starts, or any process of the user, cannot read
+//     HUBGATE_CLIENT_SECRET out of /proc/<pid>/environ; the browser's own
+//     environment is scrubbed too.
+//   - EnvPairStops is a test hook of the crash tests (a pause before each
+//     step); it is never set in normal use.
 //   - Exit codes: see exitcodes.go (sign-in failures 6, refusals of the
 //     device service 7, secret store 4, configuration 3, usage 2).
 
@@ -107,10 +124,15 @@ The secret store is checked before anything is created: without a usable one,
 pair stops and nothing is created. If a later step fails, nothing is kept
 locally and the message says what was created on the service.
 
-When a device is already paired, --reuse keeps it (new sign-in with the api url,
-client id and redirect address saved in state.json, new device token) and
---replace creates a new device; one of them is required when stdin is not a
-terminal. 'hubgate unpair' removes the local secrets and state.`,
+While you sign in, the sign-in page is checked: a page that refuses the request
+(an unknown client id or redirect address) fails at once (exit 6).
+
+When a device is already paired, --reuse keeps it (new sign-in, new device
+token) and --replace creates a new device; both keep the api url, client id,
+device type and redirect address saved in state.json unless a flag changes one.
+One of them is required when stdin is not a terminal. A pairing is committed
+in one step: interrupted at any instant, the machine keeps the old pairing or
+the new one. 'hubgate unpair' removes the local secrets and state.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.pair(cmd.Context(), cmd, f)

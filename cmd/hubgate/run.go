@@ -50,7 +50,9 @@ reason, and the running configuration stays. Only one daemon runs per user (per
 control socket): a second one exits at once, naming the first one's PID.
 
 Secrets come from the OS secret store; HUBGATE_DEVICE_TOKEN and
-HUBGATE_AUTOMATE_KEY override it for headless use.
+HUBGATE_AUTOMATE_KEY override it for headless use. When the hub identifies the
+device token as another device than the paired one (VerifySelf), run stops and
+exits 11: pair again.
 
 The daemon runs its Go code on one thread at a time (GOMAXPROCS=1): its work is
 waiting on sockets. The GOMAXPROCS environment variable overrides that.`,

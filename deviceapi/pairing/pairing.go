@@ -11,7 +11,15 @@
 // Choices where the spec is silent:
 //   - Before the sign-in, {api_url} must answer (oauth.Client.Probe, 5 s):
 //     a wrong address fails in seconds, before a browser opens, with a
-//     *SignInError matching oauth.ErrUnreachable.
+//     *SignInError matching oauth.ErrUnreachable. During it, oauth checks
+//     the sign-in page: one that answers 4xx (an unknown client id or
+//     redirect address) ends the sign-in at once, a *SignInError matching
+//     oauth.ErrSignInPage (see oauth's package doc for why a probe, and
+//     why only 4xx is a verdict).
+//   - Result.Commit writes the local half through the commit protocol of
+//     commit.go (two secret slots, the state file's rename as the one
+//     commit point, Collect for what a crash left, ReadCommitted for
+//     readers): a kill -9 at any instant leaves the old pairing or the new.
 //   - A reused device (Options.ReuseDeviceID) gets a new device token; the
 //     earlier one stays valid on the service (no route to disable it is
 //     shown).
