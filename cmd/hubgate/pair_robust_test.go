@@ -12,7 +12,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,12 +134,8 @@ func TestPairReplaceAndReuseKeepTheStateValues(t *testing.T) {
 // and a device paired, pair is a usage error naming --reuse and
 // --replace, and changes nothing.
 func TestPairWithoutATerminalNamesReuseAndReplace(t *testing.T) {
-	requireKeyring(t)
-	requireCurl(t)
-	clearPairSecrets(t)
-	t.Cleanup(func() { clearPairSecrets(t) })
-	m, apiURL := startMock(t, mockhub.Config{}, nil)
-	e := pairEnviron(t, apiURL)
+	m, apiURL, private := newUserSetup(t)
+	e := pairEnviron(t, apiURL, private...)
 	if r := runCmd(t, e, "", "pair"); r.code != 0 {
 		t.Fatalf("first pair: %d\n%s", r.code, r.stderr)
 	}
@@ -217,14 +212,10 @@ func lastLine(s string) string {
 // `run` connects with the state file's device, and the next pairing
 // removes what the killed one left.
 func TestPairKilledAtEveryStepLeavesTheOldPairingOrTheNew(t *testing.T) {
-	requireKeyring(t)
-	requireCurl(t)
-	t.Cleanup(func() { clearPairSecrets(t) })
 	steps := allPairSteps(t)
 	for i, at := range steps {
-		clearPairSecrets(t)
-		m, apiURL := startMock(t, mockhub.Config{}, nil)
-		e := pairEnviron(t, apiURL)
+		m, apiURL, private := newUserSetup(t)
+		e := pairEnviron(t, apiURL, private...)
 		if r := runCmd(t, e, "", "pair", "--name", "old"); r.code != 0 {
 			t.Fatalf("first pair: %d\n%s", r.code, r.stderr)
 		}
@@ -278,9 +269,8 @@ func TestPairKilledAtEveryStepLeavesTheOldPairingOrTheNew(t *testing.T) {
 // and returns the steps it stopped at.
 func allPairSteps(t *testing.T) []string {
 	t.Helper()
-	clearPairSecrets(t)
-	_, apiURL := startMock(t, mockhub.Config{}, nil)
-	e := pairEnviron(t, apiURL)
+	_, apiURL, private := newUserSetup(t)
+	e := pairEnviron(t, apiURL, private...)
 	if r := runCmd(t, e, "", "pair"); r.code != 0 {
 		t.Fatalf("first pair: %d\n%s", r.code, r.stderr)
 	}
@@ -367,25 +357,13 @@ func deviceOwns(m *mockhub.Server, id, tokenID string) bool {
 	return false
 }
 
-// runConnectsAs starts `hubgate run` with the pairing of environment e and
-// checks that it connects, verified and listening, as device id: the
-// mock sees that device listening, and no other device connected.
+// runConnectsAs starts `hubgate run` with the pairing of environment e
+// (newUserSetup's) and checks that it connects, verified and listening, as
+// device id: the mock sees that device listening, and no other device
+// connected.
 func runConnectsAs(t *testing.T, e []string, m *mockhub.Server, id string) {
 	t.Helper()
-	dir := t.TempDir()
-	sockDir, err := os.MkdirTemp("", "hg-ctl-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(sockDir)
-	cmd := exec.Command(binary, "run")
-	cmd.Env = append(slices.Clone(e),
-		"HUBGATE_JOURNAL="+filepath.Join(dir, "journal.db"),
-		"HUBGATE_CONTROL_SOCKET="+filepath.Join(sockDir, "c.sock"),
-		"HUBGATE_AUTOMATE_PORT="+strconv.Itoa(freeLoopbackPort(t)),
-		"HUBGATE_AUTOMATE_WORKSPACE="+filepath.Join(dir, "ws"),
-		configs.EnvAutomateKey+"="+uniqueKey(t))
-	p := startBackground(t, cmd, "hubgate run")
+	p := startRunProc(t, e, "run")
 	if !testutil.Eventually(e2eWait, func() bool {
 		select {
 		case <-p.done:
@@ -399,7 +377,7 @@ func runConnectsAs(t *testing.T, e []string, m *mockhub.Server, id string) {
 	}
 	select {
 	case <-p.done:
-		t.Fatalf("hubgate run exited (%d) instead of listening as %s:\n%s", cmd.ProcessState.ExitCode(), id, p.Stderr())
+		t.Fatalf("hubgate run exited (%d) instead of listening as %s:\n%s", p.cmd.ProcessState.ExitCode(), id, p.Stderr())
 	default:
 	}
 	for _, d := range m.Devices() {
@@ -407,7 +385,7 @@ func runConnectsAs(t *testing.T, e []string, m *mockhub.Server, id string) {
 			t.Errorf("device %s is connected too", d.Device.ID)
 		}
 	}
-	if code := stopProcess(t, cmd, p.done, syscall.SIGTERM, e2eWait, "hubgate run", p.Stderr); code != 0 {
+	if code := stopProcess(t, p.cmd, p.done, syscall.SIGTERM, e2eWait, "hubgate run", p.Stderr); code != 0 {
 		t.Errorf("hubgate run exited %d:\n%s", code, p.Stderr())
 	}
 }
