@@ -274,6 +274,20 @@ type LoadOptions struct {
 	HomeDir func() (string, error)
 }
 
+// withDefaults fills the zero fields of o.
+func (o LoadOptions) withDefaults() LoadOptions {
+	if o.Env == nil {
+		o.Env = os.Getenv
+	}
+	if o.UserConfigDir == nil {
+		o.UserConfigDir = os.UserConfigDir
+	}
+	if o.HomeDir == nil {
+		o.HomeDir = os.UserHomeDir
+	}
+	return o
+}
+
 // DefaultPath returns the default config file path,
 // $XDG_CONFIG_HOME/hubgate/config.yaml (os.UserConfigDir).
 func DefaultPath() (string, error) { return defaultPath(os.UserConfigDir) }
@@ -344,20 +358,44 @@ func (c *Config) setSource(path, src string) {
 // file that does not exist, errors.Is(err, fs.ErrNotExist)) as a plain
 // wrapped error.
 func Load(opts LoadOptions) (*Config, error) {
-	if opts.Env == nil {
-		opts.Env = os.Getenv
+	cfg, problems, err := build(opts, false)
+	if err != nil {
+		return nil, err
 	}
-	if opts.UserConfigDir == nil {
-		opts.UserConfigDir = os.UserConfigDir
+	if verr := cfg.validate(); verr != nil {
+		// A value that failed to parse already has its problem; skip rule
+		// messages about the same field, or about the same bridge list
+		// entry (see bridgeEntry).
+		bad := map[string]bool{}
+		for _, p := range problems {
+			bad[p.Path] = true
+			if e := bridgeEntry(p.Path); e != "" {
+				bad[e] = true
+			}
+		}
+		for _, p := range verr.Problems {
+			if e := bridgeEntry(p.Path); !bad[p.Path] && (e == "" || !bad[e]) {
+				problems = append(problems, p)
+			}
+		}
 	}
-	if opts.HomeDir == nil {
-		opts.HomeDir = os.UserHomeDir
+	if len(problems) > 0 {
+		return nil, &ValidationError{Problems: problems}
 	}
+	return cfg, nil
+}
+
+// build applies the defaults, the file (unless skipFile), the environment
+// and the overrides, and fills the derived defaults. It returns what it
+// built even when there are problems (values that did not decode keep
+// their defaults); err is a file that could not be read.
+func build(opts LoadOptions, skipFile bool) (*Config, []FieldError, error) {
+	opts = opts.withDefaults()
 	cfg := &Config{}
 	d := &decoder{cfg: cfg, source: "defaults"}
 	d.decode(defaultsYAML)
 	if len(d.problems) > 0 { // a bug in defaults.yaml, caught by its tests
-		return nil, fmt.Errorf("embedded defaults: %w", &ValidationError{Problems: d.problems})
+		return nil, nil, fmt.Errorf("embedded defaults: %w", &ValidationError{Problems: d.problems})
 	}
 	for _, p := range leafPaths(reflect.TypeFor[Config](), "") {
 		cfg.setSource(p, "defaults")
@@ -370,7 +408,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		}
 	}
 	var problems []FieldError
-	if path != "" {
+	if path != "" && !skipFile {
 		data, err := os.ReadFile(path)
 		switch {
 		case err == nil:
@@ -381,7 +419,7 @@ func Load(opts LoadOptions) (*Config, error) {
 		case errors.Is(err, fs.ErrNotExist) && !explicit:
 			// no config file: defaults and environment only
 		default:
-			return nil, fmt.Errorf("read config file: %w", err)
+			return nil, nil, fmt.Errorf("read config file: %w", err)
 		}
 	}
 
@@ -412,27 +450,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	}
 
 	problems = append(problems, cfg.resolve(opts)...)
-	if verr := cfg.validate(); verr != nil {
-		// A value that failed to parse already has its problem; skip rule
-		// messages about the same field, or about the same bridge list
-		// entry (see bridgeEntry).
-		bad := map[string]bool{}
-		for _, p := range problems {
-			bad[p.Path] = true
-			if e := bridgeEntry(p.Path); e != "" {
-				bad[e] = true
-			}
-		}
-		for _, p := range verr.Problems {
-			if e := bridgeEntry(p.Path); !bad[p.Path] && (e == "" || !bad[e]) {
-				problems = append(problems, p)
-			}
-		}
-	}
-	if len(problems) > 0 {
-		return nil, &ValidationError{Problems: problems}
-	}
-	return cfg, nil
+	return cfg, problems, nil
 }
 
 // resolve fills derived defaults and expands "~/" in paths.

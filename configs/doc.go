@@ -11,6 +11,12 @@
 // came from. Choices the brief left open:
 //   - an empty environment variable counts as unset (CI templates often
 //     export empty variables);
+//   - the clients of a running daemon (status, watch, history, cancel,
+//     open) need only its endpoints, the control socket and the journal:
+//     LoadEndpoints gives them even when the file does not validate (the
+//     defaults, the file's own values of those two keys where they decode,
+//     the environment, the overrides), with Load's error for a warning, so
+//     that a bad key elsewhere never locks the person out of a runaway run;
 //   - paths (automate.workspace, workspace_restriction, models_file) must be
 //     absolute after expanding a leading "~/"; validation never touches the
 //     file system;

@@ -31,6 +31,10 @@ type PairingState struct {
 	// before they were recorded.
 	ClientID    string `json:"client_id,omitempty"`
 	RedirectURI string `json:"redirect_uri,omitempty"`
+	// SecretSlot names the slot of the secret store that holds this
+	// pairing's refresh token and device token (deviceapi/pairing's commit
+	// protocol): "" the accounts' base names, "b" the base names + ".b".
+	SecretSlot string `json:"secret_slot,omitempty"`
 }
 
 // StateVersion is the state file format SaveState writes.

@@ -65,6 +65,18 @@
 //     listener is shut down when the flow ends, whatever the outcome.
 //   - Client.Probe checks that {api_url} answers at all (any HTTP status)
 //     within 5 s, so that a wrong address fails in seconds (ErrUnreachable).
+//   - The sign-in page is checked while the person waits (the service's
+//     answer to an unknown client id is not shown; the mock answers 400):
+//     Login GETs the printed address once, with a state of its own (its
+//     answer can neither complete nor disturb the person's sign-in) and
+//     without following a redirect (a service that approves at once
+//     would send a code). A 4xx answer ends the flow at once with a
+//     *SignInPageError (ErrSignInPage) carrying the status and the start
+//     of the page's text and naming the likely causes, the client id and
+//     the redirect address; nobody could sign in there, and waiting for
+//     the timeout helps no one. A 2xx or 3xx answer is a page to sign in
+//     on; a 5xx answer or no answer within 5 s is only a note on Out (the
+//     browser may still get through), and the flow keeps waiting.
 //   - Browser: the URL is always printed first. Then, unless NoBrowser,
 //     the BROWSER environment variable is split like a shell command line
 //     (quotes and backslashes, no expansion) and run with the URL as its

@@ -113,7 +113,7 @@ func IsSignInError(err error) bool {
 	var ae *AuthorizationError
 	var te *TokenError
 	return errors.Is(err, ErrTimeout) || errors.Is(err, ErrSignInAgain) ||
-		errors.Is(err, ErrUnreachable) || errors.Is(err, ErrMissingState) ||
+		errors.Is(err, ErrUnreachable) || errors.Is(err, ErrMissingState) || errors.Is(err, ErrSignInPage) ||
 		errors.As(err, &ae) || errors.As(err, &te)
 }
 

@@ -72,7 +72,7 @@ func (f *fakeAuth) authorize(w http.ResponseWriter, r *http.Request) {
 	case q.Get("response_type") != "code", q.Get("client_id") != testClientID:
 		http.Error(w, "bad client or response_type", 400)
 		return
-	case err != nil || redirect.Scheme != "http" || net.ParseIP(redirect.Hostname()) == nil || !net.ParseIP(redirect.Hostname()).IsLoopback():
+	case err != nil || redirect.Scheme != "http" || redirect.Hostname() != "localhost" && (net.ParseIP(redirect.Hostname()) == nil || !net.ParseIP(redirect.Hostname()).IsLoopback()):
 		http.Error(w, "redirect_uri must be loopback", 400)
 		return
 	case q.Get("code_challenge_method") != "S256" || len(q.Get("code_challenge")) != 43:

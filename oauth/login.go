@@ -162,6 +162,18 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 		fmt.Fprintf(o.Out, "Opening a browser; if it does not show the page, open the address above yourself.\n")
 	}
 	fmt.Fprintf(o.Out, "Waiting for the sign-in (up to %s)...\n", o.Timeout.Round(time.Second))
+	// The sign-in page is checked while the person waits: one that
+	// refuses the request (an unknown client id or redirect address)
+	// ends the flow at once.
+	type probeResult struct {
+		warn string
+		err  error
+	}
+	probed := make(chan probeResult, 1)
+	go func() {
+		w, err := c.signInPageProbe(ctx, authURL, redirect)
+		probed <- probeResult{w, err}
+	}()
 	c.log.Debug("oauth login started", "auth_url", conf.Endpoint.AuthURL, "redirect_uri", redirect, "no_browser", o.NoBrowser)
 
 	// check decides what to do with the query of a redirect: ignore it
@@ -212,6 +224,15 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 					fmt.Fprintf(o.Out, "Reading the redirected address from stdin instead.\n")
 					startPaste()
 				}
+			}
+		case p := <-probed:
+			probed = nil
+			if p.err != nil {
+				c.log.Debug("oauth login finished", "via", "sign-in page check", "ok", false)
+				return nil, p.err
+			}
+			if p.warn != "" {
+				fmt.Fprintf(o.Out, "Note: %s.\n", p.warn)
 			}
 		case cb := <-f.callbacks:
 			end, answer, tok, err := check(cb.query)

@@ -92,8 +92,8 @@ func TestLoginOnAFixedRedirectAddress(t *testing.T) {
 		OpenBrowser: func(authURL string) error {
 			u, _ := url.Parse(authURL)
 			sawRedirect = u.Query().Get("redirect_uri")
-			// The fake's redirect check wants an IP literal: call the
-			// listener directly, as the browser would after the redirect.
+			// Call the listener directly (127.0.0.1: the listener binds
+			// localhost there), as the browser would after the redirect.
 			code := "code-" + randHex()
 			f.mu.Lock()
 			f.codes[code] = &grant{challenge: u.Query().Get("code_challenge"), redirect: sawRedirect}

@@ -23,14 +23,23 @@ import (
 // errNotRunning: the daemon's control endpoint does not answer.
 var errNotRunning = errors.New("hubgate is not running (no daemon answers on its control socket)")
 
-// dialControl loads the configuration and dials the daemon's control
-// socket (status, history, cancel); the caller closes the client.
-func (a *app) dialControl() (*configs.Config, *control.Client, error) {
-	cfg, err := a.loadConfig(nil)
+// dialControl finds the daemon's endpoints and dials its control socket
+// (status, watch, history, cancel, open); the caller closes the client.
+// Only the endpoints are needed, not the rules: a config file that does
+// not load is one warning line on stderr (never on stdout, which may be
+// JSON), and the endpoints come from the defaults, the file's own
+// endpoint keys, the environment and the flags (configs.LoadEndpoints).
+func (a *app) dialControl() (configs.Endpoints, *control.Client, error) {
+	ep, broken, err := configs.LoadEndpoints(a.loadOptions(nil))
 	if err != nil {
-		return nil, nil, err
+		return configs.Endpoints{}, nil, &configError{err}
 	}
-	return cfg, control.Dial(cfg.Bridge.ControlSocket), nil
+	if broken != nil {
+		file := firstNonEmpty(ep.File, a.configPath, "the config file")
+		fmt.Fprintf(a.stdio.Err, "hubgate: warning: %s is broken, so only its control socket and journal settings are used (control socket %s): %s\n",
+			file, ep.ControlSocket, strings.Join(strings.Fields(broken.Error()), " "))
+	}
+	return ep, control.Dial(ep.ControlSocket), nil
 }
 
 // daemonError maps a control call's error: no daemon answering is
@@ -258,14 +267,14 @@ func newHistoryCommand(a *app) *cobra.Command {
 			if limit < 1 || limit > journal.MaxHistoryLimit {
 				return &usageError{fmt.Errorf("--limit must be between 1 and %d", journal.MaxHistoryLimit)}
 			}
-			cfg, c, err := a.dialControl()
+			ep, c, err := a.dialControl()
 			if err != nil {
 				return err
 			}
 			defer c.Close()
 			entries, err := c.History(cmd.Context(), limit)
 			if errors.Is(err, control.ErrNotRunning) {
-				entries, err = readJournal(cmd, cfg.Bridge.Journal, limit)
+				entries, err = readJournal(cmd, ep.Journal, limit)
 			}
 			if err != nil {
 				return err

@@ -541,9 +541,12 @@ func demoPair(ctx context.Context, n *demoNarrator, log *slog.Logger, base strin
 		}
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	if _, err := res.Keep(ctx, pairing.KeepOptions{
+	// Nothing is paired in the demo's memory store: the secrets take the
+	// base account names; there is no state file to commit.
+	if _, _, err := res.Commit(ctx, pairing.CommitOptions{
 		Store: store, NotFound: configs.ErrSecretNotFound,
 		RefreshTokenAccount: configs.AccountOAuthRefreshToken, DeviceTokenAccount: configs.AccountDeviceToken,
+		Committed: pairing.SlotB, Save: func(string) error { return nil },
 	}); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}

@@ -9,6 +9,8 @@ import (
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
+	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/oauth"
 )
 
@@ -19,14 +21,14 @@ const (
 	ExitUsage       = 2  // bad command line (also: config init over an existing file without --force)
 	ExitConfig      = 3  // invalid or unreadable configuration (the file, --macro), or a bad key supplied by the user
 	ExitSecretStore = 4  // the OS secret store is unavailable or locked
-	ExitUnavailable = 5  // a needed resource is taken (port window full; another daemon runs: run)
+	ExitUnavailable = 5  // a needed resource is taken (port window full; another daemon runs: run; another pair or unpair runs)
 	ExitSignIn      = 6  // the sign-in failed or must be repeated (denied, timed out, refused, invalid_grant)
 	ExitRemote      = 7  // the remote device service refused a request (an HTTP error status)
 	ExitNotPaired   = 8  // no paired device: run 'hubgate pair' first
 	ExitNotRunning  = 9  // the daemon is not running (status, cancel)
 	ExitRunFailed   = 10 // demo --once: the run did not complete (failed, canceled, not run)
 	// status: the daemon runs but its device does not take commands.
-	ExitNeedsRepair  = 11 // status: the hub refused the device token; run 'hubgate pair' again
+	ExitNeedsRepair  = 11 // status: the hub refused the device token; run: the token is another device's (VerifySelf); run 'hubgate pair' again
 	ExitNotConnected = 12 // status: the hub is not connected (connecting, reconnecting)
 	ExitNotListening = 13 // status: connected, but the device is not listening
 )
@@ -67,6 +69,8 @@ var exitTable = []struct {
 	{func(err error) bool { return errors.Is(err, configs.ErrStoreUnavailable) }, ExitSecretStore},
 	{func(err error) bool { var p *server.PortWindowError; return errors.As(err, &p) }, ExitUnavailable},
 	{func(err error) bool { return errors.Is(err, control.ErrAlreadyRunning) }, ExitUnavailable},
+	{func(err error) bool { return errors.Is(err, pairing.ErrBusy) }, ExitUnavailable},
+	{func(err error) bool { return errors.Is(err, hub.ErrWrongDevice) }, ExitNeedsRepair},
 	{func(err error) bool { return errors.Is(err, errNeedsRepair) }, ExitNeedsRepair},
 	{func(err error) bool { return errors.Is(err, errNotConnected) }, ExitNotConnected},
 	{func(err error) bool { return errors.Is(err, errNotListening) }, ExitNotListening},

@@ -15,10 +15,16 @@ package main
 //     else none. Only a secret typed on stdin is stored (the environment
 //     stays the source for those who chose it).
 //   - Before the browser opens, {api_url} must answer (oauth.Client.Probe,
-//     5 s): a wrong address fails in seconds with exit 6.
-//   - --reuse signs in again with the api url, client id and redirect
-//     address recorded in state.json; a flag, the environment or the file
-//     that names another api url is refused (use --replace).
+//     5 s): a wrong address fails in seconds with exit 6. While the
+//     person signs in, the sign-in page itself is checked (oauth, see its
+//     package doc): a 4xx answer (an unknown client id or redirect
+//     address) fails at once with exit 6, naming both likely causes.
+//   - --reuse and --replace keep the api url, client id, device type and
+//     redirect address recorded in state.json; a flag overrides one, the
+//     environment and the config file do not (they were the first
+//     pairing's defaults; state.json is what it used), and each value kept
+//     over another is said. --reuse with an --api-url of another service
+//     is refused (use --replace).
 //   - The browser: its exit status is honoured; when it cannot be opened
 //     the redirected address is read from stdin (oauth.Login says so).
 //   - The last line names the next step (closePair): nothing when a
@@ -30,14 +36,25 @@ package main
 //     (the previous device token stays valid on the service; no route to
 //     disable it is shown). `--replace` creates a new device and token and
 //     replaces everything local (the old device stays on the service; no
-//     delete route is shown). Without either, an interactive run asks, a
-//     non-interactive one is a usage error that says what exists.
-//   - Nothing half-stored: nothing local is written until every remote
-//     step succeeded; then the secrets are written (pairing's Result.Keep)
-//     and the state file last. If a write fails, the secrets this run
-//     wrote are restored to their previous values (or deleted), so the
-//     machine keeps either the old pairing or the new one. An error after
-//     the sign-in names what was created on the service, with its id.
+//     delete route is shown). Without either, an interactive run asks; a
+//     run whose stdin is not a terminal (a pipe, /dev/null: checked with
+//     TCGETS, not by the file's mode) is a usage error that says what
+//     exists and names --reuse and --replace.
+//   - Nothing half-stored, even under kill -9: nothing local is written
+//     until every remote step succeeded; then pairing's commit protocol
+//     (deviceapi/pairing, commit.go): the secrets go to the secret slot the
+//     current pairing does not use, the state file's atomic rename names
+//     that slot (the one commit point), then the previous slot is
+//     deleted. A crash at any instant leaves the old pairing or the new
+//     one; what it left in the unused slot is removed by the next pair.
+//     One pair or unpair at a time (pairing.Lock; another one: exit 5).
+//     An error after the sign-in names what was created on the service.
+//   - pair is non-dumpable, as the daemon (proc.DenyInspection): the
+//     browser it starts, or any process of the user, cannot read
+//     HUBGATE_CLIENT_SECRET out of /proc/<pid>/environ; the browser's own
+//     environment is scrubbed too.
+//   - EnvPairStops is a test hook of the crash tests (a pause before each
+//     step); it is never set in normal use.
 //   - Exit codes: see exitcodes.go (sign-in failures 6, refusals of the
 //     device service 7, secret store 4, configuration 3, usage 2).
 
@@ -107,10 +124,15 @@ The secret store is checked before anything is created: without a usable one,
 pair stops and nothing is created. If a later step fails, nothing is kept
 locally and the message says what was created on the service.
 
-When a device is already paired, --reuse keeps it (new sign-in with the api url,
-client id and redirect address saved in state.json, new device token) and
---replace creates a new device; one of them is required when stdin is not a
-terminal. 'hubgate unpair' removes the local secrets and state.`,
+While you sign in, the sign-in page is checked: a page that refuses the request
+(an unknown client id or redirect address) fails at once (exit 6).
+
+When a device is already paired, --reuse keeps it (new sign-in, new device
+token) and --replace creates a new device; both keep the api url, client id,
+device type and redirect address saved in state.json unless a flag changes one.
+One of them is required when stdin is not a terminal. A pairing is committed
+in one step: interrupted at any instant, the machine keeps the old pairing or
+the new one. 'hubgate unpair' removes the local secrets and state.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.pair(cmd.Context(), cmd, f)
@@ -168,6 +190,37 @@ type pairEnv struct {
 	log         *slog.Logger
 	hostname    func() (string, error)
 	openBrowser func(string) error // nil: oauth's default ($BROWSER, xdg-open)
+	pauseAt     func(step string)  // nil: none; see EnvPairStops
+}
+
+// EnvPairStops names a file for the crash tests of the commit protocol:
+// when set, `pair` appends the name of each step to it (each remote step,
+// each secret write, the state file, each delete) and, before doing the
+// step, waits for one line on the named pipe "<file>.go", so that a test
+// can kill it at that exact instant or let it go on. Never set in normal
+// use.
+const EnvPairStops = "HUBGATE_TEST_PAIR_STOPS"
+
+// pauseForTest appends step to the file at path, then waits for a line
+// on the pipe path+".go" (EnvPairStops).
+func pauseForTest(path, step string) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return
+	}
+	f.WriteString(step + "\n")
+	f.Close()
+	if g, err := os.Open(path + ".go"); err == nil {
+		_, _ = bufio.NewReader(g).ReadString('\n')
+		g.Close()
+	}
+}
+
+// stop is the test hook before each step (EnvPairStops).
+func (e pairEnv) stop(step string) {
+	if e.pauseAt != nil {
+		e.pauseAt(step)
+	}
 }
 
 // pairEnv builds the real environment; cfg (may be nil) sets the log.
@@ -187,9 +240,10 @@ func (a *app) pairEnv(cfg *configs.Config) pairEnv {
 	}
 	if f, ok := a.stdio.In.(*os.File); ok {
 		e.stdinFile = f
-		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			e.interactive = true
-		}
+		e.interactive = isTerminal(f) // not /dev/null, a character device too
+	}
+	if path := a.getenv(EnvPairStops); path != "" {
+		e.pauseAt = func(step string) { pauseForTest(path, step) }
 	}
 	return e
 }
@@ -215,6 +269,11 @@ func (a *app) pair(ctx context.Context, cmd *cobra.Command, f pairFlags) error {
 	if err != nil {
 		return err
 	}
+	// As the daemon: the browser it starts (and anything else of the same
+	// user) cannot read HUBGATE_CLIENT_SECRET or the tokens out of
+	// /proc/<pid>/environ or its memory; the browser's own environment is
+	// scrubbed too (oauth, internal/proc).
+	denyInspection(a.logger(cfg))
 	res, err := runPair(ctx, a.pairEnv(cfg), cfg, f)
 	if err != nil {
 		return err
@@ -295,6 +354,13 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		statePath = p
 	}
 
+	// One pairing at a time: two would write the same secret slot.
+	release, err := pairing.Lock(statePath)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+
 	// 1. What exists, and what this run will do.
 	prev, err := configs.LoadState(statePath)
 	switch {
@@ -309,7 +375,7 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		}
 		prev = nil
 	}
-	reuse := false
+	reuse, replace := false, f.replace
 	if prev != nil {
 		e.progress("a device is already paired: %s (%q) at %s, paired %s", prev.DeviceID, prev.DeviceName, prev.APIURL, prev.PairedAt.Local().Format(time.RFC1123))
 		switch {
@@ -319,12 +385,13 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		case e.interactive:
 			choice, err := e.ask("Reuse it (sign in again and get a new device token), replace it with a new device, or cancel? [reuse/replace/cancel]: ")
 			if err != nil {
-				return nil, err
+				return nil, &usageError{fmt.Errorf("a device is already paired and %v; run again with --reuse to keep it or --replace to create a new device", err)}
 			}
 			switch strings.ToLower(strings.TrimSpace(choice)) {
 			case "reuse", "r":
 				reuse = true
 			case "replace", "new", "n":
+				replace = true
 			default:
 				return nil, errors.New("pair canceled; nothing was changed")
 			}
@@ -333,18 +400,11 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		}
 	}
 
-	// 2. Settings; --reuse takes what the state file recorded.
+	// 2. Settings: a re-pairing keeps what the state file recorded
+	// unless a flag says otherwise.
 	r := cfg.Remote
-	if reuse {
-		if r.APIURL == "" {
-			r.APIURL = prev.APIURL
-		}
-		if r.ClientID == "" {
-			r.ClientID = prev.ClientID
-		}
-		if r.RedirectURI == "" {
-			r.RedirectURI = prev.RedirectURI
-		}
+	if prev != nil && (reuse || replace) {
+		keepPairedSettings(e, cfg, &r, prev)
 	}
 	var problems []configs.FieldError
 	need := func(path, v, env string) {
@@ -365,7 +425,7 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 	name := f.name
 	if reuse {
 		if strings.TrimRight(prev.APIURL, "/") != apiURL {
-			return nil, &usageError{fmt.Errorf("--reuse: the paired device belongs to %s but the configured api url is %s; use --replace to pair with %s", prev.APIURL, apiURL, apiURL)}
+			return nil, &usageError{fmt.Errorf("--reuse: the paired device belongs to %s but --api-url names %s; use --replace to pair with %s", prev.APIURL, apiURL, apiURL)}
 		}
 		deviceType = prev.DeviceTypeID
 		if name == "" {
@@ -383,6 +443,12 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 	e.progress("checking the OS secret store")
 	if err := configs.CheckStore(ctx, e.store); err != nil {
 		return nil, fmt.Errorf("the OS secret store is not usable, so nothing was created: %w", err)
+	}
+	// What an interrupted pairing left in the slot no pairing uses.
+	if removed, err := pairing.Collect(ctx, e.store, configs.ErrSecretNotFound, pairedAccounts, prev != nil, committedSlot(prev)); err != nil {
+		e.progress("could not remove the secrets an interrupted pairing left (%v); going on", err)
+	} else if len(removed) > 0 {
+		e.progress("removed the secrets an interrupted pairing left: %s", strings.Join(removed, ", "))
 	}
 
 	// 4. The client secret, if any.
@@ -421,7 +487,10 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		DeviceTypeID: deviceType,
 		DeviceName:   name,
 		UserAgent:    "hubgate/" + version(),
-		Progress:     func(p pairing.Progress) { e.progress("%s", p.Message) },
+		Progress: func(p pairing.Progress) {
+			e.stop(string(p.Step))
+			e.progress("%s", p.Message)
+		},
 	}
 	if reuse {
 		po.ReuseDeviceID = prev.DeviceID
@@ -440,29 +509,18 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 	}
 	// localFail says what a failure after the remote steps left here.
 	localFail := func(err error) error {
-		msg := "nothing was stored on this machine"
+		msg := "nothing was stored on this machine; the previous pairing, if any, is unchanged"
 		var ue *pairing.UndoError
 		if errors.As(err, &ue) {
-			msg = "some secrets of this run may remain on this machine (run 'hubgate unpair')"
+			msg = "the previous pairing, if any, is unchanged; secrets of this run may remain in the OS secret store, unused (the next 'hubgate pair' removes them)"
 		}
 		return fmt.Errorf("%w; %s", err, msg)
 	}
 
-	// 7. Everything local, in one undoable step.
+	// 7. Everything local, through the commit protocol: the secrets into
+	// the slot the current pairing does not use, then the state file (the
+	// commit point), then the previous pairing's secrets are removed.
 	e.progress("storing the refresh token and the device token in the OS secret store")
-	ko := pairing.KeepOptions{
-		Store:               e.store,
-		NotFound:            configs.ErrSecretNotFound,
-		RefreshTokenAccount: configs.AccountOAuthRefreshToken,
-		DeviceTokenAccount:  configs.AccountDeviceToken,
-	}
-	if secretSource == sourceStdin {
-		ko.Extra = []pairing.Secret{{Account: configs.AccountOAuthClientSecret, Value: secret}}
-	}
-	undo, err := paired.Keep(ctx, ko)
-	if err != nil {
-		return nil, localFail(err)
-	}
 	st := configs.PairingState{
 		DeviceID:     dev.ID,
 		DeviceName:   name,
@@ -473,8 +531,30 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 		ClientID:     r.ClientID,
 		RedirectURI:  r.RedirectURI,
 	}
-	if err := configs.SaveState(statePath, st); err != nil {
-		return nil, localFail(&pairing.StepError{Step: "writing the state file", Created: paired.Created, Err: errors.Join(err, undo())})
+	co := pairing.CommitOptions{
+		Store:               e.store,
+		NotFound:            configs.ErrSecretNotFound,
+		RefreshTokenAccount: configs.AccountOAuthRefreshToken,
+		DeviceTokenAccount:  configs.AccountDeviceToken,
+		Committed:           committedSlot(prev),
+		Save: func(slot string) error {
+			st.SecretSlot = slot
+			return configs.SaveState(statePath, st)
+		},
+		Step: e.stop,
+	}
+	if prev == nil {
+		co.Committed = pairing.SlotB // nothing paired: the new pairing takes the base account names
+	}
+	if secretSource == sourceStdin {
+		co.Extra = []pairing.Secret{{Account: configs.AccountOAuthClientSecret, Value: secret}}
+	}
+	_, leftover, err := paired.Commit(ctx, co)
+	if err != nil {
+		return nil, localFail(err)
+	}
+	if leftover != nil {
+		e.progress("could not remove the previous pairing's secrets (%v); they are unused, and the next 'hubgate pair' removes them", leftover)
 	}
 	e.progress("wrote %s", statePath)
 	if reuse {
@@ -560,11 +640,21 @@ func runUnpair(ctx context.Context, e pairEnv, keepSecret bool) error {
 		}
 		statePath = p
 	}
+	release, err := pairing.Lock(statePath)
+	if err != nil {
+		return err
+	}
+	defer release()
 	st, stErr := configs.LoadState(statePath)
 	if stErr != nil && !errors.Is(stErr, configs.ErrNoState) {
 		e.progress("the state file is unreadable and will be removed: %v", stErr)
 	}
-	accounts := []string{configs.AccountOAuthRefreshToken, configs.AccountDeviceToken}
+	var accounts []string
+	for _, slot := range []string{pairing.SlotA, pairing.SlotB} {
+		for _, base := range pairedAccounts {
+			accounts = append(accounts, pairing.SlotAccount(base, slot))
+		}
+	}
 	if !keepSecret {
 		accounts = append(accounts, configs.AccountOAuthClientSecret)
 	}
@@ -599,4 +689,43 @@ func runUnpair(ctx context.Context, e pairEnv, keepSecret bool) error {
 		e.progress("the device %s (%q) still exists on %s: hubgate cannot delete it; remove it in the app if you no longer want it", st.DeviceID, st.DeviceName, st.APIURL)
 	}
 	return nil
+}
+
+// pairedAccounts are the base names of the accounts of a pairing's
+// secrets, kept in the commit protocol's slots (pairing.SlotAccount).
+var pairedAccounts = []string{configs.AccountOAuthRefreshToken, configs.AccountDeviceToken}
+
+// committedSlot is the secret slot of the committed pairing st (nil: none).
+func committedSlot(st *configs.PairingState) string {
+	if st == nil {
+		return pairing.SlotA
+	}
+	return st.SecretSlot
+}
+
+// keepPairedSettings makes a re-pairing (--reuse, --replace) keep the
+// sign-in settings and the device type that the state file recorded: a
+// flag overrides one, the environment and the config file do not (they
+// were the first pairing's defaults; state.json is what it used). Each
+// value kept over another one is said.
+func keepPairedSettings(e pairEnv, cfg *configs.Config, r *configs.RemoteConfig, prev *configs.PairingState) {
+	var kept []string
+	keep := func(path, flag string, cur *string, saved string) {
+		if saved == "" || strings.HasPrefix(cfg.Source(path), "flag ") || *cur == saved {
+			return
+		}
+		if *cur != "" {
+			e.progress("%s: keeping %q from the paired state (%s), not %q from %s; pass --%s to change it", path, saved, "state.json", *cur, cfg.Source(path), flag)
+		} else {
+			kept = append(kept, fmt.Sprintf("%s %q", path, saved))
+		}
+		*cur = saved
+	}
+	keep("remote.api_url", "api-url", &r.APIURL, prev.APIURL)
+	keep("remote.client_id", "client-id", &r.ClientID, prev.ClientID)
+	keep("remote.device_type_id", "device-type", &r.DeviceTypeID, prev.DeviceTypeID)
+	keep("remote.redirect_uri", "redirect-uri", &r.RedirectURI, prev.RedirectURI)
+	if len(kept) > 0 {
+		e.progress("from the paired state (state.json): %s", strings.Join(kept, ", "))
+	}
 }

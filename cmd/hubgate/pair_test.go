@@ -23,6 +23,7 @@ import (
 	ss "github.com/zalando/go-keyring/secret_service"
 
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
 	"github.com/hubgate/hubgate/internal/testenv"
 	"github.com/hubgate/hubgate/internal/testutil"
@@ -103,10 +104,22 @@ func requireCurl(t *testing.T) {
 	testenv.RequireProgram(t, "curl")
 }
 
-var pairAccounts = []string{configs.AccountOAuthRefreshToken, configs.AccountDeviceToken, configs.AccountOAuthClientSecret}
+var pairAccounts = []string{configs.AccountOAuthRefreshToken, configs.AccountDeviceToken, configs.AccountOAuthClientSecret,
+	pairing.SlotAccount(configs.AccountOAuthRefreshToken, pairing.SlotB), pairing.SlotAccount(configs.AccountDeviceToken, pairing.SlotB)}
 
 // lookupSecret reads an account of service hubgate from the Secret
 // Service with secret-tool ("" when absent).
+// pairedDeviceToken is the device token of the pairing the state file of
+// environment e names (its secret slot).
+func pairedDeviceToken(t *testing.T, e []string) string {
+	t.Helper()
+	st, err := configs.LoadState(statePathOf(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lookupSecret(t, pairing.SlotAccount(configs.AccountDeviceToken, st.SecretSlot))
+}
+
 func lookupSecret(t *testing.T, account string) string {
 	t.Helper()
 	out, err := exec.Command("secret-tool", "lookup", "service", "hubgate", "username", account).Output()
@@ -264,14 +277,14 @@ func TestPairRerunReuseReplaceAndUnpair(t *testing.T) {
 		t.Fatalf("first pair: %d %s", r.code, r.stderr)
 	}
 	first, _ := configs.LoadState(statePathOf(e))
-	firstTok := lookupSecret(t, configs.AccountDeviceToken)
+	firstTok := pairedDeviceToken(t, e)
 
 	r := runCmd(t, e, "", "pair")
 	if r.code != ExitUsage || !strings.Contains(r.stderr, "already paired") || !strings.Contains(r.stderr, first.DeviceID) ||
 		!strings.Contains(r.stderr, "--reuse") || !strings.Contains(r.stderr, "--replace") {
 		t.Fatalf("re-run without a choice: %d %s", r.code, r.stderr)
 	}
-	if len(m.Devices()) != 1 || lookupSecret(t, configs.AccountDeviceToken) != firstTok {
+	if len(m.Devices()) != 1 || pairedDeviceToken(t, e) != firstTok {
 		t.Fatal("the refused re-run changed something")
 	}
 	if r := runCmd(t, e, "", "pair", "--reuse", "--replace"); r.code != ExitUsage {
@@ -284,7 +297,10 @@ func TestPairRerunReuseReplaceAndUnpair(t *testing.T) {
 	}
 	var res pairResult
 	json.Unmarshal([]byte(r.stdout), &res)
-	newTok := lookupSecret(t, configs.AccountDeviceToken)
+	newTok := pairedDeviceToken(t, e)
+	if lookupSecret(t, configs.AccountDeviceToken) != "" {
+		t.Error("--reuse left the previous device token in the secret store")
+	}
 	if !res.Reused || res.DeviceID != first.DeviceID || res.TokenID == first.TokenID || res.DeviceName != "first" || newTok == firstTok || newTok == "" {
 		t.Fatalf("--reuse result %+v", res)
 	}
@@ -698,8 +714,15 @@ func testPairEnv(t *testing.T, store configs.SecretStore, stdin string, envs map
 
 func testConfig(t *testing.T, apiURL string) *configs.Config {
 	t.Helper()
+	return testConfigWith(t, apiURL)
+}
+
+// testConfigWith is testConfig with overrides (flags).
+func testConfigWith(t *testing.T, apiURL string, overrides ...configs.Override) *configs.Config {
+	t.Helper()
 	dir := t.TempDir()
 	cfg, err := configs.Load(configs.LoadOptions{
+		Overrides: overrides,
 		Env: func(k string) string {
 			return map[string]string{
 				"HUBGATE_API_URL":     apiURL,
@@ -721,17 +744,23 @@ func quietLog(e pairEnv) pairEnv {
 }
 
 // A secret write that fails after sign-in and device creation: the
-// earlier pairing's secrets are put back, no state changes, and the error
-// names the device created remotely.
-func TestRunPairRestoresThePreviousSecretsWhenAWriteFails(t *testing.T) {
+// earlier pairing stays whole (its state and its secrets), what this run
+// wrote is removed, and the error names the device created remotely.
+func TestRunPairKeepsThePreviousPairingWhenAWriteFails(t *testing.T) {
 	m, apiURL := startMock(t, mockhub.Config{}, nil)
 	mem := configs.NewMemoryStore()
 	ctx := context.Background()
 	mem.Set(ctx, configs.AccountOAuthRefreshToken, "old-refresh")
+	mem.Set(ctx, configs.AccountDeviceToken, "old-token")
 	mem.Set(ctx, configs.AccountOAuthClientSecret, mockhub.DefaultClientSecret)
-	e, errBuf := testPairEnv(t, &failingStore{mem, configs.AccountDeviceToken}, "", nil)
+	newSlot := pairing.SlotAccount(configs.AccountDeviceToken, pairing.SlotB)
+	e, errBuf := testPairEnv(t, &failingStore{mem, newSlot}, "", nil)
 	e = quietLog(e)
-	_, err := runPair(ctx, e, testConfig(t, apiURL), pairFlags{timeout: time.Minute})
+	old := configs.PairingState{DeviceID: "old-device", APIURL: apiURL, DeviceTypeID: mockhub.DefaultDeviceTypeID, ClientID: mockhub.DefaultClientID}
+	if err := configs.SaveState(e.statePath, old); err != nil {
+		t.Fatal(err)
+	}
+	_, err := runPair(ctx, e, testConfig(t, apiURL), pairFlags{timeout: time.Minute, replace: true})
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -743,13 +772,18 @@ func TestRunPairRestoresThePreviousSecretsWhenAWriteFails(t *testing.T) {
 		t.Fatalf("the error does not name what was created: %v", err)
 	}
 	if v, _ := mem.Get(ctx, configs.AccountOAuthRefreshToken); v != "old-refresh" {
-		t.Errorf("the previous refresh token was not restored: %q", v)
+		t.Errorf("the previous refresh token changed: %q", v)
 	}
-	if _, err := mem.Get(ctx, configs.AccountDeviceToken); !errors.Is(err, configs.ErrSecretNotFound) {
-		t.Errorf("device token: %v", err)
+	if v, _ := mem.Get(ctx, configs.AccountDeviceToken); v != "old-token" {
+		t.Errorf("the previous device token changed: %q", v)
 	}
-	if _, err := os.Stat(e.statePath); !errors.Is(err, os.ErrNotExist) {
-		t.Error("a state file was written")
+	for _, acct := range []string{newSlot, pairing.SlotAccount(configs.AccountOAuthRefreshToken, pairing.SlotB)} {
+		if _, err := mem.Get(ctx, acct); !errors.Is(err, configs.ErrSecretNotFound) {
+			t.Errorf("%s left behind: %v", acct, err)
+		}
+	}
+	if st, err := configs.LoadState(e.statePath); err != nil || st.DeviceID != "old-device" || st.SecretSlot != pairing.SlotA {
+		t.Errorf("the state file changed: %+v %v", st, err)
 	}
 	if !strings.Contains(errBuf.String(), "using the client secret from the OS secret store") {
 		t.Errorf("stderr %s", errBuf.String())
@@ -884,9 +918,10 @@ func TestRunPairReuseOfADeletedDevice(t *testing.T) {
 	if exitCode(err) != ExitRemote || !strings.Contains(err.Error(), "--replace") {
 		t.Fatalf("exit %d err %v", exitCode(err), err)
 	}
-	// --reuse against another service is refused before anything happens.
+	// --reuse with --api-url naming another service is refused before
+	// anything happens.
 	configs.SaveState(e.statePath, configs.PairingState{DeviceID: "d", APIURL: "https://other.example.com"})
-	_, err = runPair(context.Background(), quietLog(e), testConfig(t, apiURL), pairFlags{timeout: time.Minute, reuse: true})
+	_, err = runPair(context.Background(), quietLog(e), testConfigWith(t, apiURL, configs.Override{Path: "remote.api_url", Value: apiURL, Origin: "flag --api-url"}), pairFlags{timeout: time.Minute, reuse: true})
 	if exitCode(err) != ExitUsage || !strings.Contains(err.Error(), "other.example.com") {
 		t.Fatalf("exit %d err %v", exitCode(err), err)
 	}

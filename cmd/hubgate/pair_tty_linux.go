@@ -25,3 +25,9 @@ func readSecretLine(in *bufio.Reader, f *os.File, interactive bool) (string, err
 	}
 	return readLine(in)
 }
+
+// isTerminal reports whether f is a terminal (the TCGETS ioctl answers).
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}

@@ -60,17 +60,23 @@ func newVersionCommand() *cobra.Command {
 
 // loadConfig loads the configuration with the global flag overrides.
 func (a *app) loadConfig(overrides []configs.Override) (*configs.Config, error) {
+	cfg, err := configs.Load(a.loadOptions(overrides))
+	if err != nil {
+		return nil, &configError{err}
+	}
+	return cfg, nil
+}
+
+// loadOptions are the options of configs.Load: the --config file, the
+// environment, and overrides after the global flags.
+func (a *app) loadOptions(overrides []configs.Override) configs.LoadOptions {
 	if a.logLevel != "" {
 		overrides = append(overrides, configs.Override{Path: "log.level", Value: a.logLevel, Origin: "flag --log-level"})
 	}
 	if a.logFormat != "" {
 		overrides = append(overrides, configs.Override{Path: "log.format", Value: a.logFormat, Origin: "flag --log-format"})
 	}
-	cfg, err := configs.Load(configs.LoadOptions{Path: a.configPath, Env: a.getenv, Overrides: overrides})
-	if err != nil {
-		return nil, &configError{err}
-	}
-	return cfg, nil
+	return configs.LoadOptions{Path: a.configPath, Env: a.getenv, Overrides: overrides}
 }
 
 // logger builds the process logger on stderr.

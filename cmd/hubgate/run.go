@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -17,6 +18,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/daemon"
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/internal/proc"
 )
@@ -48,7 +50,9 @@ reason, and the running configuration stays. Only one daemon runs per user (per
 control socket): a second one exits at once, naming the first one's PID.
 
 Secrets come from the OS secret store; HUBGATE_DEVICE_TOKEN and
-HUBGATE_AUTOMATE_KEY override it for headless use.
+HUBGATE_AUTOMATE_KEY override it for headless use. When the hub identifies the
+device token as another device than the paired one (VerifySelf), run stops and
+exits 11: pair again.
 
 The daemon runs its Go code on one thread at a time (GOMAXPROCS=1): its work is
 waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
@@ -92,12 +96,13 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 			if engine != nil {
 				defer engine.close()
 			}
+			target := &pairedDevice{id: state.DeviceID}
 			opts, err := daemonOptions(cfg, daemonParams{deviceID: state.DeviceID, deviceTypeID: state.DeviceTypeID, apiURL: state.APIURL,
-				deviceToken: a.deviceToken(store), automateKey: key, engine: engine}, log)
+				deviceToken: a.deviceToken(store, target), automateKey: key, engine: engine}, log)
 			if err != nil {
 				return err
 			}
-			opts.Pairing = readPairing
+			opts.Pairing = target.read
 			opts.Lock = lock
 			d, err := daemon.New(opts)
 			if err != nil {
@@ -106,12 +111,15 @@ waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 			handed = true
 			reload := func() {
 				cfg = a.reloadDaemon(d, cfg, daemonParams{deviceID: state.DeviceID, deviceTypeID: state.DeviceTypeID, apiURL: state.APIURL,
-					deviceToken: a.deviceToken(store), automateKey: key, engine: engine}, log)
+					deviceToken: a.deviceToken(store, target), automateKey: key, engine: engine}, log)
 			}
 			if hint := noRuleHint(cfg, opts.Rules); hint != "" {
 				log.Warn(hint)
 			}
-			return alreadyRunning(superviseDaemon(cmd.Context(), d, reload, log))
+			if err := superviseDaemon(cmd.Context(), d, reload, log); err != nil {
+				return alreadyRunning(err)
+			}
+			return wrongDevice(d)
 		},
 	}
 }
@@ -125,9 +133,23 @@ func alreadyRunning(err error) error {
 	return err
 }
 
-// readPairing reads the paired device from the state file again (a
-// reconnect request after `pair` or `unpair`).
-func readPairing(context.Context) (string, string, error) {
+// pairedDevice is the device the daemon's current hub client is for: the
+// state file's at the start, then the one each reconnect request read.
+type pairedDevice struct {
+	mu sync.Mutex
+	id string
+}
+
+func (p *pairedDevice) get() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.id
+}
+
+// read reads the paired device from the state file again (a reconnect
+// request after `pair` or `unpair`, daemon.Options.Pairing); the next
+// device tokens are that device's.
+func (p *pairedDevice) read(context.Context) (string, string, error) {
 	st, err := configs.LoadState("")
 	if errors.Is(err, configs.ErrNoState) {
 		return "", "", fmt.Errorf("%w: %w", daemon.ErrUnpaired, err)
@@ -135,7 +157,28 @@ func readPairing(context.Context) (string, string, error) {
 	if err != nil {
 		return "", "", err
 	}
+	p.mu.Lock()
+	p.id = st.DeviceID
+	p.mu.Unlock()
 	return st.DeviceID, st.APIURL, nil
+}
+
+// wrongDevice is the error of a daemon whose hub stopped because VerifySelf
+// answered another device than the paired one (a device token of another
+// device): a supervisor must not see success (exit 11, ExitNeedsRepair).
+func wrongDevice(d *daemon.Daemon) error {
+	h := d.Info().Hub
+	if h == nil {
+		return nil
+	}
+	if st := h.State(); st.Cause == hub.CauseWrongDevice {
+		err := st.Err
+		if err == nil || !errors.Is(err, hub.ErrWrongDevice) {
+			err = fmt.Errorf("%w: %s", hub.ErrWrongDevice, st.Reason)
+		}
+		return fmt.Errorf("the daemon stopped: %w; the device token is not the paired device's: run 'hubgate pair --reuse' (or --replace) to pair again", err)
+	}
+	return nil
 }
 
 // superviseDaemon starts d and runs it until ctx ends, a SIGINT or SIGTERM
@@ -267,16 +310,32 @@ func useOneProc() {
 }
 
 // deviceToken reads the device token on every (re)connect, so that a token
-// replaced by `hubgate pair --reuse` is picked up without a restart.
-func (a *app) deviceToken(store configs.SecretStore) hub.TokenSource {
+// replaced by `hubgate pair --reuse` is picked up without a restart. It
+// reads the committed pairing as a whole (pairing.ReadCommitted: the state
+// file, its slot's token, the state file again), and gives a token only
+// when that pairing is the device of the current hub client (target): a
+// client of the previous device, reconnecting between a new pairing's
+// commit and the daemon's switch to it, waits instead of presenting the
+// new device's token as its own.
+func (a *app) deviceToken(store configs.SecretStore, target *pairedDevice) hub.TokenSource {
+	load := func() (string, string, string, error) {
+		st, err := configs.LoadState("")
+		if err != nil {
+			return "", "", "", err
+		}
+		return st.DeviceID, st.APIURL, st.SecretSlot, nil
+	}
 	return func(ctx context.Context) (string, error) {
 		if v := a.getenv(EnvDeviceToken); v != "" {
 			return v, nil
 		}
-		tok, err := store.Get(ctx, configs.AccountDeviceToken)
+		c, err := pairing.ReadCommitted(ctx, store, configs.AccountDeviceToken, load)
 		if err != nil {
 			return "", fmt.Errorf("read the device token (set %s to run without the secret store): %w", EnvDeviceToken, err)
 		}
-		return tok, nil
+		if want := target.get(); c.DeviceID != want {
+			return "", fmt.Errorf("the paired device is now %s, not %s: 'hubgate pair' tells the daemon to switch (else restart it)", c.DeviceID, want)
+		}
+		return c.Token, nil
 	}
 }

@@ -1,16 +1,25 @@
 // Package pairing owns the pairing of one virtual controller with the
 // remote device service, shared by `hubgate pair` and `hubgate demo`: the
 // user's sign-in (package oauth), the User Device and its device token
-// (package deviceapi), the confirmation of the device, and writing the
-// resulting secrets through a secret store in one undoable step
-// (Result.Keep, once every remote step succeeded). It never
+// (package deviceapi), the confirmation of the device, and committing the
+// result to the secret store and the state file so that a crash at any
+// instant leaves the old pairing or the new one (Result.Commit, once every
+// remote step succeeded; the protocol is described in commit.go). It never
 // prints or prompts: it reports each step through Options.Progress, and
 // the sign-in address through the oauth.LoginOptions it is given.
 //
 // Choices where the spec is silent:
 //   - Before the sign-in, {api_url} must answer (oauth.Client.Probe, 5 s):
 //     a wrong address fails in seconds, before a browser opens, with a
-//     *SignInError matching oauth.ErrUnreachable.
+//     *SignInError matching oauth.ErrUnreachable. During it, oauth checks
+//     the sign-in page: one that answers 4xx (an unknown client id or
+//     redirect address) ends the sign-in at once, a *SignInError matching
+//     oauth.ErrSignInPage (see oauth's package doc for why a probe, and
+//     why only 4xx is a verdict).
+//   - Result.Commit writes the local half through the commit protocol of
+//     commit.go (two secret slots, the state file's rename as the one
+//     commit point, Collect for what a crash left, ReadCommitted for
+//     readers): a kill -9 at any instant leaves the old pairing or the new.
 //   - A reused device (Options.ReuseDeviceID) gets a new device token; the
 //     earlier one stays valid on the service (no route to disable it is
 //     shown).
@@ -19,8 +28,7 @@
 //     that the caller can tell the person (hubgate cannot delete it).
 //   - The refresh token returned is the latest one: the token source used
 //     for the REST calls may rotate it. Rotated ones stay in memory until
-//     Result.Keep stores the last (so that Keep's undo puts back what was
-//     there before the pairing, not a token of the pairing itself).
+//     Result.Commit stores the last.
 package pairing
 
 import (

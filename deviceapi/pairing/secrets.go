@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// SecretStore is where Keep writes a pairing's secrets
+// SecretStore is where Commit writes a pairing's secrets
 // (configs.SecretStore satisfies it). Get and Delete of an account that
-// holds nothing return an error matching KeepOptions.NotFound; errors
+// holds nothing return an error matching CommitOptions.NotFound; errors
 // never contain a secret.
 type SecretStore interface {
 	Get(ctx context.Context, account string) (string, error)
@@ -20,22 +20,7 @@ type SecretStore interface {
 // Secret is one value for one account of a SecretStore. Value is a secret.
 type Secret struct{ Account, Value string }
 
-// KeepOptions configures Result.Keep.
-type KeepOptions struct {
-	// Store receives the secrets. Required.
-	Store SecretStore
-	// NotFound is the error (errors.Is) Store returns for an account that
-	// holds nothing (configs.ErrSecretNotFound). Required.
-	NotFound error
-	// RefreshTokenAccount and DeviceTokenAccount name the accounts of the
-	// refresh token and the device token. Required.
-	RefreshTokenAccount, DeviceTokenAccount string
-	// Extra are more secrets written in the same step, after the two
-	// tokens (`hubgate pair`: a client secret typed on stdin).
-	Extra []Secret
-}
-
-// UndoError is a failure to put an account back as it was before Keep:
+// UndoError is a failure to put an account back as it was before Commit:
 // the machine may keep some secrets of the failed pairing.
 type UndoError struct{ Err error }
 
@@ -45,36 +30,6 @@ func (e *UndoError) Unwrap() error { return e.Err }
 // undoTimeout bounds an undo: it runs on a fresh context, since the
 // caller's may be what failed.
 const undoTimeout = 30 * time.Second
-
-// Keep writes the refresh token, the device token and o.Extra to o.Store
-// in one undoable step, once every remote step of the pairing succeeded.
-// Each account's previous value is read before it is written. When a read
-// or a write fails, what this step wrote is undone at once (the previous
-// values put back, accounts that held nothing deleted) and the error is a
-// *StepError ("storing the secrets") naming what was created on the
-// service; it holds an *UndoError when the undo failed too. On success
-// undo does the same, for a caller whose next local step (a state file)
-// fails; it returns nil or an *UndoError, and does nothing a second time.
-func (r *Result) Keep(ctx context.Context, o KeepOptions) (undo func() error, err error) {
-	if o.Store == nil || o.NotFound == nil || o.RefreshTokenAccount == "" || o.DeviceTokenAccount == "" {
-		return nil, errors.New("pairing: KeepOptions needs Store, NotFound and both account names")
-	}
-	if r.Token == nil {
-		return nil, errors.New("pairing: Keep of a Result without a device token")
-	}
-	writes := append([]Secret{
-		{o.RefreshTokenAccount, r.RefreshToken},
-		{o.DeviceTokenAccount, r.Token.Token},
-	}, o.Extra...)
-	undo, err = storeSecrets(ctx, o.Store, o.NotFound, writes)
-	if err != nil {
-		if uerr := undo(); uerr != nil {
-			err = errors.Join(err, uerr)
-		}
-		return nil, &StepError{Step: "storing the secrets", Created: append([]string(nil), r.Created...), Err: err}
-	}
-	return undo, nil
-}
 
 // storeSecrets writes each secret, remembering the previous values; undo
 // puts back what was there before (or deletes what was not).
