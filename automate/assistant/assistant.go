@@ -12,6 +12,9 @@
 // answers to request_user_input, the system prompt with the answer contract
 // as its last section) live here as methods of Task so that every engine
 // applies them identically.
+// So does the bookkeeping every engine keeps between runs (Conversation:
+// the warm worker and the conversation a run continues) and the status of
+// a run that stopped (Result.Stopped).
 //
 // An engine may also implement ModelChatter (model mode): a plain,
 // stateless chat completion for callers that own their agent loop. The

@@ -3,7 +3,6 @@ package scripted
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -138,12 +137,7 @@ func (r *run) final() *assistant.Result {
 // stopped ends the run on a cancel (soft, force, user input missing) or a
 // failure of the environment: the partial result goes with the error.
 func (r *run) stopped(err error) (*assistant.Result, error) {
-	r.res.Status = automate.StatusCanceled
-	if !errors.Is(err, assistant.ErrCanceled) && !errors.Is(err, assistant.ErrUserInputMissing) &&
-		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		r.res.Status = automate.StatusFailed
-		r.res.ErrorCode = automate.ErrorExecutionFailed
-	}
+	r.res.Stopped(err)
 	return r.final(), err
 }
 
