@@ -1,26 +1,9 @@
 package assistant
 
 import (
-	"context"
-	"errors"
 	"slices"
 	"sync"
-
-	"github.com/hubgate/hubgate/automate"
 )
-
-// Stopped marks r as the result of a run that stopped on err: canceled for
-// a cancel (ErrCanceled, ErrUserInputMissing, the run's context ending),
-// else failed with EXECUTION_FAILED (a failure of the environment). The
-// engine returns r with err.
-func (r *Result) Stopped(err error) {
-	r.Status = automate.StatusCanceled
-	if !errors.Is(err, ErrCanceled) && !errors.Is(err, ErrUserInputMissing) &&
-		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		r.Status = automate.StatusFailed
-		r.ErrorCode = automate.ErrorExecutionFailed
-	}
-}
 
 // Worker is an engine's warm worker: the model it serves and the thread of
 // the conversation it holds (messages of the engine's form M). Its thread

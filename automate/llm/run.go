@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -558,20 +557,7 @@ func (r *run) trace() []json.RawMessage {
 // final completes the result's usage.
 func (r *run) final() *assistant.Result {
 	if r.calls > 0 {
-		u := &automate.Usage{
-			InputTokens:  r.inTok,
-			OutputTokens: r.outTok,
-			GenerationMs: r.gen.Milliseconds(),
-			TTFTMs:       max(r.ttft.Milliseconds(), 0),
-		}
-		span := r.decode
-		if span <= 0 {
-			span = r.gen
-		}
-		if s := span.Seconds(); s > 0 {
-			u.TPS = math.Round(float64(r.outTok)/s*100) / 100
-		}
-		r.res.Usage = u
+		r.res.Usage = assistant.NewUsage(r.inTok, r.outTok, r.gen, r.ttft, r.decode)
 	}
 	return r.res
 }

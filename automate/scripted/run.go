@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -121,16 +120,7 @@ func (r *run) final() *assistant.Result {
 	if first.IsZero() {
 		first = end
 	}
-	u := &automate.Usage{
-		InputTokens:  words(r.task.Prompt),
-		OutputTokens: words(r.res.Answer),
-		GenerationMs: gen.Milliseconds(),
-		TTFTMs:       max(first.Sub(r.started).Milliseconds(), 0),
-	}
-	if s := gen.Seconds(); s > 0 {
-		u.TPS = math.Round(float64(u.OutputTokens)/s*100) / 100
-	}
-	r.res.Usage = u
+	r.res.Usage = assistant.NewUsage(words(r.task.Prompt), words(r.res.Answer), gen, first.Sub(r.started), gen)
 	return r.res
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hubgate/hubgate/automate"
 )
@@ -137,5 +138,24 @@ func TestConversationDroppedWorker(t *testing.T) {
 	c.Forget(w)
 	if !c.Warm() {
 		t.Error("forgetting an older worker dropped the newer one")
+	}
+}
+
+func TestNewUsage(t *testing.T) {
+	for _, c := range []struct {
+		in, out         int
+		gen, ttft, dec  time.Duration
+		wantGen, wantTT int64
+		wantTPS         float64
+	}{
+		{10, 30, 2 * time.Second, 500 * time.Millisecond, time.Second, 2000, 500, 30},
+		{10, 30, 2 * time.Second, 500 * time.Millisecond, 0, 2000, 500, 15}, // over gen
+		{1, 7, 3 * time.Second, -time.Second, 0, 3000, 0, 2.33},
+		{1, 7, 0, 0, 0, 0, 0, 0},
+	} {
+		u := NewUsage(c.in, c.out, c.gen, c.ttft, c.dec)
+		if u.InputTokens != c.in || u.OutputTokens != c.out || u.GenerationMs != c.wantGen || u.TTFTMs != c.wantTT || u.TPS != c.wantTPS {
+			t.Errorf("NewUsage(%d, %d, %s, %s, %s) = %+v", c.in, c.out, c.gen, c.ttft, c.dec, *u)
+		}
 	}
 }
