@@ -8,12 +8,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-resty/resty/v2"
 	"golang.org/x/oauth2"
+
+	"github.com/hubgate/hubgate/internal/retryafter"
 )
 
 // Routes of the REST client, as method and template (the Route of an
@@ -139,7 +140,9 @@ func New(cfg Config) (*Client, error) {
 		SetRetryCount(cfg.GetRetries).
 		SetRetryWaitTime(cfg.RetryWait).
 		SetRetryMaxWaitTime(cfg.RetryMaxWait).
-		SetRetryAfter(retryAfter).
+		SetRetryAfter(func(_ *resty.Client, resp *resty.Response) (time.Duration, error) {
+			return retryAfter(resp, time.Now(), cfg.RetryMaxWait), nil
+		}).
 		AddRetryCondition(retryable)
 	r.OnBeforeRequest(func(_ *resty.Client, req *resty.Request) error {
 		tok, err := c.ts.Token()
@@ -187,16 +190,13 @@ func retryable(resp *resty.Response, err error) bool {
 	return st >= 500 || st == http.StatusTooManyRequests
 }
 
-// retryAfter honours a Retry-After of whole seconds (resty caps it at the
-// max wait); (0, nil) keeps the jittered backoff.
-func retryAfter(_ *resty.Client, resp *resty.Response) (time.Duration, error) {
+// retryAfter is the wait a response's Retry-After asks for (seconds or an
+// HTTP date), at most max; zero keeps resty's jittered backoff.
+func retryAfter(resp *resty.Response, now time.Time, max time.Duration) time.Duration {
 	if resp == nil {
-		return 0, nil
+		return 0
 	}
-	if s, err := strconv.Atoi(strings.TrimSpace(resp.Header().Get("Retry-After"))); err == nil && s > 0 {
-		return time.Duration(s) * time.Second, nil
-	}
-	return 0, nil
+	return retryafter.FromHeader(resp.Header(), now, max)
 }
 
 // CreateDevice creates a User Device of the device type with the given

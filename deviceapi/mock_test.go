@@ -17,22 +17,14 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 	"github.com/hubgate/hubgate/oauth"
 )
 
 func startMock(t *testing.T, wrap func(http.Handler) http.Handler) (*mockhub.Server, string) {
 	t.Helper()
-	m, err := mockhub.New(mockhub.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h http.Handler = m.Handler()
-	if wrap != nil {
-		h = wrap(h)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { srv.Close(); m.Close() })
-	return m, srv.URL
+	m := mockhubtest.Start(t, mockhubtest.Options{Wrap: wrap})
+	return m.Server, m.URL
 }
 
 // userToken signs in at the mock.

@@ -11,13 +11,14 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/hubgate/hubgate/internal/retryafter"
 )
 
 const recordSeparator = 0x1E
@@ -61,19 +62,10 @@ func authHeaders(token string) http.Header {
 	return h
 }
 
-// retryAfter parses a Retry-After header (seconds or an HTTP date).
+// retryAfter reads a Retry-After header (seconds or an HTTP date); the
+// client bounds the wait (Backoff.Revoked), HTTPError reports it as sent.
 func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-		return time.Duration(n) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	return retryafter.FromHeader(h, now, 0)
 }
 
 // endpoint is where one negotiate goes and what it is sent with.

@@ -18,18 +18,14 @@ import (
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 	"github.com/hubgate/hubgate/oauth"
 )
 
 func startMock(t *testing.T, cfg mockhub.Config) (*mockhub.Server, string) {
 	t.Helper()
-	m, err := mockhub.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(m.Handler())
-	t.Cleanup(func() { srv.Close(); m.Close() })
-	return m, srv.URL
+	m := mockhubtest.Start(t, mockhubtest.Options{Config: cfg})
+	return m.Server, m.URL
 }
 
 // follow is a browser that follows the authorization page's redirect.

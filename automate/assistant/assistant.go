@@ -12,6 +12,9 @@
 // answers to request_user_input, the system prompt with the answer contract
 // as its last section) live here as methods of Task so that every engine
 // applies them identically.
+// So does the bookkeeping every engine keeps between runs (Conversation:
+// the warm worker and the conversation a run continues), the status of a
+// run that stopped (Result.Stopped) and a run's usage figures (NewUsage).
 //
 // An engine may also implement ModelChatter (model mode): a plain,
 // stateless chat completion for callers that own their agent loop. The
@@ -24,7 +27,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/hubgate/hubgate/automate"
 )
@@ -117,6 +122,39 @@ type Result struct {
 	Usage     *automate.Usage
 	Backend   *automate.Backend
 	Trace     []json.RawMessage
+}
+
+// Stopped marks r as the result of a run that stopped on err: canceled for
+// a cancel (ErrCanceled, ErrUserInputMissing, the run's context ending),
+// else failed with EXECUTION_FAILED (a failure of the environment). The
+// engine returns r with err.
+func (r *Result) Stopped(err error) {
+	r.Status = automate.StatusCanceled
+	if !errors.Is(err, ErrCanceled) && !errors.Is(err, ErrUserInputMissing) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+		r.Status = automate.StatusFailed
+		r.ErrorCode = automate.ErrorExecutionFailed
+	}
+}
+
+// NewUsage is the usage of a run: in and out tokens, gen the generation
+// time, ttft the time to the first token (negative: 0), and out's tokens
+// per second over decode (over gen where decode is not positive; two
+// decimals, 0 over no time).
+func NewUsage(in, out int, gen, ttft, decode time.Duration) *automate.Usage {
+	u := &automate.Usage{
+		InputTokens:  in,
+		OutputTokens: out,
+		GenerationMs: gen.Milliseconds(),
+		TTFTMs:       max(ttft.Milliseconds(), 0),
+	}
+	if decode <= 0 {
+		decode = gen
+	}
+	if s := decode.Seconds(); s > 0 {
+		u.TPS = math.Round(float64(out)/s*100) / 100
+	}
+	return u
 }
 
 // ErrCanceled is returned by Env.Checkpoint after a soft cancel.

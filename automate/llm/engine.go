@@ -169,18 +169,16 @@ type Engine struct {
 	snap        *snapshot // last catalog fetch; nil while loading
 	lastTry     time.Time // last fetch attempt
 	refreshing  bool
-	pinned      string  // model activated through ActivateModel; "" = own selection
-	worker      *worker // nil when cold
-	history     []turn  // stored conversation
+	pinned      string // model activated through ActivateModel; "" = own selection
 	noReasoning map[string]bool
+
+	// conv is the warm worker and the stored conversation.
+	conv *assistant.Conversation[turn, chatMessage]
 }
 
 // worker is the warm worker: the model proven to serve and the thread of
 // the conversation (the exact messages, tool calls included).
-type worker struct {
-	model  string
-	thread []chatMessage
-}
+type worker = assistant.Worker[chatMessage]
 
 var _ assistant.Assistant = (*Engine)(nil)
 
@@ -256,11 +254,15 @@ func New(cfg Config) *Engine {
 		noReasoning: map[string]bool{},
 	}
 	e.bgCtx, e.bgCancel = context.WithCancel(context.Background())
-	if h, err := loadStore(cfg.ConversationStore); err != nil {
+	history, err := loadStore(cfg.ConversationStore)
+	if err != nil {
 		log.Warn("llm: conversation store unreadable; starting a new conversation", "err", err)
-	} else {
-		e.history = h
 	}
+	e.conv = assistant.NewConversation(assistant.ConversationOptions[turn, chatMessage]{
+		Thread:    threadFromHistory,
+		MaxTurns:  cfg.MaxHistoryTurns,
+		TurnStart: func(m chatMessage) bool { return m.Role == "user" },
+	}, history)
 	e.mu.Lock()
 	e.kickRefreshLocked()
 	e.mu.Unlock()
@@ -402,7 +404,7 @@ func (e *Engine) ActivateModel(ctx context.Context, name string) error {
 	before := e.activeModelLocked()
 	e.pinned = name
 	if after := e.activeModelLocked(); after != before {
-		e.worker = nil
+		e.conv.Terminate()
 		e.log.Info("llm: model activated", "model", after)
 	}
 	return nil
@@ -416,7 +418,7 @@ func (e *Engine) Runtime() assistant.Runtime {
 	cs := e.contextSizeLocked(model)
 	return assistant.Runtime{
 		ModelName:     model,
-		WorkerRunning: e.worker != nil,
+		WorkerRunning: e.conv.Warm(),
 		Backend:       e.backendLocked(model),
 		ContextSize:   &cs,
 	}
@@ -427,12 +429,9 @@ func (e *Engine) Runtime() assistant.Runtime {
 // stored conversation stays. The upstream process is not hubgate's to
 // kill.
 func (e *Engine) Terminate() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.worker != nil {
-		e.log.Info("llm: worker terminated", "model", e.worker.model)
+	if model, ok := e.conv.Terminate(); ok {
+		e.log.Info("llm: worker terminated", "model", model)
 	}
-	e.worker = nil
 }
 
 // backendLocked describes the upstream; nil before it ever answered.
@@ -475,37 +474,6 @@ func (e *Engine) contextSizeLocked(model string) int {
 	return assistant.ContextSizeForRAM(e.ram)
 }
 
-// acquireWorker returns the warm worker for model, or nil when the run
-// must cold start.
-func (e *Engine) acquireWorker(model string) *worker {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.worker != nil && e.worker.model != model {
-		e.worker = nil
-	}
-	return e.worker
-}
-
-// startWorker installs a new warm worker whose thread is rebuilt from the
-// stored conversation.
-func (e *Engine) startWorker(model string) *worker {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	w := &worker{model: model, thread: threadFromHistory(e.history)}
-	e.worker = w
-	return w
-}
-
-// dropWorker forgets w when it is still the warm worker (the upstream was
-// lost: the next run cold starts and probes it again).
-func (e *Engine) dropWorker(w *worker) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.worker == w {
-		e.worker = nil
-	}
-}
-
 // threadFromHistory rebuilds a thread from stored turns.
 func threadFromHistory(h []turn) []chatMessage {
 	var out []chatMessage
@@ -515,52 +483,13 @@ func threadFromHistory(h []turn) []chatMessage {
 	return out
 }
 
-// beginConversation returns the messages that precede this run: none for
-// a new conversation (which also forgets the stored one), else the warm
-// worker's thread.
-func (e *Engine) beginConversation(w *worker, continuation bool) []chatMessage {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !continuation {
-		e.history = nil
-		w.thread = nil
-		return nil
-	}
-	return slices.Clone(w.thread)
-}
-
-// endConversation stores the run's turn (and persists the conversation),
-// and appends the run's messages to the worker's thread unless the worker
-// was dropped meanwhile.
+// endConversation ends the conversation's run on w (see
+// assistant.Conversation.End) and persists the stored turns.
 func (e *Engine) endConversation(w *worker, msgs []chatMessage, t turn) {
-	e.mu.Lock()
-	e.history = append(e.history, t)
-	if n := len(e.history) - e.cfg.MaxHistoryTurns; n > 0 {
-		e.history = slices.Clone(e.history[n:])
-	}
-	if e.worker == w {
-		w.thread = trimThread(append(w.thread, msgs...), e.cfg.MaxHistoryTurns)
-	}
-	hist := slices.Clone(e.history)
-	e.mu.Unlock()
-	if err := saveStore(e.cfg.ConversationStore, hist); err != nil {
+	e.conv.End(w, msgs, t)
+	if err := saveStore(e.cfg.ConversationStore, e.conv.History()); err != nil {
 		e.log.Warn("llm: conversation not persisted", "err", err)
 	}
-}
-
-// trimThread keeps the last maxTurns turns (a turn starts at a user
-// message).
-func trimThread(msgs []chatMessage, maxTurns int) []chatMessage {
-	users := 0
-	for i := len(msgs) - 1; i >= 0; i-- {
-		if msgs[i].Role == "user" {
-			users++
-			if users == maxTurns {
-				return slices.Clone(msgs[i:])
-			}
-		}
-	}
-	return msgs
 }
 
 // modelProblem says why model cannot serve according to the catalog, or "".

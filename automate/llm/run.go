@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net"
 	"net/http"
 	"os"
@@ -142,7 +141,7 @@ func (r *run) execute() (*assistant.Result, error) {
 	e.mu.Unlock()
 	r.res = &assistant.Result{Model: r.model}
 
-	w := e.acquireWorker(r.model)
+	w := e.conv.Acquire(r.model)
 	if w == nil || r.model == "" {
 		// Cold start: the upstream must answer and serve the model.
 		r.env.SetStatus(automate.WorkflowInitializing)
@@ -162,7 +161,7 @@ func (r *run) execute() (*assistant.Result, error) {
 		if p := e.modelProblem(r.model); p != "" {
 			return r.fail(automate.ErrorModelLoadFailed, p)
 		}
-		w = e.startWorker(r.model)
+		w = e.conv.Start(r.model)
 		r.log.Info("llm: worker started", "model", r.model, "upstream", e.up.root)
 	}
 	r.w = w
@@ -171,7 +170,7 @@ func (r *run) execute() (*assistant.Result, error) {
 	r.res.Backend = e.backendLocked(r.model)
 	e.mu.Unlock()
 
-	prior := e.beginConversation(w, r.task.Continuation)
+	prior := e.conv.Begin(w, r.task.Continuation)
 	r.convBegun = true
 	if e.cfg.RunBudget > 0 {
 		r.ctx, r.cancelCtx = context.WithTimeoutCause(r.parent, e.cfg.RunBudget, errRunBudget)
@@ -491,16 +490,16 @@ func (r *run) upstreamFailed(err error) (*assistant.Result, error) {
 	case kindContext:
 		return r.fail(automate.ErrorContextLimitExceeded, fmt.Sprintf("The conversation outgrew the model's context of %d tokens: %s", r.contextSize, ue.Message))
 	case kindModel:
-		r.e.dropWorker(r.w)
+		r.e.conv.Forget(r.w)
 		return r.fail(automate.ErrorModelLoadFailed, "The model server could not load "+r.model+": "+ue.Message)
 	case kindUnreachable:
-		r.e.dropWorker(r.w)
+		r.e.conv.Forget(r.w)
 		if !r.gotAnswer {
 			return r.fail(automate.ErrorModelLoadFailed, fmt.Sprintf("The model server at %s cannot be reached: %v", r.e.up.root, ue.Err))
 		}
 		return r.fail(automate.ErrorServerLost, fmt.Sprintf("The model server at %s went away during the run: %v", r.e.up.root, ue.Err))
 	case kindLost:
-		r.e.dropWorker(r.w)
+		r.e.conv.Forget(r.w)
 		return r.fail(automate.ErrorServerLost, "The model server was lost during the run: "+strings.TrimPrefix(ue.Error(), "upstream lost: "))
 	}
 	return r.fail(automate.ErrorExecutionFailed, "The model server refused the request: "+strings.TrimPrefix(ue.Error(), "upstream rejected "))
@@ -529,12 +528,7 @@ func (r *run) fail(code, answer string) (*assistant.Result, error) {
 // stopped ends the run on a cancel (soft, force, timeout, missing input);
 // the partial result goes with the error.
 func (r *run) stopped(err error) (*assistant.Result, error) {
-	r.res.Status = automate.StatusCanceled
-	if !errors.Is(err, assistant.ErrCanceled) && !errors.Is(err, assistant.ErrUserInputMissing) &&
-		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		r.res.Status = automate.StatusFailed
-		r.res.ErrorCode = automate.ErrorExecutionFailed
-	}
+	r.res.Stopped(err)
 	return r.final(), err
 }
 
@@ -563,20 +557,7 @@ func (r *run) trace() []json.RawMessage {
 // final completes the result's usage.
 func (r *run) final() *assistant.Result {
 	if r.calls > 0 {
-		u := &automate.Usage{
-			InputTokens:  r.inTok,
-			OutputTokens: r.outTok,
-			GenerationMs: r.gen.Milliseconds(),
-			TTFTMs:       max(r.ttft.Milliseconds(), 0),
-		}
-		span := r.decode
-		if span <= 0 {
-			span = r.gen
-		}
-		if s := span.Seconds(); s > 0 {
-			u.TPS = math.Round(float64(r.outTok)/s*100) / 100
-		}
-		r.res.Usage = u
+		r.res.Usage = assistant.NewUsage(r.inTok, r.outTok, r.gen, r.ttft, r.decode)
 	}
 	return r.res
 }

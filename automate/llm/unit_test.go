@@ -557,7 +557,7 @@ func TestStorePersistence(t *testing.T) {
 	os.WriteFile(p, []byte(`{garbage`), 0o600)
 	e := New(Config{ConversationStore: p, Upstream: "http://127.0.0.1:1", Logger: slog.New(slog.DiscardHandler)})
 	defer e.Close()
-	if len(e.history) != 0 {
+	if len(e.conv.History()) != 0 {
 		t.Errorf("a garbage store gave history")
 	}
 
@@ -565,8 +565,8 @@ func TestStorePersistence(t *testing.T) {
 	saveStore(p, []turn{{Prompt: "p1", Answer: "a1"}, {Prompt: "p2", Answer: "a2"}})
 	e2 := New(Config{ConversationStore: p, Upstream: "http://127.0.0.1:1", Logger: slog.New(slog.DiscardHandler), MaxHistoryTurns: 2})
 	defer e2.Close()
-	w := e2.startWorker("m")
-	prior := e2.beginConversation(w, true)
+	w := e2.conv.Start("m")
+	prior := e2.conv.Begin(w, true)
 	if len(prior) != 4 || prior[0].Content != "p1" || prior[3].Content != "a2" || prior[3].Role != "assistant" {
 		t.Fatalf("rebuilt %+v", prior)
 	}
@@ -575,7 +575,7 @@ func TestStorePersistence(t *testing.T) {
 	if len(got) != 2 || got[0].Prompt != "p2" || got[1].Prompt != "p3" {
 		t.Errorf("store after a third turn with MaxHistoryTurns 2: %+v", got)
 	}
-	if th := w.thread; len(th) != 4 || th[0].Content != "p2" {
+	if th := e2.conv.Thread(w); len(th) != 4 || th[0].Content != "p2" {
 		t.Errorf("thread trimmed to 2 turns: %+v", th)
 	}
 }

@@ -48,17 +48,16 @@ type Engine struct {
 	defaultModel string
 	contextSize  int
 
-	mu      sync.Mutex
-	active  string  // the model serving the next runs ("" = none)
-	worker  *worker // nil when cold
-	history []turn  // stored history of the current conversation
+	// conv is the warm worker (its thread: the turns it holds in memory)
+	// and the stored history of the current conversation.
+	conv *assistant.Conversation[turn, turn]
+
+	mu     sync.Mutex
+	active string // the model serving the next runs ("" = none)
 }
 
 // worker is the warm worker: the model it loaded and its in-memory thread.
-type worker struct {
-	model  string
-	thread []turn
-}
+type worker = assistant.Worker[turn]
 
 // turn is one run of a conversation.
 type turn struct {
@@ -98,6 +97,7 @@ func New(cfg Config) *Engine {
 		catalog:      catalog,
 		defaultModel: def,
 		contextSize:  assistant.ContextSizeForRAM(sysmem.TotalRAM()),
+		conv:         assistant.NewConversation(assistant.ConversationOptions[turn, turn]{Thread: slices.Clone[[]turn]}, nil),
 		active:       def,
 	}
 }
@@ -138,7 +138,7 @@ func (e *Engine) ActivateModel(_ context.Context, name string) error {
 	defer e.mu.Unlock()
 	if e.active != name {
 		e.active = name
-		e.worker = nil
+		e.conv.Terminate()
 		e.log.Info("scripted: model activated", "model", name)
 	}
 	return nil
@@ -151,7 +151,7 @@ func (e *Engine) Runtime() assistant.Runtime {
 	cs := e.contextSize
 	return assistant.Runtime{
 		ModelName:     e.active,
-		WorkerRunning: e.worker != nil,
+		WorkerRunning: e.conv.Warm(),
 		Backend:       backend(),
 		ContextSize:   &cs,
 	}
@@ -160,12 +160,9 @@ func (e *Engine) Runtime() assistant.Runtime {
 // Terminate implements assistant.Assistant: the warm worker (and its
 // thread) is gone; the stored history stays.
 func (e *Engine) Terminate() {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.worker != nil {
-		e.log.Info("scripted: worker terminated", "model", e.worker.model)
+	if model, ok := e.conv.Terminate(); ok {
+		e.log.Info("scripted: worker terminated", "model", model)
 	}
-	e.worker = nil
 }
 
 func (e *Engine) model(name string) (automate.ModelOption, bool) {
@@ -199,8 +196,11 @@ func (e *Engine) Run(ctx context.Context, task *assistant.Task, env assistant.En
 	if err != nil {
 		return r.res, fmt.Errorf("starting the worker: %w", err)
 	}
-	r.prior = e.beginConversation(w, task.Continuation)
-	defer func() { e.endConversation(w, turn{prompt: task.Prompt, task: r.sc.taskText, answer: r.res.Answer}) }()
+	r.prior = e.conv.Begin(w, task.Continuation)
+	defer func() {
+		t := turn{prompt: task.Prompt, task: r.sc.taskText, answer: r.res.Answer}
+		e.conv.End(w, []turn{t}, t)
+	}()
 
 	e.log.Info("scripted: run", "request_id", task.RequestID, "model", modelName, "cold", cold,
 		"directives", len(r.sc.directives), "continuation", task.Continuation, "prior_turns", len(r.prior))
@@ -229,13 +229,7 @@ func (e *Engine) loadable(name string) string {
 // acquireWorker returns the warm worker, starting one (initializing,
 // ColdStart) when there is none.
 func (e *Engine) acquireWorker(ctx context.Context, env assistant.Env, model string) (*worker, bool, error) {
-	e.mu.Lock()
-	w := e.worker
-	if w != nil && w.model != model {
-		w, e.worker = nil, nil
-	}
-	e.mu.Unlock()
-	if w != nil {
+	if w := e.conv.Acquire(model); w != nil {
 		return w, false, nil
 	}
 	env.SetStatus(automate.WorkflowInitializing)
@@ -248,37 +242,8 @@ func (e *Engine) acquireWorker(ctx context.Context, env assistant.Env, model str
 			return nil, true, ctx.Err()
 		}
 	}
-	w = &worker{model: model}
-	e.mu.Lock()
 	// The new worker rebuilds its thread from the stored history.
-	w.thread = slices.Clone(e.history)
-	e.worker = w
-	e.mu.Unlock()
-	return w, true, nil
-}
-
-// beginConversation returns the turns that precede this run: the worker's
-// thread when continuing, none (and a new conversation) otherwise.
-func (e *Engine) beginConversation(w *worker, continuation bool) []turn {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if !continuation {
-		e.history = nil
-		w.thread = nil
-		return nil
-	}
-	return slices.Clone(w.thread)
-}
-
-// endConversation stores the run's turn, and adds it to the worker's thread
-// unless the worker was torn down meanwhile.
-func (e *Engine) endConversation(w *worker, t turn) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.history = append(e.history, t)
-	if e.worker == w {
-		w.thread = append(w.thread, t)
-	}
+	return e.conv.Start(model), true, nil
 }
 
 // words counts blank-separated words (the deterministic token figure).

@@ -3,9 +3,7 @@ package scripted
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -122,28 +120,14 @@ func (r *run) final() *assistant.Result {
 	if first.IsZero() {
 		first = end
 	}
-	u := &automate.Usage{
-		InputTokens:  words(r.task.Prompt),
-		OutputTokens: words(r.res.Answer),
-		GenerationMs: gen.Milliseconds(),
-		TTFTMs:       max(first.Sub(r.started).Milliseconds(), 0),
-	}
-	if s := gen.Seconds(); s > 0 {
-		u.TPS = math.Round(float64(u.OutputTokens)/s*100) / 100
-	}
-	r.res.Usage = u
+	r.res.Usage = assistant.NewUsage(words(r.task.Prompt), words(r.res.Answer), gen, first.Sub(r.started), gen)
 	return r.res
 }
 
 // stopped ends the run on a cancel (soft, force, user input missing) or a
 // failure of the environment: the partial result goes with the error.
 func (r *run) stopped(err error) (*assistant.Result, error) {
-	r.res.Status = automate.StatusCanceled
-	if !errors.Is(err, assistant.ErrCanceled) && !errors.Is(err, assistant.ErrUserInputMissing) &&
-		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
-		r.res.Status = automate.StatusFailed
-		r.res.ErrorCode = automate.ErrorExecutionFailed
-	}
+	r.res.Stopped(err)
 	return r.final(), err
 }
 

@@ -1,13 +1,13 @@
 package server
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 // Error kinds a handler returns. Each maps to one HTTP answer through
@@ -129,17 +129,13 @@ func errorAnswer(log *slog.Logger, err error) (int, automate.ErrorEnvelope) {
 	return http.StatusInternalServerError, automate.ErrorEnvelope{Error: automate.ErrorBody{Message: "Internal server error", Type: "internal_error"}}
 }
 
-// writeJSON writes v with the headers every answer of the contract carries.
+// contractJSON writes with the headers every answer of the contract
+// carries.
+var contractJSON = localhttp.JSON{NoStore: true, Fallback: []byte(`{"error":{"message":"Internal server error","type":"internal_error"}}`)}
+
+// writeJSON writes v as an answer of the contract.
 func writeJSON(w http.ResponseWriter, log *slog.Logger, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
+	if err := contractJSON.Write(w, status, v); err != nil {
 		log.Error("encode response", "err", err)
-		status = http.StatusInternalServerError
-		b = []byte(`{"error":{"message":"Internal server error","type":"internal_error"}}`)
 	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 // Model mode: a chat request whose model is "<product>-model" is one plain,
@@ -347,7 +348,8 @@ var errClientGone = errors.New("the caller went away")
 // so that a request the model refuses at once still gets its HTTP status.
 type sseOutput struct {
 	w            http.ResponseWriter
-	rc           *http.ResponseController
+	rc           *http.ResponseController // for write deadlines
+	stream       *localhttp.EventStream   // from the first write
 	head         chunkHead
 	includeUsage bool
 
@@ -359,7 +361,6 @@ type sseOutput struct {
 	begun   bool
 	broken  bool
 	toolIDs int // tool calls seen (for finish_reason)
-	buf     []byte
 }
 
 // keepAlive writes a comment line every interval until stop is called.
@@ -377,8 +378,8 @@ func (o *sseOutput) keepAlive(interval time.Duration) (stop func()) {
 				return
 			case <-t.C:
 				o.mu.Lock()
-				if o.beginLocked() == nil {
-					o.writeLocked([]byte(": keep-alive\n\n"))
+				if o.beginLocked() == nil && o.armLocked() == nil {
+					o.sentLocked(o.stream.Comment("keep-alive"))
 				}
 				o.mu.Unlock()
 			}
@@ -400,7 +401,7 @@ func (o *sseOutput) beginLocked() error {
 	h.Set("Content-Type", "text/event-stream; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
-	o.w.WriteHeader(http.StatusOK)
+	o.stream = localhttp.NewEventStream(o.w) // 200 and these headers go out with the first event
 	empty := ""
 	return o.chunkLocked(chunkDelta{Role: "assistant", Content: &empty}, nil, nil)
 }
@@ -415,9 +416,12 @@ func (o *sseOutput) chunkLocked(d chunkDelta, finish *string, usage *automate.Ch
 	return o.dataLocked(b)
 }
 
+// dataLocked writes one data event.
 func (o *sseOutput) dataLocked(b []byte) error {
-	o.buf = append(append(append(o.buf[:0], "data: "...), b...), "\n\n"...)
-	return o.writeLocked(o.buf)
+	if err := o.armLocked(); err != nil {
+		return err
+	}
+	return o.sentLocked(o.stream.Data(b))
 }
 
 // sseWriteTimeout bounds one write of the stream: a caller that stops
@@ -447,7 +451,9 @@ func (o *sseOutput) settle() {
 	_ = o.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 }
 
-func (o *sseOutput) writeLocked(b []byte) error {
+// armLocked readies the next write: it fails once the stream broke or was
+// cut, else bounds the write by sseWriteTimeout.
+func (o *sseOutput) armLocked() error {
 	if o.broken {
 		return errClientGone
 	}
@@ -463,11 +469,13 @@ func (o *sseOutput) writeLocked(b []byte) error {
 		o.broken = true
 		return errClientGone
 	}
-	if _, err := o.w.Write(b); err != nil {
-		o.broken = true
-		return errClientGone
-	}
-	if err := o.rc.Flush(); err != nil {
+	return nil
+}
+
+// sentLocked records the outcome of a write: a failed one breaks the
+// stream.
+func (o *sseOutput) sentLocked(err error) error {
+	if err != nil {
 		o.broken = true
 		return errClientGone
 	}
@@ -540,7 +548,7 @@ func (o *sseOutput) finish(s *Server, _ chunkHead, res *assistant.ModelResult) {
 			return
 		}
 	}
-	_ = o.writeLocked([]byte("data: [DONE]\n\n"))
+	_ = o.dataLocked([]byte("[DONE]"))
 }
 
 // fail answers err: with its HTTP status while nothing was sent, else as

@@ -388,11 +388,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	}
 	body := make([]byte, 0, len(s.healthStatic)+len(dynamic))
 	body = append(append(body, s.healthStatic...), dynamic[1:]...)
-	hd := w.Header()
-	hd.Set("Content-Type", "application/json; charset=utf-8")
-	hd.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	contractJSON.WriteEncoded(w, http.StatusOK, body)
 }
 
 // healthState are the fields of Health that change while the server runs.

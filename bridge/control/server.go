@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 // Config configures Listen and Serve.
@@ -242,16 +243,10 @@ func writeError(w http.ResponseWriter, code int, msg string) {
 	writeJSON(w, code, errorBody{Error: msg})
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		code, b = http.StatusInternalServerError, []byte(`{"error":"encoding the answer failed"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	w.Write(append(b, '\n'))
-}
+// controlJSON is how the control socket answers.
+var controlJSON = localhttp.JSON{ContentType: "application/json", NoStore: true, Newline: true}
+
+func writeJSON(w http.ResponseWriter, code int, v any) { _ = controlJSON.Write(w, code, v) }
 
 // jsonMuxErrors turns the mux's plain-text 404 and 405 into the JSON error
 // shape (keeping the Allow header of a 405).

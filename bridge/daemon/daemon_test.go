@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,6 +24,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/rules/rulestest"
 	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -42,16 +42,7 @@ type fixture struct {
 // commands run as their prompt).
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	mock, err := mockhub.New(mockhub.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(mock)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		mock.Close()
-	})
+	mock := mockhubtest.Start(t, mockhubtest.Options{})
 	dev, tok, err := mock.CreateDevice("", "daemon test")
 	if err != nil {
 		t.Fatal(err)
@@ -67,9 +58,9 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { os.RemoveAll(sock) })
 	eng := scripted.New(scripted.Config{Logger: slog.New(slog.DiscardHandler)})
-	return &fixture{mock: mock, url: srv.URL, device: dev.ID, opts: Options{
+	return &fixture{mock: mock.Server, url: mock.URL, device: dev.ID, opts: Options{
 		DeviceID:      dev.ID,
-		APIURL:        srv.URL,
+		APIURL:        mock.URL,
 		DeviceToken:   func(context.Context) (string, error) { return tok.Token, nil },
 		Rules:         set,
 		JournalPath:   filepath.Join(dir, "journal.db"),

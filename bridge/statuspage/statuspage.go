@@ -62,6 +62,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -361,11 +362,8 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	rc := http.NewResponseController(w)
-	w.Header().Set("Content-Type", "text/event-stream")
-	w.WriteHeader(http.StatusOK)
-	io.WriteString(w, "retry: 2000\n\n")
-	if rc.Flush() != nil {
+	stream := localhttp.NewEventStream(w)
+	if stream.Retry(2*time.Second) != nil {
 		return
 	}
 	tick := time.NewTicker(heartbeat)
@@ -377,7 +375,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
-			if _, err := io.WriteString(w, ": keep-alive\n\n"); err != nil || rc.Flush() != nil {
+			if stream.Comment("keep-alive") != nil {
 				return
 			}
 		case e, ok := <-ch:
@@ -388,7 +386,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			if err != nil {
 				continue
 			}
-			if _, err := fmt.Fprintf(w, "id: %d\nevent: bridge\ndata: %s\n\n", e.Seq, b); err != nil || rc.Flush() != nil {
+			if stream.Event(strconv.FormatUint(e.Seq, 10), "bridge", b) != nil {
 				return
 			}
 		}
@@ -419,15 +417,10 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, res)
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		code, b = http.StatusInternalServerError, []byte(`{"error":"encoding failed"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	w.Write(append(b, '\n'))
-}
+// pageJSON is how the page's API answers.
+var pageJSON = localhttp.JSON{ContentType: "application/json", Newline: true, Fallback: []byte(`{"error":"encoding failed"}`)}
+
+func writeJSON(w http.ResponseWriter, code int, v any) { _ = pageJSON.Write(w, code, v) }
 
 // Server is the page served on a loopback listener.
 type Server struct {

@@ -363,6 +363,7 @@ func newCancelCommand(a *app) *cobra.Command {
 	return cmd
 }
 
+// writeJSONTo prints v as the indented JSON of a --json output.
 func writeJSONTo(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

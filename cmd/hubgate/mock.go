@@ -229,11 +229,7 @@ func (a *app) mockReadInput(name string) ([]byte, error) {
 	return readInput(a.stdio.In, name)
 }
 
-func (a *app) mockPrintJSON(v any) error {
-	enc := json.NewEncoder(a.stdio.Out)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
+func (a *app) mockPrintJSON(v any) error { return writeJSONTo(a.stdio.Out, v) }
 
 // mockCommand builds an admin subcommand; run gets the client.
 func (a *app) mockCommand(use, short string, withJSON bool, run func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error) (*cobra.Command, *mockClientFlags) {

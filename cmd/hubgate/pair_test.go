@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -25,6 +24,7 @@ import (
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 	"github.com/hubgate/hubgate/internal/testenv"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
@@ -35,17 +35,8 @@ import (
 // sits in front of it (to inject REST failures).
 func startMock(t *testing.T, cfg mockhub.Config, wrap func(http.Handler) http.Handler) (*mockhub.Server, string) {
 	t.Helper()
-	m, err := mockhub.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var h http.Handler = m.Handler()
-	if wrap != nil {
-		h = wrap(h)
-	}
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() { srv.Close(); m.Close() })
-	return m, srv.URL
+	m := mockhubtest.Start(t, mockhubtest.Options{Config: cfg, Wrap: wrap})
+	return m.Server, m.URL
 }
 
 // pairEnviron is env() for pairing against the mock at apiURL, with curl

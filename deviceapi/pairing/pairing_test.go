@@ -5,25 +5,20 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 	"github.com/hubgate/hubgate/oauth"
 )
 
 func startMock(t *testing.T, cfg mockhub.Config) (*mockhub.Server, string) {
 	t.Helper()
-	m, err := mockhub.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(m)
-	t.Cleanup(func() { srv.Close(); m.Close() })
-	return m, srv.URL
+	m := mockhubtest.Start(t, mockhubtest.Options{Config: cfg})
+	return m.Server, m.URL
 }
 
 // follow plays a browser that approves at once.

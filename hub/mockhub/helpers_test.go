@@ -23,6 +23,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 )
 
 // wait is the generous deadline for anything that should happen.
@@ -41,14 +42,8 @@ func newMock(t testing.TB, cfg mockhub.Config) (*mockhub.Server, *httptest.Serve
 	if cfg.Logger == nil {
 		cfg.Logger = testLogger()
 	}
-	s, err := mockhub.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(s)
-	t.Cleanup(ts.Close)
-	t.Cleanup(func() { s.Close() }) // before ts.Close: ends SSE streams
-	return s, ts
+	m := mockhubtest.Start(t, mockhubtest.Options{Config: cfg})
+	return m.Server, m.HTTP
 }
 
 // noRedirect is an HTTP client that shows redirects instead of following.

@@ -6,7 +6,6 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"html"
 	"mime"
@@ -194,22 +193,19 @@ type oauthError struct {
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	ev := Event{Source: SourceOAuth, Action: "token", Args: map[string]any{}}
 	resp, oerr := s.token(r, ev.Args)
-	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Pragma", "no-cache")
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	if oerr != nil {
 		if oerr.status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Basic realm="mock", charset="UTF-8"`)
 		}
 		ev.Status, ev.Error = oerr.status, oerr.Code
 		s.record(ev)
-		w.WriteHeader(oerr.status)
-		json.NewEncoder(w).Encode(oerr)
+		writeJSON(w, oerr.status, oerr)
 		return
 	}
 	ev.Status = http.StatusOK
 	s.record(ev)
-	json.NewEncoder(w).Encode(resp)
+	writeJSON(w, http.StatusOK, resp)
 }
 
 func badRequest(code, desc string) *oauthError {

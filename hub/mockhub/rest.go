@@ -2,13 +2,13 @@ package mockhub
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/google/uuid"
 
 	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 // Problem is an RFC 9457 problem detail, the error body of the REST and
@@ -20,19 +20,17 @@ type Problem struct {
 	Detail string `json:"detail,omitempty"`
 }
 
+// The mock's JSON answers and its problem details (RFC 9457).
+var (
+	mockJSON    = localhttp.JSON{NoStore: true, Newline: true}
+	problemJSON = localhttp.JSON{ContentType: "application/problem+json", NoStore: true, Newline: true}
+)
+
 func writeProblem(w http.ResponseWriter, status int, detail string) {
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail})
+	_ = problemJSON.Write(w, status, Problem{Type: "about:blank", Title: http.StatusText(status), Status: status, Detail: detail})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, status int, v any) { _ = mockJSON.Write(w, status, v) }
 
 // statusWriter remembers the status a handler answered.
 type statusWriter struct {

@@ -1,8 +1,9 @@
 // Package localhttp owns what every loopback HTTP server of hubgate shares:
 // the hardened *http.Server (a small header limit, header and idle
 // timeouts), the deadline for reading a request body, the way a server
-// refuses a request without reading its body, and the Host check that
-// stops DNS rebinding.
+// refuses a request without reading its body, the Host check that stops
+// DNS rebinding, and the writers of JSON answers (JSON: each server keeps
+// its own headers and framing) and of server-sent events (EventStream).
 //
 // Why each piece:
 //   - Go's default MaxHeaderBytes is 1 MiB: a few hundred connections
