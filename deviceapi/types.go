@@ -131,22 +131,22 @@ func (t DeviceToken) String() string {
 // GoString never shows the token.
 func (t DeviceToken) GoString() string { return t.String() }
 
-func (d *UserDevice) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, d, &d.Extra, &d.wire) }
-func (d UserDevice) MarshalJSON() ([]byte, error)     { return marshalKeep(&d, d.Extra, d.wire) }
-func (p *Profile) UnmarshalJSON(b []byte) error       { return unmarshalKeep(b, p, &p.Extra, &p.wire) }
-func (p Profile) MarshalJSON() ([]byte, error)        { return marshalKeep(&p, p.Extra, p.wire) }
-func (c *Configuration) UnmarshalJSON(b []byte) error { return unmarshalKeep(b, c, &c.Extra, &c.wire) }
-func (c Configuration) MarshalJSON() ([]byte, error)  { return marshalKeep(&c, c.Extra, c.wire) }
-func (m *Macro) UnmarshalJSON(b []byte) error         { return unmarshalKeep(b, m, &m.Extra, &m.wire) }
-func (m Macro) MarshalJSON() ([]byte, error)          { return marshalKeep(&m, m.Extra, m.wire) }
-func (e *MacroEvent) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, e, &e.Extra, &e.wire) }
-func (e MacroEvent) MarshalJSON() ([]byte, error)     { return marshalKeep(&e, e.Extra, e.wire) }
+func (d *UserDevice) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, d) }
+func (d UserDevice) MarshalJSON() ([]byte, error)     { return marshalKeep(&d) }
+func (p *Profile) UnmarshalJSON(b []byte) error       { return unmarshalKeep(b, p) }
+func (p Profile) MarshalJSON() ([]byte, error)        { return marshalKeep(&p) }
+func (c *Configuration) UnmarshalJSON(b []byte) error { return unmarshalKeep(b, c) }
+func (c Configuration) MarshalJSON() ([]byte, error)  { return marshalKeep(&c) }
+func (m *Macro) UnmarshalJSON(b []byte) error         { return unmarshalKeep(b, m) }
+func (m Macro) MarshalJSON() ([]byte, error)          { return marshalKeep(&m) }
+func (e *MacroEvent) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, e) }
+func (e MacroEvent) MarshalJSON() ([]byte, error)     { return marshalKeep(&e) }
 
 // UnmarshalJSON reads the token from `token`, or from `deviceToken` where
 // a service answers under that name (the vendor's C++ sample reads it
 // there; its other samples read `token`). The member stays as it came.
 func (t *DeviceToken) UnmarshalJSON(b []byte) error {
-	if err := unmarshalKeep(b, t, &t.Extra, &t.wire); err != nil {
+	if err := unmarshalKeep(b, t); err != nil {
 		return err
 	}
 	if raw, ok := t.Extra["deviceToken"]; ok && t.Token == "" {
@@ -158,4 +158,4 @@ func (t *DeviceToken) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (t DeviceToken) MarshalJSON() ([]byte, error) { return marshalKeep(&t, t.Extra, t.wire) }
+func (t DeviceToken) MarshalJSON() ([]byte, error) { return marshalKeep(&t) }
