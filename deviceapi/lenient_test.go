@@ -166,9 +166,9 @@ func TestOddItemsCostOnlyThemselves(t *testing.T) {
 	}
 	odd := cfg.Oddities()
 	want := []Oddity{
-		{Item: "macro", Path: "macros[1]", Got: "42", Want: "an object"},
-		{Item: `macro "3" ("Broken")`, Path: "macros[2].events", Got: `"oops"`, Want: "a list of objects"},
-		{Item: `macro "4"`, Path: "macros[3].events[0].holdTimeMilliseconds", Got: "{}", Want: "a number"},
+		{Item: "macro", In: "macros[1]", Got: "42", Want: "an object"},
+		{Item: `macro "3" ("Broken")`, In: "macros[2]", Path: "events", Got: `"oops"`, Want: "a list of objects"},
+		{Item: `macro "4"`, In: "macros[3]", Path: "events[0].holdTimeMilliseconds", Got: "{}", Want: "a number"},
 	}
 	if !reflect.DeepEqual(odd, want) {
 		t.Errorf("oddities\n got %+v\nwant %+v", odd, want)
@@ -188,7 +188,7 @@ func TestOddItemsCostOnlyThemselves(t *testing.T) {
 			t.Errorf("%s: device %+v", c.in, d)
 		}
 		odd := d.Oddities()
-		if len(odd) != 1 || odd[0].Path != c.path || odd[0].Want != c.want {
+		if len(odd) != 1 || odd[0].Where() != c.path || odd[0].Want != c.want {
 			t.Errorf("%s: oddities %+v, want one at %s", c.in, odd, c.path)
 		}
 		if p := d.CurrentProfile; p != nil && p.Configuration.Macros != nil {

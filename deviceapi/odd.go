@@ -13,19 +13,21 @@ import (
 // Oddity is comparable, so a caller can warn once per Oddity.
 type Oddity struct {
 	Item string // the resource it belongs to, by id and name: macro "1" ("Space"), profile "p", device "d"
-	Path string // where, from the value decoded: "events[1].holdTimeMilliseconds"; "" for the value itself
+	In   string // where the item is, from the value decoded: "currentProfile.configuration.macros[2]"
+	Path string // where in the item: "events[1].holdTimeMilliseconds"; "" for the item itself
 	Got  string // the value as it came (at most 40 bytes)
 	Want string // what was expected: "a number", "an object"...
 }
 
+// Where is the odd value's place from the value decoded (In.Path).
+func (o Oddity) Where() string { return joinPath(o.In, o.Path) }
+
 func (o Oddity) Error() string {
 	var b strings.Builder
 	b.WriteString(o.Item)
-	if o.Path != "" {
-		if b.Len() > 0 {
-			b.WriteString(": ")
-		}
-		b.WriteString(o.Path)
+	if w := o.Where(); w != "" {
+		b.WriteString(": ")
+		b.WriteString(w)
 	}
 	b.WriteString(": got ")
 	b.WriteString(o.Got)
@@ -35,16 +37,13 @@ func (o Oddity) Error() string {
 }
 
 // own returns the resource's own oddities (not those of nested
-// resources), under prefix, named item where the decode did not name one.
-func (w *wireShape) own(prefix, item string, out []Oddity) []Oddity {
+// resources): of item, found at in, under prefix within item.
+func (w *wireShape) own(in, prefix, item string, out []Oddity) []Oddity {
 	if w == nil {
 		return out
 	}
 	for _, o := range w.odd {
-		o.Path = joinPath(prefix, o.Path)
-		if o.Item == "" {
-			o.Item = item
-		}
+		o.Item, o.In, o.Path = item, in, joinPath(prefix, o.Path)
 		out = append(out, o)
 	}
 	return out
@@ -77,7 +76,7 @@ func label(kind, id, name string) string {
 }
 
 // Oddities of the event: its members that could not be read.
-func (e MacroEvent) Oddities() []Oddity { return e.wire.own("", "event", nil) }
+func (e MacroEvent) Oddities() []Oddity { return e.wire.own("", "", "event", nil) }
 
 // IsOdd reports whether the macro, or one of its events, has an Oddity:
 // it is kept, and not used for matching.
@@ -96,25 +95,26 @@ func (m Macro) IsOdd() bool {
 // Oddities of the macro and of its events, each naming the macro.
 func (m Macro) Oddities() []Oddity { return m.oddities("", nil) }
 
-func (m Macro) oddities(prefix string, out []Oddity) []Oddity {
+func (m Macro) oddities(in string, out []Oddity) []Oddity {
 	if !m.IsOdd() {
 		return out
 	}
 	item := label("macro", m.ID, m.Name)
-	out = m.wire.own(prefix, item, out)
+	out = m.wire.own(in, "", item, out)
 	for i, e := range m.Events {
-		out = e.wire.own(indexPath(prefix, "events", i), item, out)
+		out = e.wire.own(in, indexPath("", "events", i), item, out)
 	}
 	return out
 }
 
 // Oddities of the configuration and of its macros.
-func (c Configuration) Oddities() []Oddity { return c.oddities("", "configuration", nil) }
+func (c Configuration) Oddities() []Oddity { return c.oddities("", "", "configuration", nil) }
 
-func (c Configuration) oddities(prefix, item string, out []Oddity) []Oddity {
-	out = c.wire.own(prefix, item, out)
+// oddities of a configuration at prefix within item (a profile at in).
+func (c Configuration) oddities(in, prefix, item string, out []Oddity) []Oddity {
+	out = c.wire.own(in, prefix, item, out)
 	for i, m := range c.Macros {
-		out = m.oddities(indexPath(prefix, "macros", i), out)
+		out = m.oddities(indexPath(joinPath(in, prefix), "macros", i), out)
 	}
 	return out
 }
@@ -122,15 +122,15 @@ func (c Configuration) oddities(prefix, item string, out []Oddity) []Oddity {
 // Oddities of the profile, its configuration and its macros.
 func (p Profile) Oddities() []Oddity { return p.oddities("", nil) }
 
-func (p Profile) oddities(prefix string, out []Oddity) []Oddity {
+func (p Profile) oddities(in string, out []Oddity) []Oddity {
 	item := label("profile", p.ID, p.Name)
-	out = p.wire.own(prefix, item, out)
-	return p.Configuration.oddities(joinPath(prefix, "configuration"), item, out)
+	out = p.wire.own(in, "", item, out)
+	return p.Configuration.oddities(in, "configuration", item, out)
 }
 
 // Oddities of the device and of everything in it.
 func (d UserDevice) Oddities() []Oddity {
-	out := d.wire.own("", label("device", d.ID, ""), nil)
+	out := d.wire.own("", "", label("device", d.ID, ""), nil)
 	if d.CurrentProfile != nil {
 		out = d.CurrentProfile.oddities("currentProfile", out)
 	}

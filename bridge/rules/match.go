@@ -26,9 +26,10 @@ type Catalog struct {
 }
 
 // NewCatalog indexes macros (in profile order). When ids or command strings
-// repeat, the first macro wins.
+// repeat, the first macro wins. A macro of an unexpected shape
+// (deviceapi.Macro.IsOdd) is left out: it is never matched.
 func NewCatalog(macros []deviceapi.Macro) Catalog {
-	c := Catalog{macros: slices.Clone(macros), byID: map[string]int{}, byCommand: map[string]int{}}
+	c := Catalog{macros: slices.DeleteFunc(slices.Clone(macros), deviceapi.Macro.IsOdd), byID: map[string]int{}, byCommand: map[string]int{}}
 	for i, m := range c.macros {
 		if _, ok := c.byID[m.ID]; m.ID != "" && !ok {
 			c.byID[m.ID] = i
