@@ -36,12 +36,16 @@ type keeper interface {
 	keepParts() (*map[string]json.RawMessage, **wireShape)
 }
 
-func (d *UserDevice) keepParts() (*map[string]json.RawMessage, **wireShape)    { return &d.Extra, &d.wire }
-func (p *Profile) keepParts() (*map[string]json.RawMessage, **wireShape)       { return &p.Extra, &p.wire }
-func (c *Configuration) keepParts() (*map[string]json.RawMessage, **wireShape) { return &c.Extra, &c.wire }
-func (m *Macro) keepParts() (*map[string]json.RawMessage, **wireShape)         { return &m.Extra, &m.wire }
-func (e *MacroEvent) keepParts() (*map[string]json.RawMessage, **wireShape)    { return &e.Extra, &e.wire }
-func (t *DeviceToken) keepParts() (*map[string]json.RawMessage, **wireShape)   { return &t.Extra, &t.wire }
+func (d *UserDevice) keepParts() (*map[string]json.RawMessage, **wireShape) { return &d.Extra, &d.wire }
+func (p *Profile) keepParts() (*map[string]json.RawMessage, **wireShape)    { return &p.Extra, &p.wire }
+func (c *Configuration) keepParts() (*map[string]json.RawMessage, **wireShape) {
+	return &c.Extra, &c.wire
+}
+func (m *Macro) keepParts() (*map[string]json.RawMessage, **wireShape)      { return &m.Extra, &m.wire }
+func (e *MacroEvent) keepParts() (*map[string]json.RawMessage, **wireShape) { return &e.Extra, &e.wire }
+func (t *DeviceToken) keepParts() (*map[string]json.RawMessage, **wireShape) {
+	return &t.Extra, &t.wire
+}
 
 // wireShape is how one resource arrived. It is written once, by the
 // decode, and only read afterwards (copies of a resource share it).
@@ -71,19 +75,19 @@ type keptValue struct {
 type fieldKind uint8
 
 const (
-	kindOther      fieldKind = iota // encoding/json, an error makes the member odd
-	kindString                      // string
-	kindEventType                   // MacroEvent.eventType: a string, or the enum's number
-	kindBool                        // bool
-	kindFloat                       // float64
-	kindStringPtr                   // *string
-	kindBoolPtr                     // *bool
-	kindFloatPtr                    // *float64
-	kindStrings                     // []string
-	kindRaws                        // []json.RawMessage
-	kindKeepers                     // []T, *T a keeper
-	kindKeeperPtr                   // *T, a keeper
-	kindKeeper                      // T, *T a keeper
+	kindOther     fieldKind = iota // encoding/json, an error makes the member odd
+	kindString                     // string
+	kindEventType                  // MacroEvent.eventType: a string, or the enum's number
+	kindBool                       // bool
+	kindFloat                      // float64
+	kindStringPtr                  // *string
+	kindBoolPtr                    // *bool
+	kindFloatPtr                   // *float64
+	kindStrings                    // []string
+	kindRaws                       // []json.RawMessage
+	kindKeepers                    // []T, *T a keeper
+	kindKeeperPtr                  // *T, a keeper
+	kindKeeper                     // T, *T a keeper
 )
 
 // fieldInfo is one serialised field of a resource struct.
