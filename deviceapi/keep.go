@@ -183,8 +183,7 @@ func unmarshalKeep(b []byte, v keeper) error {
 		return json.Unmarshal(b, &x) // the decoder's own syntax error
 	}
 	s := string(b) // the one copy every kept string points into
-	i := skipSpace(s, 0)
-	decodeKeep(s[i:valueEnd(s, i)], v)
+	decodeKeep(strings.Trim(s, " \t\r\n"), v) // valid JSON: one value
 	return nil
 }
 
@@ -303,52 +302,16 @@ func decodeField(val string, fv reflect.Value, kind fieldKind) (decoded any, con
 	switch kind {
 	case kindString, kindStringPtr:
 		s, conv, ok := readString(val)
-		if !ok {
-			return nil, false, "a string"
-		}
-		if kind == kindStringPtr {
-			fv.Set(reflect.ValueOf(&s))
-		} else {
-			fv.SetString(s)
-		}
-		if conv {
-			return s, true, ""
-		}
+		return store(fv, kind == kindStringPtr, s, conv, ok, "a string")
 	case kindEventType:
 		s, conv, ok := readEventType(val)
-		if !ok {
-			return nil, false, "an event type: a name or a number 0..9"
-		}
-		fv.SetString(s)
-		if conv {
-			return s, true, ""
-		}
+		return store(fv, false, s, conv, ok, "an event type: a name or a number 0..9")
 	case kindBool, kindBoolPtr:
 		b, conv, ok := readBool(val)
-		if !ok {
-			return nil, false, "a boolean"
-		}
-		if kind == kindBoolPtr {
-			fv.Set(reflect.ValueOf(&b))
-		} else {
-			fv.SetBool(b)
-		}
-		if conv {
-			return b, true, ""
-		}
+		return store(fv, kind == kindBoolPtr, b, conv, ok, "a boolean")
 	case kindFloat, kindFloatPtr:
 		n, conv, ok := readNumber(val)
-		if !ok {
-			return nil, false, "a number"
-		}
-		if kind == kindFloatPtr {
-			fv.Set(reflect.ValueOf(&n))
-		} else {
-			fv.SetFloat(n)
-		}
-		if conv {
-			return n, true, ""
-		}
+		return store(fv, kind == kindFloatPtr, n, conv, ok, "a number")
 	case kindStrings:
 		list, conv, ok := readStrings(val)
 		if !ok {
@@ -362,21 +325,22 @@ func decodeField(val string, fv reflect.Value, kind fieldKind) (decoded any, con
 		if val[0] != '[' {
 			return nil, false, "a list"
 		}
-		list := make([]json.RawMessage, 0, countElements(val))
-		for e := range allElements(val) {
-			list = append(list, json.RawMessage(e))
+		var stack [16]string
+		elems := elementsOf(val, stack[:])
+		list := make([]json.RawMessage, len(elems))
+		for i, e := range elems {
+			list[i] = json.RawMessage(e)
 		}
 		fv.Set(reflect.ValueOf(list))
 	case kindKeepers:
 		if val[0] != '[' {
 			return nil, false, "a list of objects"
 		}
-		n := countElements(val)
-		list := reflect.MakeSlice(fv.Type(), n, n)
-		i := 0
-		for e := range allElements(val) {
+		var stack [16]string
+		elems := elementsOf(val, stack[:])
+		list := reflect.MakeSlice(fv.Type(), len(elems), len(elems))
+		for i, e := range elems {
 			decodeKeep(e, list.Index(i).Addr().Interface().(keeper))
-			i++
 		}
 		fv.Set(list)
 	case kindKeeperPtr:
@@ -397,6 +361,25 @@ func decodeField(val string, fv reflect.Value, kind fieldKind) (decoded any, con
 			return nil, false, "a " + fv.Type().String()
 		}
 		fv.Set(p.Elem())
+	}
+	return nil, false, ""
+}
+
+// store sets the field fv (a T, or a *T when ptr) to v when it was read
+// (ok), and answers as decodeField does.
+func store[T any](fv reflect.Value, ptr bool, v T, converted, ok bool, want string) (any, bool, string) {
+	switch {
+	case !ok:
+		return nil, false, want
+	case ptr:
+		p := new(T)
+		*p = v
+		fv.Set(reflect.ValueOf(p))
+	default:
+		*fv.Addr().Interface().(*T) = v
+	}
+	if converted {
+		return v, true, ""
 	}
 	return nil, false, ""
 }
@@ -510,8 +493,10 @@ func readStrings(val string) (list []string, converted, ok bool) {
 	if val[0] != '[' {
 		return nil, false, false
 	}
-	list = make([]string, 0, countElements(val))
-	for e := range allElements(val) {
+	var stack [16]string
+	elems := elementsOf(val, stack[:])
+	list = make([]string, 0, len(elems))
+	for _, e := range elems {
 		if e[0] == 'n' {
 			list = append(list, "")
 			converted = true
@@ -605,30 +590,21 @@ func scanMembers(s string, out []member) []member {
 	return out
 }
 
-// countElements is the number of elements of the valid JSON array s.
-func countElements(s string) int {
-	n := 0
-	for range allElements(s) {
-		n++
-	}
-	return n
-}
-
-// allElements yields the elements of the valid JSON array s.
-func allElements(s string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		i := skipSpace(s, 1)
-		for s[i] != ']' {
-			end := valueEnd(s, i)
-			if !yield(s[i:end]) {
-				return
-			}
-			i = skipSpace(s, end)
-			if s[i] == ',' {
-				i = skipSpace(s, i+1)
-			}
+// elementsOf returns the elements of the valid JSON array s, in stack
+// when they fit (the caller's buffer, so that a short list costs no
+// allocation).
+func elementsOf(s string, stack []string) []string {
+	out := stack[:0]
+	i := skipSpace(s, 1)
+	for s[i] != ']' {
+		end := valueEnd(s, i)
+		out = append(out, s[i:end])
+		i = skipSpace(s, end)
+		if s[i] == ',' {
+			i = skipSpace(s, i+1)
 		}
 	}
+	return out
 }
 
 func skipSpace(s string, i int) int {
