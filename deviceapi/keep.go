@@ -182,7 +182,7 @@ func unmarshalKeep(b []byte, v keeper) error {
 		var x any
 		return json.Unmarshal(b, &x) // the decoder's own syntax error
 	}
-	s := string(b) // the one copy every kept string points into
+	s := string(b)                            // the one copy every kept string points into
 	decodeKeep(strings.Trim(s, " \t\r\n"), v) // valid JSON: one value
 	return nil
 }
