@@ -174,7 +174,7 @@ func (r *Rule) matches(cmd Command) bool {
 		return true
 	}
 	m := cmd.Macro
-	if m == nil {
+	if m == nil || m.IsOdd() { // an odd macro is kept for the journal, never matched
 		return false
 	}
 	if r.macroName != "" && m.Name != r.macroName {

@@ -30,8 +30,9 @@ const oddWarnMsg = "hub sent a value of an unexpected shape; kept as it came, it
 // two unreadable entries) connects and listens (VerifySelf answers that
 // profile); commands for the good macros run their rules, found by id in
 // the catalogue or sent whole in the Unity shape, and the journal keeps
-// the macro as it came. The unreadable macro is never matched, and the
-// daemon warns about each unreadable entry once.
+// the macro as it came. The unreadable macro is never matched, not even
+// when a command carries it whole, and the daemon warns about each
+// unreadable entry once.
 func TestOddMacroProfileConnectsAndGoodMacrosRun(t *testing.T) {
 	h := startHub(t)
 	setProfile := func() int {
@@ -82,6 +83,13 @@ func TestOddMacroProfileConnectsAndGoodMacrosRun(t *testing.T) {
 	if e := waitSettled(t, s, "broken"); e.Decision != journal.DecisionIgnored || e.Rule == "broken" || e.Status != "" {
 		t.Errorf("broken: %s", e2eDump([]journal.Entry{e}))
 	}
+	// Sent whole with the command, the odd macro matches no rule by its
+	// name either; the journal keeps it as it came.
+	brokenWhole := `{"id":"3","name":"Broken","commands":["broken"],"events":"oops"}`
+	h.push("broken whole", json.RawMessage(brokenWhole))
+	if e := waitSettled(t, s, "broken whole"); e.Decision != journal.DecisionIgnored || e.Rule == "broken" || e.Status != "" || string(e.Macro) != brokenWhole {
+		t.Errorf("broken whole: %s", e2eDump([]journal.Entry{e}))
+	}
 	if !d.hubState("listening") {
 		t.Errorf("the daemon stopped listening:\n%s", d.Stderr())
 	}
@@ -100,7 +108,7 @@ func TestOddMacroProfileConnectsAndGoodMacrosRun(t *testing.T) {
 	}
 
 	// One warning per unreadable entry (42 and Broken's events), for
-	// VerifySelf, GetLatestDevice and the update together.
+	// VerifySelf, GetLatestDevice, the update and the command together.
 	warned := map[string]int{}
 	for _, rec := range d.logRecords(oddWarnMsg) {
 		warned[rec["in"].(string)+" "+rec["field"].(string)]++
