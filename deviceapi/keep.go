@@ -782,7 +782,7 @@ func appendField(buf []byte, fv reflect.Value, f *fieldInfo, info *structInfo) (
 		if fv.Kind() == reflect.String {
 			return appendString(buf, fv.String()), nil
 		}
-	case kindStrings:
+	case kindStrings, kindKeepers:
 		if fv.IsNil() {
 			return append(buf, "null"...), nil
 		}
@@ -791,17 +791,9 @@ func appendField(buf []byte, fv reflect.Value, f *fieldInfo, info *structInfo) (
 			if i > 0 {
 				buf = append(buf, ',')
 			}
-			buf = appendString(buf, fv.Index(i).String())
-		}
-		return append(buf, ']'), nil
-	case kindKeepers:
-		if fv.IsNil() {
-			return append(buf, "null"...), nil
-		}
-		buf = append(buf, '[')
-		for i := range fv.Len() {
-			if i > 0 {
-				buf = append(buf, ',')
+			if f.kind == kindStrings {
+				buf = appendString(buf, fv.Index(i).String())
+				continue
 			}
 			var err error
 			if buf, err = appendKeep(buf, fv.Index(i).Addr().Interface().(keeper)); err != nil {
