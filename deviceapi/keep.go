@@ -177,14 +177,128 @@ func structInfoOf(t reflect.Type) *structInfo {
 // invalid JSON is an error (v is then left zero); a value of an
 // unexpected shape is kept as it came and noted (see Oddity).
 func unmarshalKeep(b []byte, v keeper) error {
-	if !json.Valid(b) {
-		reflect.ValueOf(v).Elem().SetZero()
+	s := string(b) // the one copy every kept string points into
+	if end := validValue(s, skipSpace(s, 0), 0); end < 0 || skipSpace(s, end) != len(s) {
 		var x any
-		return json.Unmarshal(b, &x) // the decoder's own syntax error
+		if err := json.Unmarshal(b, &x); err != nil { // the decoder's own syntax error
+			reflect.ValueOf(v).Elem().SetZero()
+			return err
+		}
 	}
-	s := string(b)                            // the one copy every kept string points into
 	decodeKeep(strings.Trim(s, " \t\r\n"), v) // valid JSON: one value
 	return nil
+}
+
+// maxDepth is encoding/json's nesting limit.
+const maxDepth = 10000
+
+// validValue returns the index after the JSON value starting at s[i], or
+// -1 when there is none (json.Valid's grammar: any byte from 0x20 in a
+// string; nesting to maxDepth).
+func validValue(s string, i, depth int) int {
+	if i >= len(s) {
+		return -1
+	}
+	switch c := s[i]; {
+	case c == '{' || c == '[':
+		if depth >= maxDepth {
+			return -1
+		}
+		closing := byte('}')
+		if c == '[' {
+			closing = ']'
+		}
+		i = skipSpace(s, i+1)
+		if i < len(s) && s[i] == closing {
+			return i + 1
+		}
+		for {
+			if c == '{' {
+				if i = validString(s, i); i < 0 {
+					return -1
+				}
+				if i = skipSpace(s, i); i >= len(s) || s[i] != ':' {
+					return -1
+				}
+				i = skipSpace(s, i+1)
+			}
+			if i = validValue(s, i, depth+1); i < 0 {
+				return -1
+			}
+			switch i = skipSpace(s, i); {
+			case i >= len(s):
+				return -1
+			case s[i] == ',':
+				i = skipSpace(s, i+1)
+			case s[i] == closing:
+				return i + 1
+			default:
+				return -1
+			}
+		}
+	case c == '"':
+		return validString(s, i)
+	case c == 't':
+		return literalEnd(s, i, "true")
+	case c == 'f':
+		return literalEnd(s, i, "false")
+	case c == 'n':
+		return literalEnd(s, i, "null")
+	}
+	end := i
+	for end < len(s) && strings.IndexByte("0123456789+-.eE", s[end]) >= 0 {
+		end++
+	}
+	if !isJSONNumber(s[i:end]) {
+		return -1
+	}
+	return end
+}
+
+func literalEnd(s string, i int, lit string) int {
+	if strings.HasPrefix(s[i:], lit) {
+		return i + len(lit)
+	}
+	return -1
+}
+
+// validString returns the index after the JSON string starting at s[i],
+// or -1.
+func validString(s string, i int) int {
+	if i >= len(s) || s[i] != '"' {
+		return -1
+	}
+	for i++; i < len(s); {
+		switch c := s[i]; {
+		case c == '"':
+			return i + 1
+		case c < 0x20:
+			return -1
+		case c == '\\':
+			if i+1 >= len(s) {
+				return -1
+			}
+			switch s[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if i+6 > len(s) {
+					return -1
+				}
+				for _, h := range []byte(s[i+2 : i+6]) {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return -1
+					}
+				}
+				i += 6
+			default:
+				return -1
+			}
+		default:
+			i++
+		}
+	}
+	return -1
 }
 
 // member is one member of a JSON object: its key (decoded) and its value

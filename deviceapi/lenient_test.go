@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -234,11 +235,15 @@ func FuzzDeviceRoundTrip(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var d UserDevice
-		if err := json.Unmarshal(in, &d); err != nil {
+		// UnmarshalJSON itself, not json.Unmarshal: its own check of the
+		// input must agree with json.Valid.
+		if err := d.UnmarshalJSON(in); err != nil {
 			if json.Valid(in) {
 				t.Fatalf("valid JSON %s did not decode: %v", in, err)
 			}
 			return
+		} else if !json.Valid(in) {
+			t.Fatalf("invalid JSON %q decoded as %+v", in, d)
 		}
 		for _, o := range d.Oddities() {
 			if o.Item == "" || o.Want == "" || len(o.Got) > 40 {
@@ -267,4 +272,20 @@ func FuzzDeviceRoundTrip(f *testing.F) {
 			t.Fatalf("second round trip\n first %s\nsecond %s (%v)", out, out2, err)
 		}
 	})
+}
+
+// The decoder's own check of its input agrees with json.Valid.
+func TestInputCheckAgreesWithJSONValid(t *testing.T) {
+	deep := strings.Repeat("[", maxDepth+2) + strings.Repeat("]", maxDepth+2)
+	for _, in := range []string{
+		`{}`, ` {"a" : [1, -0.5e+3, "x\u00e9\n\"", true, false, null, {}] } `, `{"a":"\uZZZZ"}`, `{"a":"\x"}`, `{"a":"` + "\x01" + `"}`,
+		`{"a":01}`, `{"a":1.}`, `{"a":-}`, `{"a":1e}`, `{"a":.5}`, `{"a":+1}`, `{"a":tru}`, `{"a":nul}`, `{"a" 1}`, `{"a":1,}`, `[1,]`, `[,1]`,
+		`{"a":1}}`, `{"a":1} x`, `{1:2}`, `{"a":1 "b":2}`, `"\ud800"`, "\"\xff\"", `[` + deep + `]`, deep[1 : len(deep)-1], ``, `  `,
+	} {
+		var d UserDevice
+		err := d.UnmarshalJSON([]byte(in))
+		if valid := json.Valid([]byte(in)); (err == nil) != valid {
+			t.Errorf("%.60q: json.Valid %v, decode error %v", in, valid, err)
+		}
+	}
 }
