@@ -105,17 +105,20 @@ type structInfo struct {
 	byName map[string]int // JSON name -> position in fields
 }
 
+// maxFields is the most typed fields a resource may have: the decoder
+// tracks them in a 64-bit mask.
+const maxFields = 64
+
 var (
-	structInfos  sync.Map // reflect.Type -> *structInfo
-	keeperType   = reflect.TypeFor[keeper]()
-	rawType      = reflect.TypeFor[json.RawMessage]()
-	eventTypeOf  = reflect.TypeFor[MacroEvent]()
-	maxKeptField = 64 // fields per resource the decoder tracks (a bit mask)
+	structInfos    sync.Map // reflect.Type -> *structInfo
+	keeperType     = reflect.TypeFor[keeper]()
+	rawMessageType = reflect.TypeFor[json.RawMessage]()
+	macroEventType = reflect.TypeFor[MacroEvent]()
 )
 
 func kindOf(owner reflect.Type, name string, t reflect.Type) fieldKind {
 	switch {
-	case owner == eventTypeOf && name == "eventType":
+	case owner == macroEventType && name == "eventType":
 		return kindEventType
 	case t.Kind() == reflect.String:
 		return kindString
@@ -131,7 +134,7 @@ func kindOf(owner reflect.Type, name string, t reflect.Type) fieldKind {
 		return kindFloatPtr
 	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.String:
 		return kindStrings
-	case t.Kind() == reflect.Slice && t.Elem() == rawType:
+	case t.Kind() == reflect.Slice && t.Elem() == rawMessageType:
 		return kindRaws
 	case t.Kind() == reflect.Slice && reflect.PointerTo(t.Elem()).Implements(keeperType):
 		return kindKeepers
@@ -166,7 +169,7 @@ func structInfoOf(t reflect.Type) *structInfo {
 		info.byName[name] = len(info.fields)
 		info.fields = append(info.fields, fi)
 	}
-	if len(info.fields) > maxKeptField {
+	if len(info.fields) > maxFields {
 		panic("deviceapi: " + t.Name() + " has too many fields for the decoder")
 	}
 	v, _ := structInfos.LoadOrStore(t, info)
