@@ -54,8 +54,9 @@
 // Real profiles carry fields of surprising types, and one odd macro must
 // never cost the device, the profile or the other macros. Only input
 // that is not JSON at all is a decode error. Otherwise each member is
-// read as follows (docs/real-service.md, "More facts", is the source of
-// each rule):
+// read as follows (each rule names the vendor fact it follows, read
+// 2026-11-26 from Cephable-Unity-Plugin at 2c87af8 and
+// Cephable-VirtualController-Sample at d84e58c):
 //   - eventType: a name of MacroEventTypes in any case (written back in
 //     the spec's spelling, JoystickMove kept as spelled: the sample data
 //     spells it so), the number 0..9 of the Unity plugin's C# enum
