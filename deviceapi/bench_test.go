@@ -33,3 +33,20 @@ func BenchmarkMacroEncode(b *testing.B) {
 		}
 	}
 }
+
+// benchUnityMacroJSON is the same macro as the Unity models type it: the
+// event type as the enum's number and numbers in strings, the decoder's
+// converting path.
+const benchUnityMacroJSON = `{"id":1,"name":"Space","commands":["space"],"events":[{"eventType":0,"keys":["space"],"holdTimeMilliseconds":"0","isKeyLatch":"false","typedPhrase":null,"mouseMoveX":null,"mouseMoveY":null,"mouseMoveScroll":null,"joystickLeftMoveX":null,"joystickLeftMoveY":null,"joystickRightMoveX":null,"joystickRightMoveY":null,"outputSpeech":null,"audioFileUrl":null,"deviceTypeCustomActionId":null,"deviceTypeId":null,"additionalInputContent":null},{"eventType":2,"typedPhrase":"water the plants"}]}`
+
+// BenchmarkMacroDecodeUnityShaped is BenchmarkMacroDecode on the Unity
+// shape.
+func BenchmarkMacroDecodeUnityShaped(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		var m Macro
+		if err := json.Unmarshal([]byte(benchUnityMacroJSON), &m); err != nil || m.IsOdd() {
+			b.Fatal(err, m.Oddities())
+		}
+	}
+}

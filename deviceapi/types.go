@@ -47,9 +47,57 @@
 //
 // Members are matched to typed fields by their exact name first, then
 // case-insensitively (as encoding/json does), and written back as
-// spelled. A typed member of a type no client sends ("typedPhrase": 5) is
-// an error naming it (MacroEvent.typedPhrase); members hubgate does not
-// type are never an error.
+// spelled.
+//
+// # Liberal decoding, one item at a time
+//
+// Real profiles carry fields of surprising types, and one odd macro must
+// never cost the device, the profile or the other macros. Only input
+// that is not JSON at all is a decode error. Otherwise each member is
+// read as follows (each rule names the vendor fact it follows, read
+// 2026-11-26 from Cephable-Unity-Plugin at 2c87af8 and
+// Cephable-VirtualController-Sample at d84e58c):
+//   - eventType: a name of MacroEventTypes in any case (written back in
+//     the spec's spelling, JoystickMove kept as spelled: the sample data
+//     spells it so), the number 0..9 of the Unity plugin's C# enum
+//     MacroEventType in the spec's order (KeyPress=0 ...
+//     DeviceTypeCustomAction=9: CephableModels.cs), or such a number in a
+//     string ("0"). Another name is kept as it is: an event type hubgate
+//     does not know, for the caller to skip;
+//   - numbers: a JSON number, or a JSON number in a string ("100",
+//     " 2.5 "): the Unity model's int? fields, written by other clients as
+//     strings. NaN, Inf, hex and out-of-range values are not numbers;
+//   - strings: a string, or a number read as its literal text (macro ids
+//     1 as well as "1": the sample data's ids are "1", "2"...);
+//   - booleans: true/false, "true"/"false" in any case, 0/1 and "0"/"1"
+//     (the Unity model's isCustomToggle/isCustomRelease are plain bools;
+//     a client serialising them as text or numbers is still clear);
+//   - lists of strings (keys, commands): a list, [] or null (the sample
+//     data sends "commands": []), a null element read as "" and a number
+//     element as its text, or a lone string read as a list of one;
+//   - null anywhere is the zero value (nil for pointers), and is written
+//     back as null (real-service.md: all fields may be null).
+//
+// A value that cannot be read in its field's type (a macro that is 42,
+// "events": "oops", holdTimeMilliseconds [100], eventType 12) leaves the
+// field zero and is an Oddity of its item: the value is kept as it came
+// and written back as it came while the field stays zero, the rest of the
+// item is read, and its siblings are not touched. A macro with an Oddity
+// in itself or in one of its events is odd (Macro.IsOdd): it is kept (a
+// journal stores it as it came) but not used for matching
+// (Configuration.UsableMacros; package rules leaves it out of the
+// catalogue). Running a macro with a hole in it could hold a key down
+// forever, so one odd event makes the whole macro odd. A device whose
+// profile is odd keeps its id and flags; Oddities on each resource list
+// every Oddity inside it, naming the item (macro "1" ("Space")) and the
+// field, for one warning per item.
+//
+// A member read in another shape than its field's encoding (0 for
+// "KeyPress", "100" for 100) is written back as it came while the field
+// still holds what the decode gave it, so a round trip gives back the
+// same document; a field changed since is written in its own encoding.
+// The decoder works on one copy of the input (member keys and plain
+// strings are substrings of it): BenchmarkMacroDecode.
 //
 // The sample clients register DeviceCommand with one argument (the dotnet
 // and browser samples) or two (command, macro: the Unity plugin); the hub
@@ -131,22 +179,22 @@ func (t DeviceToken) String() string {
 // GoString never shows the token.
 func (t DeviceToken) GoString() string { return t.String() }
 
-func (d *UserDevice) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, d, &d.Extra, &d.wire) }
-func (d UserDevice) MarshalJSON() ([]byte, error)     { return marshalKeep(&d, d.Extra, d.wire) }
-func (p *Profile) UnmarshalJSON(b []byte) error       { return unmarshalKeep(b, p, &p.Extra, &p.wire) }
-func (p Profile) MarshalJSON() ([]byte, error)        { return marshalKeep(&p, p.Extra, p.wire) }
-func (c *Configuration) UnmarshalJSON(b []byte) error { return unmarshalKeep(b, c, &c.Extra, &c.wire) }
-func (c Configuration) MarshalJSON() ([]byte, error)  { return marshalKeep(&c, c.Extra, c.wire) }
-func (m *Macro) UnmarshalJSON(b []byte) error         { return unmarshalKeep(b, m, &m.Extra, &m.wire) }
-func (m Macro) MarshalJSON() ([]byte, error)          { return marshalKeep(&m, m.Extra, m.wire) }
-func (e *MacroEvent) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, e, &e.Extra, &e.wire) }
-func (e MacroEvent) MarshalJSON() ([]byte, error)     { return marshalKeep(&e, e.Extra, e.wire) }
+func (d *UserDevice) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, d) }
+func (d UserDevice) MarshalJSON() ([]byte, error)     { return marshalKeep(&d) }
+func (p *Profile) UnmarshalJSON(b []byte) error       { return unmarshalKeep(b, p) }
+func (p Profile) MarshalJSON() ([]byte, error)        { return marshalKeep(&p) }
+func (c *Configuration) UnmarshalJSON(b []byte) error { return unmarshalKeep(b, c) }
+func (c Configuration) MarshalJSON() ([]byte, error)  { return marshalKeep(&c) }
+func (m *Macro) UnmarshalJSON(b []byte) error         { return unmarshalKeep(b, m) }
+func (m Macro) MarshalJSON() ([]byte, error)          { return marshalKeep(&m) }
+func (e *MacroEvent) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, e) }
+func (e MacroEvent) MarshalJSON() ([]byte, error)     { return marshalKeep(&e) }
 
 // UnmarshalJSON reads the token from `token`, or from `deviceToken` where
 // a service answers under that name (the vendor's C++ sample reads it
 // there; its other samples read `token`). The member stays as it came.
 func (t *DeviceToken) UnmarshalJSON(b []byte) error {
-	if err := unmarshalKeep(b, t, &t.Extra, &t.wire); err != nil {
+	if err := unmarshalKeep(b, t); err != nil {
 		return err
 	}
 	if raw, ok := t.Extra["deviceToken"]; ok && t.Token == "" {
@@ -158,4 +206,4 @@ func (t *DeviceToken) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (t DeviceToken) MarshalJSON() ([]byte, error) { return marshalKeep(&t, t.Extra, t.wire) }
+func (t DeviceToken) MarshalJSON() ([]byte, error) { return marshalKeep(&t) }

@@ -62,6 +62,7 @@ type Client struct {
 	annChanged    chan struct{} // closed and replaced when annGen/annSession/announced change
 
 	stats counters
+	odd   oddWarner
 }
 
 type counters struct {
@@ -264,6 +265,9 @@ func (c *Client) decode(e *Event) {
 	if e.DecodeErr != nil {
 		c.log.Warn("hub event arguments did not decode; delivered raw", "target", e.Target, "seq", e.Seq, "err", e.DecodeErr)
 	}
+	if e.Macro != nil {
+		c.odd.warn(c.log, string(e.Kind), e.Macro.Oddities())
+	}
 }
 
 // setDevice records a device the hub reported, if it is ours, and applies
@@ -273,6 +277,7 @@ func (c *Client) setDevice(d *deviceapi.UserDevice, from string) {
 		c.log.Warn("hub reported another device; ignored", "from", from, "device", d.ID)
 		return
 	}
+	c.odd.warn(c.log, from, d.Oddities())
 	c.mu.Lock()
 	c.device = d
 	s := c.sess

@@ -77,13 +77,19 @@ func isNull(raw json.RawMessage) bool {
 	return s == "" || s == "null"
 }
 
-// decodeEvent fills the typed fields of e from its arguments.
+// decodeEvent fills the typed fields of e from its arguments. Decoding is
+// liberal (package deviceapi): a macro or device of an unexpected shape
+// is kept as it came, with its oddities noted in it, and never sets
+// DecodeErr; only an argument that cannot be the type at all does (a
+// command that is an object, a device that is not an object).
 func decodeEvent(e *Event) {
 	switch e.Kind {
 	case KindDeviceCommand:
 		if len(e.Args) > 0 && !isNull(e.Args[0]) {
-			if err := json.Unmarshal(e.Args[0], &e.Command); err != nil {
-				e.DecodeErr = fmt.Errorf("hub: DeviceCommand command: %w", err)
+			if cmd, ok := commandText(e.Args[0]); ok {
+				e.Command = cmd
+			} else {
+				e.DecodeErr = fmt.Errorf("hub: DeviceCommand command: got %s, want a string", excerpt(e.Args[0]))
 			}
 		}
 		if len(e.Args) > 1 && !isNull(e.Args[1]) {
@@ -101,6 +107,8 @@ func decodeEvent(e *Event) {
 			d := new(deviceapi.UserDevice)
 			if err := json.Unmarshal(e.Args[0], d); err != nil {
 				e.DecodeErr = fmt.Errorf("hub: DeviceProfileUpdate device: %w", err)
+			} else if !isObject(e.Args[0]) {
+				e.DecodeErr = fmt.Errorf("hub: DeviceProfileUpdate device: got %s, want an object", excerpt(e.Args[0]))
 			} else {
 				e.Device = d
 			}
@@ -111,6 +119,33 @@ func decodeEvent(e *Event) {
 			e.Payload = e.Args[0]
 		}
 	}
+}
+
+// commandText reads a command string; a number is read as its text.
+func commandText(raw json.RawMessage) (string, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true
+	}
+	var n json.Number
+	if json.Unmarshal(raw, &n) == nil {
+		return n.String(), true
+	}
+	return "", false
+}
+
+func isObject(raw json.RawMessage) bool {
+	s := strings.TrimSpace(string(raw))
+	return s != "" && s[0] == '{'
+}
+
+// excerpt is at most 40 bytes of raw, for an error message.
+func excerpt(raw json.RawMessage) string {
+	s := strings.TrimSpace(string(raw))
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
 }
 
 // queue holds decoded events between the reader and the dispatcher.

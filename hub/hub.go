@@ -60,7 +60,12 @@
 //     take any arguments, kept raw in Event.Args (the first one also in
 //     Event.Payload). Extra or missing arguments never fail anything; an
 //     argument that does not decode sets Event.DecodeErr and the event is
-//     still delivered. Targets match case-insensitively, as in the official
+//     still delivered. Decoding is liberal (package deviceapi): a macro or
+//     device with values of an unexpected shape is delivered, kept as it
+//     came, with its oddities noted in it, and never sets DecodeErr; the
+//     client logs one warning per odd item for its whole life (hub/odd.go),
+//     whether it came in VerifySelf, GetLatestDevice, a profile update or
+//     every DeviceCommand. A command sent as a number is read as its text. Targets match case-insensitively, as in the official
 //     clients; an unknown target is delivered as KindOther.
 //   - GetLatestDevice is assumed to return a UserDevice; an answer that is
 //     not one is ignored (logged). VerifySelf must return the UserDevice

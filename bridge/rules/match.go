@@ -89,9 +89,10 @@ func describeMacro(m deviceapi.Macro) string {
 
 // NewCatalog indexes macros (in profile order). When ids, command phrases
 // or names repeat across macros, the first macro wins, and Ambiguities
-// lists the repeats.
+// lists the repeats. A macro of an unexpected shape
+// (deviceapi.Macro.IsOdd) is left out: it is never matched.
 func NewCatalog(macros []deviceapi.Macro) Catalog {
-	c := Catalog{macros: slices.Clone(macros), byID: map[string]int{}, byCommand: map[string]int{}, byName: map[string]int{}}
+	c := Catalog{macros: slices.DeleteFunc(slices.Clone(macros), deviceapi.Macro.IsOdd), byID: map[string]int{}, byCommand: map[string]int{}, byName: map[string]int{}}
 	type claim struct {
 		by     Found
 		key    string // as first spelled
@@ -311,7 +312,7 @@ func (r *Rule) matches(cmd Command) bool {
 		return true
 	}
 	m := cmd.Macro
-	if m == nil {
+	if m == nil || m.IsOdd() { // an odd macro is kept for the journal, never matched
 		return false
 	}
 	if r.macroName != "" && m.Name != r.macroName {

@@ -348,8 +348,14 @@ func mockMacroWithEvents(macro *deviceapi.Macro, command string, events []string
 		macro = &deviceapi.Macro{ID: uuid.NewString(), Name: command, Commands: []string{command}}
 	}
 	for i, raw := range events {
+		// An object is sent as given, odd members included (they test the
+		// receiver's leniency); anything else is a mistake.
 		var e deviceapi.MacroEvent
-		if err := json.Unmarshal([]byte(raw), &e); err != nil {
+		err := json.Unmarshal([]byte(raw), &e)
+		if t := strings.TrimSpace(raw); err == nil && (t == "" || t[0] != '{') {
+			err = errors.New("not an object")
+		}
+		if err != nil {
 			return nil, &usageError{fmt.Errorf("--event #%d is not a MacroEvent JSON object: %w", i+1, err)}
 		}
 		macro.Events = append(macro.Events, e)

@@ -204,9 +204,11 @@ func TestMockCommand(t *testing.T) {
 		t.Errorf("send --macro --event: %+v %v", r, got)
 	}
 	// A bad --event is a usage error naming it.
-	r = runCmd(t, e, "", "mock", "send", "--url", p.url, "--device", id, "--command", "x", "--event", typeEvent, "--event", `{"typedPhrase":5}`)
-	if r.code != ExitUsage || !strings.Contains(r.stderr, "--event #2") || !strings.Contains(r.stderr, "typedPhrase") {
-		t.Errorf("bad --event: %+v", r)
+	for _, bad := range []string{`{"typedPhrase":`, `42`} {
+		r = runCmd(t, e, "", "mock", "send", "--url", p.url, "--device", id, "--command", "x", "--event", typeEvent, "--event", bad)
+		if r.code != ExitUsage || !strings.Contains(r.stderr, "--event #2") {
+			t.Errorf("bad --event %s: %+v", bad, r)
+		}
 	}
 
 	// devices --json shows the connection and the flags.
