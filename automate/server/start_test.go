@@ -49,6 +49,22 @@ func holdPorts(t *testing.T, n int) (ports []int, release func(i int)) {
 	return ports, func(i int) { held[i].Close() }
 }
 
+// startInWindow starts a server on a window of n ports the OS chose,
+// every one held by the test but the free-th; its logs are returned.
+func startInWindow(t *testing.T, n, free int) (*server.Running, []int, *testutil.SyncBuffer) {
+	t.Helper()
+	window, release := holdPorts(t, n)
+	release(free)
+	var logs testutil.SyncBuffer
+	o := startOptions(t, &logs)
+	o.Window = window
+	r, err := server.Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, window, &logs
+}
+
 func closeRunning(t *testing.T, r *server.Running) {
 	t.Helper()
 	if err := r.Close(context.Background()); err != nil {
@@ -79,15 +95,7 @@ func getHealth(t *testing.T, url string) automate.Health {
 // Start binds the window's first port when it is free, serves there, and
 // Close stops serving.
 func TestStartServesOnTheWindowsFirstFreePort(t *testing.T) {
-	window, release := holdPorts(t, 2)
-	release(0)
-	var logs testutil.SyncBuffer
-	o := startOptions(t, &logs)
-	o.Window = window
-	r, err := server.Start(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, window, logs := startInWindow(t, 2, 0)
 	if r.Addr().Port != window[0] || r.Moved() || r.URL() != fmt.Sprintf("http://127.0.0.1:%d", window[0]) {
 		t.Errorf("bound %s (URL %s) moved=%v, want port %d not moved", r.Addr(), r.URL(), r.Moved(), window[0])
 	}
@@ -117,15 +125,7 @@ func TestStartServesOnTheWindowsFirstFreePort(t *testing.T) {
 // The preferred port in use: Start binds the next free one of the window
 // and says which port was taken and where it listens instead.
 func TestStartMovesToTheNextFreePort(t *testing.T) {
-	window, release := holdPorts(t, 3)
-	release(2)
-	var logs testutil.SyncBuffer
-	o := startOptions(t, &logs)
-	o.Window = window
-	r, err := server.Start(o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, window, logs := startInWindow(t, 3, 2)
 	defer closeRunning(t, r)
 	if r.Addr().Port != window[2] || !r.Moved() {
 		t.Errorf("bound %s moved=%v, want port %d, moved", r.Addr(), r.Moved(), window[2])

@@ -13,9 +13,16 @@ import (
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
-// get sends GET / through l in the background; the answer's status (or
-// the error) arrives on the channel.
-func get(l *testutil.PipeListener) <-chan error {
+// serveOne serves handler on an in-memory listener and sends it one GET
+// in the background; it returns once the handler has started. The
+// answer's error (nil: answered) arrives on the channel.
+func serveOne(handler http.HandlerFunc) (*Serving, <-chan error) {
+	l := testutil.NewPipeListener()
+	started := make(chan struct{})
+	s := Serve(&http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		close(started)
+		handler(w, r)
+	})}, l)
 	out := make(chan error, 1)
 	go func() {
 		c := &http.Client{Transport: &http.Transport{DialContext: l.Dial}}
@@ -26,7 +33,8 @@ func get(l *testutil.PipeListener) <-chan error {
 		}
 		out <- err
 	}()
-	return out
+	<-started
+	return s, out
 }
 
 // A handler that outlives the bound is cut at the bound, not later: Stop
@@ -34,16 +42,11 @@ func get(l *testutil.PipeListener) <-chan error {
 // and the handler's request ends (its connection was closed).
 func TestStopCutsASlowHandlerAtTheBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := testutil.NewPipeListener()
-		started, ended := make(chan struct{}), make(chan error, 1)
-		hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			close(started)
+		ended := make(chan error, 1)
+		s, answer := serveOne(func(w http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done()
 			ended <- r.Context().Err()
-		})}
-		s := Serve(hs, l)
-		answer := get(l)
-		<-started
+		})
 
 		begin := time.Now()
 		err := s.Stop(context.Background(), 5*time.Second)
@@ -77,16 +80,10 @@ func TestStopCutsASlowHandlerAtTheBound(t *testing.T) {
 // as soon as it has ended, not at the bound.
 func TestStopWaitsForARequestWithinTheBound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := testutil.NewPipeListener()
-		started := make(chan struct{})
-		hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			close(started)
+		s, answer := serveOne(func(w http.ResponseWriter, r *http.Request) {
 			time.Sleep(time.Second)
 			io.WriteString(w, "done")
-		})}
-		s := Serve(hs, l)
-		answer := get(l)
-		<-started
+		})
 
 		begin := time.Now()
 		if err := s.Stop(context.Background(), 5*time.Second); err != nil {
@@ -104,15 +101,7 @@ func TestStopWaitsForARequestWithinTheBound(t *testing.T) {
 // The caller's context bounds Stop too.
 func TestStopIsBoundedByItsContext(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := testutil.NewPipeListener()
-		started := make(chan struct{})
-		hs := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			close(started)
-			<-r.Context().Done()
-		})}
-		s := Serve(hs, l)
-		answer := get(l)
-		<-started
+		s, answer := serveOne(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		begin := time.Now()
