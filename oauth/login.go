@@ -124,20 +124,10 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 	}
 	// The hardened loopback server (a fixed redirect port is reachable by
 	// any page): bounded headers and bodies.
-	srv := localhttp.NewServer(f, localhttp.Options{Logger: c.log})
-	served := make(chan struct{})
-	go func() {
-		defer close(served)
-		_ = srv.Serve(ln)
-	}()
+	serving := localhttp.Serve(localhttp.NewServer(f, localhttp.Options{Logger: c.log}), ln)
 	defer func() {
 		close(f.done) // later callbacks are told the sign-in has finished
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := srv.Shutdown(sctx); err != nil {
-			_ = srv.Close()
-		}
-		<-served
+		_ = serving.Stop(context.Background(), 5*time.Second)
 		c.log.Debug("oauth redirect listener closed", "addr", ln.Addr().String())
 	}()
 

@@ -9,8 +9,10 @@
 // run lifecycle (parking for caller tool results, the tool-result wait, the
 // run timeout armed once, soft and force cancel), the record (include
 // switches, finalAnswer, events), the OpenAI-style chat mapping, the model
-// catalog and the session pin, /health, and binding the port window
-// 127.0.0.1:4317..4328.
+// catalog and the session pin, /health, binding the port window
+// 127.0.0.1:4317..4328, and the one way to run it (Start: listen in the
+// window, the ledger of its runs' process groups, serve, a bounded
+// close), used by the daemon and `hubgate automate serve`.
 //
 // Facts of the real desktop application followed here (the vendor's
 // public samples, Cephable/Cephable-Automate-Agent-Samples: docs/api-cheatsheet.md,

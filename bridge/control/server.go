@@ -105,23 +105,19 @@ func (s *Server) Path() string { return s.path }
 // (Config.ShutdownTimeout), removes the socket and releases the lock. It
 // returns nil after a shutdown by ctx.
 func (s *Server) Serve(ctx context.Context) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.srv.Serve(s.ln) }()
+	serving := localhttp.Serve(s.srv, s.ln)
 	select {
-	case err := <-errc:
+	case <-serving.Done():
 		s.Close()
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
+		if err := serving.Err(); err != nil {
+			return fmt.Errorf("control: serving: %w", err)
 		}
-		return fmt.Errorf("control: serving: %w", err)
+		return nil
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), s.timeout)
-	defer cancel()
-	if err := s.srv.Shutdown(sctx); err != nil {
+	if err := serving.Stop(context.Background(), s.timeout); err != nil {
 		s.log.Warn("control: shutdown did not finish in time", "err", err)
 	}
-	<-errc
 	return s.Close()
 }
 

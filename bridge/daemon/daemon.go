@@ -707,37 +707,27 @@ func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *au
 		}
 		return control.AutomateTarget{Mode: control.ModeExternal, Endpoint: disc.BaseURL, Product: disc.Product}, c, nil
 	}
-	srv, err := server.New(server.Config{Key: ao.Key, Product: ao.Product, Assistant: ao.Assistant, Workspace: ao.Workspace,
-		WorkspaceRestriction: ao.WorkspaceRestriction, ToolWait: ao.ToolWait,
-		ConfiguredMcpServers: ao.ConfiguredMcpServers, AppVersion: ao.AppVersion, Logger: log.With("component", "automate")})
+	// The daemon's own ledger (Start) records the runs' process groups
+	// with its other children: the server keeps none of its own.
+	run, err := server.Start(server.StartOptions{Port: ao.Port, Config: server.Config{Key: ao.Key, Product: ao.Product,
+		Assistant: ao.Assistant, Workspace: ao.Workspace, WorkspaceRestriction: ao.WorkspaceRestriction, ToolWait: ao.ToolWait,
+		ConfiguredMcpServers: ao.ConfiguredMcpServers, AppVersion: ao.AppVersion, Logger: log.With("component", "automate")}})
 	if err != nil {
 		return control.AutomateTarget{}, nil, err
 	}
-	ln, moved, err := server.Listen(ao.Port)
-	if err != nil {
-		return control.AutomateTarget{}, nil, err
-	}
-	if moved {
-		log.Warn("port 4317 is in use; the Automate server listens elsewhere", "addr", ln.Addr().String())
-	}
-	hs := server.NewHTTPServer(srv.Handler(), server.HTTPOptions{Logger: log})
 	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		<-run.Done()
+		if err := run.Err(); err != nil {
 			log.Error("automate server", "err", err)
 		}
 	}()
 	d.pushStop(func() error {
-		sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-		defer cancel()
-		if err := srv.Close(sctx); err != nil {
+		if err := run.Close(context.Background()); err != nil {
 			log.Warn("automate server close", "err", err)
-		}
-		if err := hs.Shutdown(sctx); err != nil {
-			hs.Close()
 		}
 		return nil
 	})
-	endpoint := "http://" + ln.Addr().(*net.TCPAddr).String()
+	endpoint, srv := run.URL(), run.Server()
 	c, err := automate.NewClient(automate.ClientOptions{BaseURL: endpoint, Key: ao.Key, Product: srv.Product(), Logger: log.With("component", "automate-client")})
 	if err != nil {
 		return control.AutomateTarget{}, nil, err

@@ -469,22 +469,16 @@ func (s *Server) NewLoginURL() string {
 // Serve serves until ctx ends, then ends the event streams and shuts down
 // (bounded to 5 s).
 func (s *Server) Serve(ctx context.Context) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.srv.Serve(s.ln) }()
+	serving := localhttp.Serve(s.srv, s.ln)
 	select {
-	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
+	case <-serving.Done():
+		if err := serving.Err(); err != nil {
+			return fmt.Errorf("statuspage: %w", err)
 		}
-		return fmt.Errorf("statuspage: %w", err)
+		return nil
 	case <-ctx.Done():
 	}
 	s.h.Close()
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := s.srv.Shutdown(sctx); err != nil {
-		s.srv.Close()
-	}
-	<-errc
+	_ = serving.Stop(context.Background(), 5*time.Second)
 	return nil
 }

@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
+	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -17,7 +15,6 @@ import (
 
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/configs"
-	"github.com/hubgate/hubgate/internal/proc"
 )
 
 func newAutomateCommand(a *app) *cobra.Command {
@@ -89,6 +86,68 @@ process and prints it once on stderr, for machines without a secret store.`,
 }
 
 func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error {
+	overrides, err := serveOverrides(cmd, f)
+	if err != nil {
+		return err
+	}
+	cfg, err := a.loadConfig(overrides)
+	if err != nil {
+		return err
+	}
+	log := a.logger(cfg)
+	denyInspection(log)
+	openai := cfg.Automate.Engine == "openai"
+	if cmd.Flags().Changed("upstream") && !openai {
+		return &usageError{fmt.Errorf("--upstream applies to the openai engine; add --assistant openai")}
+	}
+	if cmd.Flags().Changed("models") && openai {
+		return &usageError{fmt.Errorf("--models replaces the scripted engine's catalog; the openai engine reads its catalog from the upstream")}
+	}
+	store := configs.NewKeyring(configs.KeyringOptions{Logger: log})
+	key, source, err := a.serveKey(ctx, store, f.ephemeralKey)
+	if err != nil {
+		return err
+	}
+	eng, err := buildAssistant(cfg, a.getenv, log)
+	if err != nil {
+		return err
+	}
+	defer eng.close()
+	run, err := server.Start(serveStartOptions(cmd, f, cfg, eng, key, log))
+	if err != nil {
+		return err
+	}
+	if source == configs.KeyFromEphemeral {
+		// Shown once, to the person who asked for it, as Jupyter shows its
+		// token; never logged.
+		fmt.Fprintf(a.stdio.Err, "hubgate: access key for this process only: %s\n", key)
+	}
+	log.Info("automate access key", "key_source", string(source))
+	fmt.Fprintln(a.stdio.Out, run.URL())
+	return a.serveUntilStopped(ctx, log, run, store, source)
+}
+
+// serveStartOptions are the Automate server's options for serve.
+func serveStartOptions(cmd *cobra.Command, f serveFlags, cfg *configs.Config, eng *assistantEngine, key string, log *slog.Logger) server.StartOptions {
+	launch := server.LaunchSelection{ModelName: f.model, Family: f.family, SizeCode: f.size}
+	if cfg.Automate.Engine == "openai" {
+		launch.ModelName = "" // --model is the engine's own selection (automate.openai.model), not a pin
+	}
+	port := cfg.Automate.Port // 0: the window
+	if cmd.Flags().Changed("port") && f.port == 0 {
+		port = -1 // --port 0: any free port
+	}
+	// The ledger of the runs' process groups lives next to the journal, one
+	// file per port: the next serve on a port (4317, the default, for
+	// most) reaps what a killed one left.
+	return server.StartOptions{Port: port, LedgerDir: filepath.Dir(cfg.Bridge.Journal), Config: server.Config{
+		Key: key, Product: cfg.Automate.Product, Assistant: eng.engine, Workspace: cfg.Automate.Workspace,
+		WorkspaceRestriction: cfg.Automate.WorkspaceRestriction, ToolWait: cfg.Automate.ToolWait, AppVersion: version(),
+		ConfiguredMcpServers: eng.mcpServers, LaunchSelection: launch, Logger: log}}
+}
+
+// serveOverrides maps serve's flags onto configuration overrides.
+func serveOverrides(cmd *cobra.Command, f serveFlags) ([]configs.Override, error) {
 	var overrides []configs.Override
 	override := func(flag, path, value string) {
 		if cmd.Flags().Changed(flag) {
@@ -104,7 +163,7 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 	override("model", "automate.openai.model", f.model)
 	if cmd.Flags().Changed("port") {
 		if f.port < 0 || f.port > 65535 {
-			return &usageError{fmt.Errorf("--port must be between 0 and 65535, got %d", f.port)}
+			return nil, &usageError{fmt.Errorf("--port must be between 0 and 65535, got %d", f.port)}
 		}
 		// --port 0 means "any free port" here, while automate.port 0 in
 		// the file means "the window"; the config keeps the window.
@@ -112,86 +171,12 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 			override("port", "automate.port", strconv.Itoa(f.port))
 		}
 	}
-	cfg, err := a.loadConfig(overrides)
-	if err != nil {
-		return err
-	}
-	log := a.logger(cfg)
-	denyInspection(log)
-	openai := cfg.Automate.Engine == "openai"
-	if cmd.Flags().Changed("upstream") && !openai {
-		return &usageError{fmt.Errorf("--upstream applies to the openai engine; add --assistant openai")}
-	}
-	if cmd.Flags().Changed("models") && openai {
-		return &usageError{fmt.Errorf("--models replaces the scripted engine's catalog; the openai engine reads its catalog from the upstream")}
-	}
+	return overrides, nil
+}
 
-	store := configs.NewKeyring(configs.KeyringOptions{Logger: log})
-	key, source, err := a.serveKey(ctx, store, f.ephemeralKey)
-	if err != nil {
-		return err
-	}
-
-	eng, err := buildAssistant(cfg, a.getenv, log)
-	if err != nil {
-		return err
-	}
-	defer eng.close()
-	launch := server.LaunchSelection{ModelName: f.model, Family: f.family, SizeCode: f.size}
-	if openai {
-		// --model is the engine's own selection (automate.openai.model),
-		// not a pin on top of it.
-		launch.ModelName = ""
-	}
-	srv, err := server.New(server.Config{
-		Key:                  key,
-		Product:              cfg.Automate.Product,
-		Assistant:            eng.engine,
-		Workspace:            cfg.Automate.Workspace,
-		WorkspaceRestriction: cfg.Automate.WorkspaceRestriction,
-		ToolWait:             cfg.Automate.ToolWait,
-		AppVersion:           version(),
-		ConfiguredMcpServers: eng.mcpServers,
-		LaunchSelection:      launch,
-		Logger:               log,
-	})
-	if err != nil {
-		return err
-	}
-
-	port := cfg.Automate.Port // 0: the window
-	if cmd.Flags().Changed("port") && f.port == 0 {
-		port = -1 // --port 0: any free port
-	}
-	ln, moved, err := server.Listen(port)
-	if err != nil {
-		return err
-	}
-	endpoint := "http://" + ln.Addr().String()
-	if moved {
-		fmt.Fprintf(a.stdio.Err, "hubgate: port 4317 is in use; the Automate server listens on %s instead\n", ln.Addr())
-	}
-	if source == configs.KeyFromEphemeral {
-		// Shown once, to the person who asked for it, as Jupyter shows its
-		// token; never logged.
-		fmt.Fprintf(a.stdio.Err, "hubgate: access key for this process only: %s\n", key)
-	}
-	// The reaper, as the daemon's: the process groups of runs that a
-	// previous serve on this port left when it was killed (Pdeathsig
-	// ends only their leaders) are killed before this one serves, and
-	// this one's are recorded until it stops.
-	if stopTracking, _, err := proc.TrackGroups(serveLedger(cfg, ln.Addr()), log); err != nil {
-		log.Warn("child processes of runs are not tracked", "err", err)
-	} else {
-		defer stopTracking()
-	}
-	log.Info("automate server listening", "endpoint", endpoint, "workspace", srv.Workspace(), "key_source", string(source))
-
-	hs := server.NewHTTPServer(srv.Handler(), server.HTTPOptions{Logger: log})
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.Serve(ln) }()
-	fmt.Fprintln(a.stdio.Out, endpoint)
-
+// serveUntilStopped runs until ctx ends (SIGINT, SIGTERM) or serving fails,
+// re-reading the access key on SIGHUP, then closes run.
+func (a *app) serveUntilStopped(ctx context.Context, log *slog.Logger, run *server.Running, store configs.SecretStore, source configs.KeySource) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -202,48 +187,25 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 				log.Warn("SIGHUP ignored: the key is ephemeral")
 				continue
 			}
-			newKey, newSource, err := a.serveKey(ctx, store, false)
+			key, newSource, err := a.serveKey(ctx, store, false)
 			if err == nil {
-				err = srv.SetKey(newKey)
+				err = run.Server().SetKey(key)
 			}
 			if err != nil {
 				log.Error("reload access key", "err", err)
 				continue
 			}
 			log.Info("access key reloaded", "key_source", string(newSource))
-		case err := <-serveErr:
-			// The runs end before the deferred stopTracking forgets their
-			// process groups: none may outlive an unrecorded serve.
-			stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			if closeErr := srv.Close(stopCtx); closeErr != nil {
-				log.Warn("stopping the runs", "err", closeErr)
+		case <-run.Done():
+			if err := run.Close(context.Background()); err != nil {
+				log.Warn("stopping the runs", "err", err)
 			}
-			return fmt.Errorf("automate server: %w", err)
+			return fmt.Errorf("automate server: %w", run.Err())
 		case <-ctx.Done():
 			log.Info("stopping automate server")
-			stopCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			defer cancel()
-			closeErr := srv.Close(stopCtx)
-			if err := hs.Shutdown(stopCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				_ = hs.Close()
-			}
-			return closeErr
+			return run.Close(context.Background())
 		}
 	}
-}
-
-// serveLedger is where serve records the process groups of its runs
-// (internal/proc's ledger): next to the journal, one file per port. A
-// port is bound by one live process at a time, so no live serve reaps
-// another's children; the next serve on the same port (4317, the
-// default, for most) reaps what a killed one left.
-func serveLedger(cfg *configs.Config, addr net.Addr) string {
-	port := 0
-	if ta, ok := addr.(*net.TCPAddr); ok {
-		port = ta.Port
-	}
-	return filepath.Join(filepath.Dir(cfg.Bridge.Journal), fmt.Sprintf("automate-%d.children", port))
 }
 
 // serveKey finds the access key for serve.

@@ -76,6 +76,7 @@ import (
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/localhttp"
 	"github.com/hubgate/hubgate/oauth"
 )
 
@@ -464,22 +465,16 @@ func startDemoMock(log *slog.Logger) (*mockhub.Server, string, func(), error) {
 		return nil, "", nil, fmt.Errorf("demo: mock: %w", err)
 	}
 	base := "http://" + ln.Addr().String()
-	hs := srv.NewHTTPServer()
-	served := make(chan struct{})
+	serving := localhttp.Serve(srv.NewHTTPServer(), ln)
 	go func() {
-		defer close(served)
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		<-serving.Done()
+		if err := serving.Err(); err != nil {
 			log.Error("mock server", "err", err)
 		}
 	}()
 	stop := func() {
 		srv.Close()
-		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := hs.Shutdown(sctx); err != nil {
-			hs.Close()
-		}
-		<-served
+		_ = serving.Stop(context.Background(), 10*time.Second)
 	}
 	return srv, base, stop, nil
 }

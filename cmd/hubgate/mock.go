@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"net/url"
 	"strings"
 	"text/tabwriter"
@@ -18,6 +17,7 @@ import (
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 // envMockSecret overrides the mock's OAuth client secret (a test
@@ -141,9 +141,7 @@ func (a *app) runMock(ctx context.Context, f mockFlags) error {
 	}
 	base := "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
 
-	hs := srv.NewHTTPServer()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.Serve(ln) }()
+	serving := localhttp.Serve(srv.NewHTTPServer(), ln)
 	fmt.Fprintln(a.stdio.Out, base)
 	eff := srv.Config()
 	fmt.Fprintf(a.stdio.Err, "hubgate: mock remote service at %s (client id %s, device type %s); admin API %s/mock, explorer %s/swagger\n",
@@ -160,17 +158,14 @@ func (a *app) runMock(ctx context.Context, f mockFlags) error {
 	log.Info("mock listening", "url", base)
 
 	select {
-	case err := <-serveErr:
-		return fmt.Errorf("mock: %w", err)
+	case <-serving.Done():
+		srv.Close()
+		return fmt.Errorf("mock: %w", serving.Err())
 	case <-ctx.Done():
 	}
 	log.Info("stopping the mock")
 	srv.Close()
-	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := hs.Shutdown(stopCtx); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		_ = hs.Close()
-	}
+	_ = serving.Stop(context.Background(), 10*time.Second)
 	return nil
 }
 

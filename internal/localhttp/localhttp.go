@@ -22,6 +22,9 @@
 //     attacker controls (DNS rebinding): the page's origin is the attacker's
 //     name and the Host header carries it. A server that answers only Host
 //     values naming the loopback is out of the page's reach.
+//   - Every server runs and stops one way (Serve, Serving.Stop): a graceful
+//     shutdown bounded in time, then Close, so that a handler that never
+//     returns cannot hold up a stop.
 package localhttp
 
 import (
