@@ -309,6 +309,10 @@ type Server struct {
 
 	svc *service // the SignalR service the negotiate redirects to; nil with Config.DirectHub
 
+	docOnce sync.Once // the OpenAPI document, generated on first use
+	doc     []byte
+	docErr  error
+
 	hub      signalr.Server
 	hubCtx   context.Context
 	hubStop  context.CancelFunc
@@ -455,15 +459,10 @@ func (s *Server) routes() chi.Router {
 		writeProblem(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
 	})
 
-	r.Get("/signin", s.handleAuthorize)
-	r.Get("/signin/authorize", s.handleAuthorize) // the old path, kept as an alias
-	r.Post("/signin/token", s.handleToken)
-
-	r.Route("/api/Device/userDevices", func(api chi.Router) {
+	s.mountGroup(r, groupSignIn, "") // the route table: api.go
+	r.Route(devicePrefix, func(api chi.Router) {
 		api.Use(s.requireUser)
-		api.Post("/new/{deviceTypeId}", s.handleCreateDevice)
-		api.Post("/{userDeviceId}/tokens", s.handleCreateToken)
-		api.Get("/{userDeviceId}", s.handleGetDevice)
+		s.mountGroup(api, groupDevice, devicePrefix)
 	})
 
 	r.Group(func(g chi.Router) {
@@ -478,12 +477,8 @@ func (s *Server) routes() chi.Router {
 		})
 	})
 
-	r.Route("/mock", s.adminRoutes)
-
-	r.Get("/swagger", s.handleExplorer)
-	r.Get("/swagger/", s.handleExplorer)
-	r.Get("/swagger/index.html", s.handleExplorer)
-	r.Get("/swagger/v1/swagger.json", s.handleOpenAPI)
+	r.Route(adminPrefix, s.adminRoutes)
+	r.Route(explorerPath, s.explorerRoutes)
 	return r
 }
 
