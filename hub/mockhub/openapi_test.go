@@ -115,9 +115,9 @@ func TestOpenAPIContract(t *testing.T) {
 
 	type req struct {
 		method, path, body string
-		bearer, host      string
-		form              bool // body is a form
-		valid             bool // the request is one the document allows
+		bearer, host       string
+		form               bool // body is a form
+		valid              bool // the request is one the document allows
 	}
 	// do sends r, checks the answer against the document and returns it.
 	do := func(r req, want int) (int, []byte, http.Header) {
