@@ -323,3 +323,23 @@ func TestOpenAPIValidatesWithSwaggerParser(t *testing.T) {
 		t.Errorf("swagger-parser accepted a document with a dangling $ref")
 	}
 }
+
+// TestExplorerRedirectAccepted: the sign-in accepts the explorer's own
+// address as redirect_uri even when registered addresses are set; any
+// other address of the mock is still refused.
+func TestExplorerRedirectAccepted(t *testing.T) {
+	_, ts := newMock(t, mockhub.Config{RedirectURIs: []string{"http://127.0.0.1:51772/"}})
+	for _, c := range []struct {
+		redirect string
+		want     int
+	}{{ts.URL + "/swagger/", 302}, {ts.URL + "/other/", 400}, {"http://127.0.0.1:51772/", 302}} {
+		q := url.Values{"client_id": {mockhub.DefaultClientID}, "redirect_uri": {c.redirect}, "state": {"s"}}
+		st, loc, _ := authorize(t, ts.URL, q)
+		if st != c.want {
+			t.Errorf("redirect_uri %s: %d, want %d", c.redirect, st, c.want)
+		}
+		if st == 302 && (loc.Query().Get("code") == "" || !strings.HasPrefix(loc.String(), c.redirect)) {
+			t.Errorf("redirect_uri %s: sent to %s", c.redirect, loc)
+		}
+	}
+}
