@@ -95,6 +95,7 @@ URL from --url or ` + envMockURL + `.`,
 		newMockDevicesCommand(a), newMockCreateDeviceCommand(a), newMockSendCommand(a),
 		newMockProfileCommand(a), newMockListeningCommand(a, true), newMockListeningCommand(a, false),
 		newMockSettingsCommand(a), newMockDisableTokenCommand(a), newMockFaultCommand(a), newMockEventsCommand(a),
+		newMockTokenCommand(a),
 	)
 	return cmd
 }

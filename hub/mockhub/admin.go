@@ -298,22 +298,21 @@ func (s *Server) DisableToken(tokenID string) (int, error) {
 
 func (s *Server) adminRoutes(r chi.Router) {
 	r.Use(loopbackOnly, loopbackHostOnly, sameOriginOnly, s.adminBodyDeadline)
-	r.Post("/devices", s.adminCreateDevice)
-	r.Get("/devices", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.Devices()) })
-	r.Post("/devices/{id}/command", s.adminCommand)
-	r.Post("/devices/{id}/profile", s.adminProfile)
-	r.Post("/devices/{id}/start-listening", func(w http.ResponseWriter, r *http.Request) {
-		n, err := s.push(chi.URLParam(r, "id"), "StartListening")
-		writePush(w, n, err)
-	})
-	r.Post("/devices/{id}/stop-listening", func(w http.ResponseWriter, r *http.Request) {
-		n, err := s.push(chi.URLParam(r, "id"), "StopListening")
-		writePush(w, n, err)
-	})
-	r.Post("/devices/{id}/settings", s.adminSettings)
-	r.Post("/tokens/{tokenId}/disable", s.adminDisable)
-	r.Post("/faults", s.adminFaults)
-	r.Get("/events", s.adminEvents)
+	s.mountGroup(r, groupAdmin, adminPrefix) // the route table: api.go
+}
+
+func (s *Server) adminDevices(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.Devices())
+}
+
+func (s *Server) adminStartListening(w http.ResponseWriter, r *http.Request) {
+	n, err := s.push(chi.URLParam(r, "id"), "StartListening")
+	writePush(w, n, err)
+}
+
+func (s *Server) adminStopListening(w http.ResponseWriter, r *http.Request) {
+	n, err := s.push(chi.URLParam(r, "id"), "StopListening")
+	writePush(w, n, err)
 }
 
 // loopbackOnly refuses peers that are not on a loopback address.

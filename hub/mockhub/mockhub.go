@@ -3,8 +3,8 @@
 // on their own machine: the OAuth endpoints, the four device REST routes,
 // the SignalR device hub (behind a negotiate redirect at /device, as the
 // real one), an admin API under /mock to push hub
-// events and inject faults, an event log of what clients did, and an
-// OpenAPI document with a small explorer under /swagger. Everything is in
+// events and inject faults, an event log of what clients did, and the
+// API explorer (Swagger UI) under /swagger. Everything is in
 // memory; one *Server is one independent service (tailscale's testcontrol
 // is the model). It must not be imported by production code paths other
 // than cmd.
@@ -158,6 +158,8 @@
 //	POST /mock/faults                       {drop?, refuseFor?, freeze?, expireServiceTokens?, serviceErrorFor?}
 //	                                        -> {dropped, refusingUntil?, frozenUntil?, held?, expiredServiceTokens?, serviceErrorUntil?}
 //	GET  /mock/events?since=N[&wait=5s]     -> {events:[...], last}
+//	POST /mock/signin                       -> {access_token, refresh_token, access_token_expiration, refresh_token_expiration}
+//	POST /mock/devices/{id}/tokens          -> 201 DeviceToken
 //
 // Pushes answer 404 for an unknown device and 409 when it has no hub
 // connection (a profile is stored anyway: 200 with delivered 0). A command
@@ -182,6 +184,44 @@
 // negotiate at /device again); "serviceErrorFor" makes the service's
 // negotiate answer {"error": "..."} (a documented negotiate answer) for a
 // while.
+//
+// # The explorer and its document
+//
+// One route table (api.go: apiRoutes) registers the handlers of the
+// sign-in, device REST and admin routes and feeds the OpenAPI 3.0 document
+// (github.com/swaggest/openapi-go, from the requests' and answers' Go
+// types), so the two cannot drift; a contract test checks the real
+// answers against the document for every route and status, and that the
+// router and the document list the same routes. The SignalR hub (/device)
+// is left out: it is a transport, described above. The document follows
+// the real service where the facts are published (docs/real-service.md,
+// the vendor's samples): /signin with client_id, redirect_uri, state and
+// response_type=code; /signin/token with grant_type=code (the vendor's),
+// parameters in the query string or a form body, and the vendor's answer
+// (access_token_expiration, refresh_token_expiration, no expires_in);
+// POST .../new/{deviceTypeId}?name= with no body; the DeviceToken's token
+// under token (the C++ sample's deviceToken is noted, not answered); the
+// spec's UserDevice, Profile, Macro and MacroEvent fields, with every
+// vendor field of MacroEvent nullable, and examples from the vendor's
+// sample data (basicKeys.json, game_controller_simple_movement.json, with
+// its JoystickMove spelling). A field without omitempty is always written,
+// so the document marks it required. What the spec does not show is the
+// mock's (problem details, 401 challenges). The admin API has its own tag.
+//
+// GET /swagger (and /swagger/, /swagger/index.html) serves Swagger UI
+// (github.com/swaggest/swgui, its files embedded in the binary: no
+// network, no build step) over /swagger/v1/swagger.json (Swashbuckle's
+// path; /swagger/openapi.json too). Authorize takes a bearer token: one
+// from `hubgate mock token` (POST /mock/signin, which signs the mock user
+// in without a browser; POST /mock/devices/{id}/tokens mints a device
+// token). The Sign in button above the UI runs the sign-in as the vendor's
+// browser sample does (/signin, then POST /signin/token?grant_type=code)
+// with the explorer's own address, http://<host the browser used>/swagger/,
+// as redirect_uri, which the sign-in always accepts besides the registered
+// or loopback ones (the code comes back to the mock itself); it checks the
+// state and puts the access token into Authorize. Swagger UI's own oauth2
+// flow is not used: the swgui build lacks its oauth2-redirect.js, and it
+// would send grant_type=authorization_code, not the vendor's code.
 //
 // The event log records what clients did (OAuth, REST and hub calls, hub
 // connections and rejections) with a sequence number, device id and
@@ -308,6 +348,10 @@ type Server struct {
 	freeze      *gate
 
 	svc *service // the SignalR service the negotiate redirects to; nil with Config.DirectHub
+
+	docOnce sync.Once // the OpenAPI document, generated on first use
+	doc     []byte
+	docErr  error
 
 	hub      signalr.Server
 	hubCtx   context.Context
@@ -455,15 +499,10 @@ func (s *Server) routes() chi.Router {
 		writeProblem(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
 	})
 
-	r.Get("/signin", s.handleAuthorize)
-	r.Get("/signin/authorize", s.handleAuthorize) // the old path, kept as an alias
-	r.Post("/signin/token", s.handleToken)
-
-	r.Route("/api/Device/userDevices", func(api chi.Router) {
+	s.mountGroup(r, groupSignIn, "") // the route table: api.go
+	r.Route(devicePrefix, func(api chi.Router) {
 		api.Use(s.requireUser)
-		api.Post("/new/{deviceTypeId}", s.handleCreateDevice)
-		api.Post("/{userDeviceId}/tokens", s.handleCreateToken)
-		api.Get("/{userDeviceId}", s.handleGetDevice)
+		s.mountGroup(api, groupDevice, devicePrefix)
 	})
 
 	r.Group(func(g chi.Router) {
@@ -478,12 +517,8 @@ func (s *Server) routes() chi.Router {
 		})
 	})
 
-	r.Route("/mock", s.adminRoutes)
-
-	r.Get("/swagger", s.handleExplorer)
-	r.Get("/swagger/", s.handleExplorer)
-	r.Get("/swagger/index.html", s.handleExplorer)
-	r.Get("/swagger/v1/swagger.json", s.handleOpenAPI)
+	r.Route(adminPrefix, s.adminRoutes)
+	r.Route(explorerPath, s.explorerRoutes)
 	return r
 }
 

@@ -119,7 +119,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		page(http.StatusBadRequest, "unknown client_id")
 		return
 	}
-	ru, err := s.checkRedirect(redirect)
+	ru, err := s.checkRedirectFor(r, redirect)
 	if err != nil {
 		page(http.StatusBadRequest, err.Error())
 		return

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/hub/mockhub"
+)
+
+// mockTokens is what `hubgate mock token --json` prints.
+type mockTokens struct {
+	User   mockhub.TokenResponse  `json:"user"`             // the user's access and refresh tokens
+	Device *deviceapi.DeviceToken `json:"device,omitempty"` // with --device: a new device token
+}
+
+func newMockTokenCommand(a *app) *cobra.Command {
+	var device string
+	cmd, _ := a.mockCommand("token", "Print an access token of the mock's user (and with --device a new device token), without a browser", true,
+		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, _ *cobra.Command) error {
+			var out mockTokens
+			if device != "" { // first, so that an unknown device mints nothing
+				tok, err := c.CreateToken(ctx, device)
+				if err != nil {
+					return err
+				}
+				out.Device = &tok
+			}
+			user, err := c.SignIn(ctx)
+			if err != nil {
+				return err
+			}
+			out.User = user
+			if m.json {
+				return a.mockPrintJSON(out)
+			}
+			fmt.Fprintln(a.stdio.Out, out.User.AccessToken)
+			if out.Device != nil {
+				fmt.Fprintln(a.stdio.Out, out.Device.Token)
+			}
+			return nil
+		})
+	cmd.Long = `Sign the mock's user in through the admin API (loopback only) and print the
+access token on one line: paste it into the explorer's Authorize box
+(/swagger), or use it with curl:
+
+  curl -X POST -H "Authorization: Bearer $(hubgate mock token)" \
+    "$HUBGATE_MOCK_URL/api/Device/userDevices/new/mock-controller?name=test"
+
+With --device ID a new device token of that device follows on a second line
+(for the hub: bearer and X-Device-Token). --json prints both answers whole
+(expirations, refresh token, token id).`
+	cmd.Flags().StringVar(&device, "device", "", "also create a device token for this device id")
+	return cmd
+}
