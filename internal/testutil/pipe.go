@@ -25,6 +25,9 @@ type PipeListener struct {
 	done    chan struct{}
 	once    sync.Once
 	onClose func() // a PipeNet forgets the listener
+
+	mu       sync.Mutex
+	nextPort int // the client ends' ports
 }
 
 // NewPipeListener returns an open listener.
@@ -33,8 +36,17 @@ func NewPipeListener() *PipeListener {
 }
 
 func newPipeListener(addr *net.TCPAddr) *PipeListener {
-	return &PipeListener{addr: addr, conns: make(chan net.Conn), done: make(chan struct{})}
+	return &PipeListener{addr: addr, conns: make(chan net.Conn), done: make(chan struct{}), nextPort: 50000}
 }
+
+// addrConn is one end of a pipe with socket addresses.
+type addrConn struct {
+	net.Conn
+	local, remote net.Addr
+}
+
+func (c addrConn) LocalAddr() net.Addr  { return c.local }
+func (c addrConn) RemoteAddr() net.Addr { return c.remote }
 
 // Accept waits for the next Dial.
 func (l *PipeListener) Accept() (net.Conn, error) {
@@ -66,6 +78,13 @@ func (l *PipeListener) Addr() net.Addr { return l.addr }
 // http.Transport's DialContext.
 func (l *PipeListener) Dial(ctx context.Context, network, addr string) (net.Conn, error) {
 	client, server := net.Pipe()
+	// Both ends carry loopback addresses, as a socket's would (a server
+	// that answers loopback peers only sees one).
+	l.mu.Lock()
+	l.nextPort++
+	peer := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: l.nextPort}
+	l.mu.Unlock()
+	client, server = addrConn{client, peer, l.addr}, addrConn{server, l.addr, peer}
 	select {
 	case l.conns <- server:
 		return client, nil
