@@ -41,6 +41,7 @@ type peer struct {
 	handshakeExtra  atomic.Value // []byte records sent in the same message as the handshake response
 	autoAnswer      atomic.Bool  // answer VerifySelf, GetLatestDevice, listening calls (default true)
 	pingEvery       atomic.Int64 // server keep-alive interval in ns (0: none)
+	stall           atomic.Value // string: "negotiate" or "handshake" is never answered ("": none)
 
 	mu          sync.Mutex
 	negotiates  []http.Header
@@ -86,6 +87,7 @@ func makePeer(t testing.TB, deviceID string, tokens ...string) *peer {
 	p.retryAfter.Store("")
 	p.verifyAs.Store("")
 	p.handshakeExtra.Store([]byte(nil))
+	p.stall.Store("")
 	return p
 }
 
@@ -122,6 +124,10 @@ func (p *peer) serve(w http.ResponseWriter, r *http.Request) {
 		p.negotiates = append(p.negotiates, r.Header.Clone())
 		n := len(p.negotiates)
 		p.mu.Unlock()
+		if p.stall.Load() == "negotiate" {
+			<-r.Context().Done()
+			return
+		}
 		if st := p.negotiateStatus.Load(); st != 0 {
 			p.refuse(w, int(st))
 			return
@@ -226,6 +232,13 @@ func (pc *peerConn) run() {
 	pc.mu.Lock()
 	pc.handshake = hs
 	pc.mu.Unlock()
+	if pc.p.stall.Load() == "handshake" {
+		for {
+			if _, _, err := pc.ws.Read(pc.ctx); err != nil {
+				return
+			}
+		}
+	}
 	resp := []byte("{}\x1e")
 	if extra := pc.p.handshakeExtra.Load().([]byte); extra != nil {
 		resp = append(resp, extra...)

@@ -148,6 +148,12 @@ func (s *session) run(ctx context.Context) (sessionResult, bool) {
 		return sessionResult{cause: CauseShutdown}, true
 	}
 	if err != nil {
+		if !s.conn.answered.Load() && s.conn.cause() == nil {
+			// The library's handshake timeout closes its client with
+			// nothing but "backoff exceeded" to say.
+			err := fmt.Errorf("%w: no answer to the SignalR handshake within %s", ErrUnresponsive, c.cfg.HandshakeTimeout)
+			return failed(CauseUnresponsive, err, "the hub did not complete the connection in time: "+err.Error()), false
+		}
 		if r, ok := s.ended(); ok {
 			return r, false
 		}

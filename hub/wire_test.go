@@ -359,7 +359,10 @@ func TestWireCloseWithAllowReconnect(t *testing.T) {
 		}
 		pc2 := p.nextConn(t, wait)
 		pc2.expect(t, "listening restored", wait, func(r rec) bool { return r.Target == "DeviceStartedListening" })
-		waitState(t, c.Client, "listening again", wait, func(s State) bool { return s.Status == StatusListening && s.Session > st.Session })
+		again := waitState(t, c.Client, "listening again", wait, func(s State) bool { return s.Status == StatusListening && s.Session > st.Session })
+		if !again.Since.Equal(st.RetryAt) {
+			t.Errorf("listening again at %s, want the next attempt at the announced %s", again.Since, st.RetryAt)
+		}
 		if s := c.Stats(); s.ListeningRestored != 1 || s.Reconnects != 1 {
 			t.Errorf("stats = %+v", s)
 		}
@@ -385,7 +388,10 @@ func TestWireCloseWithoutAllowReconnect(t *testing.T) {
 		}
 		// It still reconnects: a client that gives up is worse.
 		p.nextConn(t, wait)
-		waitState(t, c.Client, "connected again", wait, func(s State) bool { return s.Connected() && s.Session > st.Session })
+		again := waitState(t, c.Client, "connected again", wait, func(s State) bool { return s.Connected() && s.Session > st.Session })
+		if !again.Since.Equal(st.RetryAt) {
+			t.Errorf("connected again at %s, want the next attempt at the announced %s", again.Since, st.RetryAt)
+		}
 	})
 }
 
@@ -479,8 +485,54 @@ func TestWireUnavailableHonoursRetryAfter(t *testing.T) {
 			t.Errorf("err = %v", st.Err)
 		}
 		p.negotiateStatus.Store(0)
-		waitState(t, c.Client, "connected", wait, isStatus(StatusConnected))
+		up := waitState(t, c.Client, "connected", wait, isStatus(StatusConnected))
+		if !up.Since.Equal(st.RetryAt) {
+			t.Errorf("connected at %s, want the next attempt after Retry-After, at %s", up.Since, st.RetryAt)
+		}
 	})
+}
+
+// TestWireAttemptTimeouts: a hub that never answers one step of a
+// connection attempt (the negotiate, the SignalR handshake, VerifySelf)
+// costs the attempt its timeout, then the client tries again.
+func TestWireAttemptTimeouts(t *testing.T) {
+	for _, tc := range []struct {
+		step    string
+		timeout func(Config) time.Duration // the attempt's end, after its start
+		cause   Cause
+	}{
+		{"negotiate", func(c Config) time.Duration { return c.HandshakeTimeout }, CauseUnresponsive},
+		{"handshake", func(c Config) time.Duration { return c.HandshakeTimeout }, CauseUnresponsive},
+		{"VerifySelf", func(c Config) time.Duration { return c.InvokeTimeout }, CauseUnresponsive},
+	} {
+		t.Run(tc.step, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := newPeer(t, testDevice, testToken)
+				if tc.step == "VerifySelf" {
+					p.autoAnswer.Store(false)
+				} else {
+					p.stall.Store(tc.step)
+				}
+				cfg := wireConfig(t, p, nil)
+				cfg.HandshakeTimeout = 3 * time.Second
+				began := time.Now()
+				c := start(t, must(New(cfg)))
+				st := waitState(t, c.Client, "the first attempt's end", time.Minute, func(s State) bool { return s.Attempt == 1 })
+				if st.Cause != tc.cause || st.Status != StatusConnecting {
+					t.Errorf("state = %v (err %v), want cause %s", st, st.Err, tc.cause)
+				}
+				if took, want := st.Since.Sub(began), tc.timeout(c.cfg); took != want {
+					t.Errorf("the attempt ended after %s, want its timeout %s", took, want)
+				}
+				p.stall.Store("")
+				p.autoAnswer.Store(true)
+				up := waitState(t, c.Client, "connected", wait, isStatus(StatusConnected))
+				if !up.Since.Equal(st.RetryAt) {
+					t.Errorf("connected at %s, want the next attempt at %s", up.Since, st.RetryAt)
+				}
+			})
+		})
+	}
 }
 
 func TestWireWrongDeviceStops(t *testing.T) {
