@@ -12,12 +12,18 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 const (
 	testDevice = "dev-7f3a"
 	testToken  = "tok-SECRET-0123456789abcdef"
-	wait       = 20 * time.Second
+	// wait bounds every wait of a test, only ever reached by a failing
+	// one: in a synctest bubble on its clock, so that what the client does
+	// within it (a reconnect, a probe noticing a frozen hub) is part of
+	// the assertion; on the real clock for the loopback tests.
+	wait = testutil.DefaultTimeout
 )
 
 // wireConfig is a Config against the peer with fast timings.
