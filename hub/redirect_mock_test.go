@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -89,11 +88,7 @@ func countLogged(m *mockhub.Server, deviceID string) map[string]int {
 // token reaches a log line or a state.
 func TestMockRedirectReconnectsWithAFreshNegotiate(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var offset atomic.Int64
-		env := newMockEnv(t, mockhub.Config{
-			ServiceTokenTTL: time.Minute,
-			Now:             func() time.Time { return time.Now().Add(time.Duration(offset.Load())) },
-		})
+		env := newMockEnv(t, mockhub.Config{ServiceTokenTTL: time.Minute})
 		tap := &tokenTap{next: env.client.Transport}
 		cfg := env.config(t)
 		cfg.HTTPClient = &http.Client{Transport: tap}
@@ -125,8 +120,13 @@ func TestMockRedirectReconnectsWithAFreshNegotiate(t *testing.T) {
 			t.Errorf("redirects %d after the first connection", s.Redirects)
 		}
 
-		// The token's lifetime passes: the service refuses it from now on.
-		offset.Add(int64(2 * time.Minute))
+		// The token's lifetime passes (the connection stays up: a token is
+		// checked when a client connects); the service refuses it from now
+		// on.
+		time.Sleep(2 * time.Minute)
+		if s := c.Stats(); s.Sessions != 1 {
+			t.Errorf("%d sessions after two idle minutes, want the first still up", s.Sessions)
+		}
 		old := tap.list()[0]
 		req, _ := http.NewRequest("POST", env.mock.ServiceURL()+"/client/negotiate?hub=devicehub&negotiateVersion=1", nil)
 		req.Header.Set("Authorization", "Bearer "+old)
