@@ -255,7 +255,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // BenchmarkHubEvents compares this client with the official one; see the
 // top of the file.
 func BenchmarkHubEvents(b *testing.B) {
-	env := newMockEnv(b, mockhub.Config{})
+	env := newLoopbackMockEnv(b, mockhub.Config{})
 	sides := []*benchSide{goSide(b, env), npmSide(b, env)}
 	type figures struct{ p50, p99, rate float64 }
 	results := map[string]*figures{}
@@ -296,7 +296,7 @@ func BenchmarkHubEvents(b *testing.B) {
 // the official client connects to the mock hub with a device token,
 // receives pushed commands with their latency, and a burst in order.
 func TestOfficialClientHarness(t *testing.T) {
-	env := newMockEnv(t, mockhub.Config{})
+	env := newLoopbackMockEnv(t, mockhub.Config{})
 	s := npmSide(t, env)
 	for i := 0; i < 20; i++ {
 		if d := s.latency(t, i); d <= 0 || d > time.Minute {

@@ -22,7 +22,7 @@ func BenchmarkHubConnect(b *testing.B) {
 		direct bool
 	}{{"redirect", false}, {"direct", true}} {
 		b.Run("hub="+tc.name, func(b *testing.B) {
-			env := newMockEnv(b, mockhub.Config{DirectHub: tc.direct})
+			env := newLoopbackMockEnv(b, mockhub.Config{DirectHub: tc.direct})
 			cfg := env.config(b)
 			cfg.Logger = nil
 			b.ResetTimer()

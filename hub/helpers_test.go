@@ -123,14 +123,6 @@ func nextEvent(t testing.TB, c *Client, timeout time.Duration) Event {
 	return Event{}
 }
 
-// poll waits until cond is true.
-func poll(t testing.TB, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	if !testutil.Eventually(timeout, cond) {
-		t.Fatalf("timed out after %s waiting for %s", timeout, what)
-	}
-}
-
 var errTest = errors.New("test error")
 
 func must[T any](v T, err error) T {

@@ -52,6 +52,18 @@
 //     here has a timeout and results are re-marshalled into deviceapi
 //     types (numbers beyond 2^53 in unknown members lose precision there).
 //
+// # Time
+//
+// Every delay and timeout of the client (the backoff and Retry-After
+// waits, the handshake, invocation, probe and shutdown timeouts) runs on
+// the time package, as do the library's keep-alive, server timeout and
+// handshake timeout and the WebSocket's close timeouts. Tests take all of
+// them in hand at once: they run the client, a hub and an in-memory
+// network (internal/testutil.PipeNet) in a testing/synctest bubble, whose
+// fake clock the time package follows. A clock injected into this package
+// alone would leave the library's timers on the real one. Config.Now only
+// stamps states and events.
+//
 // # Choices where the spec says "not shown"
 //
 //   - Hub-to-client arguments: DeviceCommand(command string, macro Macro),
@@ -227,7 +239,7 @@ type Config struct {
 
 	HTTPClient *http.Client     // negotiate and WebSocket upgrade; nil: a new client with http.DefaultTransport
 	Logger     *slog.Logger     // nil: discard
-	Now        func() time.Time // stamps states and events (timers use the real clock); nil: time.Now
+	Now        func() time.Time // stamps states and events; nil: time.Now (timers: see Time in the package doc)
 
 	// AutoListen announces listening after every connection unless
 	// listening was explicitly stopped (see the package doc).

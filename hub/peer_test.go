@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // peer is a scripted SignalR hub speaking the JSON protocol the way ASP.NET
@@ -24,7 +26,8 @@ import (
 // by record.
 type peer struct {
 	t        testing.TB
-	srv      *httptest.Server
+	base     string       // http://host:port
+	client   *http.Client // reaches the peer; nil: a loopback peer, any client
 	deviceID string
 
 	tokMu  sync.Mutex
@@ -38,6 +41,7 @@ type peer struct {
 	handshakeExtra  atomic.Value // []byte records sent in the same message as the handshake response
 	autoAnswer      atomic.Bool  // answer VerifySelf, GetLatestDevice, listening calls (default true)
 	pingEvery       atomic.Int64 // server keep-alive interval in ns (0: none)
+	stall           atomic.Value // string: "negotiate" or "handshake" is never answered ("": none)
 
 	mu          sync.Mutex
 	negotiates  []http.Header
@@ -48,7 +52,33 @@ type peer struct {
 	refusedAuth int
 }
 
+// newPeer serves a peer on an in-memory network (testutil.PipeNet): call
+// it inside the test's synctest bubble and give the client p.client.
 func newPeer(t testing.TB, deviceID string, tokens ...string) *peer {
+	p := makePeer(t, deviceID, tokens...)
+	var pn testutil.PipeNet
+	ln, err := pn.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(p.serve)}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	p.base, p.client = "http://"+ln.Addr().String(), pn.Client(t)
+	return p
+}
+
+// newLoopbackPeer serves a peer on a loopback port, for the benchmarks
+// that measure real time.
+func newLoopbackPeer(t testing.TB, deviceID string, tokens ...string) *peer {
+	p := makePeer(t, deviceID, tokens...)
+	srv := httptest.NewServer(http.HandlerFunc(p.serve))
+	t.Cleanup(srv.Close)
+	p.base = srv.URL
+	return p
+}
+
+func makePeer(t testing.TB, deviceID string, tokens ...string) *peer {
 	p := &peer{t: t, deviceID: deviceID, tokens: map[string]bool{}, conns: make(chan *peerConn, 100), connTokens: map[string]bool{}}
 	for _, tok := range tokens {
 		p.tokens[tok] = true
@@ -57,12 +87,11 @@ func newPeer(t testing.TB, deviceID string, tokens ...string) *peer {
 	p.retryAfter.Store("")
 	p.verifyAs.Store("")
 	p.handshakeExtra.Store([]byte(nil))
-	p.srv = httptest.NewServer(http.HandlerFunc(p.serve))
-	t.Cleanup(p.srv.Close)
+	p.stall.Store("")
 	return p
 }
 
-func (p *peer) url() string { return p.srv.URL + "/device" }
+func (p *peer) url() string { return p.base + "/device" }
 
 func (p *peer) allow(tok string) {
 	p.tokMu.Lock()
@@ -95,6 +124,10 @@ func (p *peer) serve(w http.ResponseWriter, r *http.Request) {
 		p.negotiates = append(p.negotiates, r.Header.Clone())
 		n := len(p.negotiates)
 		p.mu.Unlock()
+		if p.stall.Load() == "negotiate" {
+			<-r.Context().Done()
+			return
+		}
 		if st := p.negotiateStatus.Load(); st != 0 {
 			p.refuse(w, int(st))
 			return
@@ -171,6 +204,8 @@ type peerConn struct {
 	in     chan rec // records other than pings and auto-answered calls
 	done   chan struct{}
 
+	writeMu sync.Mutex // a record split over two messages stays whole
+
 	mu        sync.Mutex
 	all       []rec
 	pings     int
@@ -197,11 +232,18 @@ func (pc *peerConn) run() {
 	pc.mu.Lock()
 	pc.handshake = hs
 	pc.mu.Unlock()
+	if pc.p.stall.Load() == "handshake" {
+		for {
+			if _, _, err := pc.ws.Read(pc.ctx); err != nil {
+				return
+			}
+		}
+	}
 	resp := []byte("{}\x1e")
 	if extra := pc.p.handshakeExtra.Load().([]byte); extra != nil {
 		resp = append(resp, extra...)
 	}
-	if pc.ws.Write(pc.ctx, websocket.MessageText, resp) != nil {
+	if pc.sendRaw(resp) != nil {
 		return
 	}
 	if every := time.Duration(pc.p.pingEvery.Load()); every > 0 {
@@ -216,7 +258,7 @@ func (pc *peerConn) run() {
 					if pc.frozen.Load() {
 						continue
 					}
-					_ = pc.ws.Write(pc.ctx, websocket.MessageText, []byte("{\"type\":6}\x1e"))
+					_ = pc.sendRaw([]byte("{\"type\":6}\x1e"))
 				}
 			}
 		}()
@@ -299,12 +341,20 @@ func (pc *peerConn) send(records ...string) {
 		b.WriteString(r)
 		b.WriteByte(0x1e)
 	}
-	_ = pc.ws.Write(pc.ctx, websocket.MessageText, b.Bytes())
+	pc.sendRaw(b.Bytes())
 }
 
-// sendRaw writes bytes as one WebSocket message.
-func (pc *peerConn) sendRaw(b []byte) {
-	_ = pc.ws.Write(pc.ctx, websocket.MessageText, b)
+// sendRaw writes each of msgs as one WebSocket message, back to back:
+// nothing the peer sends (a completion, a ping) comes between them.
+func (pc *peerConn) sendRaw(msgs ...[]byte) error {
+	pc.writeMu.Lock()
+	defer pc.writeMu.Unlock()
+	for _, m := range msgs {
+		if err := pc.ws.Write(pc.ctx, websocket.MessageText, m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // invocation is a hub push record without invocationId, as ASP.NET Core

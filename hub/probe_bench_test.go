@@ -18,7 +18,7 @@ func BenchmarkFrozenHubDetection(b *testing.B) {
 	const interval = time.Second
 	var took []time.Duration
 	for b.Loop() {
-		p := newPeer(b, testDevice, testToken)
+		p := newLoopbackPeer(b, testDevice, testToken)
 		p.pingEvery.Store(int64(50 * time.Millisecond))
 		cfg := wireConfig(b, p, nil)
 		cfg.ProbeInterval = interval

@@ -148,6 +148,12 @@ func (s *session) run(ctx context.Context) (sessionResult, bool) {
 		return sessionResult{cause: CauseShutdown}, true
 	}
 	if err != nil {
+		if !s.conn.answered.Load() && s.conn.cause() == nil {
+			// The library's handshake timeout closes its client with
+			// nothing but "backoff exceeded" to say.
+			err := fmt.Errorf("%w: no answer to the SignalR handshake within %s", ErrUnresponsive, c.cfg.HandshakeTimeout)
+			return failed(CauseUnresponsive, err, "the hub did not complete the connection in time: "+err.Error()), false
+		}
 		if r, ok := s.ended(); ok {
 			return r, false
 		}
@@ -443,42 +449,59 @@ func (s *session) invoke(ctx context.Context, timeout time.Duration, method stri
 	ch := s.sc.Invoke(method)
 	t := time.NewTimer(timeout)
 	defer t.Stop()
-	select {
-	case ir, ok := <-ch:
-		go drainInvoke(ch)
-		if !ok {
-			return nil, nil
-		}
-		if ir.Error != nil {
-			msg := ir.Error.Error()
-			if cause := s.conn.cause(); cause != nil {
-				return nil, fmt.Errorf("hub: %s: connection lost: %w", method, cause)
+	// The library hands a result over as two items, its value and a nil
+	// error, in either order (it selects over two channels): the answer
+	// is whole only when the channel closes, right after the completion.
+	var (
+		value any
+		first error // the first error delivered
+	)
+	for {
+		select {
+		case ir, ok := <-ch:
+			if !ok {
+				return s.result(method, value, first)
 			}
-			for _, lost := range []string{"message loop ended", "client closed", "hubConnection canceled", "client not started"} {
-				if strings.HasPrefix(msg, lost) {
-					return nil, fmt.Errorf("hub: %s: connection lost: %w", method, ir.Error)
-				}
+			if ir.Error != nil && first == nil {
+				first = ir.Error
+			} else if ir.Value != nil {
+				value = ir.Value
 			}
-			return nil, &HubError{Method: method, Message: msg}
+		case <-t.C:
+			go drainInvoke(ch)
+			return nil, fmt.Errorf("%w: %s after %s", ErrUnresponsive, method, timeout)
+		case <-ctx.Done():
+			go drainInvoke(ch)
+			return nil, ctx.Err()
+		case <-s.conn.ctx.Done():
+			go drainInvoke(ch)
+			return nil, fmt.Errorf("hub: %s: connection lost: %w", method, context.Cause(s.conn.ctx))
 		}
-		if ir.Value == nil {
-			return nil, nil
-		}
-		b, err := json.Marshal(ir.Value)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
-		}
-		return b, nil
-	case <-t.C:
-		go drainInvoke(ch)
-		return nil, fmt.Errorf("%w: %s after %s", ErrUnresponsive, method, timeout)
-	case <-ctx.Done():
-		go drainInvoke(ch)
-		return nil, ctx.Err()
-	case <-s.conn.ctx.Done():
-		go drainInvoke(ch)
-		return nil, fmt.Errorf("hub: %s: connection lost: %w", method, context.Cause(s.conn.ctx))
 	}
+}
+
+// result makes an invocation's answer of what the library delivered.
+func (s *session) result(method string, value any, herr error) (json.RawMessage, error) {
+	if herr != nil {
+		msg := herr.Error()
+		if cause := s.conn.cause(); cause != nil {
+			return nil, fmt.Errorf("hub: %s: connection lost: %w", method, cause)
+		}
+		for _, lost := range []string{"message loop ended", "client closed", "hubConnection canceled", "client not started"} {
+			if strings.HasPrefix(msg, lost) {
+				return nil, fmt.Errorf("hub: %s: connection lost: %w", method, herr)
+			}
+		}
+		return nil, &HubError{Method: method, Message: msg}
+	}
+	if value == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(value)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s result: %v", ErrProtocol, method, err)
+	}
+	return b, nil
 }
 
 // drainInvoke reads an abandoned Invoke channel to its end, so that the

@@ -29,7 +29,7 @@ const (
 	CauseUnavailable  Cause = "unavailable"  // 503/429 from the hub
 	CauseRefused      Cause = "refused"      // another HTTP status, a negotiate or handshake error, or the hub failed VerifySelf
 	CauseClosed       Cause = "closed"       // the hub sent a close message
-	CauseUnresponsive Cause = "unresponsive" // the liveness probe, an invocation or the server timeout ran out
+	CauseUnresponsive Cause = "unresponsive" // the liveness probe, an invocation, the server timeout or a step of connecting ran out
 	CauseProtocol     Cause = "protocol"     // the hub broke the protocol (bad JSON, message too large)
 	CauseToken        Cause = "token"        // the TokenSource failed
 	CauseWrongDevice  Cause = "wrong-device" // VerifySelf answered another device: stopped

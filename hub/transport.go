@@ -340,6 +340,7 @@ type wsConn struct {
 
 	writeClosed atomic.Bool
 	failOnce    sync.Once
+	answered    atomic.Bool // the hub's handshake response was read
 }
 
 func newWSConn(c *Client, session uint64, ws *websocket.Conn, id string) *wsConn {
@@ -470,6 +471,7 @@ func (w *wsConn) handle(rec []byte) ([]byte, error) {
 	body := rec[:len(rec)-1]
 	if !w.handshook {
 		w.handshook = true // the handshake response: the library checks it
+		w.answered.Store(true)
 		return rec, nil
 	}
 	var m wireMsg

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -148,30 +149,32 @@ func TestDecodeEventTable(t *testing.T) {
 }
 
 func TestAnnouncementRefusedKeepsConnection(t *testing.T) {
-	p := newPeer(t, testDevice, testToken)
-	c := start(t, must(New(wireConfig(t, p, nil))))
-	pc := p.nextConn(t, wait)
-	waitState(t, c.Client, "connected", wait, isStatus(StatusConnected))
-	p.autoAnswer.Store(false) // answer by hand from now on
-	errc := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		errc <- c.StartListening(ctx)
-	}()
-	r := pc.expect(t, "DeviceStartedListening", wait, func(r rec) bool { return r.Target == "DeviceStartedListening" })
-	pc.send(`{"type":3,"invocationId":"` + r.id() + `","error":"device not allowed to listen"}`)
-	err := <-errc
-	var he *HubError
-	if !errors.As(err, &he) || !strings.Contains(he.Message, "not allowed") {
-		t.Errorf("StartListening = %v", err)
-	}
-	if c.Listening() {
-		t.Errorf("listening although refused")
-	}
-	if st := c.State(); !st.Connected() || c.Stats().Sessions != 1 {
-		t.Errorf("a refused announcement cost the connection: %v", st)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		p := newPeer(t, testDevice, testToken)
+		c := start(t, must(New(wireConfig(t, p, nil))))
+		pc := p.nextConn(t, wait)
+		waitState(t, c.Client, "connected", wait, isStatus(StatusConnected))
+		p.autoAnswer.Store(false) // answer by hand from now on
+		errc := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			errc <- c.StartListening(ctx)
+		}()
+		r := pc.expect(t, "DeviceStartedListening", wait, func(r rec) bool { return r.Target == "DeviceStartedListening" })
+		pc.send(`{"type":3,"invocationId":"` + r.id() + `","error":"device not allowed to listen"}`)
+		err := <-errc
+		var he *HubError
+		if !errors.As(err, &he) || !strings.Contains(he.Message, "not allowed") {
+			t.Errorf("StartListening = %v", err)
+		}
+		if c.Listening() {
+			t.Errorf("listening although refused")
+		}
+		if st := c.State(); !st.Connected() || c.Stats().Sessions != 1 {
+			t.Errorf("a refused announcement cost the connection: %v", st)
+		}
+	})
 }
 
 // FuzzRecordTap feeds arbitrary WebSocket messages to the record tap: it

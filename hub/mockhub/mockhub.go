@@ -87,9 +87,10 @@
 //   - POST /device/negotiate (device token as below) answers
 //     {"negotiateVersion":0,"url":"http://<service>/client/?hub=devicehub&asrs.op=%2Fdevice&negotiateVersion=1&asrs_request_id=<random>","accessToken":"<token>","availableTransports":[]},
 //     the real service's shape. The url points at a second listener that
-//     New opens itself (Config.ServiceAddr, 127.0.0.1:0 by default; with an
-//     unspecified address the url names the host the client used) and
-//     Close closes: the mock SignalR service, ServiceURL.
+//     New opens itself (Config.ServiceAddr, 127.0.0.1:0 by default, through
+//     Config.Listen; with an unspecified address the url names the host
+//     the client used) and Close closes: the mock SignalR service,
+//     ServiceURL.
 //   - The service serves POST /client/negotiate (the library's answer:
 //     negotiateVersion 1, connectionId, connectionToken, transports) and
 //     the connection at /client/ (WebSockets, SSE), for hub=devicehub only
@@ -293,6 +294,9 @@ type Config struct {
 	DirectHub       bool          // serve the hub at /device itself, without a redirect (the old behaviour)
 	ServiceAddr     string        // listen address of the SignalR service; zero: "127.0.0.1:0"
 	ServiceTokenTTL time.Duration // lifetime of the redirect's access tokens; zero: 1 h (Azure's default)
+	// Listen opens the SignalR service's listener at ServiceAddr; nil:
+	// net.Listen. A test gives an in-memory network's (testutil.PipeNet).
+	Listen func(network, address string) (net.Listener, error)
 
 	// Sign-in as the real service answers it (see the package doc).
 	// RedirectURIs are the redirect addresses registered for the client

@@ -57,7 +57,11 @@ func (s *Server) startService() error {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
-	ln, err := net.Listen("tcp", addr)
+	listen := s.cfg.Listen
+	if listen == nil {
+		listen = net.Listen
+	}
+	ln, err := listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("mockhub: the SignalR service listener: %w", err)
 	}

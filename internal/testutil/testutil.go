@@ -1,9 +1,10 @@
 // Package testutil owns the helpers that tests of every package share:
 // waiting for a condition (Eventually, WaitFor), a buffer that many
 // goroutines may write (SyncBuffer, a log sink), and an in-memory network
-// (PipeListener) that lets a real HTTP server and client run inside a
-// testing/synctest bubble, where time is fake and synctest.Wait proves that
-// nothing more happens.
+// (PipeListener; PipeNet for several listeners by address) that lets real
+// HTTP and WebSocket servers and clients run inside a testing/synctest
+// bubble, where time is fake and synctest.Wait proves that nothing more
+// happens.
 //
 // Prefer a bubble to a wait: inside synctest.Test, time.Sleep and timers
 // are instant and synctest.Wait returns once every goroutine of the test is

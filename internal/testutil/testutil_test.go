@@ -1,12 +1,15 @@
 package testutil
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -115,5 +118,61 @@ func TestPipeListenerServesHTTPInABubble(t *testing.T) {
 		if _, err := l.Dial(t.Context(), "tcp", "x"); err == nil {
 			t.Error("Dial after Close succeeded")
 		}
+	})
+}
+
+// A PipeNet routes by address: two servers side by side, a refused dial
+// where nothing listens, and a server stopped and served again at its
+// address.
+func TestPipeNetRoutesByAddress(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var pn PipeNet
+		serve := func(addr, name string) (net.Listener, *http.Server) {
+			l, err := pn.Listen("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, name) })}
+			go srv.Serve(l)
+			return l, srv
+		}
+		client := pn.Client(t)
+		get := func(addr string) (string, error) {
+			resp, err := client.Get("http://" + addr + "/")
+			if err != nil {
+				return "", err
+			}
+			defer resp.Body.Close()
+			b, err := io.ReadAll(resp.Body)
+			return string(b), err
+		}
+		a, srvA := serve("127.0.0.1:0", "a")
+		b, srvB := serve("127.0.0.1:0", "b")
+		if a.Addr().String() == b.Addr().String() {
+			t.Fatalf("two listeners at %s", a.Addr())
+		}
+		if _, err := pn.Listen("tcp", a.Addr().String()); !errors.Is(err, syscall.EADDRINUSE) {
+			t.Errorf("a second Listen at %s = %v, want EADDRINUSE", a.Addr(), err)
+		}
+		for addr, want := range map[string]string{a.Addr().String(): "a", b.Addr().String(): "b"} {
+			if got, err := get(addr); got != want || err != nil {
+				t.Errorf("GET %s = %q, %v; want %q", addr, got, err, want)
+			}
+		}
+		if _, err := get("127.0.0.1:1"); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("GET where nothing listens = %v, want ECONNREFUSED", err)
+		}
+		addrA := a.Addr().String()
+		srvA.Close()
+		client.CloseIdleConnections()
+		if _, err := get(addrA); !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Errorf("GET at a closed listener = %v, want ECONNREFUSED", err)
+		}
+		_, srvA = serve(addrA, "a again")
+		if got, err := get(addrA); got != "a again" || err != nil {
+			t.Errorf("GET after serving again = %q, %v", got, err)
+		}
+		srvA.Close()
+		srvB.Close()
 	})
 }
