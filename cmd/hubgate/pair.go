@@ -59,15 +59,8 @@ type pairFlags struct {
 	secretStdin bool
 }
 
-func newPairCommand(a *app) *cobra.Command { return newCmdPair(a, nil) }
-
-// newCmdPair builds pair; runF (nil: a.pair) gets the parsed options.
-func newCmdPair(a *app, runF func(context.Context, pairFlags) error) *cobra.Command {
-	var f pairFlags
-	cmd := &cobra.Command{
-		Use:   "pair",
-		Short: "Sign in, create the virtual controller (User Device) and its device token, keep the secrets",
-		Long: `Pair this machine with the remote device service: sign in with your browser,
+// pairLong is pair's help.
+const pairLong = `Pair this machine with the remote device service: sign in with your browser,
 create a User Device of the configured device type, create its device token,
 confirm the device, then store the refresh token and the device token in the OS
 secret store and the device id and name in $XDG_CONFIG_HOME/hubgate/state.json.
@@ -99,8 +92,18 @@ token) and --replace creates a new device; both keep the api url, client id,
 device type and redirect address saved in state.json unless a flag changes one.
 One of them is required when stdin is not a terminal. A pairing is committed
 in one step: interrupted at any instant, the machine keeps the old pairing or
-the new one. 'hubgate unpair' removes the local secrets and state.`,
-		Args: noArgs,
+the new one. 'hubgate unpair' removes the local secrets and state.`
+
+func newPairCommand(a *app) *cobra.Command { return newCmdPair(a, nil) }
+
+// newCmdPair builds pair; runF (nil: a.pair) gets the parsed options.
+func newCmdPair(a *app, runF func(context.Context, pairFlags) error) *cobra.Command {
+	var f pairFlags
+	cmd := &cobra.Command{
+		Use:   "pair",
+		Short: "Sign in, create the virtual controller (User Device) and its device token, keep the secrets",
+		Long:  pairLong,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.overrides = flagOverrides(cmd, map[string]string{"api-url": "remote.api_url", "client-id": "remote.client_id",
 				"device-type": "remote.device_type_id", "redirect-uri": "remote.redirect_uri"})
