@@ -185,9 +185,18 @@ func pauseForTest(path, step string) {
 	}
 	f.WriteString(step + "\n")
 	f.Close()
-	if g, err := os.Open(path + ".go"); err == nil {
-		_, _ = bufio.NewReader(g).ReadString('\n')
+	// A pipe opened while the test's writer of the previous step is still
+	// open gives EOF without a line once that writer closes: open again.
+	for {
+		g, err := os.Open(path + ".go")
+		if err != nil {
+			return
+		}
+		line, _ := bufio.NewReader(g).ReadString('\n')
 		g.Close()
+		if line != "" {
+			return
+		}
 	}
 }
 
