@@ -8,7 +8,7 @@
 // crash at any instant leaves the old pairing or the new one. It never
 // prints or prompts: it reports each step through a Progress callback,
 // asks through RunOptions.Ask, and writes the sign-in address through the
-// oauth.LoginOptions it is given.
+// oauth.LoginOptions it is given. Run's choices are written in run.go.
 //
 // Choices where the spec is silent:
 //   - Before the sign-in, {api_url} must answer (oauth.Client.Probe, 5 s):
