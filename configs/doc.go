@@ -58,11 +58,6 @@
 // HUBGATE_AUTOMATE_KEY (through the getenv its caller passes) or from the
 // store, generating it on first use; RotateAutomateKey replaces it.
 //
-// Pairing state (state.go): the paired device's id, name, API URL, device
-// type and token id in <user config dir>/hubgate/state.json, written
-// atomically with mode 0600. It never holds a secret; those live in the
-// store.
-//
 // Tests: unit tests plug a fake backend into Keyring. The integration tests
 // (keyring_integration_test.go) need a real Secret Service and run under
 // .ci/with-keyring, which sets HUBGATE_TEST_KEYRING=1; without it they skip,

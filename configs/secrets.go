@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os/exec"
 	"strings"
@@ -47,9 +48,17 @@ const (
 // CanaryAccountPrefix starts the throwaway account names used by CheckStore.
 const CanaryAccountPrefix = "hubgate-canary-"
 
+// ErrSecretNotFound: the account holds no secret. It matches fs.ErrNotExist
+// too, so that a consumer declaring its own store interface
+// (deviceapi/pairing) tells "nothing stored" without importing configs.
+var ErrSecretNotFound error = secretNotFound{}
+
+type secretNotFound struct{}
+
+func (secretNotFound) Error() string        { return "secret not found" }
+func (secretNotFound) Is(target error) bool { return target == fs.ErrNotExist }
+
 var (
-	// ErrSecretNotFound: the account holds no secret.
-	ErrSecretNotFound = errors.New("secret not found")
 	// ErrStoreUnavailable matches (errors.Is) every *StoreError whose kind
 	// means "the OS secret store cannot be used right now": KindUnavailable,
 	// KindLocked and KindTimeout.
@@ -153,7 +162,7 @@ func (e *StoreError) Is(target error) bool {
 	switch target {
 	case ErrStoreUnavailable:
 		return e.Kind.unavailable()
-	case ErrSecretNotFound:
+	case ErrSecretNotFound, fs.ErrNotExist:
 		return e.Kind == KindNotFound
 	}
 	return false

@@ -17,6 +17,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/internal/atomicfile"
 )
 
@@ -326,9 +327,9 @@ configuration, the macro or the profile is invalid or cannot be read, 2 for an
 // pairedDeviceType is the paired device's type from the state file, or ""
 // (not paired, or a state file without it: custom actions unchecked).
 func (a *app) pairedDeviceType() string {
-	st, err := configs.LoadState("")
+	st, err := pairing.LoadState("")
 	if err != nil {
-		if !errors.Is(err, configs.ErrNoState) {
+		if !errors.Is(err, pairing.ErrNoState) {
 			fmt.Fprintf(a.stdio.Err, "warning: the pairing state cannot be read (%v); custom actions are not checked against a device type (--device-type sets one)\n", err)
 		}
 		return ""

@@ -29,6 +29,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
@@ -282,7 +283,7 @@ func newDaemonSetup(tb testing.TB, h *e2eHub, c daemonConfig) *daemonSetup {
 	if s.key == "" {
 		s.key = uniqueKey(tb)
 	}
-	if err := configs.SaveState(filepath.Join(s.xdg, "hubgate", "state.json"), configs.PairingState{
+	if err := pairing.SaveState(filepath.Join(s.xdg, "hubgate", "state.json"), pairing.State{
 		DeviceID: h.id(), DeviceName: "e2e pad", APIURL: h.url, TokenID: h.device.Token.ID, PairedAt: time.Now(),
 	}); err != nil {
 		tb.Fatal(err)

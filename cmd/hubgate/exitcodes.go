@@ -60,11 +60,13 @@ var exitTable = []struct {
 	code  int
 }{
 	{func(err error) bool { var u *usageError; return errors.As(err, &u) }, ExitUsage},
+	{func(err error) bool { var u *pairing.UsageError; return errors.As(err, &u) }, ExitUsage},
 	{func(err error) bool { return errors.Is(err, errConfigExists) }, ExitUsage},
 	{func(err error) bool { return errors.Is(err, errNotPaired) }, ExitNotPaired},
 	{func(err error) bool { return errors.Is(err, errNotRunning) }, ExitNotRunning},
 	{func(err error) bool { var c *configError; return errors.As(err, &c) }, ExitConfig},
 	{func(err error) bool { var v *configs.ValidationError; return errors.As(err, &v) }, ExitConfig},
+	{func(err error) bool { var s *pairing.SettingsError; return errors.As(err, &s) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrInvalidAccessKey) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrStoreUnavailable) }, ExitSecretStore},
 	{func(err error) bool { var p *server.PortWindowError; return errors.As(err, &p) }, ExitUnavailable},

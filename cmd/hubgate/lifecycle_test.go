@@ -25,6 +25,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
 	"github.com/hubgate/hubgate/internal/testenv"
 	"github.com/hubgate/hubgate/internal/testutil"
@@ -563,7 +564,7 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
 	}
-	first, err := configs.LoadState(statePathOf(e))
+	first, err := pairing.LoadState(statePathOf(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -594,7 +595,7 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("pair --replace: %d\n%s", r.code, r.stderr)
 	}
-	second, _ := configs.LoadState(statePathOf(e))
+	second, _ := pairing.LoadState(statePathOf(e))
 	want := "the running daemon (pid " + strconv.Itoa(d.cmd.Process.Pid) + "): reconnecting now with the new device " + second.DeviceID
 	if !strings.Contains(r.stderr, want) {
 		t.Fatalf("pair does not say what the daemon did (%q):\n%s", want, r.stderr)
@@ -641,7 +642,7 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 	if r := runCmd(t, e, "", "pair", "--name", "kept", "--timeout", "50s"); r.code != 0 {
 		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
 	}
-	first, err := configs.LoadState(statePathOf(e))
+	first, err := pairing.LoadState(statePathOf(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -672,7 +673,7 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("pair --reuse: %d\n%s", r.code, r.stderr)
 	}
-	second, err := configs.LoadState(statePathOf(e))
+	second, err := pairing.LoadState(statePathOf(e))
 	if err != nil || second.DeviceID != first.DeviceID || second.TokenID == "" || second.TokenID == first.TokenID {
 		t.Fatalf("the state after pair --reuse: %+v (%v), before %+v", second, err, first)
 	}

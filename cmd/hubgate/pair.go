@@ -1,58 +1,18 @@
 package main
 
-// `hubgate pair` and `hubgate unpair`: wiring of configs (settings, secret
-// store, state file), oauth (sign-in) and deviceapi (device and token).
-//
-// Choices where the issue is silent:
-//   - Order: flags and state are checked first (usage errors cost
-//     nothing), then the secret store (a canary write/read/delete), then
-//     the client secret is found, and only then does anything reach the
-//     service. A machine without a usable keyring fails before the
-//     sign-in, with nothing created anywhere.
-//   - Client secret: optional (the vendor's clients send none): the
-//     keyring, else HUBGATE_CLIENT_SECRET, else, with --client-secret-stdin,
-//     one line from stdin (prompted on stderr, echo off on a terminal),
-//     else none. Only a secret typed on stdin is stored (the environment
-//     stays the source for those who chose it).
-//   - Before the browser opens, {api_url} must answer (oauth.Client.Probe,
-//     5 s): a wrong address fails in seconds with exit 6. While the
-//     person signs in, the sign-in page itself is checked (oauth, see its
-//     package doc): a 4xx answer (an unknown client id or redirect
-//     address) fails at once with exit 6, naming both likely causes.
-//   - --reuse and --replace keep the api url, client id, device type and
-//     redirect address recorded in state.json; a flag overrides one, the
-//     environment and the config file do not (they were the first
-//     pairing's defaults; state.json is what it used), and each value kept
-//     over another is said. --reuse with an --api-url of another service
-//     is refused (use --replace).
-//   - The browser: its exit status is honoured; when it cannot be opened
-//     the redirected address is read from stdin (oauth.Login says so).
+// `hubgate pair` and `hubgate unpair`: flags, the prompt on the terminal
+// and the output. The decision, the sign-in, the device and the commit are
+// deviceapi/pairing's (Run, Unpair; its choices are written there). Here:
 //   - The last line names the next step (closePair): nothing when a
 //     running daemon took the new pairing, else 'hubgate run', after
 //     'hubgate config init' when there is no config file yet.
-//   - Re-runs: when a device is paired, `--reuse` keeps that device: it
-//     signs in again, creates a new device token for the device, confirms
-//     the device and replaces the stored refresh token and device token
-//     (the previous device token stays valid on the service; no route to
-//     disable it is shown). `--replace` creates a new device and token and
-//     replaces everything local (the old device stays on the service; no
-//     delete route is shown). Without either, an interactive run asks; a
-//     run whose stdin is not a terminal (a pipe, /dev/null: checked with
-//     TCGETS, not by the file's mode) is a usage error that says what
-//     exists and names --reuse and --replace.
-//   - Nothing half-stored, even under kill -9: nothing local is written
-//     until every remote step succeeded; then pairing's commit protocol
-//     (deviceapi/pairing, commit.go): the secrets go to the secret slot the
-//     current pairing does not use, the state file's atomic rename names
-//     that slot (the one commit point), then the previous slot is
-//     deleted. A crash at any instant leaves the old pairing or the new
-//     one; what it left in the unused slot is removed by the next pair.
-//     One pair or unpair at a time (pairing.Lock; another one: exit 5).
-//     An error after the sign-in names what was created on the service.
+//   - A run whose stdin is not a terminal (a pipe, /dev/null: checked with
+//     TCGETS, not by the file's mode) cannot be asked: pairing then wants
+//     --reuse or --replace. The client secret is read from stdin only with
+//     --client-secret-stdin (echo off on a terminal).
 //   - pair is non-dumpable, as the daemon (proc.DenyInspection): the
 //     browser it starts, or any process of the user, cannot read
-//     HUBGATE_CLIENT_SECRET out of /proc/<pid>/environ; the browser's own
-//     environment is scrubbed too.
+//     HUBGATE_CLIENT_SECRET out of /proc/<pid>/environ.
 //   - EnvPairStops is a test hook of the crash tests (a pause before each
 //     step); it is never set in normal use.
 //   - Exit codes: see exitcodes.go (sign-in failures 6, refusals of the
@@ -72,6 +32,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
@@ -79,9 +40,12 @@ import (
 )
 
 // EnvClientSecret supplies the OAuth client secret for headless use.
-const EnvClientSecret = "HUBGATE_CLIENT_SECRET"
+const EnvClientSecret = pairing.EnvClientSecret
 
+// pairFlags are pair's options: its flags, and the configuration
+// overrides of the ones that were set.
 type pairFlags struct {
+	overrides   []configs.Override
 	name        string
 	noBrowser   bool
 	jsonOut     bool
@@ -95,12 +59,8 @@ type pairFlags struct {
 	secretStdin bool
 }
 
-func newPairCommand(a *app) *cobra.Command {
-	var f pairFlags
-	cmd := &cobra.Command{
-		Use:   "pair",
-		Short: "Sign in, create the virtual controller (User Device) and its device token, keep the secrets",
-		Long: `Pair this machine with the remote device service: sign in with your browser,
+// pairLong is pair's help.
+const pairLong = `Pair this machine with the remote device service: sign in with your browser,
 create a User Device of the configured device type, create its device token,
 confirm the device, then store the refresh token and the device token in the OS
 secret store and the device id and name in $XDG_CONFIG_HOME/hubgate/state.json.
@@ -132,10 +92,25 @@ token) and --replace creates a new device; both keep the api url, client id,
 device type and redirect address saved in state.json unless a flag changes one.
 One of them is required when stdin is not a terminal. A pairing is committed
 in one step: interrupted at any instant, the machine keeps the old pairing or
-the new one. 'hubgate unpair' removes the local secrets and state.`,
-		Args: noArgs,
+the new one. 'hubgate unpair' removes the local secrets and state.`
+
+func newPairCommand(a *app) *cobra.Command { return newCmdPair(a, nil) }
+
+// newCmdPair builds pair; runF (nil: a.pair) gets the parsed options.
+func newCmdPair(a *app, runF func(context.Context, pairFlags) error) *cobra.Command {
+	var f pairFlags
+	cmd := &cobra.Command{
+		Use:   "pair",
+		Short: "Sign in, create the virtual controller (User Device) and its device token, keep the secrets",
+		Long:  pairLong,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.pair(cmd.Context(), cmd, f)
+			f.overrides = flagOverrides(cmd, map[string]string{"api-url": "remote.api_url", "client-id": "remote.client_id",
+				"device-type": "remote.device_type_id", "redirect-uri": "remote.redirect_uri"})
+			if runF != nil {
+				return runF(cmd.Context(), f)
+			}
+			return a.pair(cmd.Context(), f)
 		},
 	}
 	fl := cmd.Flags()
@@ -182,7 +157,7 @@ type pairEnv struct {
 	in          *bufio.Reader // stdin, shared by every prompt
 	getenv      func(string) string
 	store       configs.SecretStore
-	statePath   string // "" : configs.DefaultStatePath
+	statePath   string // "" : pairing.DefaultStatePath
 	interactive bool   // stdin is a terminal
 	stdinFile   *os.File
 	now         func() time.Time
@@ -210,9 +185,18 @@ func pauseForTest(path, step string) {
 	}
 	f.WriteString(step + "\n")
 	f.Close()
-	if g, err := os.Open(path + ".go"); err == nil {
-		_, _ = bufio.NewReader(g).ReadString('\n')
+	// A pipe opened while the test's writer of the previous step is still
+	// open gives EOF without a line once that writer closes: open again.
+	for {
+		g, err := os.Open(path + ".go")
+		if err != nil {
+			return
+		}
+		line, _ := bufio.NewReader(g).ReadString('\n')
 		g.Close()
+		if line != "" {
+			return
+		}
 	}
 }
 
@@ -248,24 +232,14 @@ func (a *app) pairEnv(cfg *configs.Config) pairEnv {
 	return e
 }
 
-func (a *app) pair(ctx context.Context, cmd *cobra.Command, f pairFlags) error {
+func (a *app) pair(ctx context.Context, f pairFlags) error {
 	if f.reuse && f.replace {
 		return &usageError{errors.New("--reuse and --replace exclude each other")}
 	}
 	if f.timeout <= 0 {
 		return &usageError{fmt.Errorf("--timeout must be positive, got %s", f.timeout)}
 	}
-	var overrides []configs.Override
-	override := func(flag, path, value string) {
-		if cmd.Flags().Changed(flag) {
-			overrides = append(overrides, configs.Override{Path: path, Value: value, Origin: "flag --" + flag})
-		}
-	}
-	override("api-url", "remote.api_url", f.apiURL)
-	override("client-id", "remote.client_id", f.clientID)
-	override("device-type", "remote.device_type_id", f.deviceType)
-	override("redirect-uri", "remote.redirect_uri", f.redirectURI)
-	cfg, err := a.loadConfig(overrides)
+	cfg, err := a.loadConfig(f.overrides)
 	if err != nil {
 		return err
 	}
@@ -285,6 +259,18 @@ func (a *app) pair(ctx context.Context, cmd *cobra.Command, f pairFlags) error {
 		return enc.Encode(res)
 	}
 	return nil
+}
+
+// flagOverrides are the configuration overrides of the flags of cmd that
+// were set (flag name -> config path).
+func flagOverrides(cmd *cobra.Command, paths map[string]string) []configs.Override {
+	var out []configs.Override
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		if path, ok := paths[fl.Name]; ok {
+			out = append(out, configs.Override{Path: path, Value: fl.Value.String(), Origin: "flag --" + fl.Name})
+		}
+	})
+	return out
 }
 
 // pairResult is the --json output. It never holds a secret.
@@ -343,139 +329,21 @@ func (e pairEnv) progress(format string, args ...any) {
 	fmt.Fprintf(e.stdio.Err, "hubgate: "+format+"\n", args...)
 }
 
-// runPair runs the pairing; see the package comment of this file.
+// runPair runs the pairing (pairing.Run) with cfg's settings.
 func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (*pairResult, error) {
-	statePath := e.statePath
-	if statePath == "" {
-		p, err := configs.DefaultStatePath()
-		if err != nil {
-			return nil, err
-		}
-		statePath = p
-	}
-
-	// One pairing at a time: two would write the same secret slot.
-	release, err := pairing.Lock(statePath)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-
-	// 1. What exists, and what this run will do.
-	prev, err := configs.LoadState(statePath)
-	switch {
-	case errors.Is(err, configs.ErrNoState):
-		prev = nil
-		if f.reuse {
-			return nil, &usageError{errors.New("--reuse: no device is paired on this machine; run 'hubgate pair' without --reuse")}
-		}
-	case err != nil:
-		if !f.replace {
-			return nil, fmt.Errorf("%w (or run 'hubgate pair --replace' to pair a new device over it)", err)
-		}
-		prev = nil
-	}
-	reuse, replace := false, f.replace
-	if prev != nil {
-		e.progress("a device is already paired: %s (%q) at %s, paired %s", prev.DeviceID, prev.DeviceName, prev.APIURL, prev.PairedAt.Local().Format(time.RFC1123))
-		switch {
-		case f.reuse:
-			reuse = true
-		case f.replace:
-		case e.interactive:
-			choice, err := e.ask("Reuse it (sign in again and get a new device token), replace it with a new device, or cancel? [reuse/replace/cancel]: ")
-			if err != nil {
-				return nil, &usageError{fmt.Errorf("a device is already paired and %v; run again with --reuse to keep it or --replace to create a new device", err)}
-			}
-			switch strings.ToLower(strings.TrimSpace(choice)) {
-			case "reuse", "r":
-				reuse = true
-			case "replace", "new", "n":
-				replace = true
-			default:
-				return nil, errors.New("pair canceled; nothing was changed")
-			}
-		default:
-			return nil, &usageError{fmt.Errorf("a device is already paired (%s %q at %s); run again with --reuse to keep it and renew its sign-in and device token, with --replace to create a new device (the old one stays on the service), or run 'hubgate unpair' first", prev.DeviceID, prev.DeviceName, prev.APIURL)}
-		}
-	}
-
-	// 2. Settings: a re-pairing keeps what the state file recorded
-	// unless a flag says otherwise.
 	r := cfg.Remote
-	if prev != nil && (reuse || replace) {
-		keepPairedSettings(e, cfg, &r, prev)
-	}
-	var problems []configs.FieldError
-	need := func(path, v, env string) {
-		if v == "" {
-			problems = append(problems, configs.FieldError{Path: path, Message: "must be set to pair (config file, " + env + " or the flag)"})
-		}
-	}
-	need("remote.api_url", r.APIURL, "HUBGATE_API_URL")
-	need("remote.client_id", r.ClientID, "HUBGATE_CLIENT_ID")
-	if !reuse {
-		need("remote.device_type_id", r.DeviceTypeID, "HUBGATE_DEVICE_TYPE")
-	}
-	if len(problems) > 0 {
-		return nil, &configs.ValidationError{Problems: problems}
-	}
-	apiURL := strings.TrimRight(r.APIURL, "/")
-	deviceType := r.DeviceTypeID
-	name := f.name
-	if reuse {
-		if strings.TrimRight(prev.APIURL, "/") != apiURL {
-			return nil, &usageError{fmt.Errorf("--reuse: the paired device belongs to %s but --api-url names %s; use --replace to pair with %s", prev.APIURL, apiURL, apiURL)}
-		}
-		deviceType = prev.DeviceTypeID
-		if name == "" {
-			name = prev.DeviceName
-		}
-	}
-	if name == "" {
-		name = "hubgate"
-		if h, err := e.hostname(); err == nil && h != "" {
-			name = "hubgate on " + h
-		}
-	}
-
-	// 3. The secret store must work before anything is created remotely.
-	e.progress("checking the OS secret store")
-	if err := configs.CheckStore(ctx, e.store); err != nil {
-		return nil, fmt.Errorf("the OS secret store is not usable, so nothing was created: %w", err)
-	}
-	// What an interrupted pairing left in the slot no pairing uses.
-	if removed, err := pairing.Collect(ctx, e.store, configs.ErrSecretNotFound, pairedAccounts, prev != nil, committedSlot(prev)); err != nil {
-		e.progress("could not remove the secrets an interrupted pairing left (%v); going on", err)
-	} else if len(removed) > 0 {
-		e.progress("removed the secrets an interrupted pairing left: %s", strings.Join(removed, ", "))
-	}
-
-	// 4. The client secret, if any.
-	secret, secretSource, err := e.clientSecret(ctx, f.secretStdin)
-	if err != nil {
-		return nil, err
-	}
-	if secretSource == sourceNone {
-		e.progress("no client secret: signing in as a public client, as the service's own clients do")
-	} else {
-		e.progress("using the client secret from %s", secretSource)
-	}
-
-	// 5. Sign in, the device and its token.
-	po := pairing.Options{
-		OAuth: oauth.Config{
-			APIURL:            apiURL,
-			AuthURL:           r.AuthURL,
-			ClientID:          r.ClientID,
-			ClientSecret:      secret,
-			Grant:             oauth.Grant(r.TokenGrant),
-			RedirectURI:       r.RedirectURI,
-			AllowMissingState: r.AllowMissingState,
-			MissingStateHint:  "remote.allow_missing_state: true in the config file",
-			HTTPClient:        e.httpClient,
-			Logger:            e.log,
-		},
+	o := pairing.RunOptions{
+		StatePath:  e.statePath,
+		Store:      e.store,
+		CheckStore: func(ctx context.Context) error { return configs.CheckStore(ctx, e.store) },
+		Settings: pairing.Settings{APIURL: r.APIURL, AuthURL: r.AuthURL, ClientID: r.ClientID, DeviceTypeID: r.DeviceTypeID,
+			RedirectURI: r.RedirectURI, TokenGrant: r.TokenGrant, AllowMissingState: r.AllowMissingState},
+		Source:     cfg.Source,
+		DeviceName: f.name,
+		Hostname:   e.hostname,
+		Getenv:     e.getenv,
+		Progress:   func(p pairing.Progress) { e.progress("%s", p.Message) },
+		BeforeStep: e.stop,
 		Login: oauth.LoginOptions{
 			Out:         e.stdio.Err,
 			NoBrowser:   f.noBrowser,
@@ -484,136 +352,43 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 			Getenv:      e.getenv,
 			OpenBrowser: e.openBrowser,
 		},
-		DeviceTypeID: deviceType,
-		DeviceName:   name,
-		UserAgent:    "hubgate/" + version(),
-		Progress: func(p pairing.Progress) {
-			e.stop(string(p.Step))
-			e.progress("%s", p.Message)
-		},
+		HTTPClient: e.httpClient,
+		Logger:     e.log,
+		UserAgent:  "hubgate/" + version(),
+		Now:        e.now,
 	}
-	if reuse {
-		po.ReuseDeviceID = prev.DeviceID
+	switch {
+	case f.reuse:
+		o.Choice = pairing.ChoiceReuse
+	case f.replace:
+		o.Choice = pairing.ChoiceReplace
 	}
-	paired, err := pairing.Pair(ctx, po)
+	if e.interactive {
+		o.Ask = e.ask
+	}
+	if f.secretStdin {
+		o.AskClientSecret = e.ask
+	}
+	res, err := pairing.Run(ctx, o)
 	if err != nil {
-		var se *pairing.StepError
-		if errors.As(err, &se) {
-			return nil, fmt.Errorf("%w; nothing was stored on this machine", err)
-		}
 		return nil, err
 	}
-	dev, dt := paired.Device, paired.Token
-	if dev.NameOverride != "" {
-		name = dev.NameOverride
-	}
-	// localFail says what a failure after the remote steps left here.
-	localFail := func(err error) error {
-		msg := "nothing was stored on this machine; the previous pairing, if any, is unchanged"
-		var ue *pairing.UndoError
-		if errors.As(err, &ue) {
-			msg = "the previous pairing, if any, is unchanged; secrets of this run may remain in the OS secret store, unused (the next 'hubgate pair' removes them)"
-		}
-		return fmt.Errorf("%w; %s", err, msg)
-	}
-
-	// 7. Everything local, through the commit protocol: the secrets into
-	// the slot the current pairing does not use, then the state file (the
-	// commit point), then the previous pairing's secrets are removed.
-	e.progress("storing the refresh token and the device token in the OS secret store")
-	st := configs.PairingState{
-		DeviceID:     dev.ID,
-		DeviceName:   name,
-		APIURL:       apiURL,
-		DeviceTypeID: deviceType,
-		TokenID:      dt.ID,
-		PairedAt:     e.now().UTC().Truncate(time.Second),
-		ClientID:     r.ClientID,
-		RedirectURI:  r.RedirectURI,
-	}
-	co := pairing.CommitOptions{
-		Store:               e.store,
-		NotFound:            configs.ErrSecretNotFound,
-		RefreshTokenAccount: configs.AccountOAuthRefreshToken,
-		DeviceTokenAccount:  configs.AccountDeviceToken,
-		Committed:           committedSlot(prev),
-		Save: func(slot string) error {
-			st.SecretSlot = slot
-			return configs.SaveState(statePath, st)
-		},
-		Step: e.stop,
-	}
-	if prev == nil {
-		co.Committed = pairing.SlotB // nothing paired: the new pairing takes the base account names
-	}
-	if secretSource == sourceStdin {
-		co.Extra = []pairing.Secret{{Account: configs.AccountOAuthClientSecret, Value: secret}}
-	}
-	_, leftover, err := paired.Commit(ctx, co)
-	if err != nil {
-		return nil, localFail(err)
-	}
-	if leftover != nil {
-		e.progress("could not remove the previous pairing's secrets (%v); they are unused, and the next 'hubgate pair' removes them", leftover)
-	}
-	e.progress("wrote %s", statePath)
-	if reuse {
-		e.progress("paired: device %s (%q) kept, with a new device token %s (the previous token %s stays valid on the service)", dev.ID, name, dt.ID, prev.TokenID)
-	} else {
-		e.progress("paired: device %s (%q) at %s", dev.ID, name, apiURL)
-		if prev != nil {
-			e.progress("the previous device %s stays on the service; remove it in the app if you no longer want it", prev.DeviceID)
-		}
-	}
+	st := res.State
 	return &pairResult{
 		DeviceID: st.DeviceID, DeviceName: st.DeviceName, APIURL: st.APIURL, DeviceTypeID: st.DeviceTypeID,
-		TokenID: st.TokenID, PairedAt: st.PairedAt, Reused: reuse, StateFile: statePath, Next: nextRun,
+		TokenID: st.TokenID, PairedAt: st.PairedAt, Reused: res.Reused, StateFile: res.StatePath, Next: nextRun,
 	}, nil
 }
 
-// Where the client secret came from.
-const (
-	sourceKeyring = "the OS secret store"
-	sourceEnv     = EnvClientSecret
-	sourceStdin   = "stdin"
-	sourceNone    = ""
-)
-
-// clientSecret finds the client secret: keyring, environment, stdin (only
-// when fromStdin), else none.
-func (e pairEnv) clientSecret(ctx context.Context, fromStdin bool) (string, string, error) {
-	s, err := e.store.Get(ctx, configs.AccountOAuthClientSecret)
-	switch {
-	case err == nil && s != "":
-		return s, sourceKeyring, nil
-	case err != nil && !errors.Is(err, configs.ErrSecretNotFound):
-		return "", "", fmt.Errorf("read the client secret: %w", err)
+// ask prints a question on stderr and reads one line of stdin; a secret
+// with the terminal's echo off.
+func (e pairEnv) ask(q pairing.Question) (string, error) {
+	fmt.Fprint(e.stdio.Err, q.Prompt)
+	if q.Secret {
+		line, err := readSecretLine(e.in, e.stdinFile, e.interactive)
+		fmt.Fprintln(e.stdio.Err)
+		return line, err
 	}
-	if s := e.getenv(EnvClientSecret); s != "" {
-		return s, sourceEnv, nil
-	}
-	if !fromStdin {
-		return "", sourceNone, nil
-	}
-	fmt.Fprint(e.stdio.Err, "OAuth client secret (from the developer portal; input hidden on a terminal): ")
-	line, err := readSecretLine(e.in, e.stdinFile, e.interactive)
-	fmt.Fprintln(e.stdio.Err)
-	line = strings.TrimSpace(line)
-	if line == "" {
-		cause := "stdin gave an empty line"
-		if err != nil {
-			cause = "stdin ended (" + err.Error() + ")"
-		}
-		return "", "", &configs.ValidationError{Problems: []configs.FieldError{{
-			Message: "--client-secret-stdin: no OAuth client secret: " + cause + "; type it on a terminal, pipe it on stdin, or set " + EnvClientSecret,
-		}}}
-	}
-	return line, sourceStdin, nil
-}
-
-// ask prints a question on stderr and reads one line of stdin.
-func (e pairEnv) ask(question string) (string, error) {
-	fmt.Fprint(e.stdio.Err, question)
 	line, err := e.in.ReadString('\n')
 	if err != nil && line == "" {
 		return "", fmt.Errorf("no answer on stdin: %w", err)
@@ -630,102 +405,8 @@ func readLine(in *bufio.Reader) (string, error) {
 	return strings.TrimRight(line, "\r\n"), err
 }
 
-// runUnpair removes the local secrets, then the state file.
+// runUnpair removes the local secrets, then the state file (pairing.Unpair).
 func runUnpair(ctx context.Context, e pairEnv, keepSecret bool) error {
-	statePath := e.statePath
-	if statePath == "" {
-		p, err := configs.DefaultStatePath()
-		if err != nil {
-			return err
-		}
-		statePath = p
-	}
-	release, err := pairing.Lock(statePath)
-	if err != nil {
-		return err
-	}
-	defer release()
-	st, stErr := configs.LoadState(statePath)
-	if stErr != nil && !errors.Is(stErr, configs.ErrNoState) {
-		e.progress("the state file is unreadable and will be removed: %v", stErr)
-	}
-	var accounts []string
-	for _, slot := range []string{pairing.SlotA, pairing.SlotB} {
-		for _, base := range pairedAccounts {
-			accounts = append(accounts, pairing.SlotAccount(base, slot))
-		}
-	}
-	if !keepSecret {
-		accounts = append(accounts, configs.AccountOAuthClientSecret)
-	}
-	var removed []string
-	for _, acct := range accounts {
-		err := e.store.Delete(ctx, acct)
-		switch {
-		case err == nil:
-			removed = append(removed, acct)
-		case errors.Is(err, configs.ErrSecretNotFound):
-		default:
-			return fmt.Errorf("unpair stopped, the state file is kept: %w", err)
-		}
-	}
-	stateRemoved := false
-	if err := configs.RemoveState(statePath); err == nil {
-		stateRemoved = true
-	} else if !errors.Is(err, configs.ErrNoState) {
-		return err
-	}
-	if len(removed) == 0 && !stateRemoved {
-		e.progress("nothing to remove: no device is paired and no pairing secrets are stored")
-		return nil
-	}
-	if len(removed) > 0 {
-		e.progress("removed from the OS secret store: %s", strings.Join(removed, ", "))
-	}
-	if stateRemoved {
-		e.progress("removed %s", statePath)
-	}
-	if st != nil {
-		e.progress("the device %s (%q) still exists on %s: hubgate cannot delete it; remove it in the app if you no longer want it", st.DeviceID, st.DeviceName, st.APIURL)
-	}
-	return nil
-}
-
-// pairedAccounts are the base names of the accounts of a pairing's
-// secrets, kept in the commit protocol's slots (pairing.SlotAccount).
-var pairedAccounts = []string{configs.AccountOAuthRefreshToken, configs.AccountDeviceToken}
-
-// committedSlot is the secret slot of the committed pairing st (nil: none).
-func committedSlot(st *configs.PairingState) string {
-	if st == nil {
-		return pairing.SlotA
-	}
-	return st.SecretSlot
-}
-
-// keepPairedSettings makes a re-pairing (--reuse, --replace) keep the
-// sign-in settings and the device type that the state file recorded: a
-// flag overrides one, the environment and the config file do not (they
-// were the first pairing's defaults; state.json is what it used). Each
-// value kept over another one is said.
-func keepPairedSettings(e pairEnv, cfg *configs.Config, r *configs.RemoteConfig, prev *configs.PairingState) {
-	var kept []string
-	keep := func(path, flag string, cur *string, saved string) {
-		if saved == "" || strings.HasPrefix(cfg.Source(path), "flag ") || *cur == saved {
-			return
-		}
-		if *cur != "" {
-			e.progress("%s: keeping %q from the paired state (%s), not %q from %s; pass --%s to change it", path, saved, "state.json", *cur, cfg.Source(path), flag)
-		} else {
-			kept = append(kept, fmt.Sprintf("%s %q", path, saved))
-		}
-		*cur = saved
-	}
-	keep("remote.api_url", "api-url", &r.APIURL, prev.APIURL)
-	keep("remote.client_id", "client-id", &r.ClientID, prev.ClientID)
-	keep("remote.device_type_id", "device-type", &r.DeviceTypeID, prev.DeviceTypeID)
-	keep("remote.redirect_uri", "redirect-uri", &r.RedirectURI, prev.RedirectURI)
-	if len(kept) > 0 {
-		e.progress("from the paired state (state.json): %s", strings.Join(kept, ", "))
-	}
+	return pairing.Unpair(ctx, pairing.UnpairOptions{StatePath: e.statePath, Store: e.store, KeepClientSecret: keepSecret,
+		Progress: func(p pairing.Progress) { e.progress("%s", p.Message) }})
 }

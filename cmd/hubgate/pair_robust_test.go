@@ -93,7 +93,7 @@ func TestPairReplaceAndReuseKeepTheStateValues(t *testing.T) {
 	if r := runCmd(t, e, "", "pair", "--api-url", apiURL, "--client-id", client, "--device-type", devType); r.code != 0 {
 		t.Fatalf("first pair: %d\n%s", r.code, r.stderr)
 	}
-	first, err := configs.LoadState(statePathOf(e))
+	first, err := pairing.LoadState(statePathOf(e))
 	if err != nil || first.ClientID != client || first.DeviceTypeID != devType {
 		t.Fatalf("first state %+v %v", first, err)
 	}
@@ -102,7 +102,7 @@ func TestPairReplaceAndReuseKeepTheStateValues(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("pair --replace --api-url: %d\n%s", r.code, r.stderr)
 	}
-	second, err := configs.LoadState(statePathOf(e))
+	second, err := pairing.LoadState(statePathOf(e))
 	if err != nil || second.DeviceID == first.DeviceID || second.ClientID != client || second.DeviceTypeID != devType || second.APIURL != apiURL {
 		t.Fatalf("after --replace: %+v %v", second, err)
 	}
@@ -120,7 +120,7 @@ func TestPairReplaceAndReuseKeepTheStateValues(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "someone-else") || !strings.Contains(r.stderr, "--client-id") {
 		t.Fatalf("pair --reuse with another client id in the environment: %d\n%s", r.code, r.stderr)
 	}
-	third, _ := configs.LoadState(statePathOf(e))
+	third, _ := pairing.LoadState(statePathOf(e))
 	if third.DeviceID != second.DeviceID || third.ClientID != client || third.TokenID == second.TokenID {
 		t.Fatalf("after --reuse: %+v", third)
 	}
@@ -219,7 +219,7 @@ func TestPairKilledAtEveryStepLeavesTheOldPairingOrTheNew(t *testing.T) {
 		if r := runCmd(t, e, "", "pair", "--name", "old"); r.code != 0 {
 			t.Fatalf("first pair: %d\n%s", r.code, r.stderr)
 		}
-		old, _ := configs.LoadState(statePathOf(e))
+		old, _ := pairing.LoadState(statePathOf(e))
 		oldTok := pairedDeviceToken(t, e)
 
 		seen, killed := pairStoppingAt(t, e, i)
@@ -227,7 +227,7 @@ func TestPairKilledAtEveryStepLeavesTheOldPairingOrTheNew(t *testing.T) {
 			t.Fatalf("round %d did not stop before %q as the whole pairing did (%q); it saw %q", i, at, steps, seen)
 		}
 
-		st, err := configs.LoadState(statePathOf(e))
+		st, err := pairing.LoadState(statePathOf(e))
 		if err != nil {
 			t.Fatalf("killed before %q: the state file: %v", at, err)
 		}
@@ -250,7 +250,7 @@ func TestPairKilledAtEveryStepLeavesTheOldPairingOrTheNew(t *testing.T) {
 		if r := runCmd(t, e, "", "pair", "--replace"); r.code != 0 {
 			t.Fatalf("killed before %q, the next pair: %d\n%s", at, r.code, r.stderr)
 		}
-		now, _ := configs.LoadState(statePathOf(e))
+		now, _ := pairing.LoadState(statePathOf(e))
 		unused := pairing.OtherSlot(now.SecretSlot)
 		for _, base := range pairedAccounts {
 			if lookupSecret(t, pairing.SlotAccount(base, unused)) != "" {

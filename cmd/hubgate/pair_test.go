@@ -98,13 +98,16 @@ func requireCurl(t *testing.T) {
 var pairAccounts = []string{configs.AccountOAuthRefreshToken, configs.AccountDeviceToken, configs.AccountOAuthClientSecret,
 	pairing.SlotAccount(configs.AccountOAuthRefreshToken, pairing.SlotB), pairing.SlotAccount(configs.AccountDeviceToken, pairing.SlotB)}
 
+// pairedAccounts are the base names of the slotted accounts.
+var pairedAccounts = []string{pairing.AccountRefreshToken, pairing.AccountDeviceToken}
+
 // lookupSecret reads an account of service hubgate from the Secret
 // Service with secret-tool ("" when absent).
 // pairedDeviceToken is the device token of the pairing the state file of
 // environment e names (its secret slot).
 func pairedDeviceToken(t *testing.T, e []string) string {
 	t.Helper()
-	st, err := configs.LoadState(statePathOf(e))
+	st, err := pairing.LoadState(statePathOf(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +237,7 @@ func TestPairAgainstTheMockStoresSecretsInTheKeyring(t *testing.T) {
 	assertNoSecretIn(t, "the output", r.stdout+r.stderr, devTok, refresh, mockhub.DefaultClientSecret)
 
 	// The state file.
-	st, err := configs.LoadState(statePathOf(e))
+	st, err := pairing.LoadState(statePathOf(e))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +270,7 @@ func TestPairRerunReuseReplaceAndUnpair(t *testing.T) {
 	if r := runCmd(t, e, "", "pair", "--name", "first"); r.code != 0 {
 		t.Fatalf("first pair: %d %s", r.code, r.stderr)
 	}
-	first, _ := configs.LoadState(statePathOf(e))
+	first, _ := pairing.LoadState(statePathOf(e))
 	firstTok := pairedDeviceToken(t, e)
 
 	r := runCmd(t, e, "", "pair")
@@ -747,8 +750,8 @@ func TestRunPairKeepsThePreviousPairingWhenAWriteFails(t *testing.T) {
 	newSlot := pairing.SlotAccount(configs.AccountDeviceToken, pairing.SlotB)
 	e, errBuf := testPairEnv(t, &failingStore{mem, newSlot}, "", nil)
 	e = quietLog(e)
-	old := configs.PairingState{DeviceID: "old-device", APIURL: apiURL, DeviceTypeID: mockhub.DefaultDeviceTypeID, ClientID: mockhub.DefaultClientID}
-	if err := configs.SaveState(e.statePath, old); err != nil {
+	old := pairing.State{DeviceID: "old-device", APIURL: apiURL, DeviceTypeID: mockhub.DefaultDeviceTypeID, ClientID: mockhub.DefaultClientID}
+	if err := pairing.SaveState(e.statePath, old); err != nil {
 		t.Fatal(err)
 	}
 	_, err := runPair(ctx, e, testConfig(t, apiURL), pairFlags{timeout: time.Minute, replace: true})
@@ -773,7 +776,7 @@ func TestRunPairKeepsThePreviousPairingWhenAWriteFails(t *testing.T) {
 			t.Errorf("%s left behind: %v", acct, err)
 		}
 	}
-	if st, err := configs.LoadState(e.statePath); err != nil || st.DeviceID != "old-device" || st.SecretSlot != pairing.SlotA {
+	if st, err := pairing.LoadState(e.statePath); err != nil || st.DeviceID != "old-device" || st.SecretSlot != pairing.SlotA {
 		t.Errorf("the state file changed: %+v %v", st, err)
 	}
 	if !strings.Contains(errBuf.String(), "using the client secret from the OS secret store") {
@@ -904,14 +907,14 @@ func TestRunPairInteractiveChoice(t *testing.T) {
 func TestRunPairReuseOfADeletedDevice(t *testing.T) {
 	_, apiURL := startMock(t, mockhub.Config{}, nil)
 	e, _ := testPairEnv(t, configs.NewMemoryStore(), "", map[string]string{EnvClientSecret: mockhub.DefaultClientSecret})
-	configs.SaveState(e.statePath, configs.PairingState{DeviceID: "gone", DeviceName: "old", APIURL: apiURL, DeviceTypeID: mockhub.DefaultDeviceTypeID})
+	pairing.SaveState(e.statePath, pairing.State{DeviceID: "gone", DeviceName: "old", APIURL: apiURL, DeviceTypeID: mockhub.DefaultDeviceTypeID})
 	_, err := runPair(context.Background(), quietLog(e), testConfig(t, apiURL), pairFlags{timeout: time.Minute, reuse: true})
 	if exitCode(err) != ExitRemote || !strings.Contains(err.Error(), "--replace") {
 		t.Fatalf("exit %d err %v", exitCode(err), err)
 	}
 	// --reuse with --api-url naming another service is refused before
 	// anything happens.
-	configs.SaveState(e.statePath, configs.PairingState{DeviceID: "d", APIURL: "https://other.example.com"})
+	pairing.SaveState(e.statePath, pairing.State{DeviceID: "d", APIURL: "https://other.example.com"})
 	_, err = runPair(context.Background(), quietLog(e), testConfigWith(t, apiURL, configs.Override{Path: "remote.api_url", Value: apiURL, Origin: "flag --api-url"}), pairFlags{timeout: time.Minute, reuse: true})
 	if exitCode(err) != ExitUsage || !strings.Contains(err.Error(), "other.example.com") {
 		t.Fatalf("exit %d err %v", exitCode(err), err)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
 )
 
@@ -65,7 +66,7 @@ func TestPairWithFlagsAndNoClientSecretAsTheVendorsClients(t *testing.T) {
 	if !strings.Contains(r.stderr, "next: run 'hubgate config init' (there is no config file yet), then 'hubgate run'") || !strings.Contains(r.stderr, "public client") {
 		t.Errorf("stderr:\n%s", r.stderr)
 	}
-	st, err := configs.LoadState(statePathOf(e))
+	st, err := pairing.LoadState(statePathOf(e))
 	if err != nil || st.ClientID != "mock-client" {
 		t.Fatalf("state %+v %v", st, err)
 	}
@@ -171,7 +172,7 @@ func TestPairWithAFixedRedirectAddress(t *testing.T) {
 	if len(m.Devices()) != 1 {
 		t.Fatal("not paired")
 	}
-	if st, err := configs.LoadState(statePathOf(e)); err != nil || st.RedirectURI != redirect {
+	if st, err := pairing.LoadState(statePathOf(e)); err != nil || st.RedirectURI != redirect {
 		t.Errorf("state %+v %v", st, err)
 	}
 	// An address that is not on this machine is a configuration error.

@@ -7,8 +7,8 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/journal"
-	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
@@ -36,7 +36,7 @@ func TestRealServiceShapeFromPairToATypedPhrase(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
 	}
-	st, err := configs.LoadState(statePathOf(e))
+	st, err := pairing.LoadState(statePathOf(e))
 	if err != nil {
 		t.Fatal(err)
 	}

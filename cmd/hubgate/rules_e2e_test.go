@@ -16,7 +16,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/journal"
-	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
 )
 
@@ -25,12 +25,12 @@ import (
 func pairedWithType(t *testing.T, s *daemonSetup, deviceType string) {
 	t.Helper()
 	path := filepath.Join(s.xdg, "hubgate", "state.json")
-	st, err := configs.LoadState(path)
+	st, err := pairing.LoadState(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.DeviceTypeID = deviceType
-	if err := configs.SaveState(path, *st); err != nil {
+	if err := pairing.SaveState(path, *st); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -214,7 +214,7 @@ func TestRulesTestTakesEventsAndAMacro(t *testing.T) {
 	}
 	// Without --device-type, the paired device's type (state.json).
 	xdg := e2eXDG(t, e)
-	if err := configs.SaveState(filepath.Join(xdg, "hubgate", "state.json"), configs.PairingState{DeviceID: "d", APIURL: "http://127.0.0.1:1",
+	if err := pairing.SaveState(filepath.Join(xdg, "hubgate", "state.json"), pairing.State{DeviceID: "d", APIURL: "http://127.0.0.1:1",
 		DeviceTypeID: "hubgate-agent", PairedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}

@@ -57,71 +57,82 @@ exits 11: pair again.
 The daemon runs its Go code on one thread at a time (GOMAXPROCS=1): its work is
 waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig(nil)
-			if err != nil {
-				return err
-			}
-			log := a.logger(cfg)
-			denyInspection(log)
-			// One daemon per user, checked before anything else: a second
-			// run says so (exit 5), whatever the keyring or the engine's
-			// upstream would have said. The daemon releases it at Close.
-			lock, err := daemon.Lock(cfg.Bridge.ControlSocket)
-			if err != nil {
-				return alreadyRunning(err)
-			}
-			handed := false // to the daemon, which releases it at Close
-			defer func() {
-				if !handed {
-					lock.Release()
-				}
-			}()
-			state, err := configs.LoadState("")
-			if errors.Is(err, configs.ErrNoState) {
-				return errNotPaired
-			}
-			if err != nil {
-				return err
-			}
-			store := configs.NewKeyring(configs.KeyringOptions{Logger: log})
-			key, _, err := configs.AutomateKey(cmd.Context(), store, a.getenv)
-			if err != nil {
-				return fmt.Errorf("the Automate access key: %w", err)
-			}
-			engine, err := cohostedEngine(cfg, a.getenv, log)
-			if err != nil {
-				return err
-			}
-			if engine != nil {
-				defer engine.close()
-			}
-			target := &pairedDevice{id: state.DeviceID}
-			opts, err := daemonOptions(cfg, daemonParams{deviceID: state.DeviceID, deviceTypeID: state.DeviceTypeID, apiURL: state.APIURL,
-				deviceToken: a.deviceToken(store, target), automateKey: key, engine: engine}, log)
-			if err != nil {
-				return err
-			}
-			opts.Pairing = target.read
-			opts.Lock = lock
-			d, err := daemon.New(opts)
-			if err != nil {
-				return err
-			}
-			handed = true
-			reload := func() {
-				cfg = a.reloadDaemon(d, cfg, daemonParams{deviceID: state.DeviceID, deviceTypeID: state.DeviceTypeID, apiURL: state.APIURL,
-					deviceToken: a.deviceToken(store, target), automateKey: key, engine: engine}, log)
-			}
-			if hint := noRuleHint(cfg, opts.Rules); hint != "" {
-				log.Warn(hint)
-			}
-			if err := superviseDaemon(cmd.Context(), d, reload, log); err != nil {
-				return alreadyRunning(err)
-			}
-			return wrongDevice(d)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.run(cmd.Context()) },
 	}
+}
+
+// run runs the daemon until ctx ends, a signal stops it or its hub stops.
+func (a *app) run(ctx context.Context) error {
+	cfg, err := a.loadConfig(nil)
+	if err != nil {
+		return err
+	}
+	log := a.logger(cfg)
+	denyInspection(log)
+	// One daemon per user, checked before anything else: a second run says
+	// so (exit 5), whatever the keyring or the engine's upstream would
+	// have said. The daemon releases it at Close.
+	lock, err := daemon.Lock(cfg.Bridge.ControlSocket)
+	if err != nil {
+		return alreadyRunning(err)
+	}
+	handed := false // to the daemon, which releases it at Close
+	defer func() {
+		if !handed {
+			lock.Release()
+		}
+	}()
+	p, target, err := a.daemonInputs(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	if p.engine != nil {
+		defer p.engine.close()
+	}
+	opts, err := daemonOptions(cfg, p, log)
+	if err != nil {
+		return err
+	}
+	opts.Pairing = target.read
+	opts.Lock = lock
+	d, err := daemon.New(opts)
+	if err != nil {
+		return err
+	}
+	handed = true
+	reload := func() { cfg = a.reloadDaemon(d, cfg, p, log) }
+	if hint := noRuleHint(cfg, opts.Rules); hint != "" {
+		log.Warn(hint)
+	}
+	if err := superviseDaemon(ctx, d, reload, log); err != nil {
+		return alreadyRunning(err)
+	}
+	return wrongDevice(d)
+}
+
+// daemonInputs resolves what the daemon needs beyond the configuration:
+// the paired device (the state file), its token source, the Automate
+// access key and the co-hosted engine (the caller closes it).
+func (a *app) daemonInputs(ctx context.Context, cfg *configs.Config, log *slog.Logger) (daemonParams, *pairedDevice, error) {
+	state, err := pairing.LoadState("")
+	if errors.Is(err, pairing.ErrNoState) {
+		return daemonParams{}, nil, errNotPaired
+	}
+	if err != nil {
+		return daemonParams{}, nil, err
+	}
+	store := configs.NewKeyring(configs.KeyringOptions{Logger: log})
+	key, _, err := configs.AutomateKey(ctx, store, a.getenv)
+	if err != nil {
+		return daemonParams{}, nil, fmt.Errorf("the Automate access key: %w", err)
+	}
+	engine, err := cohostedEngine(cfg, a.getenv, log)
+	if err != nil {
+		return daemonParams{}, nil, err
+	}
+	target := &pairedDevice{id: state.DeviceID}
+	return daemonParams{deviceID: state.DeviceID, deviceTypeID: state.DeviceTypeID, apiURL: state.APIURL,
+		deviceToken: a.deviceToken(store, target), automateKey: key, engine: engine}, target, nil
 }
 
 // alreadyRunning says what to do about another daemon holding the
@@ -150,8 +161,8 @@ func (p *pairedDevice) get() string {
 // request after `pair` or `unpair`, daemon.Options.Pairing); the next
 // device tokens are that device's.
 func (p *pairedDevice) read(context.Context) (string, string, error) {
-	st, err := configs.LoadState("")
-	if errors.Is(err, configs.ErrNoState) {
+	st, err := pairing.LoadState("")
+	if errors.Is(err, pairing.ErrNoState) {
 		return "", "", fmt.Errorf("%w: %w", daemon.ErrUnpaired, err)
 	}
 	if err != nil {
@@ -311,25 +322,18 @@ func useOneProc() {
 
 // deviceToken reads the device token on every (re)connect, so that a token
 // replaced by `hubgate pair --reuse` is picked up without a restart. It
-// reads the committed pairing as a whole (pairing.ReadCommitted: the state
+// reads the committed pairing as a whole (pairing.ReadDeviceToken: the state
 // file, its slot's token, the state file again), and gives a token only
 // when that pairing is the device of the current hub client (target): a
 // client of the previous device, reconnecting between a new pairing's
 // commit and the daemon's switch to it, waits instead of presenting the
 // new device's token as its own.
 func (a *app) deviceToken(store configs.SecretStore, target *pairedDevice) hub.TokenSource {
-	load := func() (string, string, string, error) {
-		st, err := configs.LoadState("")
-		if err != nil {
-			return "", "", "", err
-		}
-		return st.DeviceID, st.APIURL, st.SecretSlot, nil
-	}
 	return func(ctx context.Context) (string, error) {
 		if v := a.getenv(EnvDeviceToken); v != "" {
 			return v, nil
 		}
-		c, err := pairing.ReadCommitted(ctx, store, configs.AccountDeviceToken, load)
+		c, err := pairing.ReadDeviceToken(ctx, store, "")
 		if err != nil {
 			return "", fmt.Errorf("read the device token (set %s to run without the secret store): %w", EnvDeviceToken, err)
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/hubgate/hubgate/bridge/control"
-	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 )
 
 // A second `run` stops on the instance lock before it reads a secret or
@@ -23,7 +23,7 @@ func TestSecondRunSaysAlreadyRunningBeforeTouchingTheKeyring(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer lock.Release()
-	if err := configs.SaveState(filepath.Join(xdg, "hubgate", "state.json"), configs.PairingState{
+	if err := pairing.SaveState(filepath.Join(xdg, "hubgate", "state.json"), pairing.State{
 		DeviceID: "dev-1", DeviceName: "d", APIURL: "http://127.0.0.1:1", DeviceTypeID: "t", TokenID: "tok-1",
 	}); err != nil {
 		t.Fatal(err)

@@ -2,167 +2,23 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/hubgate/hubgate/configs"
-	"github.com/hubgate/hubgate/internal/atomicfile"
-	"github.com/hubgate/hubgate/internal/proc"
+	"github.com/hubgate/hubgate/configs/service"
 )
 
-// Environment variables that replace the service manager's command (tests,
-// unusual installs); the arguments stay those of systemctl --user or
-// launchctl.
+// Environment variables that replace the service manager's program.
 const (
-	EnvSystemctl = "HUBGATE_SYSTEMCTL"
-	EnvLaunchctl = "HUBGATE_LAUNCHCTL"
+	EnvSystemctl = service.EnvSystemctl
+	EnvLaunchctl = service.EnvLaunchctl
 )
 
-// errNoServiceManager: this system has neither systemctl nor launchctl.
-var errNoServiceManager = errors.New("no service manager: 'hubgate service' needs systemd (systemctl --user) or launchd (macOS)")
-
-// serviceManager installs hubgate as the user's service on one platform.
-type serviceManager interface {
-	// file is the unit or agent file's path.
-	file() string
-	// render is the file's contents for argv.
-	render(argv []string) ([]byte, error)
-	// enable loads and starts (now) the written file; disable stops and
-	// unloads it; state describes it.
-	enable(ctx context.Context, now bool) error
-	disable(ctx context.Context) error
-	state(ctx context.Context) (active bool, desc string)
-	logsHint() string
-}
-
-func (a *app) serviceManager() (serviceManager, error) {
-	if runtime.GOOS == "darwin" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return nil, err
-		}
-		prog, err := a.managerProgram(EnvLaunchctl, "launchctl")
-		if err != nil {
-			return nil, err
-		}
-		return &launchd{dir: filepath.Join(home, "Library", "LaunchAgents"), logDir: filepath.Join(home, "Library", "Logs"), launchctl: prog}, nil
-	}
-	cfgDir, err := os.UserConfigDir()
-	if err != nil {
-		return nil, err
-	}
-	prog, err := a.managerProgram(EnvSystemctl, "systemctl")
-	if err != nil {
-		return nil, err
-	}
-	return &systemd{dir: filepath.Join(cfgDir, "systemd", "user"), systemctl: prog}, nil
-}
-
-// managerProgram finds the service manager's command (env overrides).
-func (a *app) managerProgram(env, name string) (string, error) {
-	if v := a.getenv(env); v != "" {
-		return v, nil
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("%w: %s is not installed; run 'hubgate run' under your own supervisor instead", errNoServiceManager, name)
-	}
-	return p, nil
-}
-
-// runManager runs the service manager with args; its output is part of a
-// failure's message.
-func runManager(ctx context.Context, prog string, args ...string) (string, error) {
-	res, err := proc.Run(ctx, proc.Command(prog, args...), 0)
-	text := strings.TrimSpace(res.Output)
-	if err != nil {
-		if text != "" {
-			return text, fmt.Errorf("%s %s: %w: %s", filepath.Base(prog), strings.Join(args, " "), err, text)
-		}
-		return text, fmt.Errorf("%s %s: %w", filepath.Base(prog), strings.Join(args, " "), err)
-	}
-	return text, nil
-}
-
-type systemd struct{ dir, systemctl string }
-
-func (s *systemd) file() string                         { return filepath.Join(s.dir, configs.SystemdUnitName) }
-func (s *systemd) render(argv []string) ([]byte, error) { return configs.SystemdUnit(argv) }
-func (s *systemd) logsHint() string                     { return "journalctl --user -u hubgate -f" }
-
-func (s *systemd) enable(ctx context.Context, now bool) error {
-	if _, err := runManager(ctx, s.systemctl, "--user", "daemon-reload"); err != nil {
-		return err
-	}
-	args := []string{"--user", "enable", configs.SystemdUnitName}
-	if now {
-		args = []string{"--user", "enable", "--now", configs.SystemdUnitName}
-	}
-	_, err := runManager(ctx, s.systemctl, args...)
-	return err
-}
-
-func (s *systemd) disable(ctx context.Context) error {
-	_, err := runManager(ctx, s.systemctl, "--user", "disable", "--now", configs.SystemdUnitName)
-	return err
-}
-
-func (s *systemd) state(ctx context.Context) (bool, string) {
-	enabled, _ := runManager(ctx, s.systemctl, "--user", "is-enabled", configs.SystemdUnitName)
-	active, err := runManager(ctx, s.systemctl, "--user", "is-active", configs.SystemdUnitName)
-	return err == nil && active == "active", fmt.Sprintf("enabled: %s, active: %s", orUnknown(enabled), orUnknown(active))
-}
-
-type launchd struct{ dir, logDir, launchctl string }
-
-func (l *launchd) file() string { return filepath.Join(l.dir, configs.LaunchdLabel+".plist") }
-func (l *launchd) render(argv []string) ([]byte, error) {
-	return configs.LaunchdPlist(argv, filepath.Join(l.logDir, "hubgate.log"))
-}
-func (l *launchd) logsHint() string { return "tail -f " + filepath.Join(l.logDir, "hubgate.log") }
-func (l *launchd) domain() string   { return fmt.Sprintf("gui/%d", os.Getuid()) }
-
-func (l *launchd) enable(ctx context.Context, now bool) error {
-	// bootstrap loads (and, with RunAtLoad, starts) the agent; a loaded
-	// one is booted out first so that the new file applies.
-	_, _ = runManager(ctx, l.launchctl, "bootout", l.domain()+"/"+configs.LaunchdLabel)
-	if !now {
-		return nil // loaded at the next login
-	}
-	_, err := runManager(ctx, l.launchctl, "bootstrap", l.domain(), l.file())
-	return err
-}
-
-func (l *launchd) disable(ctx context.Context) error {
-	_, err := runManager(ctx, l.launchctl, "bootout", l.domain()+"/"+configs.LaunchdLabel)
-	return err
-}
-
-func (l *launchd) state(ctx context.Context) (bool, string) {
-	out, err := runManager(ctx, l.launchctl, "print", l.domain()+"/"+configs.LaunchdLabel)
-	if err != nil {
-		return false, "not loaded"
-	}
-	running := strings.Contains(out, "state = running")
-	if running {
-		return true, "loaded, running"
-	}
-	return false, "loaded, not running"
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown"
-	}
-	return s
+// serviceManager is the platform's service manager (configs/service).
+func (a *app) serviceManager() (*service.Manager, error) {
+	return service.New(service.Config{Getenv: a.getenv})
 }
 
 func newServiceCommand(a *app) *cobra.Command {
@@ -180,50 +36,61 @@ unlocks. For a service that starts at boot without a login, see the README
 HUBGATE_AUTOMATE_KEY in a drop-in's environment.`,
 	}
 	groupCommand(cmd)
-	cmd.AddCommand(newServiceInstallCommand(a), newServiceUninstallCommand(a), newServiceStatusCommand(a))
+	cmd.AddCommand(newServiceInstallCommand(a, nil), newServiceUninstallCommand(a), newServiceStatusCommand(a))
 	return cmd
 }
 
-func newServiceInstallCommand(a *app) *cobra.Command {
-	var noStart bool
+// serviceInstallOptions are service install's options.
+type serviceInstallOptions struct {
+	noStart bool
+}
+
+// newServiceInstallCommand builds service install; runF (nil:
+// a.serviceInstall) gets the parsed options.
+func newServiceInstallCommand(a *app, runF func(context.Context, serviceInstallOptions) error) *cobra.Command {
+	var o serviceInstallOptions
 	cmd := &cobra.Command{
 		Use:   "install",
 		Short: "Write the service file, enable it and start it (again, when it ran)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := a.serviceManager()
-			if err != nil {
-				return err
+			if runF != nil {
+				return runF(cmd.Context(), o)
 			}
-			argv, err := a.serviceArgv()
-			if err != nil {
-				return err
-			}
-			data, err := m.render(argv)
-			if err != nil {
-				return err
-			}
-			if err := os.MkdirAll(filepath.Dir(m.file()), 0o755); err != nil {
-				return err
-			}
-			if err := atomicfile.WriteFile(m.file(), data, 0o644); err != nil {
-				return fmt.Errorf("write %s: %w", m.file(), err)
-			}
-			fmt.Fprintf(a.stdio.Out, "wrote %s\n", m.file())
-			if err := m.enable(cmd.Context(), !noStart); err != nil {
-				return fmt.Errorf("the file is written but enabling it failed: %w", err)
-			}
-			if noStart {
-				fmt.Fprintln(a.stdio.Out, "enabled; it starts at your next login")
-			} else {
-				fmt.Fprintln(a.stdio.Out, "enabled and started")
-			}
-			fmt.Fprintf(a.stdio.Out, "logs: %s\nstate: hubgate status; hubgate service status\n", m.logsHint())
-			return nil
+			return a.serviceInstall(cmd.Context(), o)
 		},
 	}
-	cmd.Flags().BoolVar(&noStart, "no-start", false, "enable only; do not start it now")
+	cmd.Flags().BoolVar(&o.noStart, "no-start", false, "enable only; do not start it now")
 	return cmd
+}
+
+func (a *app) serviceInstall(ctx context.Context, o serviceInstallOptions) error {
+	m, err := a.serviceManager()
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find this binary's path: %w", err)
+	}
+	argv, err := service.Argv(exe, a.configPath)
+	if err != nil {
+		return err
+	}
+	if err := m.Write(argv); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdio.Out, "wrote %s\n", m.File())
+	if err := m.Enable(ctx, !o.noStart); err != nil {
+		return fmt.Errorf("the file is written but enabling it failed: %w", err)
+	}
+	if o.noStart {
+		fmt.Fprintln(a.stdio.Out, "enabled; it starts at your next login")
+	} else {
+		fmt.Fprintln(a.stdio.Out, "enabled and started")
+	}
+	fmt.Fprintf(a.stdio.Out, "logs: %s\nstate: hubgate status; hubgate service status\n", m.LogsHint())
+	return nil
 }
 
 func newServiceUninstallCommand(a *app) *cobra.Command {
@@ -236,22 +103,15 @@ func newServiceUninstallCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := os.Stat(m.file()); errors.Is(err, fs.ErrNotExist) {
-				fmt.Fprintf(a.stdio.Out, "not installed (%s does not exist)\n", m.file())
-				return nil
-			}
-			if err := m.disable(cmd.Context()); err != nil {
+			installed, err := m.Uninstall(cmd.Context())
+			switch {
+			case err != nil:
 				return err
+			case !installed:
+				fmt.Fprintf(a.stdio.Out, "not installed (%s does not exist)\n", m.File())
+			default:
+				fmt.Fprintf(a.stdio.Out, "stopped, disabled and removed %s\n", m.File())
 			}
-			if err := os.Remove(m.file()); err != nil {
-				return err
-			}
-			if s, ok := m.(*systemd); ok {
-				if _, err := runManager(cmd.Context(), s.systemctl, "--user", "daemon-reload"); err != nil {
-					return err
-				}
-			}
-			fmt.Fprintf(a.stdio.Out, "stopped, disabled and removed %s\n", m.file())
 			return nil
 		},
 	}
@@ -267,37 +127,16 @@ func newServiceStatusCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, err := os.Stat(m.file()); errors.Is(err, fs.ErrNotExist) {
-				fmt.Fprintf(a.stdio.Out, "not installed (%s does not exist); 'hubgate service install' installs it\n", m.file())
+			if !m.Installed() {
+				fmt.Fprintf(a.stdio.Out, "not installed (%s does not exist); 'hubgate service install' installs it\n", m.File())
 				return &quietError{errNotRunning}
 			}
-			active, desc := m.state(cmd.Context())
-			fmt.Fprintf(a.stdio.Out, "installed: %s\n%s\nlogs: %s\n", m.file(), desc, m.logsHint())
+			active, desc := m.State(cmd.Context())
+			fmt.Fprintf(a.stdio.Out, "installed: %s\n%s\nlogs: %s\n", m.File(), desc, m.LogsHint())
 			if !active {
 				return &quietError{errNotRunning}
 			}
 			return nil
 		},
 	}
-}
-
-// serviceArgv is the service's command line: this binary's absolute path,
-// --config when one was given, and run.
-func (a *app) serviceArgv() ([]string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find this binary's path: %w", err)
-	}
-	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
-		return nil, fmt.Errorf("this binary was built by 'go run' into a temporary folder; install it first (go install ./cmd/hubgate) and run 'hubgate service install' from there")
-	}
-	argv := []string{exe}
-	if a.configPath != "" {
-		p, err := filepath.Abs(a.configPath)
-		if err != nil {
-			return nil, err
-		}
-		argv = append(argv, "--config", p)
-	}
-	return append(argv, "run"), nil
 }

@@ -56,11 +56,12 @@ func OtherSlot(slot string) string {
 type CommitOptions struct {
 	// Store receives the secrets. Required.
 	Store SecretStore
-	// NotFound is the error (errors.Is) Store returns for an account that
-	// holds nothing (configs.ErrSecretNotFound). Required.
+	// NotFound is an error (errors.Is) Store returns for an account that
+	// holds nothing, besides fs.ErrNotExist. Zero: fs.ErrNotExist only.
 	NotFound error
 	// RefreshTokenAccount and DeviceTokenAccount are the base names of
-	// the two slotted accounts. Required.
+	// the two slotted accounts. Zero: AccountRefreshToken and
+	// AccountDeviceToken.
 	RefreshTokenAccount, DeviceTokenAccount string
 	// Committed is the slot of the pairing the state file holds now (SlotA
 	// for a state file that names none). When none is paired, pass SlotB:
@@ -88,8 +89,14 @@ type CommitOptions struct {
 // failure to delete the previous slot after the commit is not an error of
 // the pairing: it is returned as leftover (the next pairing collects it).
 func (r *Result) Commit(ctx context.Context, o CommitOptions) (slot string, leftover error, err error) {
-	if o.Store == nil || o.NotFound == nil || o.RefreshTokenAccount == "" || o.DeviceTokenAccount == "" || o.Save == nil {
-		return "", nil, errors.New("pairing: CommitOptions needs Store, NotFound, both account names and Save")
+	if o.Store == nil || o.Save == nil {
+		return "", nil, errors.New("pairing: CommitOptions needs Store and Save")
+	}
+	if o.RefreshTokenAccount == "" {
+		o.RefreshTokenAccount = AccountRefreshToken
+	}
+	if o.DeviceTokenAccount == "" {
+		o.DeviceTokenAccount = AccountDeviceToken
 	}
 	if r.Token == nil {
 		return "", nil, errors.New("pairing: Commit of a Result without a device token")
@@ -150,7 +157,7 @@ func (r *Result) Commit(ctx context.Context, o CommitOptions) (slot string, left
 
 // Collect deletes the secrets of the slots no committed pairing uses:
 // the other slot of committed, or both when paired is false. It returns
-// the accounts it found and deleted. `pair` calls it before it starts,
+// the accounts it found and deleted. notFound is as CommitOptions.NotFound. `pair` calls it before it starts,
 // under its lock, to remove what an interrupted pairing left.
 func Collect(ctx context.Context, store SecretStore, notFound error, bases []string, paired bool, committed string) ([]string, error) {
 	var accounts []string
@@ -166,7 +173,7 @@ func Collect(ctx context.Context, store SecretStore, notFound error, bases []str
 		switch {
 		case err == nil:
 			removed = append(removed, a)
-		case !errors.Is(err, notFound):
+		case !isNotFound(err, notFound):
 			errs = append(errs, fmt.Errorf("delete %q: %w", a, err))
 		}
 	}
@@ -209,6 +216,19 @@ func ReadCommitted(ctx context.Context, store SecretStore, deviceTokenAccount st
 	return Committed{}, errors.New("the pairing kept changing while it was read; try again")
 }
 
+// ReadDeviceToken is ReadCommitted of the state file at statePath ("":
+// DefaultStatePath) and the device token's account: what the daemon
+// presents to the hub. No state file is ErrNoState.
+func ReadDeviceToken(ctx context.Context, store SecretStore, statePath string) (Committed, error) {
+	return ReadCommitted(ctx, store, AccountDeviceToken, func() (string, string, string, error) {
+		st, err := LoadState(statePath)
+		if err != nil {
+			return "", "", "", err
+		}
+		return st.DeviceID, st.APIURL, st.SecretSlot, nil
+	})
+}
+
 func slotAccounts(bases []string, slot string) []string {
 	out := make([]string, len(bases))
 	for i, b := range bases {
@@ -221,7 +241,7 @@ func slotAccounts(bases []string, slot string) []string {
 func deleteAccounts(ctx context.Context, store SecretStore, notFound error, accounts []string) error {
 	var errs []error
 	for _, a := range accounts {
-		if err := store.Delete(ctx, a); err != nil && !errors.Is(err, notFound) {
+		if err := store.Delete(ctx, a); err != nil && !isNotFound(err, notFound) {
 			errs = append(errs, fmt.Errorf("delete %q: %w", a, err))
 		}
 	}

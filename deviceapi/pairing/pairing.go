@@ -1,12 +1,14 @@
 // Package pairing owns the pairing of one virtual controller with the
 // remote device service, shared by `hubgate pair` and `hubgate demo`: the
-// user's sign-in (package oauth), the User Device and its device token
-// (package deviceapi), the confirmation of the device, and committing the
-// result to the secret store and the state file so that a crash at any
-// instant leaves the old pairing or the new one (Result.Commit, once every
-// remote step succeeded; the protocol is described in commit.go). It never
-// prints or prompts: it reports each step through Options.Progress, and
-// the sign-in address through the oauth.LoginOptions it is given.
+// whole decision (new, reuse, replace: Run; Unpair), the user's sign-in
+// (package oauth), the User Device and its device token (package
+// deviceapi), the secrets' account names in the secret store (a small
+// SecretStore it declares), and the pairing state file (state.go), kept
+// consistent with the store by the commit protocol (commit.go) so that a
+// crash at any instant leaves the old pairing or the new one. It never
+// prints or prompts: it reports each step through a Progress callback,
+// asks through RunOptions.Ask, and writes the sign-in address through the
+// oauth.LoginOptions it is given. Run's choices are written in run.go.
 //
 // Choices where the spec is silent:
 //   - Before the sign-in, {api_url} must answer (oauth.Client.Probe, 5 s):

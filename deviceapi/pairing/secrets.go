@@ -4,17 +4,24 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"time"
 )
 
-// SecretStore is where Commit writes a pairing's secrets
-// (configs.SecretStore satisfies it). Get and Delete of an account that
-// holds nothing return an error matching CommitOptions.NotFound; errors
-// never contain a secret.
+// SecretStore is where a pairing's secrets live (configs' stores satisfy
+// it). Get and Delete of an account that holds nothing return an error
+// matching fs.ErrNotExist (configs.ErrSecretNotFound does); errors never
+// contain a secret.
 type SecretStore interface {
 	Get(ctx context.Context, account string) (string, error)
 	Set(ctx context.Context, account, value string) error
 	Delete(ctx context.Context, account string) error
+}
+
+// isNotFound reports whether err says the account holds nothing:
+// fs.ErrNotExist, or also the caller's notFound (nil: none).
+func isNotFound(err, notFound error) bool {
+	return errors.Is(err, fs.ErrNotExist) || (notFound != nil && errors.Is(err, notFound))
 }
 
 // Secret is one value for one account of a SecretStore. Value is a secret.
@@ -48,7 +55,7 @@ func storeSecrets(ctx context.Context, store SecretStore, notFound error, writes
 			var err error
 			if b.had {
 				err = store.Set(uctx, b.account, b.value)
-			} else if err = store.Delete(uctx, b.account); errors.Is(err, notFound) {
+			} else if err = store.Delete(uctx, b.account); isNotFound(err, notFound) {
 				err = nil
 			}
 			if err != nil {
@@ -64,7 +71,7 @@ func storeSecrets(ctx context.Context, store SecretStore, notFound error, writes
 	for _, w := range writes {
 		old, gerr := store.Get(ctx, w.Account)
 		had := gerr == nil
-		if gerr != nil && !errors.Is(gerr, notFound) {
+		if gerr != nil && !isNotFound(gerr, notFound) {
 			return undo, fmt.Errorf("read the previous %q: %w", w.Account, gerr)
 		}
 		// Remembered before the write: a write that fails may have

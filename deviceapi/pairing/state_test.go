@@ -1,4 +1,4 @@
-package configs
+package pairing
 
 import (
 	"encoding/json"
@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-func sampleState() PairingState {
-	return PairingState{
+func sampleState() State {
+	return State{
 		DeviceID:     "dev-1",
 		DeviceName:   "desk",
 		APIURL:       "https://api.example.com",
@@ -153,7 +153,7 @@ func TestLoadStateMissingCorruptAndIncomplete(t *testing.T) {
 
 func TestSaveStateRequiresDeviceAndAPI(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
-	if err := SaveState(path, PairingState{DeviceID: "d"}); err == nil {
+	if err := SaveState(path, State{DeviceID: "d"}); err == nil {
 		t.Error("saved without api url")
 	}
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {

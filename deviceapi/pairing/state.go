@@ -1,4 +1,4 @@
-package configs
+package pairing
 
 import (
 	"encoding/json"
@@ -13,11 +13,11 @@ import (
 	"github.com/hubgate/hubgate/internal/atomicfile"
 )
 
-// PairingState is what `hubgate pair` remembers about the paired User
+// State is what `hubgate pair` remembers about the paired User
 // Device, in <user config dir>/hubgate/state.json. It never holds a
 // secret: the refresh token, the device token and the client secret live
 // in the SecretStore only.
-type PairingState struct {
+type State struct {
 	// Version of the file format; SaveState writes StateVersion.
 	Version      int       `json:"version"`
 	DeviceID     string    `json:"device_id"`
@@ -58,7 +58,7 @@ func DefaultStatePath() (string, error) {
 // missing file is ErrNoState; a file that is not valid JSON or lacks the
 // device id or the api url is an error naming the file (members it does
 // not know are ignored, so an older hubgate reads a newer file).
-func LoadState(path string) (*PairingState, error) {
+func LoadState(path string) (*State, error) {
 	path, err := statePath(path)
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func LoadState(path string) (*PairingState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the pairing state: %w", err)
 	}
-	var s PairingState
+	var s State
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("the pairing state file %s is corrupt (%v); remove it with `hubgate unpair`", path, err)
 	}
@@ -92,7 +92,7 @@ func LoadState(path string) (*PairingState, error) {
 // synced, then renamed over the old file, so a reader sees the old state or the new one, never half of one.
 // The directory is created 0700 when missing. Version is set to
 // StateVersion.
-func SaveState(path string, s PairingState) error {
+func SaveState(path string, s State) error {
 	path, err := statePath(path)
 	if err != nil {
 		return err
