@@ -351,8 +351,16 @@ func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, State{Status: st, History: hist})
 }
 
+// pageEvent is an event of the page's stream: the event with its text
+// form (control.Event.Describe), which the page shows as it is.
+type pageEvent struct {
+	control.Event
+	Text string `json:"text"`
+}
+
 // events streams the bridge's events as server-sent events (event
-// "bridge", id the event's Seq) until the page goes away or Close.
+// "bridge", id the event's Seq, data a pageEvent) until the page goes away
+// or Close.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -384,7 +392,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			b, err := json.Marshal(e)
+			b, err := json.Marshal(pageEvent{Event: e, Text: e.Describe()})
 			if err != nil {
 				continue
 			}
