@@ -65,7 +65,7 @@ func TestEventLineSteps(t *testing.T) {
 
 func TestEventOutcome(t *testing.T) {
 	for e, want := range map[Event]string{
-		{Status: automate.StatusCompleted}:                             "completed",
+		{Status: automate.StatusCompleted}:                              "completed",
 		{Status: automate.StatusFailed, ErrorCode: "MODEL_UNAVAILABLE"}: "failed (MODEL_UNAVAILABLE)",
 		{Error: "EOF"}: "failed",
 	} {
