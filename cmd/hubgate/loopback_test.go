@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -47,18 +46,6 @@ func TestMockServesWithTheHardenedServer(t *testing.T) {
 	})
 	testutil.WaitFor(t, "the mock's url on stdout", func() bool { return strings.Contains(out.String(), "\n") })
 	base := strings.TrimSpace(out.String())
-	if got := headerLimitStatus(t, base); got != http.StatusRequestHeaderFieldsTooLarge {
-		t.Errorf("status %d for 256 KiB of headers, want 431", got)
-	}
-}
-
-// The demo's mock too.
-func TestDemoMockServesWithTheHardenedServer(t *testing.T) {
-	_, base, stop, err := startDemoMock(slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
 	if got := headerLimitStatus(t, base); got != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("status %d for 256 KiB of headers, want 431", got)
 	}
