@@ -72,14 +72,7 @@ func TestSecretShapedCatchesTheDemoSecrets(t *testing.T) {
 // demoOrder asserts that want appear in out in this order.
 func demoOrder(t *testing.T, out string, want ...string) {
 	t.Helper()
-	rest := out
-	for _, w := range want {
-		i := strings.Index(rest, w)
-		if i < 0 {
-			t.Fatalf("missing (or out of order) %q in:\n%s", w, out)
-		}
-		rest = rest[i+len(w):]
-	}
+	testutil.InOrder(t, out, want...)
 }
 
 var demoTempDir = regexp.MustCompile(`files in (\S+) \(removed on exit\)`)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -10,23 +9,9 @@ import (
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
-// headerLimitStatus sends one request whose headers are 256 KiB (far
-// below net/http's 1 MiB default, far above localhttp's 64 KiB) and
-// returns the status.
+// headerLimitStatus is testutil.HeaderLimitStatus of a device route.
 func headerLimitStatus(t *testing.T, base string) int {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, base+"/api/Device/userDevices", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-Padding", strings.Repeat("a", 256<<10))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
+	return testutil.HeaderLimitStatus(t, base, "/api/Device/userDevices")
 }
 
 // `hubgate mock` serves with internal/localhttp's hardened server: a

@@ -3,7 +3,6 @@ package demo
 import (
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -16,6 +15,7 @@ import (
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // steps collects the narrative of a Run and lets a test wait for a step.
@@ -77,19 +77,6 @@ func (s *steps) waitFor(t *testing.T, want string, done <-chan error) Step {
 	}
 }
 
-// inOrder asserts that want appear in text in this order.
-func inOrder(t *testing.T, text string, want ...string) {
-	t.Helper()
-	rest := text
-	for _, w := range want {
-		i := strings.Index(rest, w)
-		if i < 0 {
-			t.Fatalf("missing (or out of order) %q in:\n%s", w, text)
-		}
-		rest = rest[i+len(w):]
-	}
-}
-
 // tempDirOf is the temp dir the start step names.
 func tempDirOf(t *testing.T, ss []Step) string {
 	t.Helper()
@@ -134,7 +121,7 @@ func TestRunOnceNarratesTheFirstCommand(t *testing.T) {
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("steps\n got %s\nwant %s", got, want)
 	}
-	inOrder(t, s.text(), "   hub: listening", "connected, verified and listening", `4. pushing DeviceCommand "hello"`,
+	testutil.InOrder(t, s.text(), "   hub: listening", "connected, verified and listening", `4. pushing DeviceCommand "hello"`,
 		`[#1] received DeviceCommand "hello"`, `[#1] rule "hello" matched: started`,
 		"[#1] run started on the Automate server (task demo-1)", "[#1] run finished: completed", "[#1] answer: Hello from hubgate")
 	for _, st := range ss {
@@ -158,7 +145,7 @@ func TestRunOnceFailedRun(t *testing.T) {
 	if got, want := err.Error(), "demo: command #1: the run ended failed (EXECUTION_TIMEOUT)"; got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
-	inOrder(t, s.text(), "[#1] no rule matched, the unmatched action: started", "[#1] run finished: failed (EXECUTION_TIMEOUT)", "removed ")
+	testutil.InOrder(t, s.text(), "[#1] no rule matched, the unmatched action: started", "[#1] run finished: failed (EXECUTION_TIMEOUT)", "removed ")
 	assertGone(t, tempDirOf(t, s.all()))
 }
 
@@ -178,7 +165,7 @@ func TestRunOnceInterrupted(t *testing.T) {
 	if !errors.As(err, &re) || re.Reason != "interrupted before the run finished" {
 		t.Fatalf("Run: %v\n%s", err, s.text())
 	}
-	inOrder(t, s.text(), "[#1] run started", "stopped the daemon", "stopped the mock", "removed ")
+	testutil.InOrder(t, s.text(), "[#1] run started", "stopped the daemon", "stopped the mock", "removed ")
 	assertGone(t, tempDirOf(t, s.all()))
 }
 
@@ -190,7 +177,9 @@ func TestRunStaysUpAndStopsCleanly(t *testing.T) {
 	defer cancel()
 	s := newSteps()
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, Options{Narrate: s.narrate, TempDir: t.TempDir(), Invocation: "hubgate-test"}) }()
+	go func() {
+		done <- Run(ctx, Options{Narrate: s.narrate, TempDir: t.TempDir(), Invocation: "hubgate-test"})
+	}()
 	hint := s.waitFor(t, "The demo keeps running", done)
 	if !strings.Contains(hint.Text, `hubgate-test mock send --url http://127.0.0.1:`) || !strings.HasSuffix(hint.Text, `--command "notify hi"`) {
 		t.Errorf("hint %q", hint.Text)
@@ -201,14 +190,14 @@ func TestRunStaysUpAndStopsCleanly(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.waitFor(t, `[#2] answer: Sent the notification "hi"`, done)
-	inOrder(t, s.text(), `rule "slow": command_glob "slow *"; busy: queue (at most 3 waiting, for 5m0s)`,
+	testutil.InOrder(t, s.text(), `rule "slow": command_glob "slow *"; busy: queue (at most 3 waiting, for 5m0s)`,
 		`[#2] received DeviceCommand "notify hi"`, `[#2] rule "notify" matched: started`, "[#2] run parked", "[#2] notify: hi",
 		"[#2] run finished: completed", `[#2] answer: Sent the notification "hi"`)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run after ctx ended: %v", err)
 	}
-	inOrder(t, s.text(), "stopping", "stopped the daemon", "stopped the mock", "removed ")
+	testutil.InOrder(t, s.text(), "stopping", "stopped the daemon", "stopped the mock", "removed ")
 	assertGone(t, tempDirOf(t, s.all()))
 	// The mock is gone with the demo.
 	if _, err := admin.Devices(context.Background()); err == nil {
@@ -230,18 +219,7 @@ func TestMockServesWithTheHardenedServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.stop()
-	req, err := http.NewRequest(http.MethodGet, m.base+"/api/Device/userDevices", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("X-Padding", strings.Repeat("a", 256<<10))
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
-		t.Errorf("status %d for 256 KiB of headers, want 431", resp.StatusCode)
+	if got := testutil.HeaderLimitStatus(t, m.base, "/api/Device/userDevices"); got != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("status %d for 256 KiB of headers, want 431", got)
 	}
 }

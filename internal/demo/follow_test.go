@@ -11,6 +11,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // TestFollowerNarratesEachStepAndSettlesTheFirstCommand: the stream in its
@@ -56,7 +57,7 @@ func TestFollowerNarratesEachStepAndSettlesTheFirstCommand(t *testing.T) {
 	}
 	close(events)
 	f.follow(events)
-	inOrder(t, s.text(),
+	testutil.InOrder(t, s.text(),
 		"   hub: connecting\n",
 		"   hub: listening\n",
 		`[#1] received DeviceCommand "slow a"`,
