@@ -235,7 +235,8 @@ func (e Event) finishedLines(line func(step, format string, args ...any) Line) [
 	return out
 }
 
-// text is the hub state in words: "reconnecting (network): reason".
+// text is the hub state in words: "reconnecting (network): reason; retry
+// at 15:04:05" (local time).
 func (h *HubStatus) text() string {
 	if h == nil {
 		return "unknown"
@@ -246,6 +247,9 @@ func (h *HubStatus) text() string {
 	}
 	if h.Reason != "" {
 		out += ": " + h.Reason
+	}
+	if !h.RetryAt.IsZero() {
+		out += "; retry at " + h.RetryAt.Local().Format(time.TimeOnly)
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package control
 
 import (
 	"testing"
+	"time"
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/journal"
@@ -39,6 +40,8 @@ func TestEventTextForm(t *testing.T) {
 		{Event{Kind: EventNotify, Message: "outside a run"}, `[notify] outside a run`},
 		{Event{Kind: EventHub, Hub: &HubStatus{Status: "listening"}}, `hub: listening`},
 		{Event{Kind: EventHub, Hub: &HubStatus{Status: "reconnecting", Cause: "network", Reason: "EOF"}}, `hub: reconnecting (network): EOF`},
+		{Event{Kind: EventHub, Hub: &HubStatus{Status: "reconnecting", Reason: "EOF", RetryAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)}},
+			`hub: reconnecting: EOF; retry at 03:04:05`},
 		{Event{Kind: EventListening, Listening: &on}, `the hub asked to start listening`},
 		{Event{Kind: EventListening, Listening: &off}, `the hub asked to stop listening`},
 		{Event{Kind: EventLost, Lost: 3}, `(3 events lost: this reader fell behind; see hubgate history)`},

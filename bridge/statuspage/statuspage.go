@@ -2,7 +2,8 @@
 // 127.0.0.1 that shows the hub connection's state and reason, whether the
 // device listens, the current run (with a cancel button), the queue and the
 // recent history with answers, kept live by server-sent events fed by the
-// bridge's event stream. Plain HTML, CSS and a little JS embedded in the
+// bridge's event stream (each event with its one text form,
+// control.Event.Describe, which the page shows as it is). Plain HTML, CSS and a little JS embedded in the
 // binary (go:embed); no build step.
 //
 // # Who can reach it
