@@ -122,8 +122,8 @@ func (e *RunError) Error() string {
 	return "demo: " + what
 }
 
-// errEmptyCommand: Options.Command is only blanks.
-var errEmptyCommand = errors.New("demo: the sample command must not be empty")
+// ErrEmptyCommand: Options.Command is only blanks.
+var ErrEmptyCommand = errors.New("demo: the sample command must not be empty")
 
 func (o Options) withDefaults() Options {
 	if o.Command == "" {
@@ -180,7 +180,7 @@ func (r *run) interrupted() error {
 func Run(ctx context.Context, opts Options) (err error) {
 	o := opts.withDefaults()
 	if strings.TrimSpace(o.Command) == "" {
-		return errEmptyCommand
+		return ErrEmptyCommand
 	}
 	dir, err := os.MkdirTemp(o.TempDir, "hubgate-demo-")
 	if err != nil {

@@ -206,7 +206,7 @@ func TestRunStaysUpAndStopsCleanly(t *testing.T) {
 }
 
 func TestRunRefusesABlankCommand(t *testing.T) {
-	if err := Run(t.Context(), Options{Command: " \n", TempDir: t.TempDir()}); !errors.Is(err, errEmptyCommand) {
+	if err := Run(t.Context(), Options{Command: " \n", TempDir: t.TempDir()}); !errors.Is(err, ErrEmptyCommand) {
 		t.Fatalf("Run: %v", err)
 	}
 }
