@@ -1,10 +1,13 @@
 package control
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/rules"
 )
 
 // EventKind names one step of the bridge's event stream.
@@ -100,4 +103,166 @@ func (e Event) Failed() bool {
 		return false
 	}
 	return true
+}
+
+// Line is one line of an event's text form.
+type Line struct {
+	// Step names the line for machine readers (the demo's JSON "event"):
+	// received, decision, run-started, run-parked, run-resumed,
+	// cancel-requested, run-finished, run-failed, answer, final-answer,
+	// stop-outputs, notify, hub, listening, lost, or the event's kind.
+	Step string
+	// Text is what a person reads: "[#<command id>] " first when the
+	// event is about a command; continuation lines of a multi-line answer
+	// are indented.
+	Text string
+}
+
+// Lines is the one text form of the event stream, used by `watch`, the
+// demo's narrative and the status page: one line per step, and a finished
+// run's answer (and its final answer, when the contract gave another) on
+// lines of their own.
+func (e Event) Lines() []Line {
+	tag := ""
+	if e.CommandID != 0 {
+		tag = fmt.Sprintf("[#%d] ", e.CommandID)
+	}
+	line := func(step, format string, args ...any) Line {
+		return Line{Step: step, Text: tag + fmt.Sprintf(format, args...)}
+	}
+	switch e.Kind {
+	case EventReceived:
+		macro := ""
+		if e.MacroName != "" && e.MacroName != e.Command {
+			macro = fmt.Sprintf(" (macro %q)", e.MacroName)
+		}
+		return []Line{line("received", "received DeviceCommand %q%s", e.Command, macro)}
+	case EventDecided:
+		return []Line{line("decision", "%s", e.decisionText())}
+	case EventStarted:
+		task := ""
+		if e.TaskID != "" {
+			task = " (task " + e.TaskID + ")"
+		}
+		return []Line{line("run-started", "run started on the Automate server%s", task)}
+	case EventParked:
+		tools := ""
+		if e.Note != "" {
+			tools = " (" + e.Note + ")"
+		}
+		return []Line{line("run-parked", "run parked: it called a client tool that hubgate executes%s", tools)}
+	case EventResumed:
+		return []Line{line("run-resumed", "run resumed with the tool results")}
+	case EventCancelRequested:
+		return []Line{line("cancel-requested", "cancel requested (%s)", e.Note)}
+	case EventFinished:
+		return e.finishedLines(line)
+	case EventStopOutputs:
+		return []Line{line("stop-outputs", "StopOutputs: whatever speaks or shows output stops")}
+	case EventNotify:
+		if tag == "" {
+			tag = "[notify] "
+			return []Line{line("notify", "%s", e.Message)}
+		}
+		return []Line{line("notify", "notify: %s", e.Message)}
+	case EventHub:
+		return []Line{line("hub", "hub: %s", e.Hub.text())}
+	case EventListening:
+		what := "stop"
+		if e.Listening != nil && *e.Listening {
+			what = "start"
+		}
+		return []Line{line("listening", "the hub asked to %s listening", what)}
+	case EventLost:
+		return []Line{line("lost", "(%d events lost: this reader fell behind; see hubgate history)", e.Lost)}
+	}
+	return []Line{line(string(e.Kind), "%s", e.Kind)}
+}
+
+// Describe is the event's text form (Lines) as one text.
+func (e Event) Describe() string {
+	lines := e.Lines()
+	texts := make([]string, len(lines))
+	for i, l := range lines {
+		texts[i] = l.Text
+	}
+	return strings.Join(texts, "\n")
+}
+
+// Outcome is how a finished run ended, in words: its status with its
+// error code ("failed (EXECUTION_TIMEOUT)"), or "failed" for a request
+// that failed without a run record.
+func (e Event) Outcome() string {
+	if e.Status == "" {
+		return "failed"
+	}
+	if e.ErrorCode != "" {
+		return string(e.Status) + " (" + e.ErrorCode + ")"
+	}
+	return string(e.Status)
+}
+
+// decisionText is a decided event's line: the rule, the decision, why.
+func (e Event) decisionText() string {
+	rule := "no rule matched"
+	switch e.Rule {
+	case "":
+	case rules.UnmatchedRuleName:
+		rule = "no rule matched, the unmatched action"
+	default:
+		rule = fmt.Sprintf("rule %q matched", e.Rule)
+	}
+	note := ""
+	if e.Note != "" && e.Decision != journal.DecisionStarted {
+		note = ": " + e.Note
+	}
+	return rule + ": " + string(e.Decision) + note
+}
+
+// finishedLines are a finished event's lines: the outcome, the answer and
+// the final answer.
+func (e Event) finishedLines(line func(step, format string, args ...any) Line) []Line {
+	if e.Status == "" {
+		return []Line{line("run-failed", "the run request failed: %s", e.Error)}
+	}
+	out := []Line{line("run-finished", "run finished: %s in %s", e.Outcome(), millis(e.DurationMs))}
+	if e.Answer != "" {
+		out = append(out, line("answer", "answer: %s", indent(e.Answer)))
+	}
+	if e.FinalAnswer != nil && *e.FinalAnswer != e.Answer {
+		out = append(out, line("final-answer", "final answer: %s", indent(*e.FinalAnswer)))
+	}
+	return out
+}
+
+// text is the hub state in words: "reconnecting (network): reason; retry
+// at 15:04:05" (local time).
+func (h *HubStatus) text() string {
+	if h == nil {
+		return "unknown"
+	}
+	out := h.Status
+	if h.Cause != "" {
+		out += " (" + h.Cause + ")"
+	}
+	if h.Reason != "" {
+		out += ": " + h.Reason
+	}
+	if !h.RetryAt.IsZero() {
+		out += "; retry at " + h.RetryAt.Local().Format(time.TimeOnly)
+	}
+	return out
+}
+
+// millis renders a duration in ms.
+func millis(ms int64) string {
+	if ms < 1 {
+		return "under 1 ms"
+	}
+	return fmt.Sprintf("%d ms", ms)
+}
+
+// indent indents the continuation lines of a multi-line text.
+func indent(s string) string {
+	return strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n      ")
 }

@@ -255,11 +255,7 @@ func summary(e control.Event, what string) string {
 func failureBody(e control.Event) string {
 	var parts []string
 	if e.Status != "" {
-		s := "the run " + string(e.Status)
-		if e.ErrorCode != "" {
-			s += " (" + e.ErrorCode + ")"
-		}
-		parts = append(parts, s)
+		parts = append(parts, "the run "+e.Outcome())
 	}
 	if e.Error != "" {
 		parts = append(parts, e.Error)

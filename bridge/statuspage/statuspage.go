@@ -2,7 +2,8 @@
 // 127.0.0.1 that shows the hub connection's state and reason, whether the
 // device listens, the current run (with a cancel button), the queue and the
 // recent history with answers, kept live by server-sent events fed by the
-// bridge's event stream. Plain HTML, CSS and a little JS embedded in the
+// bridge's event stream (each event with its one text form,
+// control.Event.Describe, which the page shows as it is). Plain HTML, CSS and a little JS embedded in the
 // binary (go:embed); no build step.
 //
 // # Who can reach it
@@ -352,8 +353,16 @@ func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, State{Status: st, History: hist})
 }
 
+// pageEvent is an event of the page's stream: the event with its text
+// form (control.Event.Describe), which the page shows as it is.
+type pageEvent struct {
+	control.Event
+	Text string `json:"text"`
+}
+
 // events streams the bridge's events as server-sent events (event
-// "bridge", id the event's Seq) until the page goes away or Close.
+// "bridge", id the event's Seq, data a pageEvent) until the page goes away
+// or Close.
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -382,7 +391,7 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return
 			}
-			b, err := json.Marshal(e)
+			b, err := json.Marshal(pageEvent{Event: e, Text: e.Describe()})
 			if err != nil {
 				continue
 			}

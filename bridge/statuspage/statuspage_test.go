@@ -254,12 +254,12 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 		t.Errorf("the page under a foreign host name answered %d, want 403 for the Host", result.ForeignHost)
 	}
 	joined := strings.Join(result.Events, "\n")
-	for _, want := range []string{"received \"" + command + "\"", "run started", "cancel requested (hubgate cancel)"} {
+	for _, want := range []string{"received DeviceCommand \"" + command + "\"", "run started", "cancel requested (hubgate cancel)"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the live events lack %q:\n%s", want, joined)
 		}
 	}
-	if !regexp.MustCompile(`#2 run (canceled|terminated)`).MatchString(joined) {
+	if !regexp.MustCompile(`\[#2\] run finished: (canceled|terminated)`).MatchString(joined) {
 		t.Errorf("the live events lack the run's end:\n%s", joined)
 	}
 	// The journal agrees: the run was cancelled through the page.

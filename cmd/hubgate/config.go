@@ -239,6 +239,9 @@ type rulesTestResult struct {
 	// (--device-type, else the paired device's); "" when unchecked.
 	DeviceType string `json:"deviceType,omitempty"`
 	ConfigSrc  string `json:"config"`
+	// busyText is the busy policy in words (rules.Rule.DescribeBusy), for
+	// the text output.
+	busyText string
 }
 
 func newRulesTestCommand(a *app) *cobra.Command {
@@ -381,7 +384,7 @@ func routeCommand(set *rules.Set, cmd rules.Command, defaultNotify string) rules
 	if p := rule.Notify(); p != "" {
 		res.Notify, res.NotifyFrom = p, "rule"
 	}
-	res.Busy = string(rule.Busy())
+	res.Busy, res.busyText = string(rule.Busy()), rule.DescribeBusy()
 	if rule.Busy() == rules.BusyQueue {
 		res.QueueMax = rule.QueueLimit()
 		res.MaxAge = rule.MaxAge().String()
@@ -420,15 +423,7 @@ func printRulesTest(w io.Writer, r rulesTestResult) {
 	} else {
 		fmt.Fprintln(w, "rule     none matched: the unmatched action runs it")
 	}
-	busy := r.Busy
-	if r.QueueMax > 0 {
-		busy += fmt.Sprintf(" (at most %d waiting", r.QueueMax)
-		if r.MaxAge != "" {
-			busy += ", for " + r.MaxAge
-		}
-		busy += ")"
-	}
-	fmt.Fprintf(w, "busy     %s\n", busy)
+	fmt.Fprintf(w, "busy     %s\n", r.busyText)
 	fmt.Fprintln(w, notify)
 	speak := "no"
 	if r.Speak {

@@ -9,9 +9,9 @@ import (
 	"github.com/hubgate/hubgate/hub"
 )
 
-// daemonParams are what `run` and `demo` resolved before the daemon is
+// daemonParams are what `run` resolved before the daemon is
 // assembled: the paired device and its secrets (from the keyring and the
-// state file, or from memory), and the co-hosted server's engine.
+// state file), and the co-hosted server's engine.
 type daemonParams struct {
 	deviceID    string
 	apiURL      string
@@ -20,12 +20,6 @@ type daemonParams struct {
 	// engine is the co-hosted server's engine; nil with automate.target
 	// external.
 	engine *assistantEngine
-	// automatePort overrides cfg.Automate.Port for the co-hosted server
-	// (-1: any free port). Zero: the configuration's.
-	automatePort int
-	// tools, when set, edits the bridge's options (demo prints
-	// notifications).
-	tools func(*bridge.Options)
 	// deviceTypeID is the paired device's type: custom actions for
 	// another type are refused. Zero: not checked.
 	deviceTypeID string
@@ -38,10 +32,6 @@ func daemonOptions(cfg *configs.Config, p daemonParams, log *slog.Logger) (daemo
 	if err != nil {
 		return daemon.Options{}, err
 	}
-	port := cfg.Automate.Port
-	if p.automatePort != 0 {
-		port = p.automatePort
-	}
 	o := daemon.Options{
 		DeviceID:      p.deviceID,
 		DeviceTypeID:  p.deviceTypeID,
@@ -53,13 +43,12 @@ func daemonOptions(cfg *configs.Config, p daemonParams, log *slog.Logger) (daemo
 		ControlSocket: cfg.Bridge.ControlSocket,
 		Bridge: daemon.BridgeOptions{CancelGrace: cfg.Bridge.CancelGrace, StopListeningCancels: cfg.Bridge.StopListeningCancels,
 			OnShutdown: bridge.ShutdownPolicy(cfg.Bridge.OnShutdown)},
-		Automate: daemon.AutomateOptions{External: cfg.Automate.Target == "external", Key: p.automateKey, Port: port,
+		Automate: daemon.AutomateOptions{External: cfg.Automate.Target == "external", Key: p.automateKey, Port: cfg.Automate.Port,
 			Workspace: cfg.Automate.Workspace, WorkspaceRestriction: cfg.Automate.WorkspaceRestriction,
 			ToolWait: cfg.Automate.ToolWait, AppVersion: version(), Product: cfg.Automate.Product},
 		Outputs: daemon.OutputOptions{Notify: cfg.Bridge.Notify, SpeechCommand: cfg.Bridge.Speech.Command,
 			SpeechMaxChars: cfg.Bridge.Speech.MaxChars, StatusPage: cfg.Bridge.StatusPage.Enabled,
 			StatusPagePort: cfg.Bridge.StatusPage.Port},
-		Tools:  p.tools,
 		Logger: log,
 	}
 	if p.engine != nil {

@@ -16,14 +16,10 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/bridge"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
-	"github.com/hubgate/hubgate/bridge/rules"
-	"github.com/hubgate/hubgate/bridge/rules/rulestest"
 	"github.com/hubgate/hubgate/configs"
-	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/demo"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -76,14 +72,7 @@ func TestSecretShapedCatchesTheDemoSecrets(t *testing.T) {
 // demoOrder asserts that want appear in out in this order.
 func demoOrder(t *testing.T, out string, want ...string) {
 	t.Helper()
-	rest := out
-	for _, w := range want {
-		i := strings.Index(rest, w)
-		if i < 0 {
-			t.Fatalf("missing (or out of order) %q in:\n%s", w, out)
-		}
-		rest = rest[i+len(w):]
-	}
+	testutil.InOrder(t, out, want...)
 }
 
 var demoTempDir = regexp.MustCompile(`files in (\S+) \(removed on exit\)`)
@@ -333,7 +322,7 @@ func TestDemoStaysUpPrintsFurtherRunsAndStopsOnSIGTERM(t *testing.T) {
 		{`{"eventType":"DeviceTypeCustomAction","deviceTypeCustomActionId":"ask-agent","additionalInputContent":"what is on my calendar"}`,
 			`[#4] answer: You asked: what is on my calendar`},
 	} {
-		if !strings.Contains(out, demoShellQuote(pattern.match)) {
+		if !strings.Contains(out, demo.ShellQuote(pattern.match)) {
 			t.Errorf("the hint does not show %s", pattern.match)
 		}
 		command := []string{"typing", "ask"}[i]
@@ -366,154 +355,16 @@ func TestDemoStaysUpPrintsFurtherRunsAndStopsOnSIGTERM(t *testing.T) {
 	assertNoSecretShaped(t, "stderr", errs)
 }
 
-// ---- unit tests of the narrative ----
-
-func TestDemoShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"hello":      "hello",
-		"notify hi":  `"notify hi"`,
-		"it's":       `"it's"`,
-		`say "x"`:    `'say "x"'`,
-		"a $HOME":    `'a $HOME'`,
-		"a'b $c":     `'a'\''b $c'`,
-		"":           `""`,
-		"two\nlines": "'two\nlines'",
-	} {
-		if got := demoShellQuote(in); got != want {
-			t.Errorf("demoShellQuote(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
-
-// TestDemoExamplesRouteToTheirRules: the hint's example commands and the
-// macro example reach the rules they are listed under.
-func TestDemoExamplesRouteToTheirRules(t *testing.T) {
-	f, err := rulestest.Demo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	set, err := f.Compile()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, ex := range demoExamples {
-		if _, ok := set.Rule(name); !ok {
-			t.Errorf("example for a rule the demo set does not have: %q", name)
-			continue
-		}
-		r, matched, ok := set.Route(rules.Command{Text: ex, Macro: &deviceapi.Macro{ID: "m", Name: ex, Commands: []string{ex}}})
-		if !ok || !matched || r.Name() != name {
-			t.Errorf("%q routes to %v (matched %v), want rule %q", ex, r, matched, name)
-		}
-	}
-	// Every rule has an example or an event example, and the event
-	// examples reach their rules with the prompt the pattern promises.
-	prompts := map[string]string{"typed-text": "hi there", "ask": "what is on my calendar"}
-	for _, r := range set.Rules() {
-		m := r.Spec().Match
-		if _, ok := demoExamples[r.Name()]; ok {
-			continue
-		}
-		if m.EventType == "" && m.CustomAction == "" {
-			t.Errorf("rule %q has no example in the hint", r.Name())
-			continue
-		}
-		command, event := demoEventExample(m)
-		var e deviceapi.MacroEvent
-		if err := json.Unmarshal([]byte(event), &e); err != nil {
-			t.Fatal(err)
-		}
-		cmd := rules.Command{Text: command, Macro: &deviceapi.Macro{ID: "1", Name: command, Commands: []string{command}, Events: []deviceapi.MacroEvent{e}}}
-		got, matched, ok := set.Route(cmd)
-		if !ok || !matched || got.Name() != r.Name() {
-			t.Errorf("the event example of %q routes to %v", r.Name(), got)
-			continue
-		}
-		req, err := got.Render(cmd, rules.Catalog{})
-		if err != nil || !strings.HasPrefix(req.Prompt, prompts[r.Name()]+"\n") {
-			t.Errorf("rule %q renders %q (%v)", r.Name(), req.Prompt, err)
-		}
-	}
-}
-
-func TestDemoFollowerPrintsEachStepOfTheStream(t *testing.T) {
-	var buf testutil.SyncBuffer
-	first := make(chan demoOutcome, 1)
-	f := &demoFollower{n: &demoNarrator{w: &buf}, first: first}
-	final := "FINAL"
-	ev := func(kind control.EventKind, id int64, cmd, rule string, set func(*bridge.Event)) bridge.Event {
-		e := bridge.Event{Kind: kind, CommandID: id, Command: cmd, Rule: rule}
-		if set != nil {
-			set(&e)
-		}
-		return e
-	}
-	events := make(chan bridge.Event, 100)
-	for _, e := range []bridge.Event{
-		ev(control.EventReceived, 1, "slow a", "slow", nil),
-		ev(control.EventDecided, 1, "slow a", "slow", func(e *bridge.Event) { e.Decision = journal.DecisionQueued }),
-		ev(control.EventReceived, 2, "notify x", "notify", nil),
-		ev(control.EventDecided, 2, "notify x", "notify", func(e *bridge.Event) { e.Decision = journal.DecisionStarted }),
-		ev(control.EventStarted, 2, "notify x", "notify", func(e *bridge.Event) { e.TaskID = "t-2" }),
-		ev(control.EventParked, 2, "notify x", "notify", nil),
-		ev(control.EventNotify, 2, "notify x", "notify", func(e *bridge.Event) { e.Message = "the kettle" }),
-		ev(control.EventFinished, 2, "notify x", "notify", func(e *bridge.Event) {
-			e.Status, e.Answer, e.FinalAnswer, e.DurationMs = automate.StatusCompleted, "a\nb", &final, 7
-		}),
-		ev(control.EventDecided, 1, "slow a", "slow", func(e *bridge.Event) { e.Decision = journal.DecisionStarted }),
-		ev(control.EventStarted, 1, "slow a", "slow", nil),
-		ev(control.EventReceived, 3, "hello", "hello", nil),
-		ev(control.EventDecided, 3, "hello", "hello", func(e *bridge.Event) { e.Decision, e.Note = journal.DecisionDropped, "busy with command 1" }),
-		ev(control.EventFinished, 1, "slow a", "slow", func(e *bridge.Event) {
-			e.Status, e.ErrorCode = automate.StatusFailed, "EXECUTION_TIMEOUT"
-		}),
-		ev(control.EventReceived, 4, "x", "", nil),
-		ev(control.EventDecided, 4, "x", "", func(e *bridge.Event) { e.Decision, e.Note = journal.DecisionIgnored, "no rule matches" }),
-	} {
-		events <- e
-	}
-	close(events)
-	f.follow(events)
-	demoOrder(t, buf.String(),
-		`[#1] received DeviceCommand "slow a"`,
-		`[#1] rule "slow" matched: queued`,
-		`[#2] received DeviceCommand "notify x"`,
-		`[#2] rule "notify" matched: started`,
-		"[#2] run started on the Automate server (task t-2)",
-		"[#2] run parked",
-		"[#2] notify: the kettle",
-		"[#2] run finished: completed in 7 ms",
-		"[#2] answer: a\n      b",
-		"[#2] final answer: FINAL",
-		`[#1] rule "slow" matched: its turn came: started`,
-		"[#1] run started on the Automate server\n",
-		`[#3] rule "hello" matched: dropped: busy with command 1`,
-		"[#1] run finished: failed (EXECUTION_TIMEOUT) in under 1 ms",
-		`[#4] no rule matched: ignored: no rule matches`,
-	)
-	select {
-	case o := <-first:
-		if o.ID != 1 || o.Status != automate.StatusFailed || o.Decision != journal.DecisionStarted || o.ErrorCode != "EXECUTION_TIMEOUT" {
-			t.Errorf("first %+v", o)
-		}
-	default:
-		t.Fatal("the first command was not reported once settled")
-	}
-	select {
-	case o := <-first:
-		t.Errorf("reported again: %+v", o)
-	default:
-	}
-}
+// ---- unit tests ----
 
 func TestDemoRunErrorMessagesAndExitCode(t *testing.T) {
 	for _, c := range []struct {
-		err  *demoRunError
+		err  *demo.RunError
 		want string
 	}{
-		{&demoRunError{CommandID: 1, Decision: journal.DecisionStarted, Status: automate.StatusCanceled}, "demo: command #1: the run ended canceled"},
-		{&demoRunError{CommandID: 2, Decision: journal.DecisionDropped, Reason: "busy"}, "demo: command #2: the command was dropped: busy"},
-		{&demoRunError{Reason: "interrupted before the run finished"}, "demo: the run did not complete: interrupted before the run finished"},
+		{&demo.RunError{CommandID: 1, Decision: journal.DecisionStarted, Status: automate.StatusCanceled}, "demo: command #1: the run ended canceled"},
+		{&demo.RunError{CommandID: 2, Decision: journal.DecisionDropped, Reason: "busy"}, "demo: command #2: the command was dropped: busy"},
+		{&demo.RunError{Reason: "interrupted before the run finished"}, "demo: the run did not complete: interrupted before the run finished"},
 	} {
 		if got := c.err.Error(); got != c.want {
 			t.Errorf("%q, want %q", got, c.want)

@@ -11,6 +11,7 @@ import (
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub"
+	"github.com/hubgate/hubgate/internal/demo"
 	"github.com/hubgate/hubgate/oauth"
 )
 
@@ -78,7 +79,7 @@ var exitTable = []struct {
 	{func(err error) bool { return errors.Is(err, errNotListening) }, ExitNotListening},
 	{oauth.IsSignInError, ExitSignIn},
 	{func(err error) bool { var a *deviceapi.APIError; return errors.As(err, &a) }, ExitRemote},
-	{func(err error) bool { var d *demoRunError; return errors.As(err, &d) }, ExitRunFailed},
+	{func(err error) bool { var d *demo.RunError; return errors.As(err, &d) }, ExitRunFailed},
 }
 
 func exitCode(err error) int {

@@ -64,72 +64,14 @@ Exit code 9 when the daemon is not running or when it stops.`,
 	return cmd
 }
 
-// formatEvent renders one event as a line for a person.
+// formatEvent renders one event for a person: the event stream's one
+// text form (control.Event.Lines), each line after the local time.
 func formatEvent(e control.Event) string {
 	at := e.At.Local().Format(time.TimeOnly)
-	tag := ""
-	if e.CommandID != 0 {
-		tag = fmt.Sprintf("#%d ", e.CommandID)
+	lines := e.Lines()
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = at + " " + l.Text
 	}
-	var what string
-	switch e.Kind {
-	case control.EventReceived:
-		rule := "no rule matched"
-		if e.Rule != "" {
-			rule = "rule " + e.Rule
-		}
-		what = fmt.Sprintf("received %q (%s)", e.Command, rule)
-	case control.EventDecided:
-		what = string(e.Decision)
-		if e.Note != "" {
-			what += ": " + e.Note
-		}
-	case control.EventStarted:
-		what = "run started"
-		if e.TaskID != "" {
-			what += " (task " + e.TaskID + ")"
-		}
-	case control.EventParked:
-		what = "run parked for client tools: " + e.Note
-	case control.EventResumed:
-		what = "run resumed"
-	case control.EventCancelRequested:
-		what = "cancel requested (" + e.Note + ")"
-	case control.EventFinished:
-		switch {
-		case e.Status == "":
-			what = "run failed: " + e.Error
-		default:
-			what = "run " + string(e.Status)
-			if e.ErrorCode != "" {
-				what += " (" + e.ErrorCode + ")"
-			}
-			what += fmt.Sprintf(" in %d ms", e.DurationMs)
-			if t := e.Text(); t != "" {
-				what += ": " + strings.ReplaceAll(strings.TrimRight(t, "\n"), "\n", "\n    ")
-			}
-		}
-	case control.EventStopOutputs:
-		what = "StopOutputs"
-	case control.EventNotify:
-		what = fmt.Sprintf("notify [%s] %s", e.Level, e.Message)
-	case control.EventHub:
-		if e.Hub != nil {
-			what = "hub " + e.Hub.Status
-			if e.Hub.Reason != "" {
-				what += ": " + e.Hub.Reason
-			}
-		}
-	case control.EventListening:
-		if e.Listening != nil && *e.Listening {
-			what = "the hub asked to start listening"
-		} else {
-			what = "the hub asked to stop listening"
-		}
-	case control.EventLost:
-		what = fmt.Sprintf("(this watcher fell behind: %d events lost; see hubgate history)", e.Lost)
-	default:
-		what = string(e.Kind)
-	}
-	return at + " " + tag + what
+	return strings.Join(out, "\n")
 }

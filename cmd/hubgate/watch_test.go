@@ -173,3 +173,14 @@ func journalEntry(t testing.TB, path string, id int64) journal.Entry {
 	t.Fatalf("no journal entry %d", id)
 	return journal.Entry{}
 }
+
+// formatEvent prints the event stream's one text form (control.Event.Lines),
+// each line after the local time.
+func TestFormatEventIsTheTextFormAfterTheTime(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
+	e := control.Event{At: at, Kind: control.EventFinished, CommandID: 4, Status: "completed", Answer: "one\ntwo", DurationMs: 12}
+	want := "03:04:05 [#4] run finished: completed in 12 ms\n03:04:05 [#4] answer: one\n      two"
+	if got := formatEvent(e); got != want {
+		t.Errorf("formatEvent:\n got %q\nwant %q", got, want)
+	}
+}

@@ -15,6 +15,7 @@ package testutil
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -75,4 +76,18 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// InOrder fails tb unless every one of want appears in text, in this
+// order (each after the end of the one before).
+func InOrder(tb testing.TB, text string, want ...string) {
+	tb.Helper()
+	rest := text
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			tb.Fatalf("missing (or out of order) %q in:\n%s", w, text)
+		}
+		rest = rest[i+len(w):]
+	}
 }

@@ -79,29 +79,13 @@
     return pending;
   }
 
-  function describe(e) {
-    const tag = e.commandId ? '#' + e.commandId + ' ' : '';
-    switch (e.kind) {
-      case 'received': return tag + 'received "' + e.command + '"' + (e.rule ? ' (rule ' + e.rule + ')' : ' (no rule)');
-      case 'decided': return tag + e.decision + (e.note ? ': ' + e.note : '');
-      case 'started': return tag + 'run started';
-      case 'finished': return tag + 'run ' + (e.status || 'failed') + (e.errorCode ? ' (' + e.errorCode + ')' : '') +
-        ((e.finalAnswer || e.answer) ? ': ' + (e.finalAnswer || e.answer) : (e.error ? ': ' + e.error : ''));
-      case 'notify': return tag + 'notify: ' + e.message;
-      case 'hub': return 'hub ' + e.hub.status + (e.hub.reason ? ': ' + e.hub.reason : '');
-      case 'cancel-requested': return tag + 'cancel requested (' + e.note + ')';
-      case 'lost': return '(' + e.lost + ' events lost)';
-      default: return tag + e.kind;
-    }
-  }
-
   function connect() {
     const es = new EventSource('/api/events');
     es.onopen = () => { $('live').textContent = 'live'; $('live').className = 'pill on'; refresh(); };
     es.onerror = () => { $('live').textContent = 'reconnecting…'; $('live').className = 'pill off'; };
     es.addEventListener('bridge', (m) => {
       const e = JSON.parse(m.data);
-      const li = el('li', time(e.at) + ' ' + describe(e));
+      const li = el('li', time(e.at) + ' ' + e.text); // the server renders the one text form
       li.dataset.kind = e.kind;
       $('events').prepend(li);
       while ($('events').children.length > 200) $('events').lastChild.remove();

@@ -1,0 +1,81 @@
+package control
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/rules"
+)
+
+// TestEventTextForm: the one text form of the event stream, step by step,
+// as watch, the demo and the status page print it.
+func TestEventTextForm(t *testing.T) {
+	final, on, off := "FINAL", true, false
+	for _, c := range []struct {
+		e    Event
+		want string
+	}{
+		{Event{Kind: EventReceived, CommandID: 1, Command: "hello"}, `[#1] received DeviceCommand "hello"`},
+		{Event{Kind: EventReceived, CommandID: 2, Command: "typing", MacroName: "Dictate"}, `[#2] received DeviceCommand "typing" (macro "Dictate")`},
+		{Event{Kind: EventDecided, CommandID: 1, Rule: "hello", Decision: journal.DecisionStarted, Note: "ignored for started"}, `[#1] rule "hello" matched: started`},
+		{Event{Kind: EventDecided, CommandID: 3, Rule: "slow", Decision: journal.DecisionQueued}, `[#3] rule "slow" matched: queued`},
+		{Event{Kind: EventDecided, CommandID: 4, Rule: "hello", Decision: journal.DecisionDropped, Note: "busy with command 1"}, `[#4] rule "hello" matched: dropped: busy with command 1`},
+		{Event{Kind: EventDecided, CommandID: 5, Rule: rules.UnmatchedRuleName, Decision: journal.DecisionStarted}, `[#5] no rule matched, the unmatched action: started`},
+		{Event{Kind: EventDecided, CommandID: 6, Decision: journal.DecisionIgnored, Note: "no rule matches"}, `[#6] no rule matched: ignored: no rule matches`},
+		{Event{Kind: EventStarted, CommandID: 1, TaskID: "demo-1"}, `[#1] run started on the Automate server (task demo-1)`},
+		{Event{Kind: EventStarted, CommandID: 1}, `[#1] run started on the Automate server`},
+		{Event{Kind: EventParked, CommandID: 2, Note: "notify"}, `[#2] run parked: it called a client tool that hubgate executes (notify)`},
+		{Event{Kind: EventResumed, CommandID: 2}, `[#2] run resumed with the tool results`},
+		{Event{Kind: EventCancelRequested, CommandID: 2, Note: "hubgate cancel"}, `[#2] cancel requested (hubgate cancel)`},
+		{Event{Kind: EventFinished, CommandID: 2, Status: automate.StatusCompleted, Answer: "a\nb\n", FinalAnswer: &final, DurationMs: 7},
+			"[#2] run finished: completed in 7 ms\n[#2] answer: a\n      b\n[#2] final answer: FINAL"},
+		{Event{Kind: EventFinished, CommandID: 1, Status: automate.StatusFailed, ErrorCode: "EXECUTION_TIMEOUT"}, `[#1] run finished: failed (EXECUTION_TIMEOUT) in under 1 ms`},
+		{Event{Kind: EventFinished, CommandID: 1, Status: automate.StatusCompleted, Answer: "same", FinalAnswer: ptr("same"), DurationMs: 3},
+			"[#1] run finished: completed in 3 ms\n[#1] answer: same"},
+		{Event{Kind: EventFinished, CommandID: 8, Error: "connection refused"}, `[#8] the run request failed: connection refused`},
+		{Event{Kind: EventStopOutputs, CommandID: 9}, `[#9] StopOutputs: whatever speaks or shows output stops`},
+		{Event{Kind: EventNotify, CommandID: 2, Message: "the kettle"}, `[#2] notify: the kettle`},
+		{Event{Kind: EventNotify, Message: "outside a run"}, `[notify] outside a run`},
+		{Event{Kind: EventHub, Hub: &HubStatus{Status: "listening"}}, `hub: listening`},
+		{Event{Kind: EventHub, Hub: &HubStatus{Status: "reconnecting", Cause: "network", Reason: "EOF"}}, `hub: reconnecting (network): EOF`},
+		{Event{Kind: EventHub, Hub: &HubStatus{Status: "reconnecting", Reason: "EOF", RetryAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)}},
+			`hub: reconnecting: EOF; retry at 03:04:05`},
+		{Event{Kind: EventListening, Listening: &on}, `the hub asked to start listening`},
+		{Event{Kind: EventListening, Listening: &off}, `the hub asked to stop listening`},
+		{Event{Kind: EventLost, Lost: 3}, `(3 events lost: this reader fell behind; see hubgate history)`},
+		{Event{Kind: "future-kind", CommandID: 1}, `[#1] future-kind`},
+	} {
+		if got := c.e.Describe(); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.e.Kind, got, c.want)
+		}
+	}
+}
+
+// TestEventLineSteps: each line names its step (the demo's JSON event).
+func TestEventLineSteps(t *testing.T) {
+	final := "FINAL"
+	lines := Event{Kind: EventFinished, CommandID: 1, Status: automate.StatusCompleted, Answer: "A", FinalAnswer: &final}.Lines()
+	var steps []string
+	for _, l := range lines {
+		steps = append(steps, l.Step)
+	}
+	if got := len(steps); got != 3 || steps[0] != "run-finished" || steps[1] != "answer" || steps[2] != "final-answer" {
+		t.Errorf("steps %q", steps)
+	}
+}
+
+func TestEventOutcome(t *testing.T) {
+	for e, want := range map[Event]string{
+		{Status: automate.StatusCompleted}:                              "completed",
+		{Status: automate.StatusFailed, ErrorCode: "MODEL_UNAVAILABLE"}: "failed (MODEL_UNAVAILABLE)",
+		{Error: "EOF"}: "failed",
+	} {
+		if got := e.Outcome(); got != want {
+			t.Errorf("%+v: %q, want %q", e, got, want)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
