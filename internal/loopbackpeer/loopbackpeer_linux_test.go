@@ -126,5 +126,5 @@ func benchmarkLookup(b *testing.B, lookup func(l, r netip.AddrPort) (int, error)
 	}
 }
 
-func BenchmarkSockDiag(b *testing.B) { benchmarkLookup(b, diagUID) }
+func BenchmarkSockDiag(b *testing.B)   { benchmarkLookup(b, diagUID) }
 func BenchmarkProcNetTCP(b *testing.B) { benchmarkLookup(b, procUID) }
