@@ -26,16 +26,17 @@
 //   - A browser gets a session from a one-time login address, which
 //     `hubgate open` asks the daemon for over the control socket (only the
 //     daemon's user reaches it). On Linux it is the code-free /login: the
-//     peer check is the proof of who asks, and the request for the address
-//     arms one login, valid for LoginCodeTTL and one use, so the browser's
-//     command line, which other local users can read, carries no secret at
-//     all (and a snap or Flatpak browser, which cannot read our private
-//     files, opens it like any other). Elsewhere it is /login?code=..., a
-//     code of 256 random bits valid for LoginCodeTTL and one use: there
-//     the browser's command line shows the code until the browser spends
-//     it, a race another local user can run. Codes and armed logins are
-//     kept in memory only (at most maxLoginCodes outstanding: more drop
-//     the oldest), compared in constant time, never logged. A valid login
+//     peer check is the proof of who asks, and asking for the address
+//     arms it for LoginCodeTTL and one login (one armed login at most:
+//     asking again moves its end), so the browser's command line, which
+//     other local users can read, carries no secret at all (and a snap or
+//     Flatpak browser, which cannot read our private files, opens it like
+//     any other). Elsewhere it is /login?code=..., a code of 256 random
+//     bits valid for LoginCodeTTL and one use: there the browser's command
+//     line shows the code until the browser spends it, a race another
+//     local user can run. Codes are kept in memory only (at most
+//     maxLoginCodes outstanding: more drop the oldest), compared in
+//     constant time, never logged. A valid login
 //     sets the cookie and answers 303 to / (a code leaves the address bar
 //     and the history); a browser that already has a session is sent on
 //     and spends nothing; anything else answers 403 and sets nothing.
@@ -127,6 +128,7 @@ const (
 type loginCodes struct {
 	mu    sync.Mutex
 	codes []loginCode
+	armed time.Time // a code-free login is armed until then (see arm)
 }
 
 type loginCode struct {
@@ -139,13 +141,6 @@ func (l *loginCodes) mint(now time.Time) string {
 	b := make([]byte, 32)
 	rand.Read(b) // never fails (since Go 1.24 a failure ends the program)
 	code := hex.EncodeToString(b)
-	l.add(code, now)
-	return code
-}
-
-// add keeps code (empty: an armed code-free login) until
-// now+LoginCodeTTL, dropping the oldest beyond maxLoginCodes.
-func (l *loginCodes) add(code string, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.prune(now)
@@ -153,6 +148,7 @@ func (l *loginCodes) add(code string, now time.Time) {
 		l.codes = slices.Delete(l.codes, 0, len(l.codes)-maxLoginCodes+1)
 	}
 	l.codes = append(l.codes, loginCode{code: code, expires: now.Add(LoginCodeTTL)})
+	return code
 }
 
 // use reports whether code is outstanding and unexpired at now, and
@@ -178,22 +174,22 @@ func (l *loginCodes) use(code string, now time.Time) bool {
 	return true
 }
 
-// arm allows one code-free login until now+LoginCodeTTL (an entry
-// without a code, in the same bounded list).
-func (l *loginCodes) arm(now time.Time) { l.add("", now) }
+// arm allows one code-free login until now+LoginCodeTTL. There is one
+// such login at most: arming again only moves its end.
+func (l *loginCodes) arm(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.armed = now.Add(LoginCodeTTL)
+}
 
-// useArmed spends the oldest armed code-free login unexpired at now, and
-// reports whether there was one.
+// useArmed spends the armed code-free login, and reports whether one was
+// armed and unexpired at now.
 func (l *loginCodes) useArmed(now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.prune(now)
-	i := slices.IndexFunc(l.codes, func(c loginCode) bool { return c.code == "" })
-	if i < 0 {
-		return false
-	}
-	l.codes = slices.Delete(l.codes, i, i+1)
-	return true
+	ok := now.Before(l.armed)
+	l.armed = time.Time{}
+	return ok
 }
 
 // prune forgets the codes expired at now.
@@ -383,9 +379,9 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request, cookie string) {
 func (h *Handler) NewLoginCode() string { return h.logins.mint(time.Now()) }
 
 // NewLoginPath returns the path of a one-time login: "/login" where the
-// page knows its peers' users (it arms one code-free login, valid for
-// LoginCodeTTL, which only the owner's connections can spend), else
-// "/login?code=<a new code>".
+// page knows its peers' users (it arms the code-free login for
+// LoginCodeTTL: one login, which only the owner's connections can make,
+// spends it), else "/login?code=<a new code>".
 func (h *Handler) NewLoginPath() string {
 	if h.peerUID != nil {
 		h.logins.arm(time.Now())
