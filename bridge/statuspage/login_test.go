@@ -190,3 +190,63 @@ func TestLoginCodesAreBounded(t *testing.T) {
 		}
 	})
 }
+
+// Where the page knows its peers' users, the login address holds no
+// code: asking for it arms one login, which the owner's connection
+// spends; a second needs another `hubgate open`; a browser that already
+// holds a session is sent on and spends nothing. Another user's
+// connection, or one the kernel cannot name, is refused with 403 on every
+// path, the armed login and a valid code included, and spends neither.
+func TestCodeFreeLoginAndStrangers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stranger := false
+		h, c, logs := pageWithPeers(t, func(netip.AddrPort, netip.AddrPort) (int, error) {
+			if stranger {
+				return os.Geteuid() + 1, nil
+			}
+			return os.Geteuid(), nil
+		})
+		if p := h.NewLoginPath(); p != "/login" {
+			t.Fatalf("NewLoginPath() = %q, want the code-free /login", p)
+		}
+		code := h.NewLoginCode()
+		stranger = true
+		for _, path := range []string{"/login", "/login?code=" + code, "/", "/api/state", "/api/events"} {
+			resp, body := get(t, c, path, "")
+			if resp.StatusCode != http.StatusForbidden || len(resp.Cookies()) != 0 || !strings.Contains(body, "belongs to uid") {
+				t.Errorf("another user at %s: %d %q, want 403", strings.SplitN(path, "=", 2)[0], resp.StatusCode, body)
+			}
+		}
+		stranger = false
+		resp, _ := get(t, c, "/login", "")
+		if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+			t.Fatalf("the owner's code-free login: %d, want 303 with a cookie", resp.StatusCode)
+		}
+		session := resp.Cookies()[0]
+		resp, body := get(t, c, "/login", "")
+		refused(t, "the code-free login spent", resp, body)
+		req, _ := http.NewRequest(http.MethodGet, pipeOrigin+"/login", nil)
+		req.AddCookie(session)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 0 {
+			t.Fatalf("a browser with a session at /login: %d, want 303 and no new cookie", resp.StatusCode)
+		}
+		if resp, _ := get(t, c, "/login?code="+code, ""); resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("the code the stranger was refused with: %d, want 303 for the owner", resp.StatusCode)
+		}
+		h.NewLoginPath()
+		time.Sleep(pastLoginLife)
+		resp, body = get(t, c, "/login", "")
+		refused(t, "an armed login after 61 s", resp, body)
+		if !strings.Contains(logs.String(), "refused a request of another user") {
+			t.Errorf("the log lacks the refusals:\n%s", logs.String())
+		}
+	})
+}
+
+// pastLoginLife is just past a login's life.
+const pastLoginLife = statuspage.LoginCodeTTL + time.Second
