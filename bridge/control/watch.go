@@ -148,11 +148,12 @@ type StatusPage struct {
 	// URL opens the page with its access token (a secret of this user:
 	// it is only given over the control socket).
 	URL string `json:"url"`
-	// LoginURL opens the page once: a one-time login address
-	// (http://127.0.0.1:<port>/login?code=<code>, valid for 60 s, one
-	// use), fresh at every call. What `hubgate open` gives the browser,
-	// whose command line other local users can read. Empty from a daemon
-	// older than it.
+	// LoginURL opens the page once: a one-time login address, valid for
+	// 60 s and one use, fresh at every call. On Linux it holds no secret
+	// (http://127.0.0.1:<port>/login: the page serves only its owner's
+	// connections); elsewhere it is /login?code=<code>. What `hubgate
+	// open` gives the browser, whose command line other local users can
+	// read. Empty from a daemon older than it.
 	LoginURL string `json:"login_url,omitempty"`
 }
 

@@ -43,5 +43,11 @@
 //   - The notify tool's level warning maps to critical urgency (it stays on
 //     screen), info to normal.
 //   - The body is cut at MaxBody characters with a pointer to `hubgate
-//     history`; markup is escaped when the server announces body-markup.
+//     history`. When the server announces body-markup, the summary (it
+//     carries the command text from the hub, never trusted) and the body
+//     are escaped. The server can change while the daemon runs: each
+//     notification asks the bus who owns the name now (about 56 us on a
+//     local bus), reads the capabilities again when the owner changed,
+//     and is sent to that owner's unique name, so the escaping is decided
+//     for the server that receives it (capabilities.go).
 package notify

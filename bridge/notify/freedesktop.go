@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"sync"
 
@@ -35,7 +34,8 @@ type Freedesktop struct {
 
 	mu     sync.Mutex
 	conn   *dbus.Conn
-	markup bool // the server announced body-markup
+	owner  string // the unique name of the server last asked (capabilities.go)
+	markup bool   // that server announced body-markup
 }
 
 // DefaultDesktop is the platform's notification backend.
@@ -43,19 +43,28 @@ func DefaultDesktop() Desktop { return &Freedesktop{} }
 
 // Notify calls org.freedesktop.Notifications.Notify.
 func (f *Freedesktop) Notify(ctx context.Context, m Message) error {
-	conn, markup, err := f.connect(ctx)
+	conn, err := f.connect(ctx)
 	if err != nil {
 		return err
 	}
-	body := m.Body
-	if markup {
-		body = html.EscapeString(body)
+	owner, markup, err := f.server(ctx, conn)
+	if err != nil {
+		var de dbus.Error
+		if !errors.As(err, &de) {
+			f.drop(conn)
+		}
+		return err
 	}
-	obj := conn.Object(notificationsName, notificationsPath)
+	// The summary carries the command text from the hub: never trusted.
+	summary, body := m.Summary, m.Body
+	if markup {
+		summary, body = html.EscapeString(summary), html.EscapeString(body)
+	}
+	obj := conn.Object(owner, notificationsPath)
 	hints := map[string]dbus.Variant{"urgency": dbus.MakeVariant(byte(m.Urgency))}
 	var id uint32
 	err = obj.CallWithContext(ctx, notificationsIface+".Notify", 0,
-		AppName, uint32(0), "", m.Summary, body, []string{}, hints, int32(-1)).Store(&id)
+		AppName, uint32(0), "", summary, body, []string{}, hints, int32(-1)).Store(&id)
 	if err != nil {
 		var de dbus.Error
 		if !errors.As(err, &de) {
@@ -66,13 +75,12 @@ func (f *Freedesktop) Notify(ctx context.Context, m Message) error {
 	return nil
 }
 
-// connect returns the connection, making it (and asking the server's
-// capabilities) within ctx.
-func (f *Freedesktop) connect(ctx context.Context) (*dbus.Conn, bool, error) {
+// connect returns the connection, making it within ctx.
+func (f *Freedesktop) connect(ctx context.Context) (*dbus.Conn, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.conn != nil && f.conn.Connected() {
-		return f.conn, f.markup, nil
+		return f.conn, nil
 	}
 	type result struct {
 		conn *dbus.Conn
@@ -105,20 +113,13 @@ func (f *Freedesktop) connect(ctx context.Context) (*dbus.Conn, bool, error) {
 				r.conn.Close()
 			}
 		}()
-		return nil, false, fmt.Errorf("connect to the session bus: %w", ctx.Err())
+		return nil, fmt.Errorf("connect to the session bus: %w", ctx.Err())
 	}
 	if r.err != nil {
-		return nil, false, fmt.Errorf("connect to the session bus: %w", r.err)
+		return nil, fmt.Errorf("connect to the session bus: %w", r.err)
 	}
-	var caps []string
-	err := r.conn.Object(notificationsName, notificationsPath).
-		CallWithContext(ctx, notificationsIface+".GetCapabilities", 0).Store(&caps)
-	if err != nil {
-		r.conn.Close()
-		return nil, false, fmt.Errorf("org.freedesktop.Notifications: %w", err)
-	}
-	f.conn, f.markup = r.conn, slices.Contains(caps, "body-markup")
-	return f.conn, f.markup, nil
+	f.conn, f.owner = r.conn, "" // a new bus, maybe: ask the server again
+	return f.conn, nil
 }
 
 // ErrNoSessionBus: no session bus address is known.

@@ -66,20 +66,27 @@ func (f *fakeNotifications) GetServerInformation() (string, string, string, stri
 func serveNotifications(t *testing.T) (f *fakeNotifications, release func()) {
 	t.Helper()
 	need(t, os.Getenv("DBUS_SESSION_BUS_ADDRESS") != "", "a D-Bus session bus (DBUS_SESSION_BUS_ADDRESS; run the tests with -exec .ci/with-keyring)")
+	f = &fakeNotifications{got: make(chan notifyCall, 10)}
+	return f, serveObject(t, f)
+}
+
+// serveObject exports obj as the notification server on a connection of
+// its own; release gives the name up.
+func serveObject(t testing.TB, obj any) (release func()) {
+	t.Helper()
 	conn, err := dbus.ConnectSessionBus()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
-	f = &fakeNotifications{got: make(chan notifyCall, 10)}
-	if err := conn.Export(f, "/org/freedesktop/Notifications", "org.freedesktop.Notifications"); err != nil {
+	if err := conn.Export(obj, "/org/freedesktop/Notifications", "org.freedesktop.Notifications"); err != nil {
 		t.Fatal(err)
 	}
 	reply, err := conn.RequestName("org.freedesktop.Notifications", dbus.NameFlagDoNotQueue)
 	if err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
 		t.Fatalf("own org.freedesktop.Notifications: reply %v, err %v", reply, err)
 	}
-	return f, func() {
+	return func() {
 		if _, err := conn.ReleaseName("org.freedesktop.Notifications"); err != nil {
 			t.Fatal(err)
 		}

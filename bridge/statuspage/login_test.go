@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -26,17 +28,27 @@ const pipeOrigin = "http://127.0.0.1:80"
 
 // loginPage serves a page inside the calling bubble; it returns the
 // handler, a client (no cookie jar, redirects not followed) and the log.
+// Every connection's peer is the test's own user.
 func loginPage(t *testing.T) (*statuspage.Handler, *http.Client, *testutil.SyncBuffer) {
 	t.Helper()
+	return pageWithPeers(t, func(netip.AddrPort, netip.AddrPort) (int, error) { return os.Geteuid(), nil })
+}
+
+// pageWithPeers is loginPage with peerUID telling the user at the other
+// end of each connection.
+func pageWithPeers(t *testing.T, peerUID func(local, remote netip.AddrPort) (int, error)) (*statuspage.Handler, *http.Client, *testutil.SyncBuffer) {
+	t.Helper()
 	var logs testutil.SyncBuffer
-	h, err := statuspage.New(statuspage.Options{Backend: noBackend{},
+	h, err := statuspage.New(statuspage.Options{Backend: noBackend{}, PeerUID: peerUID,
 		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A pipe's own address is "pipe": the page learns its port from the
-	// accepted connection's address, which a socket would give it.
+	// accepted connection's address, which a socket would give it, and
+	// asks peerUID about the two ends.
 	c := testutil.ServePipe(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.RemoteAddr = "127.0.0.1:40000"
 		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 80})))
 	}))
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
@@ -94,7 +106,7 @@ func TestLoginCodeOpensThePageOnce(t *testing.T) {
 			t.Fatalf("login: %d to %q, want 303 to /: %s", resp.StatusCode, resp.Header.Get("Location"), body)
 		}
 		cookies := resp.Cookies()
-		if len(cookies) != 1 || cookies[0].Name != "hubgate_status_80" || cookies[0].Value != h.Token() ||
+		if len(cookies) != 1 || cookies[0].Name != "hubgate_status_80" || cookies[0].Value == "" || strings.Contains(cookies[0].Value, h.Token()) ||
 			!cookies[0].HttpOnly || cookies[0].SameSite != http.SameSiteStrictMode || cookies[0].Path != "/" {
 			t.Fatalf("login set %v, want the session cookie (HttpOnly, SameSite=Strict, Path=/)", resp.Header.Values("Set-Cookie"))
 		}
@@ -178,3 +190,63 @@ func TestLoginCodesAreBounded(t *testing.T) {
 		}
 	})
 }
+
+// Where the page knows its peers' users, the login address holds no
+// code: asking for it arms one login, which the owner's connection
+// spends; a second needs another `hubgate open`; a browser that already
+// holds a session is sent on and spends nothing. Another user's
+// connection, or one the kernel cannot name, is refused with 403 on every
+// path, the armed login and a valid code included, and spends neither.
+func TestCodeFreeLoginAndStrangers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stranger := false
+		h, c, logs := pageWithPeers(t, func(netip.AddrPort, netip.AddrPort) (int, error) {
+			if stranger {
+				return os.Geteuid() + 1, nil
+			}
+			return os.Geteuid(), nil
+		})
+		if p := h.NewLoginPath(); p != "/login" {
+			t.Fatalf("NewLoginPath() = %q, want the code-free /login", p)
+		}
+		code := h.NewLoginCode()
+		stranger = true
+		for _, path := range []string{"/login", "/login?code=" + code, "/", "/api/state", "/api/events"} {
+			resp, body := get(t, c, path, "")
+			if resp.StatusCode != http.StatusForbidden || len(resp.Cookies()) != 0 || !strings.Contains(body, "belongs to uid") {
+				t.Errorf("another user at %s: %d %q, want 403", strings.SplitN(path, "=", 2)[0], resp.StatusCode, body)
+			}
+		}
+		stranger = false
+		resp, _ := get(t, c, "/login", "")
+		if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 1 {
+			t.Fatalf("the owner's code-free login: %d, want 303 with a cookie", resp.StatusCode)
+		}
+		session := resp.Cookies()[0]
+		resp, body := get(t, c, "/login", "")
+		refused(t, "the code-free login spent", resp, body)
+		req, _ := http.NewRequest(http.MethodGet, pipeOrigin+"/login", nil)
+		req.AddCookie(session)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusSeeOther || len(resp.Cookies()) != 0 {
+			t.Fatalf("a browser with a session at /login: %d, want 303 and no new cookie", resp.StatusCode)
+		}
+		if resp, _ := get(t, c, "/login?code="+code, ""); resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("the code the stranger was refused with: %d, want 303 for the owner", resp.StatusCode)
+		}
+		h.NewLoginPath()
+		time.Sleep(pastLoginLife)
+		resp, body = get(t, c, "/login", "")
+		refused(t, "an armed login after 61 s", resp, body)
+		if !strings.Contains(logs.String(), "refused a request of another user") {
+			t.Errorf("the log lacks the refusals:\n%s", logs.String())
+		}
+	})
+}
+
+// pastLoginLife is just past a login's life.
+const pastLoginLife = statuspage.LoginCodeTTL + time.Second

@@ -9,42 +9,62 @@
 // # Who can reach it
 //
 //   - It listens on 127.0.0.1 only (Listen refuses any other address).
+//   - It belongs to the user who runs the daemon. On Linux, every request,
+//     /login included, must come from a TCP peer whose socket that user
+//     holds: the kernel tells (internal/loopbackpeer: sock_diag, else
+//     /proc/net/tcp), asked once per connection at its first request.
+//     Another user gets 403 whatever they carry (a valid code, cookie or
+//     token), and so does a peer the kernel cannot name (it closed
+//     meanwhile). On other systems no such check is made (the system does
+//     not tell): the cookie and the codes below are all there is.
 //   - Every request must carry a Host header naming a loopback name
 //     (127.0.0.1, localhost, [::1]) with the port it was accepted on:
 //     anything else is refused with 403, which defeats DNS rebinding (a
 //     foreign name that resolves to 127.0.0.1 still sends its own name).
-//   - Access needs the page's session cookie (HttpOnly, SameSite=Strict,
-//     Path=/) holding the page's token, a random 256-bit value made per
-//     start; a request without it is refused with 401.
-//   - A browser gets the cookie from a one-time login address
-//     (/login?code=...), which `hubgate open` hands it: the daemon mints
-//     the code when asked over the control socket (only the daemon's user
-//     reaches it). A code is 256 random bits, valid for LoginCodeTTL and
-//     for one use, kept in memory only (at most maxLoginCodes outstanding:
-//     minting more drops the oldest), compared in constant time, never
-//     logged. A valid code sets the cookie and answers 303 to / (the code
-//     leaves the address bar and the history); an unknown, used or expired
-//     one answers 403 and sets nothing. So the browser's command line,
-//     which other local users can read, carries nothing that lasts.
+//   - Access needs a session cookie (HttpOnly, SameSite=Strict, Path=/):
+//     a random nonce and its MAC under a key made per start; a request
+//     without a valid one is refused with 401.
+//   - A browser gets a session from a one-time login address, which
+//     `hubgate open` asks the daemon for over the control socket (only the
+//     daemon's user reaches it). On Linux it is the code-free /login: the
+//     peer check is the proof of who asks, and asking for the address
+//     arms it for LoginCodeTTL and one login (one armed login at most:
+//     asking again moves its end), so the browser's command line, which
+//     other local users can read, carries no secret at all (and a snap or
+//     Flatpak browser, which cannot read our private files, opens it like
+//     any other). Elsewhere it is /login?code=..., a code of 256 random
+//     bits valid for LoginCodeTTL and one use: there the browser's command
+//     line shows the code until the browser spends it, a race another
+//     local user can run. Codes are kept in memory only (at most
+//     maxLoginCodes outstanding: more drop the oldest), compared in
+//     constant time, never logged. A valid login
+//     sets the cookie and answers 303 to / (a code leaves the address bar
+//     and the history); a browser that already has a session is sent on
+//     and spends nothing; anything else answers 403 and sets nothing.
 //   - Or from the token address (/?token=..., `hubgate open --print`), for
 //     this user's eyes only (e.g. a browser behind an SSH port forward):
-//     the page answers it with the cookie and replaces the address so the
-//     token does not stay in the address bar.
+//     the page answers it with a session cookie and replaces the address so
+//     the token does not stay in the address bar.
+//   - The cookie is not the POST token. Each session has a CSRF token (a
+//     second MAC of its nonce), embedded in the page and never set as a
+//     cookie; POSTs (cancel) need it in the X-Hubgate-CSRF header,
+//     compared in constant time, besides the cookie (the cookie alone gets
+//     403), and, when the browser sends one, an Origin equal to the page's
+//     own. Another origin cannot read the page, and a custom header forces
+//     a preflight that is never granted.
 //   - No CORS: no Access-Control-* header is ever sent, so other origins
-//     cannot read an answer. POSTs (cancel) need, besides the cookie, the
-//     token in the X-Hubgate-Token header (the page has it; another origin
-//     cannot read the page, and a custom header forces a preflight that is
-//     never granted) and, when the browser sends one, an Origin equal to
-//     the page's own: cross-site request forgery is refused.
+//     cannot read an answer.
 //   - Strict headers: a Content-Security-Policy allowing only the page's
 //     own script, style and event stream, no framing, no referrer (the
-//     first address carries the token or a code), no caching.
+//     first address may carry the token or a code), no caching.
 //
-// Known limit: browsers do not separate cookies by port, so the cookie is
-// also sent to other servers on 127.0.0.1 that the same browser visits.
-// Its name carries the port (several daemons do not clash); a user who
-// shares the machine with people they do not trust should not run other
-// people's servers on loopback ports in the same browser profile.
+// Known limits: browsers do not separate cookies by port, so the session
+// cookie is also sent to other servers on 127.0.0.1 that the same browser
+// visits. Its name carries the port (several daemons do not clash); on
+// Linux a stolen cookie is of no use to another user (the peer check), and
+// it never gives the CSRF token away. A program of the owner that relays
+// connections for other users (an open proxy on a loopback port, a
+// forwarded port) lends them its user: the peer check then sees the owner.
 package statuspage
 
 import (
@@ -61,7 +81,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"sync"
@@ -70,6 +92,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/internal/localhttp"
+	"github.com/hubgate/hubgate/internal/loopbackpeer"
 )
 
 //go:embed assets
@@ -106,6 +129,7 @@ const (
 type loginCodes struct {
 	mu    sync.Mutex
 	codes []loginCode
+	armed time.Time // a code-free login is armed until then (see arm)
 }
 
 type loginCode struct {
@@ -151,6 +175,24 @@ func (l *loginCodes) use(code string, now time.Time) bool {
 	return true
 }
 
+// arm allows one code-free login until now+LoginCodeTTL. There is one
+// such login at most: arming again only moves its end.
+func (l *loginCodes) arm(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.armed = now.Add(LoginCodeTTL)
+}
+
+// useArmed spends the armed code-free login, and reports whether one was
+// armed and unexpired at now.
+func (l *loginCodes) useArmed(now time.Time) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ok := now.Before(l.armed)
+	l.armed = time.Time{}
+	return ok
+}
+
 // prune forgets the codes expired at now.
 func (l *loginCodes) prune(now time.Time) {
 	live := l.codes[:0]
@@ -172,6 +214,11 @@ type Options struct {
 	// DefaultHistory.
 	History int
 	Logger  *slog.Logger // Zero: discard
+	// PeerUID tells which user holds the other end of a connection to
+	// the page (local is the page's end). Zero: loopbackpeer.UID where
+	// the system tells (Linux); elsewhere no request is checked and a
+	// login needs a code.
+	PeerUID func(local, remote netip.AddrPort) (uid int, err error)
 }
 
 // Handler serves the status page.
@@ -180,6 +227,12 @@ type Handler struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	logins loginCodes
+	// sessions are the session cookies and their CSRF tokens.
+	sessions sessions
+	// peerUID tells the user at a connection's other end; nil: the
+	// system cannot tell, nothing is checked.
+	peerUID func(local, remote netip.AddrPort) (int, error)
+	owner   int // the daemon's user: os.Geteuid()
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed by Close: ends the event streams
@@ -200,7 +253,11 @@ func New(opts Options) (*Handler, error) {
 	if opts.History <= 0 {
 		opts.History = DefaultHistory
 	}
-	h := &Handler{opts: opts, log: opts.Logger, closing: make(chan struct{})}
+	h := &Handler{opts: opts, log: opts.Logger, closing: make(chan struct{}),
+		sessions: newSessions(), peerUID: opts.PeerUID, owner: os.Geteuid()}
+	if h.peerUID == nil && loopbackpeer.Supported {
+		h.peerUID = loopbackpeer.UID
+	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -229,6 +286,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("X-Content-Type-Options", "nosniff")
 	hdr.Set("Referrer-Policy", "no-referrer")
 	hdr.Set("Cache-Control", "no-store")
+	if !h.fromOwner(w, r) {
+		return
+	}
 	port, ok := localPort(r)
 	if !ok || !loopbackHost(r.Host, port) {
 		h.log.Info("statuspage: refused a request for a foreign host", "host", r.Host, "remote", r.RemoteAddr)
@@ -240,20 +300,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.login(w, r, cookie)
 		return
 	}
+	csrf, ok := h.session(r, cookie)
 	if q := r.URL.Query().Get("token"); q != "" && r.Method == http.MethodGet && r.URL.Path == "/" {
 		if !h.valid(q) {
 			http.Error(w, "unauthorized: the token is wrong or from an earlier start; run 'hubgate open' again", http.StatusUnauthorized)
 			return
 		}
-		http.SetCookie(w, &http.Cookie{Name: cookie, Value: h.opts.Token, Path: "/", HttpOnly: true,
-			SameSite: http.SameSiteStrictMode})
-	} else if c, err := r.Cookie(cookie); err != nil || !h.valid(c.Value) {
+		if !ok {
+			csrf = h.newSession(w, cookie)
+		}
+	} else if !ok {
 		http.Error(w, "unauthorized: open the status page with 'hubgate open'", http.StatusUnauthorized)
 		return
 	}
 	if r.Method == http.MethodPost {
-		if !h.valid(r.Header.Get("X-Hubgate-Token")) {
-			http.Error(w, "forbidden: a POST needs the page's token", http.StatusForbidden)
+		if !csrfValid(r, csrf) {
+			http.Error(w, "forbidden: a POST needs the page's CSRF token in the "+csrfHeader+" header", http.StatusForbidden)
 			return
 		}
 		if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
@@ -261,27 +323,73 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.mux.ServeHTTP(w, r)
+	h.mux.ServeHTTP(w, withCSRF(r, csrf))
 }
 
-// login answers a one-time login address: a valid code sets the session
-// cookie and sends the browser to the page (303, so the code leaves the
-// address bar and the history); anything else is refused and sets nothing.
+// session returns the CSRF token of the session r's cookie names, if any.
+func (h *Handler) session(r *http.Request, cookie string) (csrf string, ok bool) {
+	c, err := r.Cookie(cookie)
+	if err != nil {
+		return "", false
+	}
+	return h.sessions.check(c.Value)
+}
+
+// newSession sets a new session's cookie and returns its CSRF token.
+func (h *Handler) newSession(w http.ResponseWriter, cookie string) string {
+	value, csrf := h.sessions.mint()
+	setSession(w, cookie, value)
+	return csrf
+}
+
+// login answers a one-time login address: a valid code, or (where the
+// page knows its peers' users) an armed code-free login, sets a new
+// session's cookie and sends the browser to the page (303, so a code
+// leaves the address bar and the history); a browser that already holds
+// a session is sent on and spends nothing; anything else is refused and
+// sets nothing.
 func (h *Handler) login(w http.ResponseWriter, r *http.Request, cookie string) {
-	if !h.logins.use(r.URL.Query().Get("code"), time.Now()) {
+	if _, ok := h.session(r, cookie); ok {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	code := r.URL.Query().Get("code")
+	var ok bool
+	switch {
+	case code != "":
+		ok = h.logins.use(code, time.Now())
+	case h.peerUID != nil:
+		ok = h.logins.useArmed(time.Now())
+	}
+	if !ok {
 		h.log.Info("statuspage: refused a login address (unknown, used or expired code)", "remote", r.RemoteAddr)
 		http.Error(w, "forbidden: this login address is unknown, used or expired; run 'hubgate open' again", http.StatusForbidden)
 		return
 	}
-	h.log.Info("statuspage: logged in with a one-time code", "remote", r.RemoteAddr)
-	http.SetCookie(w, &http.Cookie{Name: cookie, Value: h.opts.Token, Path: "/", HttpOnly: true,
-		SameSite: http.SameSiteStrictMode})
+	if code != "" {
+		h.log.Info("statuspage: logged in with a one-time code", "remote", r.RemoteAddr)
+	} else {
+		h.log.Info("statuspage: logged in by the owner's connection", "remote", r.RemoteAddr)
+	}
+	h.newSession(w, cookie)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 // NewLoginCode mints a one-time login code (see the package comment):
 // valid for LoginCodeTTL from now, for one use.
 func (h *Handler) NewLoginCode() string { return h.logins.mint(time.Now()) }
+
+// NewLoginPath returns the path of a one-time login: "/login" where the
+// page knows its peers' users (it arms the code-free login for
+// LoginCodeTTL: one login, which only the owner's connections can make,
+// spends it), else "/login?code=<a new code>".
+func (h *Handler) NewLoginPath() string {
+	if h.peerUID != nil {
+		h.logins.arm(time.Now())
+		return "/login"
+	}
+	return "/login?" + url.Values{"code": {h.NewLoginCode()}}.Encode()
+}
 
 func (h *Handler) valid(token string) bool {
 	return token != "" && subtle.ConstantTimeCompare([]byte(token), []byte(h.opts.Token)) == 1
@@ -310,7 +418,7 @@ func loopbackHost(host, port string) bool {
 
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := pageTemplate().Execute(w, struct{ Token string }{h.opts.Token}); err != nil {
+	if err := pageTemplate().Execute(w, struct{ CSRF string }{csrfOf(r)}); err != nil {
 		h.log.Warn("statuspage: render", "err", err)
 	}
 }
@@ -457,6 +565,7 @@ func Listen(addr string, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("statuspage: %w", err)
 	}
 	s := &Server{h: h, ln: ln, srv: localhttp.NewServer(h, localhttp.Options{Logger: h.log})}
+	s.srv.ConnContext = h.connContext
 	return s, nil
 }
 
@@ -468,11 +577,10 @@ func (s *Server) URL() string {
 	return "http://" + s.ln.Addr().String() + "/?" + url.Values{"token": {s.h.Token()}}.Encode()
 }
 
-// NewLoginURL mints a one-time login code and returns its address,
-// http://127.0.0.1:<port>/login?code=<code>: what `hubgate open` gives the
-// browser.
+// NewLoginURL returns a one-time login address (see NewLoginPath): what
+// `hubgate open` gives the browser.
 func (s *Server) NewLoginURL() string {
-	return "http://" + s.ln.Addr().String() + "/login?" + url.Values{"code": {s.h.NewLoginCode()}}.Encode()
+	return "http://" + s.ln.Addr().String() + s.h.NewLoginPath()
 }
 
 // Serve serves until ctx ends, then ends the event streams and shuts down

@@ -16,13 +16,16 @@ import (
 // `hubgate open`: opens the running daemon's status page in the browser.
 // The page's long-lived address carries its access token, which must not
 // appear on a command line (other local users can read those): the browser
-// is given a one-time login address instead (/login?code=..., minted by
-// the daemon at this request, valid for 60 s and one use), which sets the
-// page's cookie and sends the browser on to the page. A plain http address
-// also opens in snap- and Flatpak-packaged browsers, which cannot read
-// files in our private runtime directory. --print prints the token address
-// instead (for this user's eyes, e.g. a browser behind an SSH port
-// forward).
+// is given a one-time login address instead, armed by the daemon at this
+// request (valid for 60 s and one use), which sets the page's cookie and
+// sends the browser on to the page. On Linux it is the code-free /login:
+// the page knows which user each connection comes from and serves only
+// its owner, so the browser's command line holds no secret at all.
+// Elsewhere it is /login?code=...: the code is on the command line until
+// the browser spends it. A plain http address also opens in snap- and
+// Flatpak-packaged browsers, which cannot read files in our private
+// runtime directory. --print prints the token address instead (for this
+// user's eyes, e.g. a browser behind an SSH port forward).
 
 func newOpenCommand(a *app) *cobra.Command {
 	var print bool
@@ -32,10 +35,13 @@ func newOpenCommand(a *app) *cobra.Command {
 		Long: `Open the running daemon's status page: hub connection, listening, the current run
 with a cancel button, the queue and the recent answers, updated live.
 
-The page listens on 127.0.0.1 only and needs an access cookie. This command asks
-the daemon over its control socket for a one-time login address (valid for 60
-seconds, for one use) and starts the browser with it; the page sets the cookie and
-drops the code from the address. The printed address has the code redacted.
+The page listens on 127.0.0.1 only, needs an access cookie and, on Linux, answers
+only connections of the user who runs the daemon. This command asks the daemon
+over its control socket for a one-time login address (valid for 60 seconds, for
+one use) and starts the browser with it; the page sets the cookie. On Linux the
+address holds no secret (http://127.0.0.1:<port>/login); elsewhere it holds a
+one-time code, which the page drops from the address, and which is redacted in
+what this command prints.
 
 --print prints the page's long-lived address, with its access token, instead of
 starting a browser: keep it to yourself (e.g. open it in a browser on your own
@@ -69,8 +75,9 @@ running.`,
 			}
 			// Started as every child of hubgate (internal/proc): none of
 			// its secrets in the browser's environment, free to outlive us.
-			// Its command line shows the login address, which is spent
-			// once the browser opens it and dead after 60 s anyway.
+			// Its command line shows the login address: no secret on
+			// Linux; elsewhere a code spent once the browser opens it and
+			// dead after 60 s anyway.
 			if _, err := proc.StartDetached(argv[0], argv[1:], nil); err != nil {
 				return fmt.Errorf("start the browser (%s): %w; 'hubgate open --print' prints the address", argv[0], err)
 			}

@@ -8,8 +8,10 @@
 //
 // The browser resolves evil.example to 127.0.0.1 (a DNS rebinding
 // attacker's name) and loads the page under it.
-// Environment: LOGIN_URL (a one-time /login?code=... address, what
-// `hubgate open` gives the browser: the page logs in with it), PAGE_URL
+// Environment: LOGIN_URL (a one-time login address, what `hubgate open`
+// gives the browser: the code-free /login on Linux, where the page serves
+// only its owner's connections, else /login?code=...; the page logs in
+// with it), PAGE_URL
 // (with ?token=..., what `hubgate open --print` prints), SCREENSHOT (a .png path),
 // COMMAND (the text the current run shows), CHROMIUM (default
 // /usr/bin/chromium).
@@ -44,7 +46,7 @@ async function main() {
     const redirect = first.request().redirectedFrom();
     result.loginStatus = redirect ? (await redirect.response()).status() : 0;
     await page.waitForFunction(() => document.getElementById('live').textContent === 'live', null, { timeout: 15000 });
-    // The code left the address bar; the cookie carries the token now.
+    // Any code left the address bar; the session cookie is set.
     result.addressAfterLoad = page.url();
     result.cookies = (await context.cookies()).map((c) => ({ name: c.name, httpOnly: c.httpOnly, sameSite: c.sameSite }));
     console.log('READY');
@@ -66,7 +68,7 @@ async function main() {
     result.currentAfterCancel = await page.textContent('#current');
     result.events = await page.$$eval('#events li', (lis) => lis.map((li) => li.textContent));
 
-    // A POST without the page's token header is refused, even with the cookie.
+    // A POST without the session's CSRF header is refused, even with the cookie.
     result.postWithoutHeader = await page.evaluate(() => fetch('/api/cancel', { method: 'POST' }).then((r) => r.status));
 
     // Another browser context has no cookie: refused without the token.

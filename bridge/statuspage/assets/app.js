@@ -2,7 +2,8 @@
 // event stream (/api/events). No framework, no build step.
 'use strict';
 (() => {
-  const token = document.querySelector('meta[name="hubgate-token"]').content;
+  // The session's CSRF token: never a cookie, sent in a header on POSTs.
+  const csrf = document.querySelector('meta[name="hubgate-csrf"]').content;
   // The token came in the address (hubgate open); the cookie holds it now.
   if (location.search.includes('token=')) history.replaceState(null, '', '/');
   const $ = (id) => document.getElementById(id);
@@ -98,7 +99,7 @@
     try {
       const r = await fetch('/api/cancel', {
         method: 'POST', credentials: 'same-origin',
-        headers: { 'Content-Type': 'application/json', 'X-Hubgate-Token': token },
+        headers: { 'Content-Type': 'application/json', 'X-Hubgate-CSRF': csrf },
         body: JSON.stringify({ force: false }),
       });
       const res = await r.json();
