@@ -198,6 +198,9 @@ type Task struct {
 	ClientTools              []automate.ClientTool
 	HITLAnswers              map[string]any
 	AllowDestructiveTools    bool
+	// BuiltInTools narrows the built-in tools that may run (the request's
+	// builtInTools); nil allows all. Engines apply it with ReviewBuiltIn.
+	BuiltInTools *ToolFilter
 
 	// Workspace is the absolute workspace folder. Confine, when not "",
 	// is the folder every file and command tool must stay inside (the

@@ -803,6 +803,14 @@ func (r *run) runTool(t *tool, args json.RawMessage, st *automate.Step) (text st
 		res, err := r.interrupted()
 		return "Not run: the run was stopped", res, err, true
 	}
+	if t.kind == kindAsk || t.kind == kindFetch || (t.kind == kindBuiltin && !assistant.DestructiveTools[t.name]) {
+		// The request's builtInTools; destructive tools are reviewed below,
+		// under their own workflow status.
+		if perr := r.task.ReviewBuiltIn(t.name); perr != nil {
+			r.finish(st, automate.StepSkipped, perr.Error())
+			return perr.Error(), nil, nil, false
+		}
+	}
 	switch t.kind {
 	case kindAsk:
 		var q assistant.UserInputRequest
@@ -879,7 +887,7 @@ func (r *run) runTool(t *tool, args json.RawMessage, st *automate.Step) (text st
 	// A built-in tool of the toolkit.
 	if assistant.DestructiveTools[t.name] {
 		r.env.SetStatus(automate.WorkflowExecutingDestructive)
-		perr := r.task.ReviewDestructive(t.name)
+		perr := r.task.ReviewBuiltIn(t.name)
 		r.env.SetStatus(automate.WorkflowExecutingProgress)
 		if perr != nil {
 			r.finish(st, automate.StepSkipped, perr.Error())

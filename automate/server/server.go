@@ -579,6 +579,10 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
+	if spec.stream {
+		s.streamAnswer(w, r, run, run.subscribe(true), false)
+		return
+	}
 	s.answer(w, r, run, nativeAnswer)
 }
 
@@ -594,9 +598,20 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
+	stream, err := o.boolean("stream", "stream must be a boolean")
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
 	run := s.liveRun(token)
 	if run == nil {
 		writeError(w, s.log, errNoParkedRun)
+		return
+	}
+	if stream {
+		f := run.subscribe(false) // before the run resumes: no step is missed
+		run.deliver(results)
+		s.streamAnswer(w, r, run, f, true)
 		return
 	}
 	run.deliver(results)
