@@ -15,7 +15,7 @@ type runSpec struct {
 	timeoutMs           int64
 	include             includes
 	restrictToWorkspace bool
-	stream              bool // answer as server-sent events (stream.go)
+	stream              bool           // answer as server-sent events (stream.go)
 	task                assistant.Task // without RequestID, Workspace, Confine
 }
 
