@@ -23,6 +23,7 @@ const (
 	DefaultSelectTimeout    = 5 * time.Minute
 	DefaultCancelTimeout    = 5 * time.Second
 	DefaultMaxResponseBytes = 64 << 20
+	DefaultHealthPoll       = 2 * time.Second
 )
 
 // ClientOptions configures a Client. Zero values are documented per field.
@@ -69,6 +70,13 @@ type ClientOptions struct {
 	// MaxResponseBytes caps a response body (records with events can be
 	// hundreds of KB). Zero: 64 MiB.
 	MaxResponseBytes int64
+	// HealthPoll is how often RunProgress and ResumeRunProgress read
+	// /health for the workflow status while a server that does not stream
+	// (it answered plain JSON) works on the run. Zero: 2s.
+	HealthPoll time.Duration
+	// After is the clock of that polling: it returns a channel that
+	// receives once d has passed. Zero: time.After.
+	After func(d time.Duration) <-chan time.Time
 	// Product is the server's product word: Chat sends ChatRequest.Service
 	// as the extension object under it and reads the record from it. Zero:
 	// DefaultProduct ("service"). ProductAuto is refused: it is resolved by
@@ -92,6 +100,8 @@ type Client struct {
 	forceOnGiveUp bool
 	maxBody       int64
 	product       string
+	healthPoll    time.Duration
+	after         func(time.Duration) <-chan time.Time
 }
 
 // NewClient returns a Client for opts.BaseURL.
@@ -121,6 +131,14 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		forceOnGiveUp: opts.ForceCancelOnGiveUp,
 		maxBody:       opts.MaxResponseBytes,
 		product:       opts.Product,
+		healthPoll:    opts.HealthPoll,
+		after:         opts.After,
+	}
+	if c.healthPoll <= 0 {
+		c.healthPoll = DefaultHealthPoll
+	}
+	if c.after == nil {
+		c.after = time.After
 	}
 	if c.product == "" {
 		c.product = DefaultProduct
@@ -237,6 +255,7 @@ func (c *Client) Cancel(ctx context.Context, force bool) (*CancelResponse, error
 func (c *Client) Run(ctx context.Context, req RunRequest) (*RunRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, req.EffectiveTimeout()+c.margin)
 	defer cancel()
+	req.Stream = false // the plain answer; RunProgress reads a stream
 	return c.postRun(ctx, "/v1/runs", req, "")
 }
 
@@ -330,8 +349,20 @@ func (c *Client) simple(ctx context.Context, method, path string, body any, time
 // connection but never finished writing the request. A transport that does
 // not report traces counts as sent.
 func (c *Client) roundTrip(ctx context.Context, method, path string, body any) (*response, bool, error) {
+	hr, sent, start, err := c.send(ctx, method, path, body, "application/json")
+	if err != nil {
+		return nil, sent, err
+	}
+	defer hr.Body.Close()
+	resp, err := c.read(hr, method, path, start)
+	return resp, true, err
+}
+
+// send sends one request (never retried) and returns the answer with its
+// body unread; the caller closes it. sent is as roundTrip describes it.
+func (c *Client) send(ctx context.Context, method, path string, body any, accept string) (*http.Response, bool, time.Time, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, false, fmt.Errorf("automate: %s %s: not sent: %w", method, logPath(path), err)
+		return nil, false, time.Time{}, fmt.Errorf("automate: %s %s: not sent: %w", method, logPath(path), err)
 	}
 	var traced, wrote atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
@@ -346,17 +377,17 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body any) (
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return nil, false, fmt.Errorf("automate: %s %s: encode body: %w", method, logPath(path), err)
+			return nil, false, time.Time{}, fmt.Errorf("automate: %s %s: encode body: %w", method, logPath(path), err)
 		}
 		rd = bytes.NewReader(b)
 	}
 	// path is already escaped (the resume token goes through PathEscape).
 	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+path, rd)
 	if err != nil {
-		return nil, false, fmt.Errorf("automate: %s %s: %w", method, logPath(path), err)
+		return nil, false, time.Time{}, fmt.Errorf("automate: %s %s: %w", method, logPath(path), err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.key)
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -365,24 +396,28 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body any) (
 	if err != nil {
 		c.log.Debug("automate request failed", "method", method, "path", logPath(path),
 			"duration", time.Since(start), "err", err)
-		return nil, wrote.Load() || !traced.Load(), fmt.Errorf("automate: %s %s: %w", method, logPath(path), err)
+		return nil, wrote.Load() || !traced.Load(), start, fmt.Errorf("automate: %s %s: %w", method, logPath(path), err)
 	}
-	defer hr.Body.Close()
+	return hr, true, start, nil
+}
+
+// read reads a whole answer up to the size cap.
+func (c *Client) read(hr *http.Response, method, path string, start time.Time) (*response, error) {
 	b, err := io.ReadAll(io.LimitReader(hr.Body, c.maxBody+1))
 	resp := &response{method: method, path: logPath(path), status: hr.StatusCode,
 		contentType: hr.Header.Get("Content-Type"), body: b}
 	if err != nil {
 		c.log.Debug("automate answer unreadable", "method", method, "path", logPath(path),
 			"status", hr.StatusCode, "duration", time.Since(start), "err", err)
-		return nil, true, fmt.Errorf("automate: %s %s: read answer (HTTP %d): %w", method, logPath(path), hr.StatusCode, err)
+		return nil, fmt.Errorf("automate: %s %s: read answer (HTTP %d): %w", method, logPath(path), hr.StatusCode, err)
 	}
 	c.log.Debug("automate request", "method", method, "path", logPath(path),
 		"status", hr.StatusCode, "bytes", len(b), "duration", time.Since(start))
 	if int64(len(b)) > c.maxBody {
 		resp.body = b[:0]
-		return nil, true, c.unexpected(resp, fmt.Sprintf("answer exceeds %d bytes", c.maxBody))
+		return nil, c.unexpected(resp, fmt.Sprintf("answer exceeds %d bytes", c.maxBody))
 	}
-	return resp, true, nil
+	return resp, nil
 }
 
 // decodeRecord turns a run route's answer into a record or a typed error.

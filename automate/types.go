@@ -314,6 +314,8 @@ func TextResult(id, s string) ToolResult {
 // ResumeRequest is the body of POST /v1/runs/{resumeToken}/tool-results.
 type ResumeRequest struct {
 	Results []ToolResult `json:"results"`
+	// Stream asks for server-sent events, as RunRequest.Stream.
+	Stream bool `json:"stream,omitempty"`
 }
 
 // Step is one step of a run.

@@ -14,29 +14,6 @@ import (
 // the answer is server-sent events instead of the one record. See the
 // package doc for the events and the facts they follow.
 
-// Event names of a streamed run.
-const (
-	EventRunStarted   = "run.started"
-	EventRunStep      = "run.step"
-	EventRunStatus    = "run.status"
-	EventRunCompleted = "run.completed"
-	EventRunError     = "error"
-)
-
-// RunStarted is the data of run.started.
-type RunStarted struct {
-	RequestID string             `json:"requestId"`
-	TaskID    string             `json:"taskId,omitempty"`
-	StartedAt automate.Timestamp `json:"startedAt"`
-	// Resumed is true on the resume route's stream.
-	Resumed bool `json:"resumed,omitempty"`
-}
-
-// RunStatus is the data of run.status.
-type RunStatus struct {
-	WorkflowStatus string `json:"workflowStatus"`
-}
-
 // progress is one thing that happened in a run: a step added or changed,
 // or a new workflow status.
 type progress struct {
@@ -134,7 +111,7 @@ func (s *Server) streamAnswer(w http.ResponseWriter, r *http.Request, run *run, 
 		_ = es.Controller().SetWriteDeadline(time.Now().Add(sseWriteTimeout))
 		return es.Event("", name, b)
 	}
-	if send(EventRunStarted, RunStarted{RequestID: run.id, TaskID: run.spec.taskID,
+	if send(automate.EventRunStarted, automate.RunStarted{RequestID: run.id, TaskID: run.spec.taskID,
 		StartedAt: automate.Timestamp{Time: run.started}, Resumed: resumed}) != nil {
 		return
 	}
@@ -146,10 +123,10 @@ func (s *Server) streamAnswer(w http.ResponseWriter, r *http.Request, run *run, 
 			var err error
 			switch {
 			case p.step != nil:
-				err = send(EventRunStep, p.step)
+				err = send(automate.EventRunStep, p.step)
 			case p.status != lastStatus:
 				lastStatus = p.status
-				err = send(EventRunStatus, RunStatus{WorkflowStatus: p.status})
+				err = send(automate.EventRunStatus, automate.RunStatusEvent{WorkflowStatus: p.status})
 			}
 			if err != nil {
 				return err
@@ -172,10 +149,10 @@ func (s *Server) streamAnswer(w http.ResponseWriter, r *http.Request, run *run, 
 			}
 			if endErr != nil {
 				_, env := errorAnswer(s.log, endErr)
-				_ = send(EventRunError, env)
+				_ = send(automate.EventRunError, env)
 				return
 			}
-			_ = send(EventRunCompleted, rec)
+			_ = send(automate.EventRunCompleted, rec)
 			return
 		}
 		select {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
-	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
@@ -124,7 +123,7 @@ func (a *sseAnswer) rest() []localhttp.Event {
 // last event, which must be run.completed.
 func completedRecord(t *testing.T, evs []localhttp.Event) json.RawMessage {
 	t.Helper()
-	if len(evs) == 0 || evs[len(evs)-1].Name != server.EventRunCompleted {
+	if len(evs) == 0 || evs[len(evs)-1].Name != automate.EventRunCompleted {
 		t.Fatalf("the stream did not end with run.completed: %s", eventNames(evs))
 	}
 	return evs[len(evs)-1].Data
@@ -196,7 +195,7 @@ func TestStreamedAndPlainRecordsAreIdentical(t *testing.T) {
 				body[k] = v
 			}
 			evs := h.stream("/v1/runs", body).rest()
-			if evs[0].Name != server.EventRunStarted {
+			if evs[0].Name != automate.EventRunStarted {
 				t.Fatalf("first event %q", evs[0].Name)
 			}
 			streamed := completedRecord(t, evs)
@@ -210,7 +209,7 @@ func TestStreamedAndPlainRecordsAreIdentical(t *testing.T) {
 			// run.step events carry the record's steps, last state last.
 			last := map[int]automate.Step{}
 			for _, e := range evs {
-				if e.Name == server.EventRunStep {
+				if e.Name == automate.EventRunStep {
 					var st automate.Step
 					if err := json.Unmarshal(e.Data, &st); err != nil {
 						t.Fatal(err)
@@ -229,7 +228,7 @@ func TestStreamedAndPlainRecordsAreIdentical(t *testing.T) {
 			// Resume streams too, and ends as the plain resume did.
 			res := h.stream("/v1/runs/"+rec.ResumeToken+"/tool-results", map[string]any{
 				"stream": true, "results": []automate.ToolResult{automate.TextResult(rec.ToolCalls[0].ID, "noon")}}).rest()
-			var started server.RunStarted
+			var started automate.RunStarted
 			if err := json.Unmarshal(res[0].Data, &started); err != nil || !started.Resumed || started.RequestID != rec.RequestID {
 				t.Fatalf("resume run.started = %s (%v)", res[0].Data, err)
 			}
@@ -237,7 +236,7 @@ func TestStreamedAndPlainRecordsAreIdentical(t *testing.T) {
 			if err := json.Unmarshal(completedRecord(t, res), &done); err != nil || done.Status != automate.StatusCompleted || done.Answer != "t" {
 				t.Fatalf("resumed record = %+v (%v)", done, err)
 			}
-			if !slices.Contains(eventNames(res), server.EventRunStep) {
+			if !slices.Contains(eventNames(res), automate.EventRunStep) {
 				t.Fatalf("the resumed stream has no run.step: %s", eventNames(res))
 			}
 		})
@@ -258,7 +257,7 @@ func TestStreamDeliversStepsWhileTheRunIsInProgress(t *testing.T) {
 		ev := a.next()
 		seen = append(seen, ev)
 		var st automate.Step
-		if ev.Name == server.EventRunStep && json.Unmarshal(ev.Data, &st) == nil && st.Index == 1 && st.Status == automate.StepSuccess {
+		if ev.Name == automate.EventRunStep && json.Unmarshal(ev.Data, &st) == nil && st.Index == 1 && st.Status == automate.StepSuccess {
 			break
 		}
 	}
@@ -268,7 +267,7 @@ func TestStreamDeliversStepsWhileTheRunIsInProgress(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(h.workspace, "b.txt")); err == nil {
 		t.Fatal("the second step ran before the test let it")
 	}
-	if seen[0].Name != server.EventRunStarted {
+	if seen[0].Name != automate.EventRunStarted {
 		t.Fatalf("first event %q", seen[0].Name)
 	}
 	close(gate)
@@ -280,7 +279,7 @@ func TestStreamDeliversStepsWhileTheRunIsInProgress(t *testing.T) {
 	rank := map[string]int{automate.StepPending: 1, automate.StepRunning: 2, automate.StepSuccess: 3}
 	started := 0
 	for _, e := range evs {
-		if e.Name != server.EventRunStep {
+		if e.Name != automate.EventRunStep {
 			continue
 		}
 		var st automate.Step
@@ -301,8 +300,8 @@ func TestStreamDeliversStepsWhileTheRunIsInProgress(t *testing.T) {
 	}
 	var statuses []string
 	for _, e := range evs {
-		if e.Name == server.EventRunStatus {
-			var s server.RunStatus
+		if e.Name == automate.EventRunStatus {
+			var s automate.RunStatusEvent
 			_ = json.Unmarshal(e.Data, &s)
 			statuses = append(statuses, s.WorkflowStatus)
 		}
@@ -325,7 +324,7 @@ func TestStreamCallerGoingAwayDoesNotStopTheRun(t *testing.T) {
 	h := newHarness(t, withGate(gate))
 	gate <- struct{}{}
 	a := h.stream("/v1/runs", map[string]any{"prompt": "x\n#!write a.txt 1\n#!write b.txt 2\n#!answer ok"})
-	a.until(server.EventRunStep)
+	a.until(automate.EventRunStep)
 	a.cancel()
 	a.resp.Body.Close()
 	close(gate)
@@ -349,7 +348,7 @@ func TestStreamRefusalsArePlainJSON(t *testing.T) {
 	h.do("POST", "/v1/runs", map[string]any{"stream": true}).envelope(t, 400, automate.ErrTypeInvalidRequest, "prompt must be a non-empty string")
 	h.do("POST", "/v1/runs", map[string]any{"prompt": "x", "stream": "yes"}).envelope(t, 400, automate.ErrTypeInvalidRequest, "stream must be a boolean")
 	busy := h.stream("/v1/runs", map[string]any{"prompt": "x\n#!answer a"})
-	busy.until(server.EventRunStarted)
+	busy.until(automate.EventRunStarted)
 	r := h.do("POST", "/v1/runs", map[string]any{"prompt": "y", "stream": true})
 	if r.status != 409 || r.header.Get("Content-Type") != "application/json; charset=utf-8" {
 		t.Fatalf("busy: %d %q %s", r.status, r.header.Get("Content-Type"), r.body)
@@ -369,7 +368,7 @@ func TestStreamFailedRunEndsWithItsRecord(t *testing.T) {
 	h := newHarness(t, withGate(gate))
 	gate <- struct{}{}
 	a := h.stream("/v1/runs", map[string]any{"prompt": "x\n#!write a.txt 1\n#!write b.txt 2"})
-	a.until(server.EventRunStep)
+	a.until(automate.EventRunStep)
 	h.do("POST", "/v1/automate/cancel", map[string]any{"force": false})
 	close(gate)
 	var rec automate.RunRecord
@@ -387,7 +386,7 @@ func TestStreamRunTimeoutEndsWithTheErrorEnvelope(t *testing.T) {
 		evs := h.stream("/v1/runs", map[string]any{"prompt": "x\n#!sleep 5000", "timeoutMs": 1000}).rest()
 		last := evs[len(evs)-1]
 		var env automate.ErrorEnvelope
-		if last.Name != server.EventRunError || json.Unmarshal(last.Data, &env) != nil ||
+		if last.Name != automate.EventRunError || json.Unmarshal(last.Data, &env) != nil ||
 			env.Error.Type != automate.ErrTypeInvalidRequest || env.Error.Message != "Automate run timed out after 1000ms" {
 			t.Fatalf("last event %q %s", last.Name, last.Data)
 		}
