@@ -649,6 +649,7 @@ func (r *run) toolTurn(msg chatMessage) (res *assistant.Result, err error, stop 
 			client = append(client, clientCall{i: i, st: st, args: args})
 			continue
 		}
+		r.env.Step(*st) // running: a slow tool shows while it works (streamed answers)
 		text, res, err, stop := r.runTool(t, args, st)
 		results[i] = text
 		if stop {
