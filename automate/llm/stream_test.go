@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"net/http"
 	"testing"
 
 	"github.com/hubgate/hubgate/automate"
@@ -18,7 +19,9 @@ func TestStreamedRunReportsStepsAsTheyHappen(t *testing.T) {
 		reply{calls: []fakeCall{call("r1", "read_file", map[string]any{"path": "a.txt"})}},
 		reply{content: "read it"},
 	)
-	c, err := automate.NewClient(automate.ClientOptions{BaseURL: h.url, Key: testKey, Logger: quietLogger()})
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections() // the harness checks that no connection outlives the test
+	c, err := automate.NewClient(automate.ClientOptions{BaseURL: h.url, Key: testKey, Logger: quietLogger(), HTTPClient: &http.Client{Transport: tr}})
 	if err != nil {
 		t.Fatal(err)
 	}
