@@ -231,6 +231,8 @@ func (c *Client) Cancel(ctx context.Context, force bool) (*CancelResponse, error
 }
 
 // Run starts a run (POST /v1/runs) and blocks until it completes or parks.
+// It asks for the plain answer (req.Stream is not sent); RunProgress asks
+// for a streamed one.
 //
 // Outcomes: a record with status completed or awaiting_tool_results and a
 // nil error; for a run that ended failed, canceled or terminated (HTTP 500,
@@ -255,7 +257,16 @@ func (c *Client) Cancel(ctx context.Context, force bool) (*CancelResponse, error
 func (c *Client) Run(ctx context.Context, req RunRequest) (*RunRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, req.EffectiveTimeout()+c.margin)
 	defer cancel()
-	req.Stream = false // the plain answer; RunProgress reads a stream
+	return c.startRun(ctx, req, nil)
+}
+
+// startRun posts req: the plain answer, or, when p is not nil, a streamed
+// one whose progress goes to *p.
+func (c *Client) startRun(ctx context.Context, req RunRequest, p *Progress) (*RunRecord, error) {
+	req.Stream = p != nil
+	if p != nil {
+		return c.postRunProgress(ctx, "/v1/runs", req, "", *p)
+	}
 	return c.postRun(ctx, "/v1/runs", req, "")
 }
 
@@ -272,7 +283,7 @@ func (c *Client) Run(ctx context.Context, req RunRequest) (*RunRecord, error) {
 func (c *Client) Resume(ctx context.Context, resumeToken string, results []ToolResult) (*RunRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.resumeTimeout)
 	defer cancel()
-	return c.resume(ctx, resumeToken, "", results)
+	return c.resume(ctx, resumeToken, "", results, nil)
 }
 
 // ResumeRun is Resume for the parked record a previous Run or Resume
@@ -284,10 +295,12 @@ func (c *Client) ResumeRun(ctx context.Context, parked *RunRecord, results []Too
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.resumeTimeout)
 	defer cancel()
-	return c.resume(ctx, parked.ResumeToken, parked.RequestID, results)
+	return c.resume(ctx, parked.ResumeToken, parked.RequestID, results, nil)
 }
 
-func (c *Client) resume(ctx context.Context, token, requestID string, results []ToolResult) (*RunRecord, error) {
+// resume posts results to token; with p it asks for a streamed answer and
+// reports progress to *p (RunProgress).
+func (c *Client) resume(ctx context.Context, token, requestID string, results []ToolResult, p *Progress) (*RunRecord, error) {
 	if token == "" {
 		return nil, errors.New("automate: resume: empty resume token")
 	}
@@ -295,6 +308,9 @@ func (c *Client) resume(ctx context.Context, token, requestID string, results []
 		results = []ToolResult{} // "results" is required on the wire
 	}
 	path := "/v1/runs/" + url.PathEscape(token) + "/tool-results"
+	if p != nil {
+		return c.postRunProgress(ctx, path, ResumeRequest{Results: results, Stream: true}, requestID, *p)
+	}
 	return c.postRun(ctx, path, ResumeRequest{Results: results}, requestID)
 }
 

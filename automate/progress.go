@@ -8,7 +8,6 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"net/url"
 	"sync"
 
 	"github.com/hubgate/hubgate/internal/localhttp"
@@ -67,8 +66,7 @@ type Progress struct {
 func (c *Client) RunProgress(ctx context.Context, req RunRequest, p Progress) (*RunRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, req.EffectiveTimeout()+c.margin)
 	defer cancel()
-	req.Stream = true
-	return c.postRunProgress(ctx, "/v1/runs", req, "", p)
+	return c.startRun(ctx, req, &p)
 }
 
 // ResumeRunProgress is ResumeRun, reporting progress to p as RunProgress
@@ -79,11 +77,7 @@ func (c *Client) ResumeRunProgress(ctx context.Context, parked *RunRecord, resul
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.resumeTimeout)
 	defer cancel()
-	if results == nil {
-		results = []ToolResult{}
-	}
-	path := "/v1/runs/" + url.PathEscape(parked.ResumeToken) + "/tool-results"
-	return c.postRunProgress(ctx, path, ResumeRequest{Results: results, Stream: true}, parked.RequestID, p)
+	return c.resume(ctx, parked.ResumeToken, parked.RequestID, results, &p)
 }
 
 // postRunProgress is postRun for a streamed answer: /health is followed

@@ -220,3 +220,30 @@ func TestRunProgressStreamCutShort(t *testing.T) {
 		t.Fatalf("steps %d posts %d", steps, posts.Load())
 	}
 }
+
+// TestRunWithToolsProgress: a tool loop with ToolLoop.Progress streams the
+// run and each resume: the steps of every round are reported, and the
+// outcome is the plain loop's.
+func TestRunWithToolsProgress(t *testing.T) {
+	c := startReal(t, 0).client(t, automate.ClientOptions{})
+	var steps []string
+	rec, err := c.RunWithTools(context.Background(), automate.RunRequest{
+		Prompt:      "x\n#!tool get_time {}\n#!write a.txt 1\n#!tool get_time {}\n#!answer done",
+		ClientTools: []automate.ClientTool{{Name: "get_time", Description: "the time"}},
+	}, automate.ToolLoop{
+		Execute: func(_ context.Context, calls []automate.ToolCall) ([]automate.ToolResult, error) {
+			return []automate.ToolResult{automate.TextResult(calls[0].ID, "noon")}, nil
+		},
+		Progress: &automate.Progress{OnStep: func(st automate.Step) {
+			if st.Status == automate.StepSuccess {
+				steps = append(steps, st.ToolName)
+			}
+		}},
+	})
+	if err != nil || rec.Status != automate.StatusCompleted || rec.Answer != "done" {
+		t.Fatalf("%+v %v", rec, err)
+	}
+	if want := []string{"get_time", "write_file", "get_time", ""}; !reflect.DeepEqual(steps, want) {
+		t.Fatalf("finished steps reported %q, want %q", steps, want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 
@@ -391,4 +392,44 @@ func TestStreamRunTimeoutEndsWithTheErrorEnvelope(t *testing.T) {
 			t.Fatalf("last event %q %s", last.Name, last.Data)
 		}
 	})
+}
+
+// TestStreamKeepAlive: a quiet streamed run gets a keep-alive comment
+// every ten seconds (fake clock), and the stream still ends with its
+// record.
+func TestStreamKeepAlive(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarness(t, onPipe())
+		a := h.stream("/v1/runs", map[string]any{"prompt": "x\n#!sleep 35000\n#!answer ok"})
+		body, err := io.ReadAll(a.resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(string(body), "\n: keep-alive\n"); n != 3 {
+			t.Fatalf("%d keep-alives in a 35 s run, want 3:\n%s", n, body)
+		}
+		evs, err := readAll(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rec automate.RunRecord
+		if err := json.Unmarshal(completedRecord(t, evs), &rec); err != nil || rec.Answer != "ok" {
+			t.Fatalf("record %+v %v", rec, err)
+		}
+	})
+}
+
+func readAll(b []byte) ([]localhttp.Event, error) {
+	er := localhttp.NewEventReader(bytes.NewReader(b), 0)
+	var evs []localhttp.Event
+	for {
+		ev, err := er.Next()
+		if errors.Is(err, io.EOF) {
+			return evs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		evs = append(evs, ev)
+	}
 }
