@@ -103,6 +103,9 @@ func (s *Server) streamAnswer(w http.ResponseWriter, r *http.Request, run *run, 
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	es := localhttp.NewEventStream(w)
+	// The write deadlines below must not outlive the answer on a kept-alive
+	// connection (the server sets none per request).
+	defer func() { _ = es.Controller().SetWriteDeadline(time.Time{}) }()
 	send := func(name string, v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
