@@ -23,6 +23,7 @@ const (
 	DefaultSelectTimeout    = 5 * time.Minute
 	DefaultCancelTimeout    = 5 * time.Second
 	DefaultMaxResponseBytes = 64 << 20
+	DefaultHealthPoll       = 2 * time.Second
 )
 
 // ClientOptions configures a Client. Zero values are documented per field.
@@ -69,6 +70,13 @@ type ClientOptions struct {
 	// MaxResponseBytes caps a response body (records with events can be
 	// hundreds of KB). Zero: 64 MiB.
 	MaxResponseBytes int64
+	// HealthPoll is how often RunProgress and ResumeRunProgress read
+	// /health for the workflow status while a server that does not stream
+	// (it answered plain JSON) works on the run. Zero: 2s.
+	HealthPoll time.Duration
+	// After is the clock of that polling: it returns a channel that
+	// receives once d has passed. Zero: time.After.
+	After func(d time.Duration) <-chan time.Time
 	// Product is the server's product word: Chat sends ChatRequest.Service
 	// as the extension object under it and reads the record from it. Zero:
 	// DefaultProduct ("service"). ProductAuto is refused: it is resolved by
@@ -92,6 +100,8 @@ type Client struct {
 	forceOnGiveUp bool
 	maxBody       int64
 	product       string
+	healthPoll    time.Duration
+	after         func(time.Duration) <-chan time.Time
 }
 
 // NewClient returns a Client for opts.BaseURL.
@@ -121,6 +131,14 @@ func NewClient(opts ClientOptions) (*Client, error) {
 		forceOnGiveUp: opts.ForceCancelOnGiveUp,
 		maxBody:       opts.MaxResponseBytes,
 		product:       opts.Product,
+		healthPoll:    opts.HealthPoll,
+		after:         opts.After,
+	}
+	if c.healthPoll <= 0 {
+		c.healthPoll = DefaultHealthPoll
+	}
+	if c.after == nil {
+		c.after = time.After
 	}
 	if c.product == "" {
 		c.product = DefaultProduct
@@ -213,6 +231,8 @@ func (c *Client) Cancel(ctx context.Context, force bool) (*CancelResponse, error
 }
 
 // Run starts a run (POST /v1/runs) and blocks until it completes or parks.
+// It asks for the plain answer (req.Stream is not sent); RunProgress asks
+// for a streamed one.
 //
 // Outcomes: a record with status completed or awaiting_tool_results and a
 // nil error; for a run that ended failed, canceled or terminated (HTTP 500,
@@ -237,6 +257,16 @@ func (c *Client) Cancel(ctx context.Context, force bool) (*CancelResponse, error
 func (c *Client) Run(ctx context.Context, req RunRequest) (*RunRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, req.EffectiveTimeout()+c.margin)
 	defer cancel()
+	return c.startRun(ctx, req, nil)
+}
+
+// startRun posts req: the plain answer, or, when p is not nil, a streamed
+// one whose progress goes to *p.
+func (c *Client) startRun(ctx context.Context, req RunRequest, p *Progress) (*RunRecord, error) {
+	req.Stream = p != nil
+	if p != nil {
+		return c.postRunProgress(ctx, "/v1/runs", req, "", *p)
+	}
 	return c.postRun(ctx, "/v1/runs", req, "")
 }
 
@@ -253,7 +283,7 @@ func (c *Client) Run(ctx context.Context, req RunRequest) (*RunRecord, error) {
 func (c *Client) Resume(ctx context.Context, resumeToken string, results []ToolResult) (*RunRecord, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.resumeTimeout)
 	defer cancel()
-	return c.resume(ctx, resumeToken, "", results)
+	return c.resume(ctx, resumeToken, "", results, nil)
 }
 
 // ResumeRun is Resume for the parked record a previous Run or Resume
@@ -265,10 +295,12 @@ func (c *Client) ResumeRun(ctx context.Context, parked *RunRecord, results []Too
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.resumeTimeout)
 	defer cancel()
-	return c.resume(ctx, parked.ResumeToken, parked.RequestID, results)
+	return c.resume(ctx, parked.ResumeToken, parked.RequestID, results, nil)
 }
 
-func (c *Client) resume(ctx context.Context, token, requestID string, results []ToolResult) (*RunRecord, error) {
+// resume posts results to token; with p it asks for a streamed answer and
+// reports progress to *p (RunProgress).
+func (c *Client) resume(ctx context.Context, token, requestID string, results []ToolResult, p *Progress) (*RunRecord, error) {
 	if token == "" {
 		return nil, errors.New("automate: resume: empty resume token")
 	}
@@ -276,6 +308,9 @@ func (c *Client) resume(ctx context.Context, token, requestID string, results []
 		results = []ToolResult{} // "results" is required on the wire
 	}
 	path := "/v1/runs/" + url.PathEscape(token) + "/tool-results"
+	if p != nil {
+		return c.postRunProgress(ctx, path, ResumeRequest{Results: results, Stream: true}, requestID, *p)
+	}
 	return c.postRun(ctx, path, ResumeRequest{Results: results}, requestID)
 }
 
@@ -330,8 +365,20 @@ func (c *Client) simple(ctx context.Context, method, path string, body any, time
 // connection but never finished writing the request. A transport that does
 // not report traces counts as sent.
 func (c *Client) roundTrip(ctx context.Context, method, path string, body any) (*response, bool, error) {
+	hr, sent, start, err := c.send(ctx, method, path, body, "application/json")
+	if err != nil {
+		return nil, sent, err
+	}
+	defer hr.Body.Close()
+	resp, err := c.read(hr, method, path, start)
+	return resp, true, err
+}
+
+// send sends one request (never retried) and returns the answer with its
+// body unread; the caller closes it. sent is as roundTrip describes it.
+func (c *Client) send(ctx context.Context, method, path string, body any, accept string) (*http.Response, bool, time.Time, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, false, fmt.Errorf("automate: %s %s: not sent: %w", method, logPath(path), err)
+		return nil, false, time.Time{}, fmt.Errorf("automate: %s %s: not sent: %w", method, logPath(path), err)
 	}
 	var traced, wrote atomic.Bool
 	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
@@ -346,17 +393,17 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body any) (
 	if body != nil {
 		b, err := json.Marshal(body)
 		if err != nil {
-			return nil, false, fmt.Errorf("automate: %s %s: encode body: %w", method, logPath(path), err)
+			return nil, false, time.Time{}, fmt.Errorf("automate: %s %s: encode body: %w", method, logPath(path), err)
 		}
 		rd = bytes.NewReader(b)
 	}
 	// path is already escaped (the resume token goes through PathEscape).
 	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+path, rd)
 	if err != nil {
-		return nil, false, fmt.Errorf("automate: %s %s: %w", method, logPath(path), err)
+		return nil, false, time.Time{}, fmt.Errorf("automate: %s %s: %w", method, logPath(path), err)
 	}
 	req.Header.Set("Authorization", "Bearer "+c.key)
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
@@ -365,24 +412,28 @@ func (c *Client) roundTrip(ctx context.Context, method, path string, body any) (
 	if err != nil {
 		c.log.Debug("automate request failed", "method", method, "path", logPath(path),
 			"duration", time.Since(start), "err", err)
-		return nil, wrote.Load() || !traced.Load(), fmt.Errorf("automate: %s %s: %w", method, logPath(path), err)
+		return nil, wrote.Load() || !traced.Load(), start, fmt.Errorf("automate: %s %s: %w", method, logPath(path), err)
 	}
-	defer hr.Body.Close()
+	return hr, true, start, nil
+}
+
+// read reads a whole answer up to the size cap.
+func (c *Client) read(hr *http.Response, method, path string, start time.Time) (*response, error) {
 	b, err := io.ReadAll(io.LimitReader(hr.Body, c.maxBody+1))
 	resp := &response{method: method, path: logPath(path), status: hr.StatusCode,
 		contentType: hr.Header.Get("Content-Type"), body: b}
 	if err != nil {
 		c.log.Debug("automate answer unreadable", "method", method, "path", logPath(path),
 			"status", hr.StatusCode, "duration", time.Since(start), "err", err)
-		return nil, true, fmt.Errorf("automate: %s %s: read answer (HTTP %d): %w", method, logPath(path), hr.StatusCode, err)
+		return nil, fmt.Errorf("automate: %s %s: read answer (HTTP %d): %w", method, logPath(path), hr.StatusCode, err)
 	}
 	c.log.Debug("automate request", "method", method, "path", logPath(path),
 		"status", hr.StatusCode, "bytes", len(b), "duration", time.Since(start))
 	if int64(len(b)) > c.maxBody {
 		resp.body = b[:0]
-		return nil, true, c.unexpected(resp, fmt.Sprintf("answer exceeds %d bytes", c.maxBody))
+		return nil, c.unexpected(resp, fmt.Sprintf("answer exceeds %d bytes", c.maxBody))
 	}
-	return resp, true, nil
+	return resp, nil
 }
 
 // decodeRecord turns a run route's answer into a record or a typed error.

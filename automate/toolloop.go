@@ -28,6 +28,10 @@ type ToolLoop struct {
 	// its results are posted to the parked record's resume token. It is
 	// not called for a round the loop gives up on. Zero: nothing.
 	OnResumed func(parked *RunRecord, results []ToolResult)
+	// Progress, when not nil, follows the run's steps and status as they
+	// happen, on the run and on every resume (RunProgress). Zero: the
+	// plain answers, no progress.
+	Progress *Progress
 }
 
 // RunWithTools drives the caller-executed tool loop on the native contract:
@@ -53,7 +57,7 @@ func (c *Client) RunWithTools(ctx context.Context, req RunRequest, loop ToolLoop
 	}
 	ctx, cancel := context.WithTimeout(ctx, req.EffectiveTimeout()+c.margin)
 	defer cancel()
-	rec, err := c.postRun(ctx, "/v1/runs", req, "")
+	rec, err := c.startRun(ctx, req, loop.Progress)
 	return toolLoop(ctx, c, loop, "tool loop", rec, err,
 		func(rec *RunRecord) (toolRound, bool) {
 			if rec.Status != StatusAwaitingToolResults {
@@ -66,7 +70,7 @@ func (c *Client) RunWithTools(ctx context.Context, req RunRequest, loop ToolLoop
 			return r, true
 		},
 		func(ctx context.Context, rec *RunRecord, _ toolRound, results []ToolResult) (*RunRecord, error) {
-			return c.resume(ctx, rec.ResumeToken, rec.RequestID, results)
+			return c.resume(ctx, rec.ResumeToken, rec.RequestID, results, loop.Progress)
 		})
 }
 

@@ -229,6 +229,23 @@ type RunRequest struct {
 	// for a multi-select field.
 	HITLAnswers           map[string]any `json:"hitlAnswers,omitempty"`
 	AllowDestructiveTools bool           `json:"allowDestructiveTools,omitempty"`
+	// BuiltInTools narrows the assistant's own tools for this run (the
+	// newer desktop application's field); nil: no narrowing.
+	BuiltInTools *BuiltInTools `json:"builtInTools,omitempty"`
+	// Stream asks for the run's progress as server-sent events (run.started,
+	// run.step, run.status, run.completed). Client.RunProgress sets it;
+	// a server without streaming ignores it and answers the plain record.
+	Stream bool `json:"stream,omitempty"`
+}
+
+// BuiltInTools restricts the assistant's own (built-in) tools of one run:
+// tool names or groups ("@destructive"). Allow, when not nil, is the only
+// tools that may run; Deny is removed from what may run and wins over
+// Allow. It can only narrow: allowDestructiveTools is still needed for a
+// destructive tool.
+type BuiltInTools struct {
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
 }
 
 // EffectiveTimeout is the run timeout the server arms for this request.
@@ -297,6 +314,8 @@ func TextResult(id, s string) ToolResult {
 // ResumeRequest is the body of POST /v1/runs/{resumeToken}/tool-results.
 type ResumeRequest struct {
 	Results []ToolResult `json:"results"`
+	// Stream asks for server-sent events, as RunRequest.Stream.
+	Stream bool `json:"stream,omitempty"`
 }
 
 // Step is one step of a run.
@@ -543,6 +562,7 @@ type ChatService struct {
 	Continuation   bool              `json:"continuation,omitempty"`
 	ThinkingLevel  string            `json:"thinkingLevel,omitempty"`
 	McpServers     []InlineMcpServer `json:"mcpServers,omitempty"`
+	BuiltInTools   *BuiltInTools     `json:"builtInTools,omitempty"`
 }
 
 // ChatMessage is one chat message. Content is a string, null, or (from

@@ -8,7 +8,8 @@
 // results, timeouts, cancel, the record (timestamps, include switches,
 // finalAnswer, events) and the model pin. An engine owns the agent loop: it
 // turns a Task into steps, calls tools, and returns a Result. The decisions
-// that are pure functions of the request (the destructive-tool policy, the
+// that are pure functions of the request (the tool policy of builtInTools
+// and allowDestructiveTools, the
 // answers to request_user_input, the system prompt with the answer contract
 // as its last section) live here as methods of Task so that every engine
 // applies them identically.
@@ -91,7 +92,9 @@ type Env interface {
 	SetStatus(status string)
 
 	// Step adds or replaces (by Index) one step of the run; every call
-	// rebroadcasts the step list on the run's events. An empty ID becomes
+	// rebroadcasts the step list on the run's events and reaches streamed
+	// answers at once (run.step), so an engine reports a step when it is
+	// planned, when it starts and when it ends. An empty ID becomes
 	// "step-<index>".
 	Step(step automate.Step)
 
@@ -198,6 +201,9 @@ type Task struct {
 	ClientTools              []automate.ClientTool
 	HITLAnswers              map[string]any
 	AllowDestructiveTools    bool
+	// BuiltInTools narrows the built-in tools that may run (the request's
+	// builtInTools); nil allows all. Engines apply it with ReviewBuiltIn.
+	BuiltInTools *ToolFilter
 
 	// Workspace is the absolute workspace folder. Confine, when not "",
 	// is the folder every file and command tool must stay inside (the

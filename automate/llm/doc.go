@@ -69,7 +69,7 @@
 // # Tools
 //
 //	read_file, write_file, list_dir        automate/toolkit, confined to Task.Confine
-//	delete_path, move_path, run_command    the same, after Task.ReviewDestructive
+//	delete_path, move_path, run_command    the same, after the destructive-tool policy
 //	fetch_url {url}                        GET over http(s); Config.FetchMaxBytes (1 MiB, then
 //	                                       truncated and said so), Config.FetchTimeout (20 s);
 //	                                       HTML reduced to text; an error status fails the step
@@ -78,6 +78,14 @@
 //	mcp__<server>__<tool>                  the run's inline MCP servers (all of them) and the
 //	                                       configured ones chosen for the run, minus disabledTools
 //	<client tool>                          the caller's; parks the run
+//
+// Every built-in tool (the toolkit's, fetch_url, request_user_input) is
+// reviewed by Task.ReviewBuiltIn before it runs: the request's
+// builtInTools, then the destructive-tool policy. A refused call is a
+// skipped step and the model sees the rejection as the tool's result; the
+// tools stay offered to the model (the contract narrows what runs, and a
+// model told "no" adapts). A built-in tool's step is reported running
+// (env.Step) before the tool runs and again when it ends.
 //
 // A client tool named like a built-in replaces it for that run. Every
 // call's arguments are validated against the tool's JSON Schema

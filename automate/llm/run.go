@@ -649,6 +649,7 @@ func (r *run) toolTurn(msg chatMessage) (res *assistant.Result, err error, stop 
 			client = append(client, clientCall{i: i, st: st, args: args})
 			continue
 		}
+		r.env.Step(*st) // running: a slow tool shows while it works (streamed answers)
 		text, res, err, stop := r.runTool(t, args, st)
 		results[i] = text
 		if stop {
@@ -803,6 +804,14 @@ func (r *run) runTool(t *tool, args json.RawMessage, st *automate.Step) (text st
 		res, err := r.interrupted()
 		return "Not run: the run was stopped", res, err, true
 	}
+	if t.kind == kindAsk || t.kind == kindFetch || (t.kind == kindBuiltin && !assistant.DestructiveTools[t.name]) {
+		// The request's builtInTools; destructive tools are reviewed below,
+		// under their own workflow status.
+		if perr := r.task.ReviewBuiltIn(t.name); perr != nil {
+			r.finish(st, automate.StepSkipped, perr.Error())
+			return perr.Error(), nil, nil, false
+		}
+	}
 	switch t.kind {
 	case kindAsk:
 		var q assistant.UserInputRequest
@@ -879,7 +888,7 @@ func (r *run) runTool(t *tool, args json.RawMessage, st *automate.Step) (text st
 	// A built-in tool of the toolkit.
 	if assistant.DestructiveTools[t.name] {
 		r.env.SetStatus(automate.WorkflowExecutingDestructive)
-		perr := r.task.ReviewDestructive(t.name)
+		perr := r.task.ReviewBuiltIn(t.name)
 		r.env.SetStatus(automate.WorkflowExecutingProgress)
 		if perr != nil {
 			r.finish(st, automate.StepSkipped, perr.Error())

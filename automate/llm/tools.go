@@ -17,13 +17,14 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/assistant"
 	"github.com/hubgate/hubgate/automate/toolkit"
 )
 
 // Tool names this package adds to the toolkit's built-ins.
 const (
-	ToolFetchURL         = "fetch_url"
-	ToolRequestUserInput = "request_user_input"
+	ToolFetchURL         = assistant.ToolFetchURL
+	ToolRequestUserInput = assistant.ToolRequestUserInput
 )
 
 // toolKind says who executes a tool.

@@ -357,6 +357,10 @@ func (r *run) clientTools(d *directive, first int) error {
 
 // ask runs #!ask: request_user_input answered from hitlAnswers.
 func (r *run) ask(d *directive, st *automate.Step) error {
+	if err := r.task.ReviewBuiltIn(assistant.ToolRequestUserInput); err != nil {
+		r.finish(st, automate.StepSkipped, err.Error())
+		return nil
+	}
 	r.env.SetStatus(automate.WorkflowWaitingForUser)
 	answers, err := r.task.AnswerUserInput(d.askReq)
 	if err != nil {
@@ -374,12 +378,15 @@ func (r *run) ask(d *directive, st *automate.Step) error {
 func (r *run) builtin(d *directive, st *automate.Step) error {
 	if assistant.DestructiveTools[st.ToolName] {
 		r.env.SetStatus(automate.WorkflowExecutingDestructive)
-		err := r.task.ReviewDestructive(st.ToolName)
+		err := r.task.ReviewBuiltIn(st.ToolName)
 		r.env.SetStatus(automate.WorkflowExecutingProgress)
 		if err != nil {
 			r.finish(st, automate.StepSkipped, err.Error())
 			return nil
 		}
+	} else if err := r.task.ReviewBuiltIn(st.ToolName); err != nil {
+		r.finish(st, automate.StepSkipped, err.Error())
+		return nil
 	}
 	out, err := r.tools.Call(r.ctx, st.ToolName, st.ToolArgs)
 	if err != nil && r.ctx.Err() != nil {

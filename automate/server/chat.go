@@ -111,6 +111,9 @@ func decodeChatRequest(o object, product string, configuredMcp []string) (*chatR
 		if t.McpServers, err = decodeMcpServers(ext, configuredMcp); err != nil {
 			return nil, err
 		}
+		if t.BuiltInTools, err = decodeBuiltInTools(ext); err != nil {
+			return nil, err
+		}
 	}
 	return cr, nil
 }

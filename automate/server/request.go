@@ -15,6 +15,7 @@ type runSpec struct {
 	timeoutMs           int64
 	include             includes
 	restrictToWorkspace bool
+	stream              bool           // answer as server-sent events (stream.go)
 	task                assistant.Task // without RequestID, Workspace, Confine
 }
 
@@ -79,6 +80,12 @@ func decodeRunRequest(o object, configuredMcp []string) (*runSpec, error) {
 		return nil, err
 	}
 	if t.AllowDestructiveTools, err = o.boolean("allowDestructiveTools", "allowDestructiveTools must be a boolean"); err != nil {
+		return nil, err
+	}
+	if t.BuiltInTools, err = decodeBuiltInTools(o); err != nil {
+		return nil, err
+	}
+	if spec.stream, err = o.boolean("stream", "stream must be a boolean"); err != nil {
 		return nil, err
 	}
 	return spec, nil

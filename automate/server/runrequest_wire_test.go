@@ -150,6 +150,8 @@ func TestEveryRunRequestFieldSurvivesTheWire(t *testing.T) {
 		},
 		HITLAnswers:           map[string]any{"name": "Ada", "colors": []string{"red", "blue"}},
 		AllowDestructiveTools: true,
+		BuiltInTools:          &automate.BuiltInTools{Allow: []string{"@observe", "write_file"}, Deny: []string{"list_dir"}},
+		Stream:                true,
 	}
 	if unset := unsetFields(reflect.ValueOf(req), "RunRequest"); len(unset) > 0 {
 		t.Fatalf("the request leaves fields unset, so their way over the wire is not tested: %v", unset)
@@ -164,7 +166,8 @@ func TestEveryRunRequestFieldSurvivesTheWire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := c.Run(context.Background(), req)
+	var streamed bool
+	rec, err := c.RunProgress(context.Background(), req, automate.Progress{OnStarted: func(automate.RunStarted) { streamed = true }})
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
@@ -210,6 +213,19 @@ func TestEveryRunRequestFieldSurvivesTheWire(t *testing.T) {
 		"ClientTools":           func() (any, any) { return compactTools(t, task.ClientTools), compactTools(t, req.ClientTools) },
 		"HITLAnswers":           func() (any, any) { return task.HITLAnswers, req.HITLAnswers },
 		"AllowDestructiveTools": func() (any, any) { return task.AllowDestructiveTools, req.AllowDestructiveTools },
+		"BuiltInTools": func() (any, any) {
+			// The same tools allowed as the filter the client's lists make.
+			want, err := assistant.NewToolFilter(req.BuiltInTools, "builtInTools")
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, exp := map[string]bool{}, map[string]bool{}
+			for _, name := range assistant.BuiltInToolNames {
+				got[name], exp[name] = task.BuiltInTools.Allows(name), want.Allows(name)
+			}
+			return got, exp
+		},
+		"Stream": func() (any, any) { return streamed, req.Stream },
 	}
 	rt := reflect.TypeFor[automate.RunRequest]()
 	for i := range rt.NumField() {

@@ -66,6 +66,8 @@ type run struct {
 	snapshot   *automate.RunRecord // set while parked and once ended
 	endErr     error               // an error answer instead of a record (timeout, init failure)
 	changed    chan struct{}       // closed and replaced on every phase change
+	feeds      []*feed             // streamed answers following the run (stream.go)
+	lastStatus string              // the engine's last reported status
 }
 
 func newRequestID() string { return "automate-run-" + uuid.NewString() }
@@ -418,6 +420,7 @@ func (e *runEnv) SetStatus(status string) {
 	r.srv.mu.Unlock()
 	r.mu.Lock()
 	r.emitLocked(automate.ChannelStatus, map[string]string{"status": status})
+	r.publishLocked(progress{status: status})
 	// The initialization limit runs while the engine says it initializes.
 	switch {
 	case status == automate.WorkflowInitializing && r.initTimer == nil && r.phase != phaseEnded:
@@ -453,6 +456,7 @@ func (e *runEnv) Step(step automate.Step) {
 	if r.spec.include.events {
 		r.emitLocked(automate.ChannelSteps, r.steps)
 	}
+	r.publishLocked(progress{step: &step})
 }
 
 func (e *runEnv) Checkpoint() error {

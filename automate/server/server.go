@@ -37,6 +37,58 @@
 //     (automate.Discover) goes on, since a higher port may hold the right
 //     server.
 //
+// Streamed runs (stream.go). Followed: the newer desktop application's
+// cheatsheet (Cephable-Automate-Agent-Samples at a34cc04,
+// docs/api-cheatsheet.md: `"stream": false // true → SSE: run.started,
+// run.step, run.status, run.completed`) and README ("named progress
+// events on /v1/runs. The agent loop is not token-streamed"). Its README
+// also says a client that disconnects mid-run cancels it; our spec decides
+// for our server: the run goes on. Where the vendor shows nothing (no
+// sample reads the stream), our choices:
+//   - `stream: true` on POST /v1/runs and in the body of the resume route;
+//     without it every answer is byte for byte what it was. A request
+//     refused before the run starts (400, 404, 409, 503) is the plain JSON
+//     error, not a stream.
+//   - Events, in order, each `event: <name>` and one JSON `data:` line:
+//     run.started {requestId, taskId, startedAt, resumed (resume route)}
+//     at once; run.step <the Step, as in the record> each time a step is
+//     added or changes (a resumed stream shows only the steps after the
+//     resume; a new run's stream starts with every step reported so far);
+//     run.status {workflowStatus} each time the engine's status changes;
+//     then run.completed <the record the plain answer would carry: parked,
+//     completed, failed, canceled or terminated> and the stream ends. The
+//     HTTP status is 200 (the headers went out first): the record's status
+//     says what the plain answer's 200/500 would have. A run whose plain
+//     answer is an error envelope and no record (the run timeout, an
+//     initialization failure: 400) ends with `event: error` carrying that
+//     envelope, as model mode's stream does.
+//   - A keep-alive comment every Config.KeepAlive (10 s), as model mode.
+//   - The caller going away ends the stream only; the run goes on, holds
+//     the slot and ends as it would have (cancel is explicit).
+//   - An engine's progress reaches the stream through an unbounded queue:
+//     a slow reader never slows the run, no step is dropped; each write is
+//     bounded by the stream write timeout (30 s).
+//   - Chat (/v1/chat/completions) in assistant mode does not stream: stream
+//     there is still ignored, as the spec says.
+//
+// builtInTools (builtin.go; assistant.ToolFilter). Followed: the same
+// cheatsheet (`"builtInTools": { "deny": ["@destructive"] }`, "tool names
+// or @content, @destructive, @observe, … groups", "400 ... unknown tool
+// name"). Our choices: builtInTools {allow, deny} on POST /v1/runs and in
+// the chat extension object; allow (when present, even empty) is the only
+// built-in tools that may run, deny removes tools and wins over allow; it
+// only narrows: a destructive tool still needs allowDestructiveTools. A
+// refused call is a skipped step whose result the agent sees ("Rejected by
+// Automate HTTP server policy: ... (builtInTools)"). The names are the
+// built-in tools of every engine (assistant.BuiltInToolNames: read_file,
+// list_dir, write_file, delete_path, move_path, run_command, fetch_url,
+// request_user_input); the groups (assistant.BuiltInToolGroups) are
+// @destructive (delete_path, move_path, run_command), @observe (read_file,
+// list_dir, fetch_url), @content (write_file) and @all. Any other entry
+// (MCP and caller tools included) is a 400 naming it:
+// "builtInTools.deny[1]: unknown built-in tool or group \"x\" (...)".
+// Model mode ignores builtInTools (only the caller's tools exist there).
+//
 // Model mode (modelmode.go), where the samples are silent:
 //   - Messages and tools are checked for shape only (objects, known roles,
 //     function tools with a name) and passed on byte for byte; the
@@ -581,6 +633,10 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
+	if spec.stream {
+		s.streamAnswer(w, r, run, run.subscribe(true), false)
+		return
+	}
 	s.answer(w, r, run, nativeAnswer)
 }
 
@@ -596,9 +652,20 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 		writeError(w, s.log, err)
 		return
 	}
+	stream, err := o.boolean("stream", "stream must be a boolean")
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
 	run := s.liveRun(token)
 	if run == nil {
 		writeError(w, s.log, errNoParkedRun)
+		return
+	}
+	if stream {
+		f := run.subscribe(false) // before the run resumes: no step is missed
+		run.deliver(results)
+		s.streamAnswer(w, r, run, f, true)
 		return
 	}
 	run.deliver(results)

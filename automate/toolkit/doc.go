@@ -39,8 +39,9 @@
 //	move_path   {from, to}       destructive; creates the destination's parent folders
 //	run_command {command}        destructive; `sh -c` in the confinement root or the workspace
 //
-// The destructive-tool policy is not decided here: engines call
-// assistant.Task.ReviewDestructive before they call a destructive tool.
+// The tool policy is not decided here: engines call
+// assistant.Task.ReviewBuiltIn (the request's builtInTools, then the
+// destructive-tool policy) before they call a tool.
 //
 // run_command cannot be confined: it is a shell. Confinement means its
 // working directory only, which is why the contract says that
