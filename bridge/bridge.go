@@ -323,7 +323,8 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 			req, renderErr = rule.Render(cmd, set.Catalog())
 		}
 	}
-	rec := journal.Command{Seq: ev.Seq, Session: ev.Session, ReceivedAt: ev.Received, Text: ev.Command, Decision: journal.DecisionReceived}
+	rec := journal.Command{Seq: ev.Seq, Session: ev.Session, InvocationID: ev.InvocationID, ReceivedAt: ev.Received, Text: ev.Command,
+		Decision: journal.DecisionReceived}
 	if routed {
 		rec.Rule = rule.Name()
 	}

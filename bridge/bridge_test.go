@@ -557,10 +557,12 @@ func TestProfileCatalogueCompletesCommands(t *testing.T) {
 	})
 }
 
+// One hub invocation (its invocation id) delivered twice on one connection
+// is one command.
 func TestDuplicateDeliveryIsIgnored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envOptions{rules: basicRules})
-		ev := hub.Event{Kind: hub.KindDeviceCommand, Command: "hello", Seq: 77, Session: 3, Received: time.Now()}
+		ev := hub.Event{Kind: hub.KindDeviceCommand, Command: "hello", Seq: 77, Session: 3, InvocationID: "inv-77", Received: time.Now()}
 		e.hub.events <- ev
 		e.hub.events <- ev
 		e.waitFor("the run", finished(1))
@@ -576,12 +578,32 @@ func TestDuplicateDeliveryIsIgnored(t *testing.T) {
 	})
 }
 
+// Events without an invocation id are never duplicates, whatever their
+// numbers: a new hub client (a re-pairing) numbers its events from 1 again,
+// and the same button pressed twice is two commands.
+func TestSameNumbersWithoutInvocationIDAreTwoCommands(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: basicRules})
+		ev := hub.Event{Kind: hub.KindDeviceCommand, Command: "hello", Seq: 1, Session: 1, Received: time.Now()}
+		e.hub.events <- ev
+		e.waitFor("the first run", finished(1))
+		e.hub.events <- ev
+		h := e.waitFor("the second run", finished(2))
+		if len(h) != 2 || h[0].ID == h[1].ID {
+			t.Fatalf("journal:\n%s", describe(h))
+		}
+		if st, _ := e.bridge.Status(context.Background()); st.Counters.Duplicates != 0 || st.Counters.Started != 2 {
+			t.Fatalf("counters %+v, want 2 runs and no duplicate", st.Counters)
+		}
+	})
+}
+
 // A redelivery that finds the slot free takes the start-at-once path: the
 // journal finds the first row and nothing runs again.
 func TestDuplicateDeliveryWithTheSlotFree(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envOptions{rules: basicRules})
-		ev := hub.Event{Kind: hub.KindDeviceCommand, Command: "hello", Seq: 78, Session: 3, Received: time.Now()}
+		ev := hub.Event{Kind: hub.KindDeviceCommand, Command: "hello", Seq: 78, Session: 3, InvocationID: "inv-78", Received: time.Now()}
 		e.hub.events <- ev
 		first := e.waitFor("the run", finished(1))
 		e.hub.events <- ev

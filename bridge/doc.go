@@ -38,6 +38,15 @@
 //     are younger than its maximum age; a run that was in flight is
 //     reconciled with the server and never sent again.
 //
+// Command identity: a command's journal row names the hub connection it
+// arrived on (hub.Event.Session, numbered for the whole process, so a hub
+// client that replaces another after a re-pairing never reuses a number)
+// and the hub's invocation id. Only the same invocation id on the same
+// connection is a duplicate delivery (counted, journaled once, run once):
+// SignalR never redelivers on a new connection and hubgate hands each
+// event to the bridge once; everything else is a new command (see package
+// journal, "Boots and duplicate deliveries").
+//
 // Choices where the issue is silent:
 //   - A macro with a StopOutputs event is a control command: the vendor's
 //     clients reset every held output on it, so it cancels the current run
