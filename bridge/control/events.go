@@ -16,8 +16,11 @@ const (
 	// matched ("" when none did).
 	EventReceived EventKind = "received"
 	// EventDecided: the command's decision (Decision, with Note saying
-	// why): started, queued, dropped, ignored, failed or abandoned.
+	// why): started, queued, dropped, ignored, refused, failed or abandoned.
 	EventDecided EventKind = "decided"
+	// EventUnrecorded: a DeviceCommand arrived but the journal could not
+	// record it, so it was not run (Note says why; CommandID is 0).
+	EventUnrecorded EventKind = "unrecorded"
 	// EventStarted: its run was sent to the Automate server.
 	EventStarted EventKind = "started"
 	// EventParked: the run awaits the results of client tools hubgate runs.
@@ -39,7 +42,8 @@ const (
 	EventNotify EventKind = "notify"
 	// EventHub: the hub connection changed state (Hub, with its reason).
 	EventHub EventKind = "hub"
-	// EventListening: the hub asked to start or stop listening.
+	// EventListening: the hub asked to start or stop listening
+	// (Listening); Note says what that does to commands.
 	EventListening EventKind = "listening"
 	// EventLost: this subscriber fell behind and Lost events were dropped
 	// for it just before this one.

@@ -242,7 +242,9 @@ func TestBuildVersionOf(t *testing.T) {
 
 func TestStatusExitCodesAndJSON(t *testing.T) {
 	h := startHub(t)
-	s := newDaemonSetup(t, h, daemonConfig{Bridge: "unmatched: {action: run}\n"})
+	// With obey, StopListening makes the daemon refuse commands: status
+	// says so in its exit code (by default commands still run).
+	s := newDaemonSetup(t, h, daemonConfig{Bridge: "unmatched: {action: run}\nlistening: obey\n"})
 	env := s.environ()
 	status := func() (int, map[string]any, string) {
 		r := runCmd(t, env, "", "--config", s.configPath, "status", "--json")
@@ -266,7 +268,8 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 		t.Fatalf("status after StopListening: %d %v", code, obj)
 	}
 	r := runCmd(t, env, "", "--config", s.configPath, "status")
-	if r.code != ExitNotListening || !strings.Contains(r.stdout, "listening  false") || r.stderr != "" {
+	if r.code != ExitNotListening || !strings.Contains(r.stdout, "listening  no: commands are refused; the hub asked to stop listening at ") ||
+		!strings.Contains(r.stdout, "(bridge.listening: obey)") || r.stderr != "" {
 		t.Fatalf("status (text) not listening: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	// The hub drops the connection and refuses new ones: not connected.

@@ -126,6 +126,11 @@ func formatEvent(e control.Event) string {
 		} else {
 			what = "the hub asked to stop listening"
 		}
+		if e.Note != "" {
+			what += ": " + e.Note
+		}
+	case control.EventUnrecorded:
+		what = fmt.Sprintf("%q %s", e.Command, e.Note)
 	case control.EventLost:
 		what = fmt.Sprintf("(this watcher fell behind: %d events lost; see hubgate history)", e.Lost)
 	default:
