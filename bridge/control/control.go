@@ -125,10 +125,10 @@ type Status struct {
 	HubAsked *ListenRequest `json:"hubAsked"`
 	// ListeningPolicy is what StopListening does to commands
 	// (bridge.listening): follow-vendor or obey.
-	ListeningPolicy string `json:"listeningPolicy"`
-	Current   *CurrentRun     `json:"current"` // null when no run is in flight
-	Queue     []QueuedCommand `json:"queue"`   // [] when empty, oldest first
-	Automate  AutomateTarget  `json:"automate"`
+	ListeningPolicy string          `json:"listeningPolicy"`
+	Current         *CurrentRun     `json:"current"` // null when no run is in flight
+	Queue           []QueuedCommand `json:"queue"`   // [] when empty, oldest first
+	Automate        AutomateTarget  `json:"automate"`
 	// WaitingForServer: a run hubgate did not start holds the Automate
 	// server's slot; queued commands wait for it.
 	WaitingForServer bool           `json:"waitingForServer"`
