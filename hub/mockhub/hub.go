@@ -71,9 +71,10 @@ type transport struct {
 	deviceID, tokenID, kind string
 	cancel                  context.CancelFunc
 
-	mu      sync.Mutex
-	conn    net.Conn // the hijacked WebSocket connection
-	dropped bool
+	mu       sync.Mutex
+	conn     net.Conn // the hijacked WebSocket connection
+	dropped  bool
+	awaiting map[string]bool // invocation ids of PushAwaiting (results.go)
 }
 
 func (t *transport) setConn(c net.Conn) {
@@ -257,7 +258,7 @@ func (s *Server) gated(admit admitFunc, next http.Handler) http.Handler {
 			tr.finish()
 			tr.cancel()
 		}()
-		gw := &gatedWriter{ResponseWriter: w, g: s.freeze, tr: tr, done: ctx.Done()}
+		gw := &gatedWriter{ResponseWriter: w, s: s, g: s.freeze, tr: tr, done: ctx.Done()}
 		next.ServeHTTP(gw, r.WithContext(ctx))
 	})
 }
@@ -266,6 +267,7 @@ func (s *Server) gated(admit admitFunc, next http.Handler) http.Handler {
 // gated connection when the WebSocket handler hijacks it.
 type gatedWriter struct {
 	http.ResponseWriter
+	s    *Server
 	g    *gate
 	tr   *transport
 	done <-chan struct{}
@@ -301,7 +303,10 @@ func (w *gatedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	// the WebSocket library writes through it.
 	brw.Writer.Reset(gc)
 	w.tr.setConn(gc)
-	return gc, brw, nil
+	// The WebSocket library reads through the returned connection (after
+	// what net/http buffered): completions of awaited invocations are
+	// taken out there (results.go).
+	return newResultConn(w.s, w.tr, gc), brw, nil
 }
 
 // gatedConn is a hijacked connection that neither delivers what it read
@@ -436,6 +441,7 @@ type hubConn struct {
 }
 
 type push struct {
+	id     string // an invocation awaiting a result (PushAwaiting); "" for a send
 	target string
 	args   []any
 }
@@ -467,7 +473,7 @@ func (c *hubConn) send() {
 			p := c.queue[0]
 			c.queue = c.queue[1:]
 			c.mu.Unlock()
-			if err := c.hc.SendInvocation("", p.target, p.args); err != nil {
+			if err := c.hc.SendInvocation(p.id, p.target, p.args); err != nil {
 				return
 			}
 		}
@@ -502,7 +508,7 @@ func (l *lifetime) InvokeAll(target string, args []any) {
 	}
 	l.s.mu.Unlock()
 	for _, c := range conns {
-		c.enqueue(push{target, args})
+		c.enqueue(push{target: target, args: args})
 	}
 }
 
@@ -511,7 +517,7 @@ func (l *lifetime) InvokeClient(id, target string, args []any) {
 	c := l.s.conns[id]
 	l.s.mu.Unlock()
 	if c != nil {
-		c.enqueue(push{target, args})
+		c.enqueue(push{target: target, args: args})
 	}
 }
 
@@ -609,7 +615,7 @@ func (s *Server) push(deviceID, target string, args ...any) (int, error) {
 		return 0, ErrNoConnection
 	}
 	for _, c := range to {
-		c.enqueue(push{target, args})
+		c.enqueue(push{target: target, args: args})
 	}
 	return len(to), nil
 }
