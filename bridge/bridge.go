@@ -232,6 +232,11 @@ func (b *Bridge) Run(ctx context.Context) error {
 		<-hubDone
 	}()
 	if err := b.recover(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped while recovering: what was not settled is listed
+			// again at the next start.
+			return b.shutdown()
+		}
 		return fmt.Errorf("bridge: recover the journal: %w", err)
 	}
 	b.kick()

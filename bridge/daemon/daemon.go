@@ -117,6 +117,10 @@ type Options struct {
 	// brought them all up (Info says the same afterwards). Zero: not told.
 	Ready func(Info)
 
+	// HubBackoff are the hub client's delays between connection attempts
+	// (hub.Config.Backoff). Zero: the hub's defaults.
+	HubBackoff hub.Backoff
+
 	// HTTPClient carries the hub's negotiate and WebSocket upgrade. Zero: a
 	// new client over http.DefaultTransport.
 	HTTPClient *http.Client
@@ -442,7 +446,7 @@ var ErrUnpaired = errors.New("no device is paired")
 func (d *Daemon) newHub(deviceID, apiURL string) (*hub.Client, error) {
 	o := d.o
 	return hub.New(hub.Config{URL: strings.TrimRight(apiURL, "/") + "/device", DeviceID: deviceID,
-		TokenSource: o.DeviceToken, HTTPClient: o.HTTPClient, Logger: d.log, Now: o.Now, AutoListen: true})
+		TokenSource: o.DeviceToken, HTTPClient: o.HTTPClient, Logger: d.log, Now: o.Now, AutoListen: true, Backoff: o.HubBackoff})
 }
 
 // backend is the control endpoint's Backend: the bridge, with the

@@ -2,6 +2,7 @@ package mockhub
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -303,10 +304,14 @@ func (w *gatedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	// the WebSocket library writes through it.
 	brw.Writer.Reset(gc)
 	w.tr.setConn(gc)
-	// The WebSocket library reads through the returned connection (after
-	// what net/http buffered): completions of awaited invocations are
-	// taken out there (results.go).
-	return newResultConn(w.s, w.tr, gc), brw, nil
+	// The WebSocket library reads through the returned connection:
+	// completions of awaited invocations are taken out there (results.go),
+	// from the first byte on, so what net/http read ahead goes through it
+	// too and its buffer is handed over empty.
+	read, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	rc := newResultConn(w.s, w.tr, gc, bytes.Clone(read))
+	brw.Reader.Reset(bytes.NewReader(nil))
+	return rc, brw, nil
 }
 
 // gatedConn is a hijacked connection that neither delivers what it read

@@ -89,8 +89,12 @@ type resultConn struct {
 	raw int64  // payload bytes of a large frame still to pass unchanged
 }
 
-func newResultConn(s *Server, tr *transport, c net.Conn) *resultConn {
-	return &resultConn{Conn: c, s: s, tr: tr, r: bufio.NewReader(c)}
+// newResultConn filters what c reads, after read: the bytes net/http read
+// ahead of the hijack (the client may have sent its first frames already,
+// and a frame may have been cut anywhere: the filter must see the stream
+// from its first byte).
+func newResultConn(s *Server, tr *transport, c net.Conn, read []byte) *resultConn {
+	return &resultConn{Conn: c, s: s, tr: tr, r: bufio.NewReader(io.MultiReader(bytes.NewReader(read), c))}
 }
 
 // maxFiltered bounds the frames looked into; larger ones pass unchanged
