@@ -44,21 +44,18 @@ const propertyRuns = 300
 
 // The event kinds of a sequence.
 const (
-	evCommand      = iota // a command, with or without a macro (or with a malformed one)
-	evBurst               // two commands back to back (the busy policy)
-	evDuplicate           // one invocation (an invocationId) twice on one connection
-	evStopOutputs         // a StopOutputs macro
-	evDrop                // the hub drops the connection (mock drop fault)
-	evRepair              // the device token is disabled, then a new one is paired (hub-client swap)
-	evRestart             // the daemon stops and starts again on the same journal
-	evStopListening       // the hub's StopListening
-	evStartListening      // the hub's StartListening
-	evProfile             // a profile update, with a malformed macro among good ones
+	evCommand        = iota // a command, with or without a macro (or with a malformed one)
+	evBurst                 // two commands back to back (the busy policy)
+	evDuplicate             // one invocation (an invocationId) twice on one connection
+	evStopOutputs           // a StopOutputs macro
+	evDrop                  // the hub drops the connection (mock drop fault)
+	evRepair                // the device token is disabled, then a new one is paired (hub-client swap)
+	evRestart               // the daemon stops and starts again on the same journal
+	evStopListening         // the hub's StopListening
+	evStartListening        // the hub's StartListening
+	evProfile               // a profile update, with a malformed macro among good ones
 	evKinds
 )
-
-var evNames = [...]string{"command", "burst", "duplicate", "stop-outputs", "drop", "repair", "restart", "stop-listening",
-	"start-listening", "profile"}
 
 // countingEngine is the scripted engine, counting the runs of each prompt.
 type countingEngine struct {
@@ -239,7 +236,9 @@ type nopDesktop struct{}
 
 func (nopDesktop) Notify(context.Context, notify.Message) error { return nil }
 
-func (s *seqState) logf(format string, args ...any) { s.log = append(s.log, fmt.Sprintf(format, args...)) }
+func (s *seqState) logf(format string, args ...any) {
+	s.log = append(s.log, fmt.Sprintf(format, args...))
+}
 
 func (s *seqState) fatalf(format string, args ...any) {
 	s.t.Helper()
