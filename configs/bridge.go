@@ -59,6 +59,8 @@ type BridgeConfig struct {
 	ControlSocket string `yaml:"control_socket"`
 	// Notify is the notify policy of rules that set none (bridge/notify):
 	// answers, failures or none (see rules.NotifyPolicies); "" means answers.
+	// Under answers and failures every command that is not run is notified
+	// with why; none silences that too.
 	Notify string `yaml:"notify"`
 	// Speech configures how rules with speak: true speak their answers.
 	Speech SpeechConfig `yaml:"speech"`
