@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -84,17 +83,8 @@ type propertyWorld struct {
 }
 
 func TestEveryCommandAccountedFor(t *testing.T) {
-	mock, err := mockhub.New(mockhub.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(mock)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		mock.Close()
-	})
-	w := &propertyWorld{mock: mock, url: srv.URL, engine: &countingEngine{
+	f := newFixture(t) // its mock and address; each sequence makes its own device
+	w := &propertyWorld{mock: f.mock, url: f.url, engine: &countingEngine{
 		Assistant: scripted.New(scripted.Config{Logger: slog.New(slog.DiscardHandler)}), runs: map[string]int{}}}
 
 	if s := os.Getenv("HUBGATE_PROPERTY_SEED"); s != "" {
@@ -110,9 +100,11 @@ func TestEveryCommandAccountedFor(t *testing.T) {
 		runs = 20
 	}
 	if s := os.Getenv("HUBGATE_PROPERTY_RUNS"); s != "" {
-		if runs, err = strconv.Atoi(s); err != nil || runs < 1 {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
 			t.Fatalf("HUBGATE_PROPERTY_RUNS=%q", s)
 		}
+		runs = n
 	}
 	base := uint64(time.Now().UnixNano())
 	t.Logf("seeds %d..%d (HUBGATE_PROPERTY_SEED=<seed> replays one)", base, base+uint64(runs)-1)
@@ -480,21 +472,12 @@ func (s *seqState) checkLife() {
 func (s *seqState) check() {
 	s.t.Helper()
 	s.checkLife()
-	settled := func(e journal.Entry) bool {
-		switch e.Decision {
-		case journal.DecisionReceived, journal.DecisionQueued:
-			return false
-		case journal.DecisionStarted:
-			return e.Run == journal.RunFinished || e.Run == journal.RunInterrupted
-		}
-		return true
-	}
 	var rows map[string][]journal.Entry
 	s.wait("every command to settle", func() bool {
 		rows = s.rows()
 		for _, c := range s.commands {
 			for _, e := range rows[c.text] {
-				if !settled(e) {
+				if !e.Settled() {
 					return false
 				}
 			}

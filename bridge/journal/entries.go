@@ -53,6 +53,22 @@ type Entry struct {
 	UpdatedAt   time.Time          `json:"updatedAt"`
 }
 
+// Settled reports whether nothing will change the entry any more: its run
+// ended (finished, or interrupted and reconciled), or it has no run and
+// its decision is final (the rows Prune may delete, whatever their age).
+func (e Entry) Settled() bool {
+	switch e.Run {
+	case RunFinished, RunInterrupted:
+		return true
+	case RunNone:
+		switch e.Decision {
+		case DecisionDropped, DecisionIgnored, DecisionRefused, DecisionFailed, DecisionAbandoned:
+			return true
+		}
+	}
+	return false
+}
+
 const entryColumns = `id, boot, session, seq, received_at, text, macro_id, macro_name, macro_json,
 	rule, decision, note, decided_at, queued_at, dequeued_at,
 	run, task_id, run_started_at, parked_at, request_id, resume_token, status, error_code,

@@ -1221,6 +1221,12 @@ func TestPrune(t *testing.T) {
 	recent := mustRecord(t, j, Command{Text: "recent", Decision: DecisionDropped})
 
 	keep := map[string]bool{"undecided": true, "queued": true, "queued2": true, "dequeued": true, "running": true, "parked": true}
+	// Entry.Settled says what the pruning's SQL condition says.
+	for tag, id := range old {
+		if e := mustGet(t, j, id); e.Settled() == keep[tag] {
+			t.Errorf("%s: Settled() = %v (decision %s, run %q)", tag, e.Settled(), e.Decision, e.Run)
+		}
+	}
 	before, err := j.History(ctx, HistoryQuery{Limit: MaxHistoryLimit})
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
-	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -26,19 +25,8 @@ import (
 // the old connection's: as many commands were lost, silently, as the old
 // connection had carried.)
 func TestRePairingAnswersEveryCommand(t *testing.T) {
-	m, apiURL, private := newUserSetup(t)
-	e := pairEnviron(t, apiURL, private...)
-	if r := runCmd(t, e, "", "pair", "--name", "kept", "--timeout", "50s"); r.code != 0 {
-		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
-	}
-	first, err := configs.LoadState(statePathOf(e))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := runCmd(t, e, "", "config", "init"); r.code != 0 {
-		t.Fatalf("config init: %d %s", r.code, r.stderr)
-	}
-	d := startRunProc(t, e, "run")
+	u := pairAndRun(t)
+	m, apiURL, e, first, d := u.mock, u.apiURL, u.env, u.first, u.run
 	if !testutil.Eventually(e2eWait, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
 		t.Fatalf("status never said listening:\n%s", d.Stderr())
 	}

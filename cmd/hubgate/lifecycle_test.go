@@ -639,19 +639,8 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 // stays valid on the service, so nothing else would make the daemon
 // switch.)
 func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
-	m, apiURL, private := newUserSetup(t)
-	e := pairEnviron(t, apiURL, private...)
-	if r := runCmd(t, e, "", "pair", "--name", "kept", "--timeout", "50s"); r.code != 0 {
-		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
-	}
-	first, err := configs.LoadState(statePathOf(e))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := runCmd(t, e, "", "config", "init"); r.code != 0 {
-		t.Fatalf("config init: %d %s", r.code, r.stderr)
-	}
-	d := startRunProc(t, e, "run")
+	u := pairAndRun(t)
+	m, e, first, d := u.mock, u.env, u.first, u.run
 	// listeningWith waits for the device's DeviceStartedListening over a
 	// connection made with the token.
 	listeningWith := func(tokenID string, since int64) {
@@ -702,6 +691,33 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 	if code := stopProcess(t, d.cmd, d.done, syscall.SIGTERM, e2eWait, "hubgate run", d.Stderr); code != 0 {
 		t.Errorf("the daemon exited %d", code)
 	}
+}
+
+// pairedUser is a new user's machine after `pair`, `config init` and
+// `run` (the real binaries against the mock).
+type pairedUser struct {
+	mock   *mockhub.Server
+	apiURL string
+	env    []string
+	first  *configs.PairingState // the pairing `pair` saved
+	run    *runProc
+}
+
+func pairAndRun(t *testing.T) pairedUser {
+	t.Helper()
+	m, apiURL, private := newUserSetup(t)
+	e := pairEnviron(t, apiURL, private...)
+	if r := runCmd(t, e, "", "pair", "--name", "kept", "--timeout", "50s"); r.code != 0 {
+		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
+	}
+	first, err := configs.LoadState(statePathOf(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := runCmd(t, e, "", "config", "init"); r.code != 0 {
+		t.Fatalf("config init: %d %s", r.code, r.stderr)
+	}
+	return pairedUser{mock: m, apiURL: apiURL, env: e, first: first, run: startRunProc(t, e, "run")}
 }
 
 // askOnce waits until status says listening, pushes the app's one

@@ -601,8 +601,15 @@ func (s *Server) hubDisconnected(hc signalr.HubConnection) {
 // push sends target(args...) to every hub connection of a device and
 // returns how many connections it was queued on.
 func (s *Server) push(deviceID, target string, args ...any) (int, error) {
-	if args == nil {
-		args = []any{}
+	return s.pushCopies(deviceID, push{target: target, args: args}, 1)
+}
+
+// pushCopies queues p copies times in a row on every hub connection of a
+// device (an invocation id in p: see PushAwaiting) and returns how many
+// connections it was queued on.
+func (s *Server) pushCopies(deviceID string, p push, copies int) (int, error) {
+	if p.args == nil {
+		p.args = []any{}
 	}
 	s.mu.Lock()
 	if s.devices[deviceID] == nil {
@@ -620,7 +627,12 @@ func (s *Server) push(deviceID, target string, args ...any) (int, error) {
 		return 0, ErrNoConnection
 	}
 	for _, c := range to {
-		c.enqueue(push{target: target, args: args})
+		if p.id != "" {
+			c.tr.awaitResult(p.id)
+		}
+		for range copies {
+			c.enqueue(p)
+		}
 	}
 	return len(to), nil
 }

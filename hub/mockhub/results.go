@@ -30,34 +30,7 @@ func (s *Server) PushAwaiting(deviceID, invocationID string, copies int, target 
 	if invocationID == "" {
 		return 0, errors.New("mockhub: PushAwaiting needs an invocation id")
 	}
-	if copies < 1 {
-		copies = 1
-	}
-	if args == nil {
-		args = []any{}
-	}
-	s.mu.Lock()
-	if s.devices[deviceID] == nil {
-		s.mu.Unlock()
-		return 0, ErrUnknownDevice
-	}
-	var to []*hubConn
-	for _, c := range s.conns {
-		if c.tr.deviceID == deviceID {
-			to = append(to, c)
-		}
-	}
-	s.mu.Unlock()
-	if len(to) == 0 {
-		return 0, ErrNoConnection
-	}
-	for _, c := range to {
-		c.tr.awaitResult(invocationID)
-		for range copies {
-			c.enqueue(push{id: invocationID, target: target, args: args})
-		}
-	}
-	return len(to), nil
+	return s.pushCopies(deviceID, push{id: invocationID, target: target, args: args}, max(copies, 1))
 }
 
 // awaitResult marks id as an invocation of the mock awaiting a result on
