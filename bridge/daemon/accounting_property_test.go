@@ -360,15 +360,32 @@ func (s *seqState) step(kind int) {
 		// client's announcement follows on its own.
 		s.settle()
 	case evProfile:
-		s.logf("profile update with a malformed macro")
-		bad := fmt.Sprintf(`{"id":%q,"currentProfile":{"id":"p","name":"P","configuration":{"macros":[
-			{"id":"bad","name":"Bad","commands":["bad"],"events":[{"eventType":0,"holdTimeMilliseconds":"100"}]},
-			{"id":"good","name":"Water Plants","commands":["water plants"],"events":[{"eventType":"Pause","holdTimeMilliseconds":10}]}]}}}`, s.device)
-		if err := s.w.mock.Push(s.device, "DeviceProfileUpdate", json.RawMessage(bad)); err != nil {
+		// A profile with an enum-numbered, string-timed macro among good
+		// ones. Where deviceapi decodes it (liberal decoding, issue 17
+		// item 2), the mock stores it: VerifySelf answers it on every
+		// later connection. Where it does not, only the update is pushed,
+		// raw (the mock's typed API cannot store it).
+		var p deviceapi.Profile
+		if err := json.Unmarshal([]byte(oddProfile), &p); err == nil {
+			s.logf("profile with a malformed macro (stored)")
+			if _, err := s.w.mock.PushProfile(s.device, p); err != nil {
+				s.fatalf("push the profile: %v", err)
+			}
+			return
+		}
+		s.logf("profile update with a malformed macro (pushed raw)")
+		dev := fmt.Sprintf(`{"id":%q,"currentProfile":%s}`, s.device, oddProfile)
+		if err := s.w.mock.Push(s.device, "DeviceProfileUpdate", json.RawMessage(dev)); err != nil {
 			s.fatalf("push the profile: %v", err)
 		}
 	}
 }
+
+// oddProfile is a profile as the vendor's Unity models type it: one
+// macro's eventType is the enum's number and its hold time a string.
+const oddProfile = `{"id":"p","name":"P","profileType":"Standard","configuration":{"macros":[
+	{"id":"bad","name":"Bad","commands":["bad"],"events":[{"eventType":0,"holdTimeMilliseconds":"100"}]},
+	{"id":"good","name":"Water Plants","commands":["water plants"],"events":[{"eventType":"Pause","holdTimeMilliseconds":10}]}]}}`
 
 // newText is a command text no other command of any sequence has.
 func (s *seqState) newText(prefix string) string {
