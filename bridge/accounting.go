@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"context"
 	"maps"
 
 	"github.com/hubgate/hubgate/bridge/control"
@@ -67,7 +66,7 @@ func (b *Bridge) duplicate(rec journal.Command, id int64) {
 // unrecorded handles a command the journal could not record: it is not
 // run (nothing runs unrecorded), it is counted, and the person is told
 // through the event stream (the notifier shows EventUnrecorded).
-func (b *Bridge) unrecorded(ctx context.Context, rec journal.Command, err error) {
+func (b *Bridge) unrecorded(rec journal.Command, err error) {
 	note := "not run: the journal could not record it (" + err.Error() + ")"
 	b.log.Error("journal: command not recorded; not running it", "seq", rec.Seq, "err", err)
 	b.mu.Lock()

@@ -280,12 +280,12 @@ func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
 			b.log.Info("macro catalogue refreshed from the profile", "macros", n)
 		}
 	case hub.KindStopListening:
-		b.hubAsked(ctx, false)
+		b.hubAsked(false)
 		if b.opts.StopListeningCancels {
 			b.cancelCurrent(ctx, "the hub said StopListening")
 		}
 	case hub.KindStartListening:
-		b.hubAsked(ctx, true)
+		b.hubAsked(true)
 	default:
 		b.log.Debug("hub event", "kind", ev.Kind, "seq", ev.Seq)
 	}
@@ -346,7 +346,7 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 	id, dup, err := b.opts.Journal.RecordCommand(ctx, rec)
 	if err != nil {
 		// Not journaled means not acted on: nothing may run unrecorded.
-		b.unrecorded(ctx, rec, err)
+		b.unrecorded(rec, err)
 		return
 	}
 	if dup {
@@ -397,7 +397,7 @@ func (b *Bridge) startAtOnce(ctx context.Context, rec journal.Command, p *pendin
 	id, taskID, dup, err := b.opts.Journal.RecordStarted(ctx, rec, journal.RunStart{TaskID: p.req.TaskID, At: startedAt})
 	if err != nil {
 		// Not journaled means not acted on: nothing may run unrecorded.
-		b.unrecorded(ctx, rec, err)
+		b.unrecorded(rec, err)
 		return
 	}
 	if dup {

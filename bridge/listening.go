@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -40,7 +39,7 @@ func (b *Bridge) SetListening(p ListeningPolicy) {
 
 // hubAsked records a StartListening (on) or StopListening of the hub and
 // publishes it, with what it does to commands under the policy.
-func (b *Bridge) hubAsked(ctx context.Context, on bool) {
+func (b *Bridge) hubAsked(on bool) {
 	b.mu.Lock()
 	b.listenWish = &on
 	b.listenAsked = b.now()
