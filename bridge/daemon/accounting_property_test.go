@@ -36,9 +36,9 @@ import (
 //
 // HUBGATE_PROPERTY_SEED=<n> replays one sequence (the failure message
 // prints it); HUBGATE_PROPERTY_RUNS=<n> sets how many sequences run
-// (default propertyRuns; -short: 20). Measured: 300 sequences in 39 s on
-// this 2-core machine under a load average of 7 (p50 0.10 s, p90 0.17 s a
-// sequence).
+// (default propertyRuns; -short: 20). Measured on this 2-core machine
+// under a load average of 5 to 7 (other builds running): 300 sequences in
+// 39 s (p50 0.10 s, p90 0.17 s a sequence), 49 s with -race.
 const propertyRuns = 300
 
 // The event kinds of a sequence.
