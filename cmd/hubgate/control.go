@@ -47,7 +47,7 @@ func daemonError(err error) error {
 var (
 	errNeedsRepair  = errors.New("the hub refused the device token: run 'hubgate pair' again")
 	errNotConnected = errors.New("the daemon runs but its hub is not connected")
-	errNotListening = errors.New("the hub is connected but the device is not listening")
+	errNotListening = errors.New("the hub is connected but commands are refused: the device is not listening (bridge.listening: obey)")
 )
 
 func newStatusCommand(a *app) *cobra.Command {
@@ -58,11 +58,12 @@ func newStatusCommand(a *app) *cobra.Command {
 		Long: `Show the running daemon's state: hub connection, listening, current run, queue.
 
 The exit code says the state, for scripts:
-  0   the daemon runs and its device listens for commands
+  0   the daemon runs and acts on the commands that arrive
   9   the daemon is not running
   11  the hub refused the device token: run 'hubgate pair' again
   12  the hub is not connected (connecting or reconnecting)
-  13  the hub is connected but the device is not listening
+  13  the hub is connected but commands are refused: the hub asked to stop
+      listening and bridge.listening is obey (by default commands still run)
   3   the configuration is invalid (1 for other errors)
 
 --json always prints one JSON object: the status, or {"running": false,
