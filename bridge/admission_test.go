@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/internal/testutil"
@@ -78,7 +80,7 @@ func TestNotJournaledNotActedOn(t *testing.T) {
 		if h := e.history(); len(h) != 0 {
 			t.Fatalf("journal:\n%s", describe(h))
 		}
-		if !strings.Contains(logs.String(), `level=ERROR msg="journal: command not recorded; ignoring it" seq=1 err="injected: disk full"`) {
+		if !strings.Contains(logs.String(), `level=ERROR msg="journal: command not recorded; not running it" seq=1 err="injected: disk full"`) {
 			t.Fatalf("the failure was not reported; log:\n%s", logs.String())
 		}
 
@@ -94,12 +96,26 @@ func TestNotJournaledNotActedOn(t *testing.T) {
 		if n := ca.runs.Load(); n != 1 || len(e.history()) != 1 || h[0].Command != "slow hold" {
 			t.Fatalf("%d run(s) sent, want only the holding one; journal:\n%s", n, describe(e.history()))
 		}
-		if !strings.Contains(logs.String(), `msg="journal: command not recorded; ignoring it" seq=3 err="injected: disk full"`) {
+		if !strings.Contains(logs.String(), `msg="journal: command not recorded; not running it" seq=3 err="injected: disk full"`) {
 			t.Fatalf("the failure was not reported; log:\n%s", logs.String())
 		}
 		st, _ := e.bridge.Status(context.Background())
-		if st.Counters.Received != 1 || st.Counters.Started != 1 || st.Counters.Queued != 0 || len(st.Queue) != 0 {
+		if st.Counters.Received != 1 || st.Counters.Started != 1 || st.Counters.Queued != 0 || len(st.Queue) != 0 ||
+			st.Counters.Unrecorded != 2 || st.Counters.Last["unrecorded"].Command != "q never" ||
+			!strings.Contains(st.Counters.Last["unrecorded"].Reason, "injected: disk full") {
 			t.Fatalf("status %+v", st)
+		}
+		// The person is told: the stream carries each one for the notifier.
+		var told []string
+		past, stop := context.WithCancel(context.Background())
+		defer stop()
+		for evs := e.bridge.Subscribe(past, bridge.SubscribeOptions{History: bridge.DefaultEventHistory}); len(evs) > 0; {
+			if ev := <-evs; ev.Kind == control.EventUnrecorded {
+				told = append(told, ev.Command)
+			}
+		}
+		if !slices.Equal(told, []string{"hello", "q never"}) {
+			t.Fatalf("unrecorded events for %q, want hello and q never", told)
 		}
 	})
 }
@@ -134,14 +150,17 @@ func TestQueuedCommandExpiresAfterItsMaxAge(t *testing.T) {
 	})
 }
 
-// Before the hub's first listening request the hub client's own state
-// (auto-listen) decides; then the requests do, in event order.
+// With bridge.listening: obey, before the hub's first listening request
+// the hub client's own state (auto-listen) decides; then the requests do,
+// in event order. A refused command says how to resume.
 func TestListeningFollowsTheHubClientUntilTheFirstRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := newEnv(t, envOptions{rules: basicRules, notListening: true})
+		e := newEnv(t, envOptions{rules: basicRules, notListening: true,
+			opts: func(o *bridge.Options) { o.Listening = bridge.ListenObey }})
 		e.hub.command("hello", nil)
-		h := e.waitFor("the ignored command", finished(1))
-		if h[0].Decision != journal.DecisionIgnored || h[0].Note != "the device is not listening" {
+		h := e.waitFor("the refused command", finished(1))
+		if h[0].Decision != journal.DecisionRefused || !strings.Contains(h[0].Note, "the device is not listening") ||
+			!strings.Contains(h[0].Note, "to resume") {
 			t.Fatalf("journal:\n%s", describe(h))
 		}
 		if st, _ := e.bridge.Status(context.Background()); st.Listening || st.Hub.Status != string(hub.StatusConnected) {

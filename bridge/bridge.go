@@ -73,6 +73,9 @@ type Options struct {
 	// StopListeningCancels cancels the current run when the hub says
 	// StopListening. Zero: the run goes on.
 	StopListeningCancels bool
+	// Listening is what StopListening does to the commands after it.
+	// Zero: ListenFollowVendor.
+	Listening ListeningPolicy
 	// OnShutdown decides the current run's fate when Run's context ends.
 	// Zero: ShutdownCancel.
 	OnShutdown ShutdownPolicy
@@ -110,6 +113,7 @@ type Bridge struct {
 	// confirms a request only after the hub answers its announcement, and
 	// a command right behind the request must be judged by the request.
 	listenWish    *bool
+	listenAsked   time.Time // when the hub asked (listenWish)
 	counters      control.Counters
 	notifications []Notification
 
@@ -123,6 +127,9 @@ type pending struct {
 	rule     *rules.Rule
 	req      automate.RunRequest
 	queuedAt time.Time
+	// listenNote says the hub had asked to stop listening when it arrived
+	// (ListenFollowVendor): kept on its journal row.
+	listenNote string
 }
 
 // runState is the run in flight.
@@ -168,6 +175,9 @@ func New(opts Options) (*Bridge, error) {
 	}
 	if opts.ReadyPoll <= 0 {
 		opts.ReadyPoll = time.Second
+	}
+	if opts.Listening == "" {
+		opts.Listening = ListenFollowVendor
 	}
 	b := &Bridge{opts: opts, log: opts.Logger, now: opts.Now, tools: opts.Tools,
 		wake: make(chan struct{}, 1), done: make(chan runDone, 1), events: newEventBus(opts.EventBuffer, 0)}
@@ -223,6 +233,11 @@ func (b *Bridge) Run(ctx context.Context) error {
 		<-hubDone
 	}()
 	if err := b.recover(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Stopped while recovering: what was not settled is listed
+			// again at the next start.
+			return b.shutdown()
+		}
 		return fmt.Errorf("bridge: recover the journal: %w", err)
 	}
 	b.kick()
@@ -268,29 +283,15 @@ func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
 			warnAmbiguities(b.log, cat)
 		}
 	case hub.KindStopListening:
-		b.log.Info("hub: stop listening")
-		b.setListenWish(false)
-		b.emitListening(false)
+		b.hubAsked(false)
 		if b.opts.StopListeningCancels {
 			b.cancelCurrent(ctx, "the hub said StopListening")
 		}
 	case hub.KindStartListening:
-		b.log.Info("hub: start listening")
-		b.setListenWish(true)
-		b.emitListening(true)
+		b.hubAsked(true)
 	default:
 		b.log.Debug("hub event", "kind", ev.Kind, "seq", ev.Seq)
 	}
-}
-
-func (b *Bridge) emitListening(on bool) {
-	b.emit(Event{Kind: control.EventListening, Listening: &on})
-}
-
-func (b *Bridge) setListenWish(on bool) {
-	b.mu.Lock()
-	b.listenWish = &on
-	b.mu.Unlock()
 }
 
 // listening says whether commands are accepted: the hub's last listening
@@ -320,7 +321,8 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 	if route.Action == rules.ActionError {
 		renderErr = route.Err
 	}
-	rec := journal.Command{Seq: ev.Seq, Session: ev.Session, ReceivedAt: ev.Received, Text: ev.Command, Decision: journal.DecisionReceived}
+	rec := journal.Command{Seq: ev.Seq, Session: ev.Session, InvocationID: ev.InvocationID, ReceivedAt: ev.Received, Text: ev.Command,
+		Decision: journal.DecisionReceived}
 	if routed {
 		rec.Rule = rule.Name()
 	}
@@ -330,21 +332,22 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 			rec.MacroJSON = raw
 		}
 	}
-	if !stop && routed && renderErr == nil && b.listening() && b.slotFree() {
-		b.startAtOnce(ctx, rec, &pending{cmd: cmd, rule: rule, req: req, queuedAt: b.now()})
+	accept, listenNote := b.listenGate()
+	if accept {
+		rec.Note = listenNote // a command acted on while the hub asked to stop
+	}
+	if !stop && routed && renderErr == nil && accept && b.slotFree() {
+		b.startAtOnce(ctx, rec, &pending{cmd: cmd, rule: rule, req: req, queuedAt: b.now(), listenNote: listenNote})
 		return
 	}
 	id, dup, err := b.opts.Journal.RecordCommand(ctx, rec)
 	if err != nil {
 		// Not journaled means not acted on: nothing may run unrecorded.
-		b.log.Error("journal: command not recorded; ignoring it", "seq", ev.Seq, "err", err)
+		b.unrecorded(rec, err)
 		return
 	}
 	if dup {
-		b.mu.Lock()
-		b.counters.Duplicates++
-		b.mu.Unlock()
-		b.log.Info("command already journaled (delivered twice); ignoring", "seq", ev.Seq, "id", id)
+		b.duplicate(rec, id)
 		return
 	}
 	b.mu.Lock()
@@ -362,18 +365,18 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 		}
 		b.decide(ctx, ce, journal.DecisionIgnored, note)
 	case refused:
-		b.decide(ctx, ce, journal.DecisionRefused, route.Reason())
-	case !b.listening():
-		b.decide(ctx, ce, journal.DecisionIgnored, "the device is not listening")
+		b.decide(ctx, ce, journal.DecisionRefused, joinNote(route.Reason(), listenNote))
+	case !accept:
+		b.decide(ctx, ce, journal.DecisionRefused, listenNote)
 	case !routed:
-		b.decide(ctx, ce, journal.DecisionIgnored, "no rule matches")
+		b.decide(ctx, ce, journal.DecisionIgnored, joinNote("no rule matches", listenNote))
 	case renderErr != nil:
-		b.decide(ctx, ce, journal.DecisionFailed, "rule "+rule.Name()+": "+renderErr.Error())
+		b.decide(ctx, ce, journal.DecisionFailed, joinNote("rule "+rule.Name()+": "+renderErr.Error(), listenNote))
 	default:
 		if req.TaskID == "" {
 			req.TaskID = journal.DefaultTaskID(id)
 		}
-		b.admit(ctx, &pending{id: id, cmd: cmd, rule: rule, req: req, queuedAt: b.now()})
+		b.admit(ctx, &pending{id: id, cmd: cmd, rule: rule, req: req, queuedAt: b.now(), listenNote: listenNote})
 	}
 }
 
@@ -393,20 +396,16 @@ func (b *Bridge) startAtOnce(ctx context.Context, rec journal.Command, p *pendin
 	id, taskID, dup, err := b.opts.Journal.RecordStarted(ctx, rec, journal.RunStart{TaskID: p.req.TaskID, At: startedAt})
 	if err != nil {
 		// Not journaled means not acted on: nothing may run unrecorded.
-		b.log.Error("journal: command not recorded; ignoring it", "seq", rec.Seq, "err", err)
+		b.unrecorded(rec, err)
+		return
+	}
+	if dup {
+		b.duplicate(rec, id)
 		return
 	}
 	b.mu.Lock()
-	if dup {
-		b.counters.Duplicates++
-	} else {
-		b.counters.Received++
-	}
+	b.counters.Received++
 	b.mu.Unlock()
-	if dup {
-		b.log.Info("command already journaled (delivered twice); ignoring", "seq", rec.Seq, "id", id)
-		return
-	}
 	p.id, p.req.TaskID = id, taskID
 	b.emit(commandEvent(control.EventReceived, p))
 	b.launch(ctx, p, startedAt)
@@ -436,7 +435,7 @@ func (b *Bridge) admit(ctx context.Context, p *pending) {
 		if cur != nil {
 			what = fmt.Sprintf("busy with command %d", cur.id)
 		}
-		b.decide(ctx, commandEvent("", p), journal.DecisionDropped, what)
+		b.decide(ctx, commandEvent("", p), journal.DecisionDropped, joinNote(what, p.listenNote))
 	}
 }
 
@@ -447,7 +446,7 @@ func (b *Bridge) enqueue(ctx context.Context, p *pending, front bool) {
 	if len(b.queue) >= p.rule.QueueLimit() {
 		n := len(b.queue)
 		b.mu.Unlock()
-		b.decide(ctx, commandEvent("", p), journal.DecisionDropped, fmt.Sprintf("queue full (%d waiting, limit %d)", n, p.rule.QueueLimit()))
+		b.decide(ctx, commandEvent("", p), journal.DecisionDropped, joinNote(fmt.Sprintf("queue full (%d waiting, limit %d)", n, p.rule.QueueLimit()), p.listenNote))
 		return
 	}
 	if front {
@@ -456,7 +455,7 @@ func (b *Bridge) enqueue(ctx context.Context, p *pending, front bool) {
 		b.queue = append(b.queue, p)
 	}
 	b.mu.Unlock()
-	b.decide(ctx, commandEvent("", p), journal.DecisionQueued, "")
+	b.decide(ctx, commandEvent("", p), journal.DecisionQueued, p.listenNote)
 }
 
 // supersede drops the queued commands of restart rules: they were waiting
@@ -538,6 +537,7 @@ func (b *Bridge) launch(ctx context.Context, p *pending, startedAt time.Time) {
 	b.mu.Lock()
 	b.current = r
 	b.counters.Started++
+	b.reasonLocked(countStarted, p.id, p.cmd.Text, "rule "+p.rule.Name())
 	b.mu.Unlock()
 	// The journal recorded the decision "started" with the run.
 	b.log.Info("run started", "command_id", p.id, "rule", p.rule.Name(), "task_id", p.req.TaskID)
@@ -765,18 +765,7 @@ func (b *Bridge) decide(ctx context.Context, e Event, d journal.Decision, note s
 		b.log.Error("journal: decision not recorded", "command_id", id, "decision", d, "err", err)
 	}
 	b.mu.Lock()
-	switch d {
-	case journal.DecisionQueued:
-		b.counters.Queued++
-	case journal.DecisionDropped:
-		b.counters.Dropped++
-	case journal.DecisionIgnored:
-		b.counters.Ignored++
-	case journal.DecisionFailed:
-		b.counters.Failed++
-	case journal.DecisionAbandoned:
-		b.counters.Abandoned++
-	}
+	b.countDecisionLocked(d, id, e.Command, note)
 	b.mu.Unlock()
 	if d != journal.DecisionStarted {
 		b.log.Info("command decided", "command_id", id, "decision", d, "note", note)
@@ -791,7 +780,7 @@ func (b *Bridge) abandon(ctx context.Context, e Event, note string) {
 		b.log.Error("journal: abandon", "command_id", id, "err", err)
 	}
 	b.mu.Lock()
-	b.counters.Abandoned++
+	b.countDecisionLocked(journal.DecisionAbandoned, id, e.Command, note)
 	b.mu.Unlock()
 	b.log.Info("command abandoned", "command_id", id, "note", note)
 	e.Kind, e.Decision, e.Note = control.EventDecided, journal.DecisionAbandoned, note

@@ -225,7 +225,7 @@ func finished(n int) func([]journal.Entry) bool {
 	return func(h []journal.Entry) bool {
 		c := 0
 		for _, e := range h {
-			if !e.FinishedAt.IsZero() || e.Decision == journal.DecisionDropped || e.Decision == journal.DecisionIgnored ||
+			if !e.FinishedAt.IsZero() || e.Decision == journal.DecisionDropped || e.Decision == journal.DecisionIgnored || e.Decision == journal.DecisionRefused ||
 				e.Decision == journal.DecisionAbandoned || e.Decision == journal.DecisionFailed {
 				c++
 			}
@@ -438,14 +438,44 @@ func TestStopListeningCancelsWhenConfigured(t *testing.T) {
 		if took := h[0].FinishedAt.Sub(stopped); took < 2*time.Second || took > 2*time.Second+100*time.Millisecond {
 			t.Errorf("the run ended %s after StopListening, want the cancel grace (2s)", took)
 		}
-		// Not listening: commands are ignored.
+		// As the vendor's clients do, a command after StopListening runs,
+		// noted as arriving while the hub had asked to stop.
 		e.hub.command("hello", nil)
-		h = e.waitFor("the ignored command", finished(2))
-		if h[1].Decision != journal.DecisionIgnored || !strings.Contains(h[1].Note, "not listening") {
+		h = e.waitFor("the next command", finished(2))
+		if h[1].Decision != journal.DecisionStarted || h[1].Status != automate.StatusCompleted ||
+			!strings.Contains(h[1].Note, "the hub had asked to stop listening") {
 			t.Errorf("journal:\n%s", describe(h))
 		}
-		if st, _ := e.bridge.Status(context.Background()); st.Listening || st.Hub.Status != string(hub.StatusConnected) {
-			t.Errorf("status after StopListening: listening %v, hub %+v", st.Listening, st.Hub)
+		st, _ := e.bridge.Status(context.Background())
+		if !st.Listening || st.Hub.Status != string(hub.StatusConnected) || st.HubAsked == nil || st.HubAsked.Listen ||
+			st.ListeningPolicy != string(bridge.ListenFollowVendor) {
+			t.Errorf("status after StopListening: listening %v, hub %+v, asked %+v, policy %q", st.Listening, st.Hub, st.HubAsked, st.ListeningPolicy)
+		}
+	})
+}
+
+// With bridge.listening: obey, StopListening refuses the commands after it
+// until StartListening, each with how to resume; the person is told (the
+// notifier shows refusals) and status counts them with the last reason.
+func TestStopListeningObeyed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: basicRules, opts: func(o *bridge.Options) { o.Listening = bridge.ListenObey }})
+		e.hub.push(hub.Event{Kind: hub.KindStopListening})
+		e.hub.command("hello", nil)
+		h := e.waitFor("the refused command", finished(1))
+		if h[0].Decision != journal.DecisionRefused || h[0].Run != journal.RunNone ||
+			!strings.Contains(h[0].Note, "asked to stop listening") || !strings.Contains(h[0].Note, "to resume") {
+			t.Fatalf("journal:\n%s", describe(h))
+		}
+		st, _ := e.bridge.Status(context.Background())
+		if st.Listening || st.Counters.Refused != 1 || st.Counters.Last["refused"].Reason != h[0].Note || st.Counters.Last["refused"].CommandID != h[0].ID {
+			t.Fatalf("status: listening %v, counters %+v", st.Listening, st.Counters)
+		}
+		e.hub.push(hub.Event{Kind: hub.KindStartListening})
+		e.hub.command("hello", nil)
+		h = e.waitFor("the run", finished(2))
+		if h[1].Status != automate.StatusCompleted || h[1].Note != "" {
+			t.Fatalf("journal:\n%s", describe(h))
 		}
 	})
 }
@@ -557,10 +587,12 @@ func TestProfileCatalogueCompletesCommands(t *testing.T) {
 	})
 }
 
+// One hub invocation (its invocation id) delivered twice on one connection
+// is one command.
 func TestDuplicateDeliveryIsIgnored(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envOptions{rules: basicRules})
-		ev := hub.Event{Kind: hub.KindDeviceCommand, Command: "hello", Seq: 77, Session: 3, Received: time.Now()}
+		ev := hub.Event{Kind: hub.KindDeviceCommand, Command: "hello", Seq: 77, Session: 3, InvocationID: "inv-77", Received: time.Now()}
 		e.hub.events <- ev
 		e.hub.events <- ev
 		e.waitFor("the run", finished(1))
@@ -576,12 +608,32 @@ func TestDuplicateDeliveryIsIgnored(t *testing.T) {
 	})
 }
 
+// Events without an invocation id are never duplicates, whatever their
+// numbers: a new hub client (a re-pairing) numbers its events from 1 again,
+// and the same button pressed twice is two commands.
+func TestSameNumbersWithoutInvocationIDAreTwoCommands(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: basicRules})
+		ev := hub.Event{Kind: hub.KindDeviceCommand, Command: "hello", Seq: 1, Session: 1, Received: time.Now()}
+		e.hub.events <- ev
+		e.waitFor("the first run", finished(1))
+		e.hub.events <- ev
+		h := e.waitFor("the second run", finished(2))
+		if len(h) != 2 || h[0].ID == h[1].ID {
+			t.Fatalf("journal:\n%s", describe(h))
+		}
+		if st, _ := e.bridge.Status(context.Background()); st.Counters.Duplicates != 0 || st.Counters.Started != 2 {
+			t.Fatalf("counters %+v, want 2 runs and no duplicate", st.Counters)
+		}
+	})
+}
+
 // A redelivery that finds the slot free takes the start-at-once path: the
 // journal finds the first row and nothing runs again.
 func TestDuplicateDeliveryWithTheSlotFree(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envOptions{rules: basicRules})
-		ev := hub.Event{Kind: hub.KindDeviceCommand, Command: "hello", Seq: 78, Session: 3, Received: time.Now()}
+		ev := hub.Event{Kind: hub.KindDeviceCommand, Command: "hello", Seq: 78, Session: 3, InvocationID: "inv-78", Received: time.Now()}
 		e.hub.events <- ev
 		first := e.waitFor("the run", finished(1))
 		e.hub.events <- ev

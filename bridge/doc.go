@@ -32,11 +32,20 @@
 //     force cancel after Options.CancelGrace.
 //   - A command is journaled before anything is done with it: one that
 //     starts at once with its run (decision "started", in one write), any
-//     other as "received"; then its decision (started, queued, dropped, ignored, failed,
-//     abandoned) and its run's outcome. After a restart, queued commands that
+//     other as "received"; then its decision (started, queued, dropped, ignored,
+//     refused, failed, abandoned) and its run's outcome. After a restart, queued commands that
 //     never started are abandoned, or run when their rule opts in and they
 //     are younger than its maximum age; a run that was in flight is
 //     reconciled with the server and never sent again.
+//
+// Command identity: a command's journal row names the hub connection it
+// arrived on (hub.Event.Session, numbered for the whole process, so a hub
+// client that replaces another after a re-pairing never reuses a number)
+// and the hub's invocation id. Only the same invocation id on the same
+// connection is a duplicate delivery (counted, journaled once, run once):
+// SignalR never redelivers on a new connection and hubgate hands each
+// event to the bridge once; everything else is a new command (see package
+// journal, "Boots and duplicate deliveries").
 //
 // Choices where the issue is silent:
 //   - A macro with a StopOutputs event is a control command: the vendor's
@@ -44,12 +53,25 @@
 //     and drops every waiting command (journaled as dropped, naming it);
 //     it is journaled as ignored, with a note saying so, and is not
 //     matched against the rules (other events of the same macro included).
-//   - A command that arrives while the device is not listening is journaled
-//     and ignored. "Listening" follows the hub's last StartListening or
-//     StopListening request in event order (the hub client confirms it only
-//     after the hub answers, and the command right behind a request must be
-//     judged by it); before the first request, the hub client's own state
-//     (auto-listen) applies.
+//   - Listening (Options.Listening, bridge.listening): by default
+//     (ListenFollowVendor) every DeviceCommand that arrives is acted on, as
+//     the vendor's own clients do (none acts on StopListening); the hub's
+//     StartListening/StopListening is answered (the hub client does),
+//     shown as what the hub asked (Status.HubAsked, an EventListening whose
+//     Note says what it does to commands) and noted on the journal row of
+//     each command acted on while the hub had asked to stop. With
+//     ListenObey such a command is refused (decision refused) with a note
+//     saying how to resume, which the notifier shows. "What the hub asked"
+//     follows its last request in event order (the hub client confirms it
+//     only after the hub answers, and the command right behind a request
+//     must be judged by it); before the first request, with ListenObey,
+//     the hub client's own state (auto-listen) applies. A StopOutputs macro
+//     is acted on either way (it only stops things).
+//   - Accounting: every command that reaches the bridge gets exactly one
+//     journal row and one decision, counted in Status with the latest
+//     reason of each count; a command the journal cannot record is not run
+//     (nothing runs unrecorded), counted as unrecorded and published as an
+//     EventUnrecorded so that the person is told.
 //   - A queue limit counts every queued command, not only the rule's own.
 //   - A soft cancel that the run does not honour within CancelGrace is
 //     escalated to a force cancel. A cancel asked for right after a run

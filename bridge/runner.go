@@ -77,12 +77,24 @@ func (b *Bridge) execute(r *runState) runDone {
 		b.counters.Completed++
 	} else {
 		b.counters.Failed++
+		b.reasonLocked(string(journal.DecisionFailed), r.id, r.cmd.Text, failureReason(out))
 	}
 	b.mu.Unlock()
 	log.Info("run finished", "request_id", out.RequestID, "status", out.Status, "error_code", out.ErrorCode,
 		"duration_ms", out.DurationMs, "err", out.Err)
 	fin := finishedEvent(r, out)
 	return runDone{run: r, finished: &fin}
+}
+
+// failureReason says why a run or its request failed, for status.
+func failureReason(o journal.Outcome) string {
+	switch {
+	case o.Err != "":
+		return "request failed: " + o.Err
+	case o.ErrorCode != "":
+		return "run " + string(o.Status) + " (" + o.ErrorCode + ")"
+	}
+	return "run " + string(o.Status)
 }
 
 // outcome turns the last answer into the journal's outcome. A failed run

@@ -32,16 +32,20 @@ func (b *Bridge) Status(ctx context.Context) (control.Status, error) {
 	st := control.Status{
 		DeviceID:  b.opts.DeviceID,
 		Hub:       hubStatus(hs),
-		Listening: b.listening(),
+		Listening: b.accepting(),
 		Automate:  b.opts.Target,
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	st.ListeningPolicy = string(b.opts.Listening)
+	if b.listenWish != nil {
+		st.HubAsked = &control.ListenRequest{Listen: *b.listenWish, At: b.listenAsked}
+	}
 	st.StartedAt = b.started
 	if !b.started.IsZero() {
 		st.UptimeMs = b.now().Sub(b.started).Milliseconds()
 	}
-	st.Counters = b.counters
+	st.Counters = b.countersLocked()
 	st.WaitingForServer = b.waitingReady
 	st.Notifications = append([]Notification{}, b.notifications...)
 	st.Queue = []control.QueuedCommand{}

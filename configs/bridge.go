@@ -33,6 +33,12 @@ type BridgeConfig struct {
 	CancelGrace time.Duration `yaml:"cancel_grace"`
 	// StopListeningCancels: StopListening also cancels the current run.
 	StopListeningCancels bool `yaml:"stop_listening_cancels"`
+	// Listening is what the hub's StopListening does to the commands after
+	// it (see ListeningModes): follow-vendor (the default, as the vendor's
+	// own clients: every command is acted on, the request is answered,
+	// shown and noted) or obey (refused until StartListening, the person
+	// told how to resume).
+	Listening string `yaml:"listening"`
 	// OnShutdown is what happens to the current run when the daemon stops:
 	// cancel or leave (see OnShutdownActions).
 	OnShutdown string `yaml:"on_shutdown"`
@@ -53,6 +59,8 @@ type BridgeConfig struct {
 	ControlSocket string `yaml:"control_socket"`
 	// Notify is the notify policy of rules that set none (bridge/notify):
 	// answers, failures or none (see rules.NotifyPolicies); "" means answers.
+	// Under answers and failures every command that is not run is notified
+	// with why; none silences that too.
 	Notify string `yaml:"notify"`
 	// Speech configures how rules with speak: true speak their answers.
 	Speech SpeechConfig `yaml:"speech"`
@@ -89,6 +97,9 @@ var (
 	// external uses the desktop application's server (port discovery).
 	AutomateTargets   = []string{"cohosted", "external"}
 	OnShutdownActions = []string{"cancel", "leave"}
+	// ListeningModes are bridge.listening's values (the bridge's
+	// ListeningPolicy).
+	ListeningModes = []string{"follow-vendor", "obey"}
 )
 
 // Limits of the bridge section.
@@ -198,6 +209,9 @@ func (c *Config) validateBridge() []FieldError {
 	}
 	if b.StatusPage.Port < 0 || b.StatusPage.Port > 65535 {
 		bad("bridge.status_page.port", "must be 0 (any free port) to 65535; got %d", b.StatusPage.Port)
+	}
+	if !slices.Contains(ListeningModes, b.Listening) {
+		bad("bridge.listening", "must be one of %s; got %q", strings.Join(ListeningModes, ", "), b.Listening)
 	}
 	if !slices.Contains(OnShutdownActions, b.OnShutdown) {
 		bad("bridge.on_shutdown", "must be one of %s; got %q", strings.Join(OnShutdownActions, ", "), b.OnShutdown)

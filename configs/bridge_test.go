@@ -259,6 +259,7 @@ func TestBridgeValidation(t *testing.T) {
 		{"journal keep negative", []Override{{Path: "bridge.journal_keep_days", Value: "-1"}}, `bridge.journal_keep_days: must be 0 (keep everything) to 36500 days; got -1`},
 		{"journal keep too long", []Override{{Path: "bridge.journal_keep_days", Value: "40000"}}, `bridge.journal_keep_days: must be 0 (keep everything) to 36500 days; got 40000`},
 		{"on shutdown", []Override{{Path: "bridge.on_shutdown", Value: "wait"}}, `bridge.on_shutdown: must be one of cancel, leave; got "wait"`},
+		{"listening", []Override{{Path: "bridge.listening", Value: "ignore"}}, `bridge.listening: must be one of follow-vendor, obey; got "ignore"`},
 		{"journal relative", []Override{{Path: "bridge.journal", Value: "j.db"}}, `bridge.journal: must be an absolute path; got "j.db"`},
 		{"socket relative", []Override{{Path: "bridge.control_socket", Value: "s.sock"}}, `bridge.control_socket: must be an absolute path; got "s.sock"`},
 		{"socket too long", []Override{{Path: "bridge.control_socket", Value: "/" + strings.Repeat("s", 110)}}, `bridge.control_socket: is 111 bytes long; a Unix socket path must be at most 103`},

@@ -95,6 +95,7 @@ func TestLoadDefaults(t *testing.T) {
 			Unmatched:     rules.UnmatchedSpec{Action: "ignore", Busy: "single", MaxAge: 10 * time.Minute},
 			CancelGrace:   10 * time.Second,
 			OnShutdown:    "cancel",
+			Listening:     "follow-vendor",
 			Journal:       filepath.Join(f.home, ".local", "share", "hubgate", "journal.db"),
 			ControlSocket: filepath.Join(f.configDir, "hubgate", "control.sock"),
 			Notify:        "answers",
@@ -542,7 +543,7 @@ func TestConfigHelpers(t *testing.T) {
 		}
 	}
 	if !slices.Equal(paths, []string{"log.level", "log.format", "automate.workspace", "automate.tool_wait", "automate.engine", "automate.product",
-		"automate.target", "bridge.cancel_grace", "bridge.on_shutdown", "bridge.journal", "bridge.control_socket"}) {
+		"automate.target", "bridge.cancel_grace", "bridge.listening", "bridge.on_shutdown", "bridge.journal", "bridge.control_socket"}) {
 		t.Fatalf("zero Config problems: %v", paths)
 	}
 }

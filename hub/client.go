@@ -16,6 +16,13 @@ import (
 	"github.com/hubgate/hubgate/deviceapi"
 )
 
+// connNo numbers WebSocket connections (Event.Session, State.Session)
+// for the whole process, not per Client: a Client that replaces another
+// (a new pairing, a new token) never reuses a number, so a connection's
+// number names it for the life of the process (the bridge's journal keys
+// duplicate deliveries on it).
+var connNo atomic.Uint64
+
 type slogLevel = slog.Level
 
 const (
@@ -34,7 +41,6 @@ type Client struct {
 	events chan Event
 	q      *queue
 	seq    atomic.Uint64
-	connNo atomic.Uint64 // numbers WebSocket connections (Event.Session, State.Session)
 
 	started atomic.Bool
 	runDone chan struct{} // closed when Run has returned

@@ -48,6 +48,15 @@
 //     connection and builds a fresh library client for every attempt, so a
 //     failed handshake never leaves it retrying a dead connection, and it
 //     never gives up (the library's default stops after 15 minutes).
+//   - Identity of what arrives. Event.Seq counts the invocations read by
+//     one Client; Event.Session names the connection an event arrived on,
+//     numbered for the whole process (a Client that replaces another never
+//     reuses a number). The client never hands an invocation to the
+//     consumer twice and SignalR never redelivers one on a new connection
+//     (stateful reconnect is not negotiated), so the only repetition a
+//     consumer can meet is a hub sending one invocation (the same
+//     InvocationID) twice on one connection: (Session, InvocationID) names
+//     it. An invocation without an id is a new event every time.
 //   - Invoke has no context and decodes results to interface{}: every call
 //     here has a timeout and results are re-marshalled into deviceapi
 //     types (numbers beyond 2^53 in unknown members lose precision there).

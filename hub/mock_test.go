@@ -454,3 +454,41 @@ func TestMockCompletesTheClosingHandshake(t *testing.T) {
 		}
 	})
 }
+
+// A hub that awaits a client result sends an invocation with an id; one
+// that repeats it sends the same id twice on one connection. The client
+// delivers both copies with the same (Session, InvocationID) (the bridge
+// keys duplicates on it), answers each, and keeps the connection; a
+// replacing Client numbers its connections after every earlier one.
+func TestMockRepeatedInvocationKeepsItsIdentity(t *testing.T) {
+	env := newMockEnv(t, mockhub.Config{})
+	cfg := env.config(t)
+	c := start(t, must(New(cfg)))
+	st := waitState(t, c.Client, "connected", wait, func(s State) bool { return s.Connected() })
+	since := env.lastSeq()
+	if n, err := env.mock.PushAwaiting(env.dev.ID, "inv-1", 2, "DeviceCommand", "twice", nil); err != nil || n != 1 {
+		t.Fatalf("PushAwaiting = %d, %v", n, err)
+	}
+	if err := env.mock.PushCommand(env.dev.ID, "after", nil); err != nil {
+		t.Fatal(err)
+	}
+	a, b, after := nextEvent(t, c.Client, wait), nextEvent(t, c.Client, wait), nextEvent(t, c.Client, wait)
+	if a.Command != "twice" || b.Command != "twice" || a.InvocationID != "inv-1" || b.InvocationID != "inv-1" ||
+		a.Session != st.Session || b.Session != st.Session || a.Seq == b.Seq {
+		t.Fatalf("the two copies: %+v / %+v", a, b)
+	}
+	if after.Command != "after" || after.InvocationID != "" || after.Session != st.Session {
+		t.Fatalf("the send after them: %+v", after)
+	}
+	env.waitLogged(t, since, "result") // the client answered; the mock took the completion
+	if s := c.Stats(); s.Reconnects != 0 || c.State().Session != st.Session {
+		t.Fatalf("the connection did not survive the client results: %+v, state %+v", s, c.State())
+	}
+
+	// A second Client (a re-pairing swaps one in) never reuses a number.
+	c2 := start(t, must(New(cfg)))
+	st2 := waitState(t, c2.Client, "connected", wait, func(s State) bool { return s.Connected() })
+	if st2.Session <= st.Session {
+		t.Fatalf("the second client's connection is numbered %d, the first's %d", st2.Session, st.Session)
+	}
+}

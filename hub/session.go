@@ -106,7 +106,7 @@ func (c *Client) runSession(ctx context.Context) sessionResult {
 		return r
 	}
 
-	s := &session{c: c, id: c.connNo.Add(1), kick: make(chan struct{}, 1)}
+	s := &session{c: c, id: connNo.Add(1), kick: make(chan struct{}, 1)}
 	s.conn = newWSConn(c, s.id, ws, connID)
 	var used atomic.Bool
 	sc, err := signalr.NewClient(s.conn.ctx,

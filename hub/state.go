@@ -42,7 +42,7 @@ type State struct {
 	Cause   Cause  // why not connected; CauseNone while connected
 	Reason  string // human-readable, never holds a token
 	Err     error  // the error behind Reason, if any (scrubbed)
-	Session uint64 // the current or last WebSocket connection, numbered from 1 per Client (failed handshakes count too)
+	Session uint64 // the current or last WebSocket connection: numbered from 1 for the whole process, across Clients (failed handshakes count too), so never reused by a replacing Client
 	Attempt int    // failed attempts since the last successful connection
 	RetryAt time.Time
 	Since   time.Time

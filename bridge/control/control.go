@@ -114,16 +114,32 @@ type Status struct {
 	StartedAt time.Time `json:"startedAt,omitzero"`
 	UptimeMs  int64     `json:"uptimeMs"`
 
-	Hub       HubStatus       `json:"hub"`
-	Listening bool            `json:"listening"`
-	Current   *CurrentRun     `json:"current"` // null when no run is in flight
-	Queue     []QueuedCommand `json:"queue"`   // [] when empty, oldest first
-	Automate  AutomateTarget  `json:"automate"`
+	Hub HubStatus `json:"hub"`
+	// Listening: a command that arrives now is acted on (with
+	// ListeningPolicy follow-vendor always; with obey, not after the hub's
+	// StopListening, nor before the device listens).
+	Listening bool `json:"listening"`
+	// HubAsked is the hub's last StartListening or StopListening: what
+	// the hub asked, which is not the connection's state. Null until the
+	// hub asked anything.
+	HubAsked *ListenRequest `json:"hubAsked"`
+	// ListeningPolicy is what StopListening does to commands
+	// (bridge.listening): follow-vendor or obey.
+	ListeningPolicy string          `json:"listeningPolicy"`
+	Current         *CurrentRun     `json:"current"` // null when no run is in flight
+	Queue           []QueuedCommand `json:"queue"`   // [] when empty, oldest first
+	Automate        AutomateTarget  `json:"automate"`
 	// WaitingForServer: a run hubgate did not start holds the Automate
 	// server's slot; queued commands wait for it.
 	WaitingForServer bool           `json:"waitingForServer"`
 	Counters         Counters       `json:"counters"`
 	Notifications    []Notification `json:"notifications"` // the latest notify messages, oldest first
+}
+
+// ListenRequest is one listening request of the hub.
+type ListenRequest struct {
+	Listen bool      `json:"listen"` // StartListening: true; StopListening: false
+	At     time.Time `json:"at"`
 }
 
 // Notification is a message the notify tool reported to the user.
@@ -184,18 +200,38 @@ type AutomateTarget struct {
 	Product string `json:"product,omitempty"`
 }
 
-// Counters count commands and runs since the daemon started.
+// Counters count commands and runs since the daemon started. Every
+// command that reaches the daemon is counted once as received (or, when
+// the journal could not record it, as unrecorded), and then by its
+// decision; a repeated delivery of one hub invocation is counted as a
+// duplicate only.
 type Counters struct {
 	Received   uint64 `json:"received"`
-	Duplicates uint64 `json:"duplicates"` // deliveries already recorded
+	Duplicates uint64 `json:"duplicates"` // deliveries of an invocation already recorded (not run again)
 	Started    uint64 `json:"started"`
 	Queued     uint64 `json:"queued"`
 	Dropped    uint64 `json:"dropped"`
 	Ignored    uint64 `json:"ignored"`
+	Refused    uint64 `json:"refused"` // not run on purpose (not for this device; StopListening with bridge.listening: obey)
 	Abandoned  uint64 `json:"abandoned"`
 	Completed  uint64 `json:"completed"` // runs that ended completed
-	Failed     uint64 `json:"failed"`    // runs that ended failed or terminated, and failed requests
+	Failed     uint64 `json:"failed"`    // runs that ended failed or terminated, failed requests, and commands decided failed
 	Canceled   uint64 `json:"canceled"`
+	// Unrecorded counts commands the journal could not record: they were
+	// not run (nothing runs unrecorded) and the person was told.
+	Unrecorded uint64 `json:"unrecorded"`
+	// Last is the latest reason behind each count that has one, by the
+	// count's JSON name (started, queued, dropped, ignored, refused,
+	// abandoned, failed, duplicates, unrecorded).
+	Last map[string]LastReason `json:"last,omitempty"`
+}
+
+// LastReason is the latest event behind one count.
+type LastReason struct {
+	At        time.Time `json:"at"`
+	CommandID int64     `json:"commandId,omitempty"` // 0: no journal row (unrecorded)
+	Command   string    `json:"command,omitempty"`
+	Reason    string    `json:"reason"`
 }
 
 // CancelResult is the answer to a cancel request.

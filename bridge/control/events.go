@@ -19,8 +19,11 @@ const (
 	// matched ("" when none did).
 	EventReceived EventKind = "received"
 	// EventDecided: the command's decision (Decision, with Note saying
-	// why): started, queued, dropped, ignored, failed or abandoned.
+	// why): started, queued, dropped, ignored, refused, failed or abandoned.
 	EventDecided EventKind = "decided"
+	// EventUnrecorded: a DeviceCommand arrived but the journal could not
+	// record it, so it was not run (Note says why; CommandID is 0).
+	EventUnrecorded EventKind = "unrecorded"
 	// EventStarted: its run was sent to the Automate server.
 	EventStarted EventKind = "started"
 	// EventParked: the run awaits the results of client tools hubgate runs.
@@ -42,7 +45,8 @@ const (
 	EventNotify EventKind = "notify"
 	// EventHub: the hub connection changed state (Hub, with its reason).
 	EventHub EventKind = "hub"
-	// EventListening: the hub asked to start or stop listening.
+	// EventListening: the hub asked to start or stop listening
+	// (Listening); Note says what that does to commands.
 	EventListening EventKind = "listening"
 	// EventLost: this subscriber fell behind and Lost events were dropped
 	// for it just before this one.
@@ -110,7 +114,8 @@ type Line struct {
 	// Step names the line for machine readers (the demo's JSON "event"):
 	// received, decision, run-started, run-parked, run-resumed,
 	// cancel-requested, run-finished, run-failed, answer, final-answer,
-	// stop-outputs, notify, hub, listening, lost, or the event's kind.
+	// stop-outputs, notify, hub, listening, unrecorded, lost, or the
+	// event's kind.
 	Step string
 	// Text is what a person reads: "[#<command id>] " first when the
 	// event is about a command; continuation lines of a multi-line answer
@@ -172,7 +177,13 @@ func (e Event) Lines() []Line {
 		if e.Listening != nil && *e.Listening {
 			what = "start"
 		}
-		return []Line{line("listening", "the hub asked to %s listening", what)}
+		note := ""
+		if e.Note != "" {
+			note = ": " + e.Note
+		}
+		return []Line{line("listening", "the hub asked to %s listening%s", what, note)}
+	case EventUnrecorded:
+		return []Line{line("unrecorded", "DeviceCommand %q not run: %s", e.Command, e.Note)}
 	case EventLost:
 		return []Line{line("lost", "(%d events lost: this reader fell behind; see hubgate history)", e.Lost)}
 	}

@@ -122,6 +122,10 @@ type Options struct {
 	// brought them all up (Info says the same afterwards). Zero: not told.
 	Ready func(Info)
 
+	// HubBackoff are the hub client's delays between connection attempts
+	// (hub.Config.Backoff). Zero: the hub's defaults.
+	HubBackoff hub.Backoff
+
 	// HTTPClient carries the hub's negotiate and WebSocket upgrade. Zero: a
 	// new client over http.DefaultTransport.
 	HTTPClient *http.Client
@@ -140,6 +144,9 @@ type BridgeOptions struct {
 	StopListeningCancels bool
 	// OnShutdown: the current run's fate at Close. Zero: cancel.
 	OnShutdown bridge.ShutdownPolicy
+	// Listening: what StopListening does to later commands (Reload
+	// changes it). Zero: bridge.ListenFollowVendor.
+	Listening bridge.ListeningPolicy
 }
 
 // AutomateOptions say where runs go: the co-hosted Automate server (the
@@ -367,7 +374,7 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	d.hubs = newHubSwitch(log, hc)
 	bopts := bridge.Options{Hub: d.hubs, Automate: client, Journal: j, Rules: o.Rules.WithDeviceType(o.DeviceTypeID),
 		CancelGrace: o.Bridge.CancelGrace, StopListeningCancels: o.Bridge.StopListeningCancels,
-		OnShutdown: o.Bridge.OnShutdown, Target: target, DeviceID: o.DeviceID,
+		OnShutdown: o.Bridge.OnShutdown, Listening: o.Bridge.Listening, Target: target, DeviceID: o.DeviceID,
 		Logger: log.With("component", "bridge"), Now: o.Now}
 	if o.Tools != nil {
 		o.Tools(&bopts)
@@ -457,7 +464,7 @@ var ErrUnpaired = errors.New("no device is paired")
 func (d *Daemon) newHub(deviceID, apiURL string) (*hub.Client, error) {
 	o := d.o
 	return hub.New(hub.Config{URL: strings.TrimRight(apiURL, "/") + "/device", DeviceID: deviceID,
-		TokenSource: o.DeviceToken, HTTPClient: o.HTTPClient, Logger: d.log, Now: o.Now, AutoListen: true})
+		TokenSource: o.DeviceToken, HTTPClient: o.HTTPClient, Logger: d.log, Now: o.Now, AutoListen: true, Backoff: o.HubBackoff})
 }
 
 // backend is the control endpoint's Backend: the bridge, with the
@@ -575,7 +582,14 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	restart("bridge.journal", o.JournalPath != old.JournalPath)
 	restart("bridge.journal_keep_days", o.JournalKeep != old.JournalKeep)
 	restart("bridge.control_socket", o.ControlSocket != old.ControlSocket)
-	restart("bridge.cancel_grace, stop_listening_cancels, on_shutdown", o.Bridge != old.Bridge)
+	if o.Bridge.Listening != old.Bridge.Listening {
+		d.info.Bridge.SetListening(o.Bridge.Listening)
+		changed = append(changed, fmt.Sprintf("bridge.listening: %s -> %s", listeningName(old.Bridge.Listening), listeningName(o.Bridge.Listening)))
+		d.o.Bridge.Listening = o.Bridge.Listening
+	}
+	ob, nb := old.Bridge, o.Bridge
+	ob.Listening, nb.Listening = "", ""
+	restart("bridge.cancel_grace, stop_listening_cancels, on_shutdown", nb != ob)
 	ao, oa := o.Automate, old.Automate
 	restart("automate (target, port, workspace, tool_wait, product)", ao.External != oa.External || ao.Port != oa.Port ||
 		ao.Workspace != oa.Workspace || ao.WorkspaceRestriction != oa.WorkspaceRestriction || ao.ToolWait != oa.ToolWait ||
@@ -584,6 +598,14 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	restart("bridge.speech", !slices.Equal(no.SpeechCommand, oo.SpeechCommand) || no.SpeechMaxChars != oo.SpeechMaxChars)
 	restart("bridge.status_page", no.StatusPage != oo.StatusPage || no.StatusPagePort != oo.StatusPagePort)
 	return changed, needRestart, nil
+}
+
+// listeningName names a listening policy ("" is the default).
+func listeningName(p bridge.ListeningPolicy) string {
+	if p == "" {
+		return string(bridge.ListenFollowVendor) + " (default)"
+	}
+	return string(p)
 }
 
 // orDefault names an empty notify policy.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/scripted"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/notify"
@@ -589,12 +590,17 @@ rules:
     run: {prompt: "quiet one"}
 unmatched: {action: run}
 `)
+	o.Bridge.Listening = bridge.ListenObey
 	changed, restart, err := d.Reload(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(changed, "bridge.notify: none -> answers") || len(restart) != 0 {
+	if !slices.Contains(changed, "bridge.notify: none -> answers") || !slices.Contains(changed, "bridge.listening: follow-vendor (default) -> obey") ||
+		len(restart) != 0 {
 		t.Errorf("changes %q, restart %q", changed, restart)
+	}
+	if st, err := d.Info().Bridge.Status(t.Context()); err != nil || st.ListeningPolicy != string(bridge.ListenObey) {
+		t.Errorf("status after the reload: policy %q, %v", st.ListeningPolicy, err)
 	}
 	push("quiet", 3)
 	push("other", 4)

@@ -14,16 +14,20 @@ import (
 
 // Command is a received DeviceCommand as RecordCommand writes it.
 type Command struct {
-	Seq        uint64    // hub arrival sequence number (hub.Event.Seq); 0 when not from the hub
-	Session    uint64    // hub connection number (hub.Event.Session)
-	ReceivedAt time.Time // zero: Options.Now()
-	Text       string    // the command string
-	MacroID    string
-	MacroName  string
-	MacroJSON  []byte   // the macro as received (JSON); nil when none
-	Rule       string   // the matched rule's name; "" when none matched (yet)
-	Decision   Decision // zero: DecisionReceived
-	Note       string   // why (free text for history)
+	Seq     uint64 // hub arrival sequence number (hub.Event.Seq), for reading only; 0 when not from the hub
+	Session uint64 // hub connection number (hub.Event.Session: unique in the process)
+	// InvocationID is the hub's invocation id (hub.Event.InvocationID); ""
+	// for the usual send. With it, the same (boot, Session, InvocationID)
+	// is a duplicate delivery.
+	InvocationID string
+	ReceivedAt   time.Time // zero: Options.Now()
+	Text         string    // the command string
+	MacroID      string
+	MacroName    string
+	MacroJSON    []byte   // the macro as received (JSON); nil when none
+	Rule         string   // the matched rule's name; "" when none matched (yet)
+	Decision     Decision // zero: DecisionReceived
+	Note         string   // why (free text for history)
 }
 
 // Outcome is how a run ended, for RunFinished. A failed request (the POST
@@ -58,9 +62,9 @@ func OutcomeOf(rec *automate.RunRecord) Outcome {
 }
 
 // RecordCommand writes a received command, before the bridge acts on it,
-// and returns its id. When the same hub event (same boot, session and
-// seq > 0) was already recorded it writes nothing and returns the existing
-// id with duplicate = true.
+// and returns its id. When the same hub invocation (same boot, session and
+// a non-empty invocation id) was already recorded it writes nothing and
+// returns the existing id with duplicate = true.
 func (j *Journal) RecordCommand(ctx context.Context, c Command) (id int64, duplicate bool, err error) {
 	row, err := j.commandRow(c, RunStart{}, false)
 	if err != nil {
@@ -127,23 +131,23 @@ const defaultTaskIDPrefix = "hubgate-"
 // the new row's id is computed as AUTOINCREMENT would choose it (one more
 // than sqlite_sequence's high-water mark, or than the largest id should
 // that row ever have been lowered by hand), so that an empty task_id (?17)
-// can become DefaultTaskID of it.
+// can become DefaultTaskID of it (?20 is the prefix).
 const insertStarted = `
 WITH next(id) AS (SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'commands'), 0),
                              COALESCE((SELECT MAX(id) FROM commands), 0)) + 1)
 INSERT INTO commands(id, boot, touched_boot, session, seq, received_at, text, macro_id, macro_name, macro_json,
-                     rule, decision, note, decided_at, queued_at, updated_at, run, task_id, run_started_at)
+                     rule, decision, note, decided_at, queued_at, updated_at, run, task_id, run_started_at, invocation_id)
 SELECT next.id, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-       CASE WHEN ?17 = '' THEN ?19 || next.id ELSE ?17 END, ?18
+       CASE WHEN ?17 = '' THEN ?20 || next.id ELSE ?17 END, ?18, ?19
 FROM next WHERE true
-ON CONFLICT(boot, session, seq) WHERE seq > 0 DO NOTHING
+ON CONFLICT(boot, session, invocation_id) WHERE invocation_id != '' DO NOTHING
 RETURNING id, task_id`
 
 const insertCommand = `
 INSERT INTO commands(boot, touched_boot, session, seq, received_at, text, macro_id, macro_name, macro_json,
-                     rule, decision, note, decided_at, queued_at, updated_at, run, task_id, run_started_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT(boot, session, seq) WHERE seq > 0 DO NOTHING
+                     rule, decision, note, decided_at, queued_at, updated_at, run, task_id, run_started_at, invocation_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT(boot, session, invocation_id) WHERE invocation_id != '' DO NOTHING
 RETURNING id`
 
 // commandRow validates c and returns the arguments of insertCommand; with
@@ -196,19 +200,19 @@ func (j *Journal) commandRow(c Command, s RunStart, started bool) ([]any, error)
 		runStarted = toDB(s.At)
 	}
 	return []any{j.boot, j.boot, session, seq, toDB(c.ReceivedAt), c.Text, c.MacroID, c.MacroName, macro,
-		c.Rule, string(c.Decision), c.Note, decided, queued, toDB(now), string(run), s.TaskID, runStarted}, nil
+		c.Rule, string(c.Decision), c.Note, decided, queued, toDB(now), string(run), s.TaskID, runStarted, c.InvocationID}, nil
 }
 
-// duplicateOf finds the row an earlier delivery of c's hub event wrote.
+// duplicateOf finds the row an earlier delivery of c's hub invocation wrote.
 func (j *Journal) duplicateOf(ctx context.Context, c Command) (int64, error) {
 	var id int64
-	// c was validated: its seq and session fit.
-	err := j.db.QueryRowContext(ctx, `SELECT id FROM commands WHERE boot = ? AND session = ? AND seq = ?`,
-		j.boot, int64(c.Session), int64(c.Seq)).Scan(&id)
+	// c was validated: its session fits.
+	err := j.db.QueryRowContext(ctx, `SELECT id FROM commands WHERE boot = ? AND session = ? AND invocation_id = ? AND invocation_id != ''`,
+		j.boot, int64(c.Session), c.InvocationID).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("journal: finding the row of a duplicate delivery: %w", err)
 	}
-	j.log.Debug("journal: duplicate delivery", "command", id, "session", c.Session, "seq", c.Seq)
+	j.log.Debug("journal: duplicate delivery", "command", id, "session", c.Session, "seq", c.Seq, "invocation_id", c.InvocationID)
 	return id, nil
 }
 

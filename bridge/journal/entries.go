@@ -14,21 +14,23 @@ import (
 // Entry is one journal row: a command, the decision about it and its run.
 // Times are UTC; a zero time is omitted from JSON.
 type Entry struct {
-	ID         int64           `json:"id"`
-	Boot       int64           `json:"boot"`
-	Session    uint64          `json:"session,omitempty"`
-	Seq        uint64          `json:"seq,omitempty"`
-	ReceivedAt time.Time       `json:"receivedAt"`
-	Command    string          `json:"command"`
-	MacroID    string          `json:"macroId,omitempty"`
-	MacroName  string          `json:"macroName,omitempty"`
-	Macro      json.RawMessage `json:"macro,omitempty"`
-	Rule       string          `json:"rule,omitempty"`
-	Decision   Decision        `json:"decision"`
-	Note       string          `json:"note,omitempty"`
-	DecidedAt  time.Time       `json:"decidedAt,omitzero"`
-	QueuedAt   time.Time       `json:"queuedAt,omitzero"`
-	DequeuedAt time.Time       `json:"dequeuedAt,omitzero"`
+	ID      int64  `json:"id"`
+	Boot    int64  `json:"boot"`
+	Session uint64 `json:"session,omitempty"`
+	Seq     uint64 `json:"seq,omitempty"`
+	// InvocationID is the hub's invocation id, when it sent one.
+	InvocationID string          `json:"invocationId,omitempty"`
+	ReceivedAt   time.Time       `json:"receivedAt"`
+	Command      string          `json:"command"`
+	MacroID      string          `json:"macroId,omitempty"`
+	MacroName    string          `json:"macroName,omitempty"`
+	Macro        json.RawMessage `json:"macro,omitempty"`
+	Rule         string          `json:"rule,omitempty"`
+	Decision     Decision        `json:"decision"`
+	Note         string          `json:"note,omitempty"`
+	DecidedAt    time.Time       `json:"decidedAt,omitzero"`
+	QueuedAt     time.Time       `json:"queuedAt,omitzero"`
+	DequeuedAt   time.Time       `json:"dequeuedAt,omitzero"`
 
 	Run          RunState  `json:"run,omitempty"`
 	TaskID       string    `json:"taskId,omitempty"`
@@ -51,10 +53,26 @@ type Entry struct {
 	UpdatedAt   time.Time          `json:"updatedAt"`
 }
 
+// Settled reports whether nothing will change the entry any more: its run
+// ended (finished, or interrupted and reconciled), or it has no run and
+// its decision is final (the rows Prune may delete, whatever their age).
+func (e Entry) Settled() bool {
+	switch e.Run {
+	case RunFinished, RunInterrupted:
+		return true
+	case RunNone:
+		switch e.Decision {
+		case DecisionDropped, DecisionIgnored, DecisionRefused, DecisionFailed, DecisionAbandoned:
+			return true
+		}
+	}
+	return false
+}
+
 const entryColumns = `id, boot, session, seq, received_at, text, macro_id, macro_name, macro_json,
 	rule, decision, note, decided_at, queued_at, dequeued_at,
 	run, task_id, run_started_at, parked_at, request_id, resume_token, status, error_code,
-	answer, final_answer, started_at, completed_at, duration_ms, usage, error, finished_at, updated_at`
+	answer, final_answer, started_at, completed_at, duration_ms, usage, error, finished_at, updated_at, invocation_id`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -70,7 +88,7 @@ func scanEntry(s scanner) (Entry, error) {
 	err := s.Scan(&e.ID, &e.Boot, &session, &seq, &received, &e.Command, &e.MacroID, &e.MacroName, &macro,
 		&e.Rule, &decision, &e.Note, &decided, &queued, &dequeued,
 		&run, &e.TaskID, &runStarted, &parked, &e.RequestID, &e.ResumeToken, &status, &e.ErrorCode,
-		&e.Answer, &final, &started, &completed, &e.DurationMs, &usage, &e.Error, &finished, &updated)
+		&e.Answer, &final, &started, &completed, &e.DurationMs, &usage, &e.Error, &finished, &updated, &e.InvocationID)
 	if err != nil {
 		return Entry{}, err
 	}

@@ -57,13 +57,24 @@
 // # Boots and duplicate deliveries
 //
 // Every read-write Open records a boot (a row in the boots table); each
-// command carries the boot it was received in. The hub client numbers
-// events (Seq) and connections (Session) for the life of one process, so
-// they start again after a restart: the duplicate-delivery key is therefore
-// (boot, session, seq), for seq > 0. RecordCommand called twice for the
-// same event in one boot returns the first row's id and duplicate=true and
-// writes nothing. A command with seq 0 (not from the hub) is never a
-// duplicate.
+// command carries the boot it was received in, the hub connection it
+// arrived on (Session: the hub package numbers connections for the whole
+// process, so (boot, session) names one connection for the journal's whole
+// life, across reconnects, hub-client swaps and restarts) and the hub's
+// invocation id when the hub sent one.
+//
+// What can truly arrive twice is decided here: SignalR never redelivers an
+// invocation on a new connection (stateful reconnect is not negotiated),
+// and hubgate hands each invocation it reads to the bridge once; only a
+// hub repeating one invocation (the same invocationId) on one connection
+// delivers the same command twice. So the duplicate-delivery key is
+// (boot, session, invocation_id) for a non-empty invocation_id: RecordCommand
+// called again for it returns the first row's id and duplicate=true and
+// writes nothing. A command without an invocation id (the hub's usual
+// send) is never a duplicate: two presses of one button are two commands.
+// Seq (the hub client's arrival number) is kept for reading only: it
+// restarts with every hub client, and schema version 1 keyed duplicates on
+// it, which lost the commands of a re-paired device (migration 2).
 //
 // # Lifecycle of a row
 //
@@ -223,7 +234,7 @@ type Journal struct {
 
 // CurrentSchema is the schema version this package writes (the number of
 // migrations).
-const CurrentSchema = 1
+const CurrentSchema = 2
 
 const defaultBusyTimeout = 5 * time.Second
 

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -124,8 +125,8 @@ func TestOpenCreatesPrivateFilesAndSettings(t *testing.T) {
 	if got := pragma(t, j, "busy_timeout"); got != "5000" {
 		t.Errorf("busy_timeout = %s, want 5000", got)
 	}
-	if got := pragma(t, j, "user_version"); got != "1" {
-		t.Errorf("user_version = %s, want 1", got)
+	if got := pragma(t, j, "user_version"); got != strconv.Itoa(CurrentSchema) {
+		t.Errorf("user_version = %s, want %d", got, CurrentSchema)
 	}
 	if j.Path() != path || j.Boot() != 1 {
 		t.Errorf("Path %q Boot %d, want %q and 1", j.Path(), j.Boot(), path)
@@ -448,6 +449,8 @@ func TestTransitionsRefused(t *testing.T) {
 	}
 }
 
+// A duplicate delivery is one hub invocation (its invocation id) twice on
+// one connection; nothing else is.
 func TestDuplicateDelivery(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "j.db")
@@ -455,33 +458,48 @@ func TestDuplicateDelivery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := mustRecord(t, j, Command{Seq: 5, Session: 1, Text: "a", Rule: "r1"})
-	id, dup, err := j.RecordCommand(ctx, Command{Seq: 5, Session: 1, Text: "a (again)", Rule: "r2"})
+	first := mustRecord(t, j, Command{Seq: 5, Session: 1, InvocationID: "7", Text: "a", Rule: "r1"})
+	id, dup, err := j.RecordCommand(ctx, Command{Seq: 6, Session: 1, InvocationID: "7", Text: "a (again)", Rule: "r2"})
 	if err != nil || !dup || id != first {
 		t.Fatalf("second delivery: id %d dup %v err %v, want %d true nil", id, dup, err, first)
 	}
-	if e := mustGet(t, j, first); e.Command != "a" || e.Rule != "r1" {
+	if e := mustGet(t, j, first); e.Command != "a" || e.Rule != "r1" || e.InvocationID != "7" {
 		t.Errorf("the duplicate overwrote the row: %+v", e)
 	}
-	// Same seq on another session, and seq 0, are distinct.
-	other := mustRecord(t, j, Command{Seq: 5, Session: 2, Text: "b"})
-	z1 := mustRecord(t, j, Command{Text: "local 1"})
-	z2 := mustRecord(t, j, Command{Text: "local 2"})
-	if other == first || z1 == z2 {
-		t.Fatalf("distinct commands got the same id: %d %d %d %d", first, other, z1, z2)
+	// RecordStarted keys the same way.
+	id, taskID, dup, err := j.RecordStarted(ctx, Command{Seq: 7, Session: 1, InvocationID: "7", Text: "a (third)"}, RunStart{})
+	if err != nil || !dup || id != first || taskID != "" {
+		t.Fatalf("third delivery (started): id %d task %q dup %v err %v", id, taskID, dup, err)
+	}
+	// The same invocation id on another connection, the same seq and
+	// session without an invocation id (what a new hub client numbers
+	// from 1 again), and local commands are all distinct commands.
+	distinct := []int64{first,
+		mustRecord(t, j, Command{Seq: 5, Session: 2, InvocationID: "7", Text: "b"}),
+		mustRecord(t, j, Command{Seq: 5, Session: 1, Text: "c"}),
+		mustRecord(t, j, Command{Seq: 5, Session: 1, Text: "c"}),
+		mustRecord(t, j, Command{Text: "local 1"}),
+		mustRecord(t, j, Command{Text: "local 1"}),
+	}
+	seen := map[int64]bool{}
+	for _, id := range distinct {
+		if seen[id] {
+			t.Fatalf("distinct commands share an id: %v", distinct)
+		}
+		seen[id] = true
 	}
 	j.Close()
 
-	// After a restart the hub numbers events from 1 again: same session+seq
-	// in a new boot is a new command.
+	// After a restart, the same session number and invocation id in a new
+	// boot is a new command.
 	j2 := openTest(t, path, nil)
-	again, dup, err := j2.RecordCommand(ctx, Command{Seq: 5, Session: 1, Text: "new boot"})
+	again, dup, err := j2.RecordCommand(ctx, Command{Seq: 5, Session: 1, InvocationID: "7", Text: "new boot"})
 	if err != nil || dup || again == first {
 		t.Fatalf("after restart: id %d dup %v err %v", again, dup, err)
 	}
 	h, err := j2.History(ctx, HistoryQuery{})
-	if err != nil || len(h) != 5 {
-		t.Fatalf("History: %d entries, %v; want 5", len(h), err)
+	if err != nil || len(h) != len(distinct)+1 {
+		t.Fatalf("History: %d entries, %v; want %d", len(h), err, len(distinct)+1)
 	}
 }
 
@@ -496,7 +514,7 @@ func TestDuplicateDeliveryConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			id, dup, err := j.RecordCommand(ctx, Command{Seq: 42, Session: 3, Text: "same"})
+			id, dup, err := j.RecordCommand(ctx, Command{Seq: uint64(i + 1), Session: 3, InvocationID: "inv-42", Text: "same"})
 			if err != nil {
 				t.Error(err)
 			}
@@ -515,6 +533,64 @@ func TestDuplicateDeliveryConcurrent(t *testing.T) {
 	}
 	if fresh != 1 {
 		t.Fatalf("%d callers saw a fresh insert, want exactly 1 (%v)", fresh, dups)
+	}
+}
+
+// A journal of schema version 1 migrates: its rows stay readable as they
+// were, and the (boot, session, seq) pairs its commands used no longer
+// make a new command a duplicate.
+func TestMigrationFromVersion1(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "j.db")
+	db, err := sql.Open("sqlite", fileURI(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{migrations[0], `PRAGMA user_version = 1`,
+		`INSERT INTO boots(started_at, pid) VALUES (1, 1)`,
+		`INSERT INTO commands(boot, touched_boot, session, seq, received_at, text, rule, decision, note, run, task_id, status, answer, updated_at)
+		 VALUES (1, 1, 1, 1, 1000, 'old one', 'r', 'started', '', 'finished', 'hubgate-1', 'completed', 'done', 2000)`,
+		`INSERT INTO commands(boot, touched_boot, session, seq, received_at, text, decision, note, updated_at)
+		 VALUES (1, 1, 1, 2, 1500, 'old two', 'ignored', 'no rule matches', 2000)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	db.Close()
+	if _, err := OpenReadOnly(path); !errors.Is(err, ErrSchemaMismatch) {
+		t.Fatalf("OpenReadOnly of a version 1 journal: %v", err)
+	}
+
+	j := openTest(t, path, nil)
+	if got := pragma(t, j, "user_version"); got != strconv.Itoa(CurrentSchema) {
+		t.Fatalf("user_version after Open = %s", got)
+	}
+	h, err := j.History(ctx, HistoryQuery{})
+	if err != nil || len(h) != 2 {
+		t.Fatalf("History after the migration: %d, %v", len(h), err)
+	}
+	if h[1].Command != "old one" || h[1].Session != 1 || h[1].Seq != 1 || h[1].Status != automate.StatusCompleted ||
+		h[1].Answer != "done" || h[1].InvocationID != "" || h[0].Command != "old two" || h[0].Note != "no rule matches" {
+		t.Fatalf("old rows after the migration: %+v", h)
+	}
+	// The old key (boot, session, seq) is gone: a row with an old row's
+	// numbers is accepted (a new boot never collides anyway).
+	id, dup, err := j.RecordCommand(ctx, Command{Seq: 1, Session: 1, Text: "new"})
+	if err != nil || dup || id <= h[0].ID {
+		t.Fatalf("a new command after the migration: id %d dup %v err %v", id, dup, err)
+	}
+	if _, err := j.db.Exec(`INSERT INTO commands(boot, touched_boot, session, seq, text, decision) VALUES (1, 1, 1, 1, 'same key as old one', 'received')`); err != nil {
+		t.Fatalf("the old (boot, session, seq) key still constrains: %v", err)
+	}
+	j.Close()
+	ro, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if h, err := ro.History(ctx, HistoryQuery{}); err != nil || len(h) != 4 {
+		t.Fatalf("read-only History after the migration: %d, %v", len(h), err)
 	}
 }
 
@@ -997,7 +1073,7 @@ func TestRecordStarted(t *testing.T) {
 	macro := []byte(`{"id":"m1","name":"Sum","events":[{"type":"Type","text":"hi"}]}`)
 	now := clk.Advance(time.Second)
 	at := now.Add(-time.Millisecond)
-	first, task, dup, err := j.RecordStarted(ctx, Command{Seq: 1, Session: 1, ReceivedAt: at, Text: "go",
+	first, task, dup, err := j.RecordStarted(ctx, Command{Seq: 1, Session: 1, InvocationID: "i1", ReceivedAt: at, Text: "go",
 		MacroID: "m1", MacroName: "Sum", MacroJSON: macro, Rule: "r", Decision: DecisionDropped}, RunStart{})
 	if err != nil || dup || task != DefaultTaskID(first) || task != "hubgate-1" {
 		t.Fatalf("RecordStarted = %d %q %v %v, want 1 hubgate-1 false nil", first, task, dup, err)
@@ -1011,9 +1087,9 @@ func TestRecordStarted(t *testing.T) {
 
 	// The ids RecordCommand and RecordStarted take are one sequence, and a
 	// given taskId is kept.
-	mid := mustRecord(t, j, Command{Seq: 2, Session: 1, Text: "queued", Decision: DecisionQueued})
+	mid := mustRecord(t, j, Command{Seq: 2, Session: 1, InvocationID: "i2", Text: "queued", Decision: DecisionQueued})
 	started := clk.Now().Add(time.Minute)
-	third, task3, _, err := j.RecordStarted(ctx, Command{Seq: 3, Session: 1, Text: "own"}, RunStart{TaskID: "mine", At: started})
+	third, task3, _, err := j.RecordStarted(ctx, Command{Seq: 3, Session: 1, InvocationID: "i3", Text: "own"}, RunStart{TaskID: "mine", At: started})
 	if err != nil || mid != first+1 || third != mid+1 || task3 != "mine" {
 		t.Fatalf("ids %d %d %d, task %q, err %v", first, mid, third, task3, err)
 	}
@@ -1022,15 +1098,15 @@ func TestRecordStarted(t *testing.T) {
 	}
 
 	// A second delivery of the same event (either way) writes nothing.
-	id, task, dup, err := j.RecordStarted(ctx, Command{Seq: 1, Session: 1, Text: "again"}, RunStart{})
+	id, task, dup, err := j.RecordStarted(ctx, Command{Seq: 4, Session: 1, InvocationID: "i1", Text: "again"}, RunStart{})
 	if err != nil || !dup || id != first || task != "" {
 		t.Fatalf("duplicate RecordStarted = %d %q %v %v", id, task, dup, err)
 	}
-	id, dup, err = j.RecordCommand(ctx, Command{Seq: 3, Session: 1, Text: "again"})
+	id, dup, err = j.RecordCommand(ctx, Command{Seq: 5, Session: 1, InvocationID: "i3", Text: "again"})
 	if err != nil || !dup || id != third {
 		t.Fatalf("RecordCommand after RecordStarted = %d %v %v", id, dup, err)
 	}
-	id, _, dup, err = j.RecordStarted(ctx, Command{Seq: 2, Session: 1, Text: "again"}, RunStart{})
+	id, _, dup, err = j.RecordStarted(ctx, Command{Seq: 6, Session: 1, InvocationID: "i2", Text: "again"}, RunStart{})
 	if err != nil || !dup || id != mid || mustGet(t, j, mid).Decision != DecisionQueued {
 		t.Fatalf("RecordStarted after RecordCommand = %d %v %v", id, dup, err)
 	}
@@ -1047,7 +1123,7 @@ func TestRecordStarted(t *testing.T) {
 	// ids, as AUTOINCREMENT does for RecordCommand too), and a started row
 	// left behind is in flight for Recover.
 	j2 := openTest(t, path, clk)
-	next, task, _, err := j2.RecordStarted(ctx, Command{Seq: 1, Session: 1, Text: "new boot"}, RunStart{})
+	next, task, _, err := j2.RecordStarted(ctx, Command{Seq: 1, Session: 1, InvocationID: "i1", Text: "new boot"}, RunStart{})
 	if err != nil || next <= third || task != DefaultTaskID(next) {
 		t.Fatalf("after reopen: %d %q %v, want an id above %d", next, task, err, third)
 	}
@@ -1092,7 +1168,7 @@ func TestRecordStartedConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := Command{Seq: 42, Session: 3, Text: "same"}
+			c := Command{Seq: uint64(i + 1), Session: 3, InvocationID: "shared", Text: "same"}
 			if i >= n {
 				c = Command{Seq: uint64(100 + i), Session: 3, Text: "own"}
 			}
@@ -1145,6 +1221,12 @@ func TestPrune(t *testing.T) {
 	recent := mustRecord(t, j, Command{Text: "recent", Decision: DecisionDropped})
 
 	keep := map[string]bool{"undecided": true, "queued": true, "queued2": true, "dequeued": true, "running": true, "parked": true}
+	// Entry.Settled says what the pruning's SQL condition says.
+	for tag, id := range old {
+		if e := mustGet(t, j, id); e.Settled() == keep[tag] {
+			t.Errorf("%s: Settled() = %v (decision %s, run %q)", tag, e.Settled(), e.Decision, e.Run)
+		}
+	}
 	before, err := j.History(ctx, HistoryQuery{Limit: MaxHistoryLimit})
 	if err != nil {
 		t.Fatal(err)

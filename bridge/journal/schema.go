@@ -54,6 +54,16 @@ CREATE TABLE commands (
 CREATE UNIQUE INDEX commands_delivery ON commands(boot, session, seq) WHERE seq > 0;
 CREATE INDEX commands_open ON commands(decision, run, touched_boot);
 `,
+	// 2: a duplicate delivery is the same invocation (invocation_id) on the
+	// same connection (boot, session), no longer the same arrival number:
+	// arrival numbers restart with a new hub client and two different
+	// commands collided. Old rows keep their values and stay readable;
+	// their invocation_id is '' (never a duplicate).
+	`
+ALTER TABLE commands ADD COLUMN invocation_id TEXT NOT NULL DEFAULT '';
+DROP INDEX commands_delivery;
+CREATE UNIQUE INDEX commands_invocation ON commands(boot, session, invocation_id) WHERE invocation_id != '';
+`,
 }
 
 // migrate applies the pending migrations in one IMMEDIATE transaction and

@@ -5,15 +5,18 @@
 //     answer contract) into a notification, and into speech when its rule
 //     says speak: true;
 //   - each failure (a run that failed or was terminated, a request that
-//     failed, a run lost to a restart) and each command dropped, refused or
-//     abandoned into a notification;
+//     failed, a run lost to a restart) and each command not run (dropped,
+//     ignored, refused, failed, abandoned, or not recorded by the journal)
+//     into a notification saying why: the promise is that a person who
+//     pressed a button is told when nothing happens;
 //   - each message of the notify tool into a notification;
 //
 // according to the rule's notify policy, or the configured default:
 // answers (all of the above), failures (failures, drops and notify
 // messages of level warning), none. A cancelled run is not notified
-// (someone asked for it); an ignored command neither (no rule, not
-// listening: noise).
+// (someone asked for it), nor a StopOutputs macro (journaled as ignored,
+// it did what was asked); a rule with notify: none, or bridge.notify:
+// none, silences the notifications of its commands not run.
 //
 // Desktop backends (Desktop): the freedesktop org.freedesktop.Notifications
 // service on the D-Bus session bus (Linux and the BSDs; godbus), osascript's

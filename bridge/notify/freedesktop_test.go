@@ -100,8 +100,11 @@ func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
 	defer desktop.Close()
 	s := notify.New(notify.Options{Desktop: desktop, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Rule: func(name string) (string, bool) {
-			if name == "quiet" {
+			switch name {
+			case "quiet":
 				return rules.NotifyFailures, false
+			case "silent":
+				return rules.NotifyNone, false
 			}
 			return "", false
 		}})
@@ -123,6 +126,14 @@ func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
 	events <- control.Event{Kind: control.EventNotify, CommandID: 5, Command: "kettle", Rule: "weather", Level: "info", Message: "the kettle is on"}
 	events <- control.Event{Kind: control.EventFinished, CommandID: 6, Command: "broken", Rule: "weather",
 		Status: automate.StatusFailed, ErrorCode: "model_unavailable", Answer: ""}
+	// Every command not run tells the person why, but a StopOutputs macro
+	// (journaled ignored: it did what was asked) and a rule that says none.
+	events <- control.Event{Kind: control.EventStopOutputs, CommandID: 7, Command: "stop"}
+	events <- control.Event{Kind: control.EventDecided, CommandID: 7, Command: "stop", Decision: journal.DecisionIgnored, Note: "StopOutputs: nothing to cancel"}
+	events <- control.Event{Kind: control.EventDecided, CommandID: 8, Command: "dance", Decision: journal.DecisionIgnored, Note: "no rule matches"}
+	events <- control.Event{Kind: control.EventDecided, CommandID: 9, Command: "lights", Rule: "silent", Decision: journal.DecisionRefused, Note: "not shown"}
+	events <- control.Event{Kind: control.EventDecided, CommandID: 10, Command: "lights", Decision: journal.DecisionRefused, Note: "the hub asked to stop listening; to resume, ..."}
+	events <- control.Event{Kind: control.EventUnrecorded, Command: "lost", Note: "not run: the journal could not record it (disk full)"}
 
 	want := []notifyCall{
 		{Summary: "hubgate · weather", Body: "It is 22 degrees and sunny in Lyon.", Urgency: 1},
@@ -130,6 +141,9 @@ func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
 		{Summary: "hubgate · slow two: not run (dropped)", Body: "busy with command 3", Urgency: 1},
 		{Summary: "hubgate · kettle", Body: "the kettle is on", Urgency: 1},
 		{Summary: "hubgate · broken: failed", Body: "the run failed (model_unavailable)", Urgency: 2},
+		{Summary: "hubgate · dance: not run (ignored)", Body: "no rule matches", Urgency: 1},
+		{Summary: "hubgate · lights: not run (refused)", Body: "the hub asked to stop listening; to resume, ...", Urgency: 1},
+		{Summary: "hubgate · lost: not run", Body: "not run: the journal could not record it (disk full)", Urgency: 2},
 	}
 	for i, w := range want {
 		select {
@@ -161,8 +175,8 @@ func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
 	if n := strings.Count(logs.String(), "nobody shows this"); n != 3 {
 		t.Errorf("the log shows %d of the 3 notifications:\n%s", n, logs.String())
 	}
-	if sent, failed := s.Counts(); sent != 5 || failed != 1 {
-		t.Errorf("sent %d failed %d; want 5 and 1 (then log only until the retry)", sent, failed)
+	if sent, failed := s.Counts(); sent != uint64(len(want)) || failed != 1 {
+		t.Errorf("sent %d failed %d; want %d and 1 (then log only until the retry)", sent, failed, len(want))
 	}
 }
 

@@ -54,6 +54,10 @@ type Service struct {
 	warned      bool      // the desktop failure warning was logged
 	downUntil   time.Time // log only until then
 	noSpeechLog bool
+	// stopOutputs is the latest StopOutputs command: its decision
+	// (ignored, as a control command) is what the person asked for, not
+	// a command left unrun.
+	stopOutputs int64
 	sent        uint64
 	failed      uint64
 }
@@ -144,6 +148,11 @@ func (s *Service) Handle(ctx context.Context, e control.Event) {
 		if s.opts.Speaker != nil {
 			s.opts.Speaker.Stop()
 		}
+		if e.Kind == control.EventStopOutputs {
+			s.mu.Lock()
+			s.stopOutputs = e.CommandID
+			s.mu.Unlock()
+		}
 	case control.EventFinished:
 		switch {
 		case e.Failed():
@@ -165,10 +174,22 @@ func (s *Service) Handle(ctx context.Context, e control.Event) {
 		}
 	case control.EventDecided:
 		switch e.Decision {
+		case journal.DecisionIgnored:
+			s.mu.Lock()
+			control := e.CommandID == s.stopOutputs
+			s.mu.Unlock()
+			if control {
+				break
+			}
+			fallthrough
 		case journal.DecisionDropped, journal.DecisionRefused, journal.DecisionFailed, journal.DecisionAbandoned:
 			if policy != rules.NotifyNone {
 				s.show(ctx, e, Message{Summary: summary(e, "not run ("+string(e.Decision)+")"), Body: clipBody(e.Note), Urgency: UrgencyNormal})
 			}
+		}
+	case control.EventUnrecorded:
+		if policy != rules.NotifyNone {
+			s.show(ctx, e, Message{Summary: summary(e, "not run"), Body: clipBody(e.Note), Urgency: UrgencyCritical})
 		}
 	case control.EventLost:
 		s.log.Warn("notifications fell behind the bridge; some were not shown (see hubgate history)", "lost_events", e.Lost)

@@ -79,19 +79,7 @@ func TestDaemonNotifiesAnswersOverDBus(t *testing.T) {
 	d.stop(syscall.SIGTERM)
 
 	// Now with a receiver of the test's own on the same bus.
-	conn, err := dbus.ConnectSessionBus()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	srv := &e2eNotifications{got: make(chan [2]string, 10)}
-	if err := conn.Export(srv, "/org/freedesktop/Notifications", "org.freedesktop.Notifications"); err != nil {
-		t.Fatal(err)
-	}
-	if reply, err := conn.RequestName("org.freedesktop.Notifications", dbus.NameFlagDoNotQueue); err != nil || reply != dbus.RequestNameReplyPrimaryOwner {
-		t.Fatalf("own the name: %v %v", reply, err)
-	}
-	defer conn.ReleaseName("org.freedesktop.Notifications")
+	srv := ownNotifications(t)
 	startListening(t, s)
 	lines, _ = startWatch(t, s, "--history", "100")
 	h.push("quiet", nil) // notify: none: the first notification must be hello's

@@ -56,7 +56,7 @@ func daemonError(err error) error {
 var (
 	errNeedsRepair  = errors.New("the hub refused the device token: run 'hubgate pair' again")
 	errNotConnected = errors.New("the daemon runs but its hub is not connected")
-	errNotListening = errors.New("the hub is connected but the device is not listening")
+	errNotListening = errors.New("the hub is connected but commands are refused: the device is not listening (bridge.listening: obey)")
 )
 
 func newStatusCommand(a *app) *cobra.Command {
@@ -67,11 +67,12 @@ func newStatusCommand(a *app) *cobra.Command {
 		Long: `Show the running daemon's state: hub connection, listening, current run, queue.
 
 The exit code says the state, for scripts:
-  0   the daemon runs and its device listens for commands
+  0   the daemon runs and acts on the commands that arrive
   9   the daemon is not running
   11  the hub refused the device token: run 'hubgate pair' again
   12  the hub is not connected (connecting or reconnecting)
-  13  the hub is connected but the device is not listening
+  13  the hub is connected but commands are refused: the hub asked to stop
+      listening and bridge.listening is obey (by default commands still run)
   3   the configuration is invalid (1 for other errors)
 
 --json always prints one JSON object: the status, or {"running": false,
@@ -181,8 +182,8 @@ func printStatus(w io.Writer, st control.Status) {
 	if st.Automate.Product != "" {
 		automateLine += " (product " + st.Automate.Product + ")"
 	}
-	fmt.Fprintf(w, "device     %s\nhub        %s\nlistening  %v\nautomate   %s\nuptime     %s\n",
-		st.DeviceID, hub, st.Listening, automateLine, (time.Duration(st.UptimeMs) * time.Millisecond).Round(time.Second))
+	fmt.Fprintf(w, "device     %s\nhub        %s\nlistening  %s\nautomate   %s\nuptime     %s\n",
+		st.DeviceID, hub, listeningLine(st), automateLine, (time.Duration(st.UptimeMs) * time.Millisecond).Round(time.Second))
 	if st.Current != nil {
 		fmt.Fprintf(w, "current    #%d %q (rule %s) %s since %s\n", st.Current.CommandID, st.Current.Command, st.Current.Rule,
 			st.Current.Status, st.Current.StartedAt.Local().Format(time.TimeOnly))
@@ -197,11 +198,47 @@ func printStatus(w io.Writer, st control.Status) {
 		fmt.Fprintf(w, "           #%d %q (rule %s) since %s\n", q.CommandID, q.Command, q.Rule, q.QueuedAt.Local().Format(time.TimeOnly))
 	}
 	c := st.Counters
-	fmt.Fprintf(w, "counts     received %d, started %d, completed %d, failed %d, queued %d, dropped %d, ignored %d, canceled %d\n",
-		c.Received, c.Started, c.Completed, c.Failed, c.Queued, c.Dropped, c.Ignored, c.Canceled)
+	fmt.Fprintf(w, "counts     received %d, started %d, completed %d, failed %d, queued %d, refused %d, duplicates %d, dropped %d, ignored %d, abandoned %d, canceled %d, unrecorded %d\n",
+		c.Received, c.Started, c.Completed, c.Failed, c.Queued, c.Refused, c.Duplicates, c.Dropped, c.Ignored, c.Abandoned, c.Canceled, c.Unrecorded)
+	first := true
+	for _, name := range []string{"started", "queued", "refused", "duplicates", "failed", "dropped", "ignored", "abandoned", "unrecorded"} {
+		r, ok := c.Last[name]
+		if !ok {
+			continue
+		}
+		label := ""
+		if first {
+			label, first = "last", false
+		}
+		cmd := fmt.Sprintf("%q", r.Command)
+		if r.CommandID != 0 {
+			cmd = fmt.Sprintf("#%d %s", r.CommandID, cmd)
+		}
+		fmt.Fprintf(w, "%-10s %-10s %s %s: %s\n", label, name, r.At.Local().Format(time.TimeOnly), cmd, r.Reason)
+	}
 	for _, n := range st.Notifications {
 		fmt.Fprintf(w, "notify     %s [%s] %s\n", n.At.Local().Format(time.TimeOnly), n.Level, n.Message)
 	}
+}
+
+// listeningLine says whether commands are acted on, and what the hub
+// asked (which is not the connection's state).
+func listeningLine(st control.Status) string {
+	out := "yes: commands are acted on"
+	if !st.Listening {
+		out = "no: commands are refused"
+	}
+	if a := st.HubAsked; a != nil {
+		asked := "to start listening"
+		if !a.Listen {
+			asked = "to stop listening"
+		}
+		out += fmt.Sprintf("; the hub asked %s at %s", asked, a.At.Local().Format(time.TimeOnly))
+	}
+	if st.ListeningPolicy != "" {
+		out += " (bridge.listening: " + st.ListeningPolicy + ")"
+	}
+	return out
 }
 
 // daemonAnswer is what a running daemon did when told that the pairing

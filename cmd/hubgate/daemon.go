@@ -42,7 +42,7 @@ func daemonOptions(cfg *configs.Config, p daemonParams, log *slog.Logger) (daemo
 		JournalKeep:   cfg.Bridge.JournalKeep(),
 		ControlSocket: cfg.Bridge.ControlSocket,
 		Bridge: daemon.BridgeOptions{CancelGrace: cfg.Bridge.CancelGrace, StopListeningCancels: cfg.Bridge.StopListeningCancels,
-			OnShutdown: bridge.ShutdownPolicy(cfg.Bridge.OnShutdown)},
+			OnShutdown: bridge.ShutdownPolicy(cfg.Bridge.OnShutdown), Listening: bridge.ListeningPolicy(cfg.Bridge.Listening)},
 		Automate: daemon.AutomateOptions{External: cfg.Automate.Target == "external", Key: p.automateKey, Port: cfg.Automate.Port,
 			Workspace: cfg.Automate.Workspace, WorkspaceRestriction: cfg.Automate.WorkspaceRestriction,
 			ToolWait: cfg.Automate.ToolWait, AppVersion: version(), Product: cfg.Automate.Product},

@@ -579,15 +579,7 @@ func e2eEntry(tb testing.TB, es []journal.Entry, text string) journal.Entry {
 
 // e2eSettled reports whether the entry is decided for good: not received
 // or queued, and a started run finished or interrupted.
-func e2eSettled(e journal.Entry) bool {
-	switch e.Decision {
-	case journal.DecisionReceived, journal.DecisionQueued:
-		return false
-	case journal.DecisionStarted:
-		return e.Run == journal.RunFinished || e.Run == journal.RunInterrupted
-	}
-	return true
-}
+func e2eSettled(e journal.Entry) bool { return e.Settled() }
 
 // ---- the Automate server ------------------------------------------------------
 

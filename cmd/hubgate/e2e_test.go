@@ -421,9 +421,9 @@ func TestStopOutputsMacroCancelsTheCurrentRun(t *testing.T) {
 }
 
 func TestStopListening(t *testing.T) {
-	t.Run("cancels the run when configured and ignores commands until StartListening", func(t *testing.T) {
+	t.Run("cancels the run when configured and, obeyed, refuses commands until StartListening", func(t *testing.T) {
 		h := startHub(t)
-		s := newDaemonSetup(t, h, daemonConfig{Bridge: "cancel_grace: 60s\nstop_listening_cancels: true\nrules:\n" + busyRule("work", "single", "", 300)})
+		s := newDaemonSetup(t, h, daemonConfig{Bridge: "cancel_grace: 60s\nstop_listening_cancels: true\nlistening: obey\nrules:\n" + busyRule("work", "single", "", 300)})
 		d := startListening(t, s)
 
 		h.push("work 1", nil)
@@ -436,7 +436,7 @@ func TestStopListening(t *testing.T) {
 		d.waitHubState("connected")
 
 		h.push("work 2", nil)
-		if e := waitSettled(t, s, "work 2"); e.Decision != journal.DecisionIgnored || e.Run != journal.RunNone || e.Note != "the device is not listening" {
+		if e := waitSettled(t, s, "work 2"); e.Decision != journal.DecisionRefused || e.Run != journal.RunNone || !strings.Contains(e.Note, "to resume") {
 			t.Errorf("a command while not listening: %s", e2eDump([]journal.Entry{e}))
 		}
 

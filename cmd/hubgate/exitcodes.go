@@ -31,7 +31,7 @@ const (
 	// status: the daemon runs but its device does not take commands.
 	ExitNeedsRepair  = 11 // status: the hub refused the device token; run: the token is another device's (VerifySelf); run 'hubgate pair' again
 	ExitNotConnected = 12 // status: the hub is not connected (connecting, reconnecting)
-	ExitNotListening = 13 // status: connected, but the device is not listening
+	ExitNotListening = 13 // status: connected, but commands are refused (not listening, bridge.listening: obey)
 )
 
 // quietError carries an exit code whose story the command already told

@@ -243,7 +243,9 @@ func TestBuildVersionOf(t *testing.T) {
 
 func TestStatusExitCodesAndJSON(t *testing.T) {
 	h := startHub(t)
-	s := newDaemonSetup(t, h, daemonConfig{Bridge: "unmatched: {action: run}\n"})
+	// With obey, StopListening makes the daemon refuse commands: status
+	// says so in its exit code (by default commands still run).
+	s := newDaemonSetup(t, h, daemonConfig{Bridge: "unmatched: {action: run}\nlistening: obey\n"})
 	env := s.environ()
 	status := func() (int, map[string]any, string) {
 		r := runCmd(t, env, "", "--config", s.configPath, "status", "--json")
@@ -267,7 +269,8 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 		t.Fatalf("status after StopListening: %d %v", code, obj)
 	}
 	r := runCmd(t, env, "", "--config", s.configPath, "status")
-	if r.code != ExitNotListening || !strings.Contains(r.stdout, "listening  false") || r.stderr != "" {
+	if r.code != ExitNotListening || !strings.Contains(r.stdout, "listening  no: commands are refused; the hub asked to stop listening at ") ||
+		!strings.Contains(r.stdout, "(bridge.listening: obey)") || r.stderr != "" {
 		t.Fatalf("status (text) not listening: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	// The hub drops the connection and refuses new ones: not connected.
@@ -637,19 +640,8 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 // stays valid on the service, so nothing else would make the daemon
 // switch.)
 func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
-	m, apiURL, private := newUserSetup(t)
-	e := pairEnviron(t, apiURL, private...)
-	if r := runCmd(t, e, "", "pair", "--name", "kept", "--timeout", "50s"); r.code != 0 {
-		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
-	}
-	first, err := pairing.LoadState(statePathOf(e))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r := runCmd(t, e, "", "config", "init"); r.code != 0 {
-		t.Fatalf("config init: %d %s", r.code, r.stderr)
-	}
-	d := startRunProc(t, e, "run")
+	u := pairAndRun(t)
+	m, e, first, d := u.mock, u.env, u.first, u.run
 	// listeningWith waits for the device's DeviceStartedListening over a
 	// connection made with the token.
 	listeningWith := func(tokenID string, since int64) {
@@ -700,6 +692,33 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 	if code := stopProcess(t, d.cmd, d.done, syscall.SIGTERM, e2eWait, "hubgate run", d.Stderr); code != 0 {
 		t.Errorf("the daemon exited %d", code)
 	}
+}
+
+// pairedUser is a new user's machine after `pair`, `config init` and
+// `run` (the real binaries against the mock).
+type pairedUser struct {
+	mock   *mockhub.Server
+	apiURL string
+	env    []string
+	first  *pairing.State // the pairing `pair` saved
+	run    *runProc
+}
+
+func pairAndRun(t *testing.T) pairedUser {
+	t.Helper()
+	m, apiURL, private := newUserSetup(t)
+	e := pairEnviron(t, apiURL, private...)
+	if r := runCmd(t, e, "", "pair", "--name", "kept", "--timeout", "50s"); r.code != 0 {
+		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
+	}
+	first, err := pairing.LoadState(statePathOf(e))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := runCmd(t, e, "", "config", "init"); r.code != 0 {
+		t.Fatalf("config init: %d %s", r.code, r.stderr)
+	}
+	return pairedUser{mock: m, apiURL: apiURL, env: e, first: first, run: startRunProc(t, e, "run")}
 }
 
 // askOnce waits until status says listening, pushes the app's one

@@ -2,6 +2,7 @@ package mockhub
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"errors"
@@ -71,9 +72,10 @@ type transport struct {
 	deviceID, tokenID, kind string
 	cancel                  context.CancelFunc
 
-	mu      sync.Mutex
-	conn    net.Conn // the hijacked WebSocket connection
-	dropped bool
+	mu       sync.Mutex
+	conn     net.Conn // the hijacked WebSocket connection
+	dropped  bool
+	awaiting map[string]bool // invocation ids of PushAwaiting (results.go)
 }
 
 func (t *transport) setConn(c net.Conn) {
@@ -257,7 +259,7 @@ func (s *Server) gated(admit admitFunc, next http.Handler) http.Handler {
 			tr.finish()
 			tr.cancel()
 		}()
-		gw := &gatedWriter{ResponseWriter: w, g: s.freeze, tr: tr, done: ctx.Done()}
+		gw := &gatedWriter{ResponseWriter: w, s: s, g: s.freeze, tr: tr, done: ctx.Done()}
 		next.ServeHTTP(gw, r.WithContext(ctx))
 	})
 }
@@ -266,6 +268,7 @@ func (s *Server) gated(admit admitFunc, next http.Handler) http.Handler {
 // gated connection when the WebSocket handler hijacks it.
 type gatedWriter struct {
 	http.ResponseWriter
+	s    *Server
 	g    *gate
 	tr   *transport
 	done <-chan struct{}
@@ -301,7 +304,14 @@ func (w *gatedWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	// the WebSocket library writes through it.
 	brw.Writer.Reset(gc)
 	w.tr.setConn(gc)
-	return gc, brw, nil
+	// The WebSocket library reads through the returned connection:
+	// completions of awaited invocations are taken out there (results.go),
+	// from the first byte on, so what net/http read ahead goes through it
+	// too and its buffer is handed over empty.
+	read, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	rc := newResultConn(w.s, w.tr, gc, bytes.Clone(read))
+	brw.Reader.Reset(bytes.NewReader(nil))
+	return rc, brw, nil
 }
 
 // gatedConn is a hijacked connection that neither delivers what it read
@@ -436,6 +446,7 @@ type hubConn struct {
 }
 
 type push struct {
+	id     string // an invocation awaiting a result (PushAwaiting); "" for a send
 	target string
 	args   []any
 }
@@ -467,7 +478,7 @@ func (c *hubConn) send() {
 			p := c.queue[0]
 			c.queue = c.queue[1:]
 			c.mu.Unlock()
-			if err := c.hc.SendInvocation("", p.target, p.args); err != nil {
+			if err := c.hc.SendInvocation(p.id, p.target, p.args); err != nil {
 				return
 			}
 		}
@@ -502,7 +513,7 @@ func (l *lifetime) InvokeAll(target string, args []any) {
 	}
 	l.s.mu.Unlock()
 	for _, c := range conns {
-		c.enqueue(push{target, args})
+		c.enqueue(push{target: target, args: args})
 	}
 }
 
@@ -511,7 +522,7 @@ func (l *lifetime) InvokeClient(id, target string, args []any) {
 	c := l.s.conns[id]
 	l.s.mu.Unlock()
 	if c != nil {
-		c.enqueue(push{target, args})
+		c.enqueue(push{target: target, args: args})
 	}
 }
 
@@ -590,8 +601,15 @@ func (s *Server) hubDisconnected(hc signalr.HubConnection) {
 // push sends target(args...) to every hub connection of a device and
 // returns how many connections it was queued on.
 func (s *Server) push(deviceID, target string, args ...any) (int, error) {
-	if args == nil {
-		args = []any{}
+	return s.pushCopies(deviceID, push{target: target, args: args}, 1)
+}
+
+// pushCopies queues p copies times in a row on every hub connection of a
+// device (an invocation id in p: see PushAwaiting) and returns how many
+// connections it was queued on.
+func (s *Server) pushCopies(deviceID string, p push, copies int) (int, error) {
+	if p.args == nil {
+		p.args = []any{}
 	}
 	s.mu.Lock()
 	if s.devices[deviceID] == nil {
@@ -609,7 +627,12 @@ func (s *Server) push(deviceID, target string, args ...any) (int, error) {
 		return 0, ErrNoConnection
 	}
 	for _, c := range to {
-		c.enqueue(push{target, args})
+		if p.id != "" {
+			c.tr.awaitResult(p.id)
+		}
+		for range copies {
+			c.enqueue(p)
+		}
 	}
 	return len(to), nil
 }

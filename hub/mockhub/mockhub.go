@@ -13,8 +13,12 @@
 // httptest.NewServer; Go tests can also drive it through methods that
 // mirror the admin API (CreateDevice, PushCommand, PushProfile,
 // StartListening, StopListening, PushSettings, Push, DisableToken, Faults,
-// ExpireServiceTokens, FailServiceNegotiateFor, Events, WaitEvents). Close
-// ends every hub connection and closes the SignalR service's listener.
+// ExpireServiceTokens, FailServiceNegotiateFor, Events, WaitEvents), and a
+// few the admin API does not offer: CreateToken (a new token for a device,
+// as a re-pairing that reuses it gets) and PushAwaiting (an invocation
+// awaiting a client result, repeated on one connection if asked; see
+// results.go). Close ends every hub connection and closes the SignalR
+// service's listener.
 //
 // # Choices where the spec says "not shown"
 //

@@ -147,6 +147,13 @@ func (s *Server) createToken(deviceID string) (deviceapi.DeviceToken, error) {
 	return tok, nil
 }
 
+// CreateToken mints a new device token for an existing device, as the REST
+// route POST /api/Device/userDevices/{id}/tokens does for a signed-in user
+// (a re-pairing that reuses the device).
+func (s *Server) CreateToken(deviceID string) (deviceapi.DeviceToken, error) {
+	return s.createToken(deviceID)
+}
+
 // Device returns the current state of a User Device.
 func (s *Server) Device(id string) (deviceapi.UserDevice, bool) {
 	s.mu.Lock()

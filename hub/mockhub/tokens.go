@@ -28,12 +28,6 @@ func (s *Server) SignIn() TokenResponse {
 	return *tok
 }
 
-// CreateToken creates another device token for a device (earlier ones
-// stay valid), as POST /api/Device/userDevices/{id}/tokens does.
-func (s *Server) CreateToken(deviceID string) (deviceapi.DeviceToken, error) {
-	return s.createToken(deviceID)
-}
-
 func (s *Server) adminSignIn(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.SignIn())
 }

@@ -22,7 +22,12 @@
     $('hub-status').textContent = hub.status || 'unknown';
     $('hub-status').className = 'pill ' + (hub.status || '');
     $('hub-reason').textContent = (hub.reason || '') + (hub.needsRepair ? ' (run hubgate pair again)' : '');
-    $('listening').textContent = st.listening ? 'yes' : 'no';
+    $('listening').textContent = st.listening ? 'yes' : 'no (refused)';
+    const asked = st.hubAsked;
+    $('hub-asked').textContent = asked
+      ? 'the hub asked to ' + (asked.listen ? 'start' : 'stop') + ' listening at ' + time(asked.at) +
+        (st.listeningPolicy ? ' (bridge.listening: ' + st.listeningPolicy + ')' : '')
+      : '';
     $('device').textContent = st.deviceId ? 'device ' + st.deviceId : '';
 
     current = st.current;
