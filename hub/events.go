@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -73,8 +74,8 @@ type Event struct {
 }
 
 func isNull(raw json.RawMessage) bool {
-	s := strings.TrimSpace(string(raw))
-	return s == "" || s == "null"
+	s := bytes.TrimSpace(raw)
+	return len(s) == 0 || string(s) == "null"
 }
 
 // decodeEvent fills the typed fields of e from its arguments. Decoding is
@@ -93,8 +94,11 @@ func decodeEvent(e *Event) {
 			}
 		}
 		if len(e.Args) > 1 && !isNull(e.Args[1]) {
+			// The argument is valid JSON (the record it came in was
+			// decoded); its own decoder reads it without encoding/json
+			// scanning it once more first.
 			m := new(deviceapi.Macro)
-			if err := json.Unmarshal(e.Args[1], m); err != nil {
+			if err := m.UnmarshalJSON(e.Args[1]); err != nil {
 				if e.DecodeErr == nil {
 					e.DecodeErr = fmt.Errorf("hub: DeviceCommand macro: %w", err)
 				}
@@ -123,6 +127,9 @@ func decodeEvent(e *Event) {
 
 // commandText reads a command string; a number is read as its text.
 func commandText(raw json.RawMessage) (string, bool) {
+	if s, ok := plainString(raw); ok {
+		return s, true
+	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		return s, true
@@ -132,6 +139,21 @@ func commandText(raw json.RawMessage) (string, bool) {
 		return n.String(), true
 	}
 	return "", false
+}
+
+// plainString reads a JSON string of printable ASCII without escapes (the
+// usual command) without encoding/json; ok is false for anything else.
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, b := range body {
+		if b < 0x20 || b >= 0x7f || b == '"' || b == '\\' {
+			return "", false
+		}
+	}
+	return string(body), true
 }
 
 func isObject(raw json.RawMessage) bool {

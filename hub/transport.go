@@ -332,7 +332,10 @@ type wsConn struct {
 	handshook bool
 	partial   []byte   // an incomplete record (without separator)
 	out       [][]byte // records for the library, each with its separator
-	lastFwd   time.Time
+	// msg holds the last WebSocket message read; out points into it, so
+	// it is reused only once out is empty (a kept argument is a copy).
+	msg     bytes.Buffer
+	lastFwd time.Time
 
 	closeMu  sync.Mutex
 	closeMsg *closeInfo // the hub's close message
@@ -411,7 +414,7 @@ func (w *wsConn) Read(p []byte) (int, error) {
 		if w.dead || w.ctx.Err() != nil {
 			return 0, fmt.Errorf("hub: connection ended: %w", context.Cause(w.ctx))
 		}
-		_, data, err := w.ws.Read(w.ctx)
+		data, err := w.readMessage()
 		if err != nil {
 			w.fail(readError(err))
 			return 0, fmt.Errorf("hub: connection ended: %w", context.Cause(w.ctx))
@@ -421,6 +424,29 @@ func (w *wsConn) Read(p []byte) (int, error) {
 			return 0, err
 		}
 	}
+}
+
+// maxKeptBuffer bounds the read buffer kept between messages: a rare
+// large message (a profile) does not hold its size for the connection's
+// life.
+const maxKeptBuffer = 64 << 10
+
+// readMessage reads the next WebSocket message into w.msg, reused from
+// message to message (io.ReadAll's growing copies were a third of the
+// reader's allocations).
+func (w *wsConn) readMessage() ([]byte, error) {
+	if w.msg.Cap() > maxKeptBuffer {
+		w.msg = bytes.Buffer{}
+	}
+	w.msg.Reset()
+	_, r, err := w.ws.Reader(w.ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.msg.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return w.msg.Bytes(), nil
 }
 
 // readError turns a WebSocket read error into a cause.
