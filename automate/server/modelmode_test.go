@@ -9,8 +9,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -362,4 +364,47 @@ func TestModelModeRecordWhenAsked(t *testing.T) {
 	}
 	body["acme"] = map[string]any{"include": "all"}
 	h.do("POST", "/v1/chat/completions", body).envelope(t, 400, "invalid_request_error", "include must be an object")
+}
+
+// TestModelModeStreamLeavesNoWriteDeadline: a streamed model call bounds
+// each of its writes, and the connection it used is kept alive for the
+// caller's next request: that request, made after the bound has passed,
+// must still be answered on the same connection. net/http clears the
+// write deadline after each request today; this keeps the stream's
+// bounds from ever outliving its request. Fake time in a synctest bubble
+// over an in-memory listener, whose write deadlines follow the bubble's
+// clock.
+func TestModelModeStreamLeavesNoWriteDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		srv, err := server.New(server.Config{Key: testKey, Workspace: t.TempDir(),
+			Assistant: scripted.New(scripted.Config{Logger: slog.New(slog.DiscardHandler)}), Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		client := testutil.ServePipe(t, srv.Handler())
+		t.Cleanup(func() { srv.Close(context.Background()) })
+		var reused []bool
+		do := func(method, path string, body []byte) {
+			t.Helper()
+			trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = append(reused, i.Reused) }}
+			req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(context.Background(), trace), method,
+				"http://127.0.0.1:4317"+path, bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+testKey)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			defer resp.Body.Close()
+			if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != 200 {
+				t.Fatalf("%s %s: %d, body read: %v", method, path, resp.StatusCode, err)
+			}
+		}
+		j, _ := json.Marshal(modelBody(true, msg("user", "#!answer It is held.")))
+		do("POST", "/v1/chat/completions", j)
+		time.Sleep(2 * time.Minute) // well past the stream's 30 s write bound
+		do("GET", "/health", nil)
+		if len(reused) != 2 || !reused[1] {
+			t.Fatalf("connections reused %v: the second request must reuse the stream's connection", reused)
+		}
+	})
 }
