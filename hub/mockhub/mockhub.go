@@ -242,7 +242,14 @@ type Config struct {
 	HandshakeTimeout  time.Duration // zero: 15 s
 	MaxMessageSize    uint          // hub receive limit in bytes; zero: 32 KiB
 
-	MaxEvents int // events kept in the log (older are dropped); zero: 10000
+	// The journal's bounds: entries kept (older ones are dropped) and the
+	// bytes of their payloads. Zero: 10000 entries, 16 MiB.
+	MaxEvents       int
+	MaxJournalBytes int
+
+	// StateFile, when set, keeps users' grants, devices, device tokens and
+	// profiles across restarts (see the package doc). Zero: all in memory.
+	StateFile string
 
 	// AdminBodyTimeout bounds reading the body of an admin request: a
 	// client that stalls mid-body is disconnected. Zero: 30 s.
@@ -279,6 +286,7 @@ var (
 	ErrUnknownDevice     = errors.New("mockhub: unknown device")
 	ErrUnknownDeviceType = errors.New("mockhub: unknown device type")
 	ErrUnknownToken      = errors.New("mockhub: unknown device token")
+	ErrUnknownMacro      = errors.New("mockhub: no such macro in the device's current profile")
 	ErrNoConnection      = errors.New("mockhub: the device has no hub connection")
 	ErrClosed            = errors.New("mockhub: server closed")
 )
@@ -289,7 +297,7 @@ type Server struct {
 	log    *slog.Logger
 	now    func() time.Time
 	router chi.Router
-	events *eventLog
+	events *journal
 
 	mu        sync.Mutex
 	devices   map[string]*device
@@ -306,6 +314,8 @@ type Server struct {
 	refuseMu    sync.Mutex
 	refuseUntil time.Time
 	freeze      *gate
+
+	persist statePersist // the state file's writes (Config.StateFile)
 
 	svc *service // the SignalR service the negotiate redirects to; nil with Config.DirectHub
 
@@ -364,6 +374,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxEvents <= 0 {
 		cfg.MaxEvents = DefaultMaxEvents
 	}
+	if cfg.MaxJournalBytes <= 0 {
+		cfg.MaxJournalBytes = DefaultMaxJournalBytes
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -385,7 +398,10 @@ func New(cfg Config) (*Server, error) {
 		live:      map[*transport]struct{}{},
 		freeze:    newGate(),
 	}
-	s.events = newEventLog(cfg.MaxEvents, cfg.Now)
+	s.events = newJournal(cfg.MaxEvents, cfg.MaxJournalBytes, cfg.Now)
+	if err := s.loadState(); err != nil {
+		return nil, err
+	}
 	if err := s.startHub(); err != nil {
 		return nil, err
 	}
