@@ -221,6 +221,11 @@ const (
 	UserID = "mock-user"
 	// HubPath is where the SignalR hub is mapped.
 	HubPath = "/device"
+	// DefaultListen is the documented address of `hubgate mock`: a fixed
+	// port, so that a paired client finds the mock again after a restart
+	// (clear of the Automate window 4317..4328 and of the usual
+	// development ports).
+	DefaultListen = "127.0.0.1:5080"
 )
 
 // Config configures a Server. Every zero value has a documented default.
