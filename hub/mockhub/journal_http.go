@@ -2,6 +2,7 @@ package mockhub
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,6 +42,19 @@ func (s *Server) journalAdmin(name string, next http.Handler) http.Handler {
 		}
 		if t := chi.URLParam(r, "tokenId"); t != "" {
 			ev.TokenID = t
+		}
+		if ev.DeviceID == "" && cw.status < 300 { // a new device (CreateDevice), a token's device (DisableToken)
+			var named struct {
+				Device struct{ ID string } `json:"device"`
+				Token  struct {
+					ID           string `json:"id"`
+					UserDeviceID string `json:"userDeviceId"`
+				} `json:"token"`
+			}
+			if json.Unmarshal(cw.body.Bytes(), &named) == nil {
+				ev.DeviceID = cmp.Or(named.Device.ID, named.Token.UserDeviceID)
+				ev.TokenID = cmp.Or(ev.TokenID, named.Token.ID)
+			}
 		}
 		if cw.status >= 400 {
 			var p Problem
