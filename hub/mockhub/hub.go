@@ -472,8 +472,8 @@ type hubConn struct {
 	s     *Server
 	id    string
 	since time.Time
-	tr *transport
-	hc signalr.HubConnection
+	tr    *transport
+	hc    signalr.HubConnection
 
 	mu    sync.Mutex
 	queue []push
