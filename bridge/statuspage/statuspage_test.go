@@ -130,19 +130,6 @@ func servePage(t *testing.T, b *bridge.Bridge) *statuspage.Server {
 	return s
 }
 
-// screenshotPath is where the test leaves the page's screenshot for people
-// to look at: $HUBGATE_TEST_ARTIFACTS, else <tmp>/hubgate-test-artifacts.
-func screenshotPath(t *testing.T) string {
-	dir := os.Getenv("HUBGATE_TEST_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "hubgate-test-artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "statuspage.png")
-}
-
 func TestStatusPageInHeadlessChromium(t *testing.T) {
 	node := testenv.RequireNode(t)
 	chromium := testenv.RequireProgram(t, "chromium")
@@ -158,8 +145,7 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 		}
 	}
 	page := servePage(t, b)
-	shot := screenshotPath(t)
-	os.Remove(shot)
+	shot := testenv.ArtifactPath(t, "statuspage.png")
 	const command = "slow report on the garden"
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
