@@ -1,15 +1,10 @@
 package mockhub_test
 
 import (
-	"bufio"
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
@@ -21,11 +16,6 @@ import (
 // DeviceStartedListening) and pushes a macro of the device's profile by
 // name, which the client receives; the push shows in the live log.
 func TestConsoleInHeadlessChromium(t *testing.T) {
-	node := testenv.RequireNode(t)
-	chromium := testenv.RequireProgram(t, "chromium")
-	testenv.NpmBin(t, "playwright-core/package.json")
-	script := filepath.Join(testenv.ModuleRoot(t), testenv.NpmDir, "mock-console-e2e.cjs")
-
 	s, ts := newMock(t, mockhub.Config{})
 	dev, tok, _ := s.CreateDevice("", "Console pad")
 	macro := deviceapi.Macro{ID: "m-7", Name: "Water the plants", Commands: []string{"water"},
@@ -35,20 +25,6 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 	}
 	shot := testenv.ArtifactPath(t, "mock-console.png")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(os.Environ(), "CONSOLE_URL="+ts.URL+"/mock/console", "DEVICE_ID="+dev.ID, "MACRO_NAME="+macro.Name,
-		"SCREENSHOT="+shot, "CHROMIUM="+chromium)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	var result struct {
 		Status      int    `json:"status"`
 		CSP         string `json:"csp"`
@@ -60,28 +36,9 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 		} `json:"log"`
 	}
 	var js *jsDevice
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	got := false
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "READY":
-			js = startJSDevice(t, ts.URL+"/device", tok.Token)
-		case strings.HasPrefix(line, "RESULT "):
-			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "RESULT ")), &result); err != nil {
-				t.Fatal(err)
-			}
-			got = true
-		case strings.HasPrefix(line, "FAIL "):
-			t.Errorf("the browser script failed: %s", line)
-		default:
-			t.Logf("script: %s", line)
-		}
-	}
-	if err := cmd.Wait(); err != nil || !got {
-		t.Fatalf("the browser script: %v; stderr:\n%s", err, stderr.String())
-	}
+	testenv.RunBrowserScript(t, "mock-console-e2e.cjs",
+		[]string{"CONSOLE_URL=" + ts.URL + "/mock/console", "MACRO_NAME=" + macro.Name, "SCREENSHOT=" + shot},
+		func() { js = startJSDevice(t, ts.URL+"/device", tok.Token) }, &result)
 	t.Logf("screenshot of the hub console: %s", shot)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Errorf("screenshot %s: %v", shot, err)
