@@ -3,6 +3,7 @@ package mockhub
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -241,8 +242,7 @@ func rawPayload(b []byte) json.RawMessage {
 		return nil
 	}
 	if len(b) > MaxPayloadBytes {
-		out, _ := json.Marshal(map[string]any{"truncated": true, "bytes": len(b)})
-		return out
+		return truncatedPayload(len(b))
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
@@ -269,4 +269,9 @@ func paramsPayload(p map[string][]string) json.RawMessage {
 		}
 	}
 	return payload(m)
+}
+
+// truncatedPayload stands for a payload of n bytes, too long to keep.
+func truncatedPayload(n int) json.RawMessage {
+	return fmt.Appendf(nil, `{"truncated":true,"bytes":%d}`, n)
 }

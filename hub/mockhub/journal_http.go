@@ -33,7 +33,7 @@ func (s *Server) journalAdmin(name string, next http.Handler) http.Handler {
 		cw := &capturingWriter{statusWriter: statusWriter{ResponseWriter: w}}
 		next.ServeHTTP(cw, r)
 		ev := Event{Source: SourceAdmin, Action: name, DeviceID: chi.URLParam(r, "id"), Status: cw.status,
-			Payload: rawPayload(body.Bytes()), Result: rawPayload(cw.body.Bytes())}
+			Payload: body.payload(), Result: cw.body.payload()}
 		if q := r.URL.Query(); len(q) > 0 {
 			ev.Args = map[string]any{}
 			for k := range q {
@@ -66,15 +66,27 @@ func (s *Server) journalAdmin(name string, next http.Handler) http.Handler {
 	})
 }
 
-// capBuffer keeps the first MaxPayloadBytes+1 bytes written to it (one
-// more than a payload may have, so that rawPayload sees it is too long).
-type capBuffer struct{ bytes.Buffer }
+// capBuffer keeps the first MaxPayloadBytes bytes written to it and
+// counts them all.
+type capBuffer struct {
+	bytes.Buffer
+	total int
+}
 
 func (b *capBuffer) Write(p []byte) (int, error) {
-	if room := MaxPayloadBytes + 1 - b.Len(); room > 0 {
+	b.total += len(p)
+	if room := MaxPayloadBytes - b.Len(); room > 0 {
 		b.Buffer.Write(p[:min(len(p), room)])
 	}
 	return len(p), nil
+}
+
+// payload is what was written as journal JSON (see rawPayload).
+func (b *capBuffer) payload() json.RawMessage {
+	if b.total > MaxPayloadBytes {
+		return truncatedPayload(b.total)
+	}
+	return rawPayload(b.Bytes())
 }
 
 // capturingWriter remembers an answer's status and its first bytes.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -172,7 +173,7 @@ func TestJournalIsABoundedRing(t *testing.T) {
 	// A payload beyond the cap is kept as its size.
 	call(t, "POST", ts.URL+"/mock/devices/"+dev.ID+"/settings", "", map[string]string{"blob": strings.Repeat("y", mockhub.MaxPayloadBytes)}, nil)
 	last := s.Events(0)
-	if p := string(last[len(last)-1].Payload); !strings.HasPrefix(p, `{"bytes":`) || !strings.Contains(p, `"truncated":true`) {
+	if p := string(last[len(last)-1].Payload); p != fmt.Sprintf(`{"truncated":true,"bytes":%d}`, mockhub.MaxPayloadBytes+len(`{"blob":""}`)) {
 		t.Errorf("an oversized payload is kept as %.80s", p)
 	}
 }

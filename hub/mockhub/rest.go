@@ -68,7 +68,7 @@ func (s *Server) requireUser(next http.Handler) http.Handler {
 			next.ServeHTTP(sw, r.WithContext(withEvent(r.Context(), ev)))
 		}
 		ev.Status = sw.status
-		ev.Result = rawPayload(sw.body.Bytes())
+		ev.Result = sw.body.payload()
 		s.record(*ev)
 	})
 }
