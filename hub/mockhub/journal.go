@@ -1,6 +1,7 @@
 package mockhub
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -193,11 +194,25 @@ const redacted = "[redacted]"
 // passwords and the OAuth state (a client's CSRF secret). Names compare
 // without case, "_" or "-".
 func secretKey(name string) bool {
-	n := strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(name))
+	n := keyFolder.Replace(strings.ToLower(name))
 	switch n {
 	case "token", "accesstoken", "refreshtoken", "idtoken", "devicetoken", "connectiontoken",
 		"code", "codeverifier", "codechallenge", "clientsecret", "secret", "password", "state", "authorization":
 		return true
+	}
+	return false
+}
+
+var keyFolder = strings.NewReplacer("_", "", "-", "")
+
+// mayNameSecret reports whether a text holds a word every secret name
+// contains (without case): a text without one has nothing to redact.
+func mayNameSecret(b []byte) bool {
+	l := bytes.ToLower(b)
+	for _, w := range []string{"token", "code", "secret", "password", "state", "authorization"} {
+		if bytes.Contains(l, []byte(w)) {
+			return true
+		}
 	}
 	return false
 }
@@ -243,6 +258,12 @@ func rawPayload(b []byte) json.RawMessage {
 	}
 	if len(b) > MaxPayloadBytes {
 		return truncatedPayload(len(b))
+	}
+	if !mayNameSecret(b) { // nothing to redact: kept as sent, compacted
+		var out bytes.Buffer
+		if json.Compact(&out, b) == nil {
+			return out.Bytes()
+		}
 	}
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
