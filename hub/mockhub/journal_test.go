@@ -277,4 +277,24 @@ func TestAdminIndex(t *testing.T) {
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(b.String(), "/mock/devices/{id}/command") {
 		t.Errorf("the HTML index: %s %.200s", resp.Header.Get("Content-Type"), b.String())
 	}
+	// The index, the console and the journal answer the loopback only, by
+	// Host too (DNS rebinding).
+	for _, path := range []string{"/mock", "/mock/console", "/mock/console/console.js", "/mock/journal"} {
+		req, _ := http.NewRequest("GET", ts.URL+path, nil)
+		req.Host = "rebind.example"
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s under a foreign Host: %d", path, resp.StatusCode)
+		}
+	}
+	if st, h, _ := call(t, "GET", ts.URL+"/mock/console/console.js", "", nil, nil); st != 200 || !strings.HasPrefix(h.Get("Content-Type"), "text/javascript") {
+		t.Errorf("console.js: %d %s", st, h.Get("Content-Type"))
+	}
+	if st, _, _ := call(t, "GET", ts.URL+"/mock/console/secret.txt", "", nil, nil); st != 404 {
+		t.Errorf("an unknown console file: %d", st)
+	}
 }
