@@ -109,7 +109,7 @@ push to a device take --device, or pick the mock's only device.`,
 		newMockDevicesCommand(a), newMockCreateDeviceCommand(a), newMockSendCommand(a),
 		newMockProfileCommand(a), newMockListeningCommand(a, true), newMockListeningCommand(a, false),
 		newMockSettingsCommand(a), newMockDisableTokenCommand(a), newMockFaultCommand(a), newMockEventsCommand(a),
-		newMockTokenCommand(a),
+		newMockTokenCommand(a), newMockPlayCommand(a), newMockRecordCommand(a),
 	)
 	return cmd
 }

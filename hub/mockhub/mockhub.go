@@ -301,6 +301,19 @@
 // alone: never a silent reset. A write that fails is logged, journaled
 // (source mock, action state-write-failed) and leaves the last good file;
 // the mock runs on in memory.
+//
+// # Scenarios
+//
+// A scenario (scenario.go; `hubgate mock play FILE`) is a YAML list of
+// steps (push, fault, wait, expect) played against a running mock over its
+// admin API, so a developer's CI starts `hubgate mock --state FILE` and
+// their client once, and plays any number of scenarios against them;
+// expectations are judged on the journal's stream, never by polling.
+// Waits and deadlines run on the player's clock, not Config.Now. A
+// recording (StartRecording, `hubgate mock record FILE`) turns the
+// journal of a live session into such a file: pushes and faults made
+// through the admin API become steps, the device's hub calls and
+// reconnections expectations, gaps before a push waits.
 package mockhub
 
 import (

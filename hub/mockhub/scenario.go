@@ -239,11 +239,14 @@ func (e *Expectation) String() string {
 // ScenarioFailure is an expectation that did not hold: the step, what it
 // expected and what the journal showed instead.
 type ScenarioFailure struct {
-	Step     int    // 1-based
-	Line     int    // in the file
-	Expected string // Expectation.String
-	Why      string // "not within 5s", "the device invoked DeviceStoppedListening after 1.2s"
-	Saw      []Event
+	Step     int     `json:"step"`     // 1-based
+	Line     int     `json:"line"`     // in the file
+	Expected string  `json:"expected"` // Expectation.String
+	Why      string  `json:"why"`      // "not within 5s", "it was not listening when the step began"
+	Saw      []Event `json:"saw"`      // the device's entries meanwhile (the last 20)
+	// Before are the device's last entries before the step (up to 5),
+	// when nothing came meanwhile.
+	Before []Event `json:"before,omitempty"`
 }
 
 func (f *ScenarioFailure) Error() string {
@@ -251,6 +254,12 @@ func (f *ScenarioFailure) Error() string {
 	fmt.Fprintf(&b, "step %d (line %d) failed: expected %s; %s", f.Step, f.Line, f.Expected, f.Why)
 	if len(f.Saw) == 0 {
 		b.WriteString("\nthe journal showed nothing of the device meanwhile")
+		if len(f.Before) > 0 {
+			b.WriteString("; before the step it showed:")
+			for _, e := range f.Before {
+				b.WriteString("\n  " + journalLine(e))
+			}
+		}
 	} else {
 		b.WriteString("\nthe journal showed instead:")
 		for _, e := range f.Saw {
@@ -312,7 +321,9 @@ func Play(ctx context.Context, sc *Scenario, cfg PlayConfig) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	f := newFollower()
-	go func() { f.stop(cfg.Admin.FollowJournal(ctx, start.Last, "", func(e Event) error { f.add(e); return nil }, nil)) }()
+	go func() {
+		f.stop(cfg.Admin.FollowJournal(ctx, start.Last, "", func(e Event) error { f.add(e); return nil }, nil))
+	}()
 	if cfg.Started != nil {
 		cfg.Started()
 	}
@@ -521,7 +532,12 @@ func (p *player) ofDevice(evs []Event) []Event {
 }
 
 func (p *player) fail(expected, why string, saw []Event) error {
-	return &ScenarioFailure{Step: p.step, Line: p.line, Expected: expected, Why: why, Saw: saw}
+	f := &ScenarioFailure{Step: p.step, Line: p.line, Expected: expected, Why: why, Saw: saw}
+	if len(saw) == 0 {
+		before := p.ofDevice(p.f.after(0))
+		f.Before = before[max(0, len(before)-5):]
+	}
+	return f
 }
 
 func isConnected(e Event, device string) bool {
@@ -687,8 +703,8 @@ func (r *Recording) Finish(ctx context.Context) (*Scenario, error) {
 }
 
 // ScenarioFromJournal turns journal entries into a scenario: the device's
-// first hub connection becomes expect connected, later ones expect
-// reconnect; its hub calls (that did not fail) expect invoke with their
+// hub connection becomes expect connected when it is the first thing the
+// device does in the entries, expect reconnect otherwise; its hub calls (that did not fail) expect invoke with their
 // arguments; the admin API's pushes to it and its faults become push and
 // fault steps; a gap of a second or more before a push or a fault becomes
 // a wait, and an expectation's deadline is twice the time it took, at
@@ -702,10 +718,13 @@ func ScenarioFromJournal(evs []Event, device string) *Scenario {
 			device = e.DeviceID
 		}
 		var st Step
+		seenBefore := connected
+		if e.Source == SourceHub && e.DeviceID == device && device != "" {
+			connected = true // a device that spoke on the hub already had a connection
+		}
 		switch {
 		case e.Source == SourceHub && e.Action == "connected" && e.DeviceID == device:
-			st.Expect = &Expectation{Connected: !connected, Reconnect: connected}
-			connected = true
+			st.Expect = &Expectation{Connected: !seenBefore, Reconnect: seenBefore}
 		case e.Source == SourceHub && e.Direction == DirectionIn && e.DeviceID == device && e.Status == 0 && e.Error == "" && isHubCall(e):
 			st.Expect = &Expectation{Invoke: e.Action}
 			if len(e.Payload) > 0 && string(e.Payload) != "[]" {
