@@ -719,7 +719,7 @@ func ScenarioFromJournal(evs []Event, device string) *Scenario {
 		}
 		var st Step
 		seenBefore := connected
-		if e.Source == SourceHub && e.DeviceID == device && device != "" {
+		if e.Source == SourceHub && e.DeviceID == device && device != "" && e.ConnectionID != "" {
 			connected = true // a device that spoke on the hub already had a connection
 		}
 		switch {

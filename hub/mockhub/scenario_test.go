@@ -2,9 +2,11 @@ package mockhub_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
 )
@@ -184,5 +186,105 @@ func TestScenarioRecordReplays(t *testing.T) {
 	js2.expect(t, "listening")
 	if c := js2.expect(t, "command"); c["command"] != "jump" {
 		t.Errorf("the replay pushed %v", c)
+	}
+}
+
+// TestScenarioStaysListening: "listening for" fails when the device stops
+// listening inside the window; waits run on the player's clock.
+func TestScenarioStaysListening(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{})
+	_, tok, _ := s.CreateDevice("", "raw")
+	c, err := rawDial(t, ts.URL, hubHeaders(tok.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.invoke("1", "VerifySelf")
+	c.invoke("2", "DeviceStartedListening")
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if _, err := s.WaitEvent(ctx, 0, func(e mockhub.Event) bool { return e.Action == "DeviceStartedListening" && e.Status == 0 }); err != nil {
+		t.Fatal(err)
+	}
+	sc, err := mockhub.ParseScenario([]byte(`steps:
+  - wait: 1h
+  - expect: {connected: true}
+  - expect: {listening: true, for: 1h}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var waited []time.Duration
+	windowOpen := make(chan struct{})
+	after := func(d time.Duration) <-chan time.Time {
+		waited = append(waited, d)
+		ch := make(chan time.Time, 1)
+		switch d {
+		case time.Hour:
+			if len(waited) == 1 { // the wait step: over at once
+				ch <- time.Time{}
+			} else { // the listening window: the device stops inside it
+				close(windowOpen)
+			}
+		}
+		return ch
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- mockhub.Play(ctx, sc, mockhub.PlayConfig{Admin: &mockhub.AdminClient{BaseURL: ts.URL}, After: after})
+	}()
+	select {
+	case <-windowOpen:
+	case err := <-done:
+		t.Fatalf("the play ended before the listening window: %v", err)
+	}
+	c.invoke("3", "DeviceStoppedListening")
+	err = <-done
+	var f *mockhub.ScenarioFailure
+	if !errors.As(err, &f) || f.Step != 3 || f.Line != 4 || !strings.Contains(err.Error(), "expected the device stays listening for 1h0m0s; it did not") ||
+		!strings.Contains(err.Error(), "hub in DeviceStoppedListening") {
+		t.Fatalf("play: %v", err)
+	}
+	if len(waited) != 2 || waited[0] != time.Hour { // the wait and the window: the connected device needed no deadline
+		t.Errorf("the player's clock was asked for %v", waited)
+	}
+}
+
+// TestScenarioFromJournal: pushes and faults through the admin API become
+// steps, the device's calls and reconnections expectations, a gap before
+// a push a wait; failed calls and other devices are left out.
+func TestScenarioFromJournal(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	evs := []mockhub.Event{
+		{Seq: 1, Time: at(0), Source: mockhub.SourceHub, Action: "connected", DeviceID: "d", ConnectionID: "c1"},
+		{Seq: 2, Time: at(0.1), Source: mockhub.SourceHub, Direction: mockhub.DirectionIn, Action: "VerifySelf", DeviceID: "d", ConnectionID: "c1", Payload: json.RawMessage(`[]`)},
+		{Seq: 3, Time: at(0.2), Source: mockhub.SourceHub, Direction: mockhub.DirectionIn, Action: "VerifySelf", DeviceID: "other", ConnectionID: "c9"},
+		{Seq: 4, Time: at(0.3), Source: mockhub.SourceHub, Direction: mockhub.DirectionIn, Action: "Bogus", DeviceID: "d", ConnectionID: "c1", Error: "unknown method"},
+		{Seq: 5, Time: at(5), Source: mockhub.SourceAdmin, Direction: mockhub.DirectionIn, Action: "PushCommand", DeviceID: "d", Status: 200, Payload: json.RawMessage(`{"macroName":"Space"}`)},
+		{Seq: 6, Time: at(5.1), Source: mockhub.SourceHub, Direction: mockhub.DirectionOut, Action: "DeviceCommand", DeviceID: "d", ConnectionID: "c1"},
+		{Seq: 7, Time: at(12), Source: mockhub.SourceHub, Direction: mockhub.DirectionIn, Action: "Report", DeviceID: "d", ConnectionID: "c1", Payload: json.RawMessage(`[{"ok":true}]`)},
+		{Seq: 8, Time: at(12.5), Source: mockhub.SourceAdmin, Direction: mockhub.DirectionIn, Action: "Faults", Status: 200, Payload: json.RawMessage(`{"drop":true}`)},
+		{Seq: 9, Time: at(13), Source: mockhub.SourceHub, Action: "disconnected", DeviceID: "d", ConnectionID: "c1"},
+		{Seq: 10, Time: at(14), Source: mockhub.SourceHub, Action: "connected", DeviceID: "d", ConnectionID: "c2"},
+		{Seq: 11, Time: at(15), Source: mockhub.SourceAdmin, Direction: mockhub.DirectionIn, Action: "StopListening", DeviceID: "d", Status: 409},
+	}
+	got := string(mockhub.ScenarioFromJournal(evs, "").YAML())
+	want := `# A hubgate mock scenario: hubgate mock play FILE
+name: "recorded"
+device: "d"
+steps:
+  - expect: {"connected":true,"within":"30s"}
+  - expect: {"invoke":"VerifySelf","within":"10s"}
+  - wait: "4.9s"
+  - push: {"macroName":"Space"}
+  - expect: {"invoke":"Report","args":[{"ok":true}],"within":"14s"}
+  - fault: {"drop":true}
+  - expect: {"reconnect":true,"within":"10s"}
+`
+	if got != want {
+		t.Errorf("recorded:\n%s\nwant:\n%s", got, want)
+	}
+	if _, err := mockhub.ParseScenario([]byte(got)); err != nil {
+		t.Errorf("the recording does not parse: %v", err)
 	}
 }
