@@ -124,6 +124,9 @@ func TestScenarioFailureReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.invoke("1", "VerifySelf")
+	if _, err := c.next(wait); err != nil { // its completion: the calls are journaled in this order
+		t.Fatal(err)
+	}
 	c.invoke("2", "DeviceStartedListening", "now") // the hub refuses the argument: the report shows it
 	err = <-done
 	var f *mockhub.ScenarioFailure
@@ -199,6 +202,9 @@ func TestScenarioStaysListening(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.invoke("1", "VerifySelf")
+	if _, err := c.next(wait); err != nil {
+		t.Fatal(err)
+	}
 	c.invoke("2", "DeviceStartedListening")
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
