@@ -358,8 +358,9 @@ func Play(ctx context.Context, sc *Scenario, cfg PlayConfig) error {
 			}
 		case st.Fault != nil:
 			what = "fault"
-			p.cursor = f.lastSeq(p.cursor)
-			_, err = cfg.Admin.Faults(ctx, *st.Fault)
+			if err = p.toJournalEnd(ctx); err == nil {
+				_, err = cfg.Admin.Faults(ctx, *st.Fault)
+			}
 		case st.Push != nil:
 			what, err = p.push(ctx, st.Push)
 		case st.Expect != nil:
@@ -393,6 +394,21 @@ type player struct {
 	lastConnSeen string
 }
 
+// journalEnd is the journal's last sequence number now, as the mock
+// says it (the stream may not have delivered it yet).
+func (p *player) journalEnd(ctx context.Context) (int64, error) {
+	page, err := p.cfg.Admin.Journal(ctx, math.MaxInt64, "", 0)
+	return page.Last, err
+}
+
+// toJournalEnd moves the cursor to the journal's end: what an expectation
+// after a push or a fault sees followed it.
+func (p *player) toJournalEnd(ctx context.Context) error {
+	last, err := p.journalEnd(ctx)
+	p.cursor = max(p.cursor, last)
+	return err
+}
+
 // needDevice waits for the first device to connect when none is known.
 func (p *player) needDevice(ctx context.Context, d time.Duration) error {
 	if p.device != "" {
@@ -413,7 +429,9 @@ func (p *player) push(ctx context.Context, ps *PushStep) (string, error) {
 	if err := p.needDevice(ctx, DefaultWithin); err != nil {
 		return "", err
 	}
-	p.cursor = p.f.lastSeq(p.cursor)
+	if err := p.toJournalEnd(ctx); err != nil {
+		return "", err
+	}
 	a, dev := p.cfg.Admin, p.device
 	var err error
 	var what string
@@ -490,7 +508,10 @@ func (p *player) expect(ctx context.Context, e *Expectation, within time.Duratio
 // stayListening checks the device listens now and keeps listening and
 // connected for d.
 func (p *player) stayListening(ctx context.Context, e *Expectation, d time.Duration) error {
-	from := p.f.lastSeq(p.cursor)
+	from, err := p.journalEnd(ctx)
+	if err != nil {
+		return err
+	}
 	devs, err := p.cfg.Admin.Devices(ctx)
 	if err != nil {
 		return err
