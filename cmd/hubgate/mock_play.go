@@ -32,7 +32,20 @@ func newMockPlayCommand(a *app) *cobra.Command {
 			"pushes, faults, waits and expectations on what the device does, judged on the mock's journal. " +
 			"Start `hubgate mock` (with --state, so your client stays paired), then play, then start your client: what happens after the play began counts " +
 			"(an expectation of connected also holds for a client connected already). " +
-			"The file's format is in hub/mockhub/scenario.go; `hubgate mock record FILE` writes one from a live session.",
+			"`hubgate mock record FILE` writes one from a live session.\n\n" +
+			"A scenario:\n\n" +
+			"  device: ID                 # optional: default the only connected device, else the first to connect\n" +
+			"  within: 10s                # optional: the default deadline of an expectation\n" +
+			"  steps:\n" +
+			"    - expect: {connected: true, within: 1m}\n" +
+			"    - expect: {invoke: VerifySelf}\n" +
+			"    - push: {macroName: Space}      # or command, macro, profile, settings, startListening, stopListening\n" +
+			"    - expect: {invoke: DeviceStartedListening, args: [], within: 5s}   # args match the call's, objects by subset\n" +
+			"    - fault: {drop: true}           # as `hubgate mock fault`: drop, refuseFor, freeze, expireServiceTokens, serviceErrorFor\n" +
+			"    - expect: {reconnect: true, within: 30s}\n" +
+			"    - wait: 2s\n" +
+			"    - expect: {listening: true, for: 3s}\n\n" +
+			"Exit 0 when every expectation held; 1 with a report of the first that did not (its step and line, the expectation, what the journal showed); 3 for a bad file.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			c, err := a.mockAdmin(m)
