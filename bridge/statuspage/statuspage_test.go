@@ -1,16 +1,13 @@
 package statuspage_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -130,25 +127,7 @@ func servePage(t *testing.T, b *bridge.Bridge) *statuspage.Server {
 	return s
 }
 
-// screenshotPath is where the test leaves the page's screenshot for people
-// to look at: $HUBGATE_TEST_ARTIFACTS, else <tmp>/hubgate-test-artifacts.
-func screenshotPath(t *testing.T) string {
-	dir := os.Getenv("HUBGATE_TEST_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "hubgate-test-artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "statuspage.png")
-}
-
 func TestStatusPageInHeadlessChromium(t *testing.T) {
-	node := testenv.RequireNode(t)
-	chromium := testenv.RequireProgram(t, "chromium")
-	testenv.NpmBin(t, "playwright-core/package.json")
-	script := filepath.Join(testenv.ModuleRoot(t), testenv.NpmDir, "statuspage-e2e.cjs")
-
 	b, fh, j := startBridge(t)
 	events := b.Subscribe(t.Context(), bridge.SubscribeOptions{})
 	fh.command("hello") // a finished run with its answer in the history
@@ -158,23 +137,9 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 		}
 	}
 	page := servePage(t, b)
-	shot := screenshotPath(t)
-	os.Remove(shot)
+	shot := testenv.ArtifactPath(t, "statuspage.png")
 	const command = "slow report on the garden"
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(os.Environ(), "PAGE_URL="+page.URL(), "LOGIN_URL="+page.NewLoginURL(), "SCREENSHOT="+shot, "COMMAND="+command, "CHROMIUM="+chromium)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	var result struct {
 		FirstStatus           int    `json:"firstStatus"`
 		LoginStatus           int    `json:"loginStatus"`
@@ -198,27 +163,9 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 		ForeignHost        int      `json:"foreignHost"`
 		ForeignHostBody    string   `json:"foreignHostBody"`
 	}
-	sc := bufio.NewScanner(out)
-	got := false
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case line == "READY":
-			fh.command(command)
-		case strings.HasPrefix(line, "RESULT "):
-			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "RESULT ")), &result); err != nil {
-				t.Fatal(err)
-			}
-			got = true
-		case strings.HasPrefix(line, "FAIL "):
-			t.Errorf("the browser script failed: %s", line)
-		default:
-			t.Logf("script: %s", line)
-		}
-	}
-	if err := cmd.Wait(); err != nil || !got {
-		t.Fatalf("the browser script: %v; stderr:\n%s", err, stderr.String())
-	}
+	testenv.RunBrowserScript(t, "statuspage-e2e.cjs",
+		[]string{"PAGE_URL=" + page.URL(), "LOGIN_URL=" + page.NewLoginURL(), "SCREENSHOT=" + shot, "COMMAND=" + command},
+		func() { fh.command(command) }, &result)
 	t.Logf("screenshot of the status page with a run in flight: %s", shot)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Errorf("screenshot %s: %v", shot, err)

@@ -21,7 +21,7 @@ func TestMockServesWithTheHardenedServer(t *testing.T) {
 	var out, errb testutil.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"mock", "--direct-hub"}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}, func(string) string { return "" })
+		done <- Main(ctx, []string{"mock", "--listen", "127.0.0.1:0", "--direct-hub"}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}, func(string) string { return "" })
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -43,6 +44,7 @@ type mockFlags struct {
 	// sign-in as the real service answers it
 	redirectURIs  []string
 	requireSecret bool
+	stateFile     string
 }
 
 func newMockCommand(a *app) *cobra.Command {
@@ -54,9 +56,19 @@ func newMockCommand(a *app) *cobra.Command {
 (/signin, /signin/token, answering as the real service does), the device REST
 routes, the SignalR device hub at /device (whose negotiate redirects to a mock
 Azure SignalR Service on a second port, as the real service does; --direct-hub
-serves it at /device), an admin API under /mock (loopback peers only) and an API
-explorer at /swagger. Everything is in memory. Once it accepts connections it prints its base
-URL (http://127.0.0.1:<port>) on stdout; SIGINT or SIGTERM stops it cleanly.
+serves it at /device), an admin API under /mock (loopback peers only; GET /mock
+lists it), a hub console at /mock/console (push to a device, watch its hub
+frames live) and an API explorer at /swagger. Once it accepts connections it
+prints its base URL on stdout; SIGINT or SIGTERM stops it cleanly.
+
+It listens on ` + mockhub.DefaultListen + ` by default, a fixed address, so that a paired
+daemon finds it again after a restart (--listen 127.0.0.1:0 takes any free
+port). Everything is in memory unless --state FILE keeps the devices, device
+tokens, profiles and sign-ins across restarts (written on each change; a
+corrupt file is an error, never silently replaced): with both, a daemon
+paired with the mock reconnects after a mock restart without pairing again.
+The journal (GET /mock/journal, 'hubgate mock events') keeps the last
+10000 entries in memory.
 
 Defaults: client id mock-client, client secret mock-secret, device type
 mock-controller. As on the real service, a client may sign in without the
@@ -67,7 +79,8 @@ demands it). The client secret is a test credential of the mock: set it with
 developer portal does); without it any loopback address is accepted.
 
 The subcommands drive a running mock through its admin API; they take the base
-URL from --url or ` + envMockURL + `.`,
+URL from --url, else ` + envMockURL + `, else http://` + mockhub.DefaultListen + `. Those that
+push to a device take --device, or pick the mock's only device.`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return &usageError{fmt.Errorf("unknown command %q for %q; see '%s --help'", args[0], c.CommandPath(), c.CommandPath())}
@@ -77,7 +90,8 @@ URL from --url or ` + envMockURL + `.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.runMock(cmd.Context(), f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.listen, "listen", "127.0.0.1:0", "address to listen on (port 0: any free port)")
+	fl.StringVar(&f.listen, "listen", mockhub.DefaultListen, "address to listen on (port 0: any free port)")
+	fl.StringVar(&f.stateFile, "state", "", "keep devices, device tokens, profiles and sign-ins in this file across restarts (default: in memory)")
 	fl.StringVar(&f.clientID, "client-id", "", "OAuth client id (default mock-client)")
 	fl.StringVar(&f.clientSecret, "client-secret", "", "OAuth client secret of the mock, a TEST credential (default mock-secret; prefer "+envMockSecret+")")
 	fl.StringVar(&f.deviceType, "device-type", "", "the device type id User Devices are created with (default mock-controller)")
@@ -95,7 +109,7 @@ URL from --url or ` + envMockURL + `.`,
 		newMockDevicesCommand(a), newMockCreateDeviceCommand(a), newMockSendCommand(a),
 		newMockProfileCommand(a), newMockListeningCommand(a, true), newMockListeningCommand(a, false),
 		newMockSettingsCommand(a), newMockDisableTokenCommand(a), newMockFaultCommand(a), newMockEventsCommand(a),
-		newMockTokenCommand(a),
+		newMockTokenCommand(a), newMockPlayCommand(a), newMockRecordCommand(a),
 	)
 	return cmd
 }
@@ -115,7 +129,8 @@ func (a *app) runMock(ctx context.Context, f mockFlags) error {
 		RedirectURIs: f.redirectURIs, RequireClientSecret: f.requireSecret,
 		KeepAliveInterval: f.keepAlive, TimeoutInterval: f.timeout,
 		DirectHub: f.directHub, ServiceAddr: f.serviceAddr, ServiceTokenTTL: f.hubTokenTTL,
-		Logger: log,
+		StateFile: f.stateFile,
+		Logger:    log,
 	}
 	if cfg.ServiceAddr == "" {
 		host, _, _ := net.SplitHostPort(f.listen)
@@ -126,15 +141,22 @@ func (a *app) runMock(ctx context.Context, f mockFlags) error {
 	if f.denyConsent {
 		cfg.Consent = func(mockhub.ConsentRequest) bool { return false }
 	}
+	ln, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("mock: %s is taken (another mock?); --listen 127.0.0.1:0 takes any free port: %w", f.listen, err)
+		}
+		return fmt.Errorf("mock: %w", err)
+	}
 	srv, err := mockhub.New(cfg)
 	if err != nil {
+		ln.Close()
+		if errors.Is(err, mockhub.ErrCorruptState) {
+			return &configError{err}
+		}
 		return &usageError{err}
 	}
 	defer srv.Close()
-	ln, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return fmt.Errorf("mock: %w", err)
-	}
 	addr := ln.Addr().(*net.TCPAddr)
 	host := addr.IP.String()
 	if addr.IP.IsUnspecified() {
@@ -145,8 +167,11 @@ func (a *app) runMock(ctx context.Context, f mockFlags) error {
 	serving := localhttp.Serve(srv.NewHTTPServer(), ln)
 	fmt.Fprintln(a.stdio.Out, base)
 	eff := srv.Config()
-	fmt.Fprintf(a.stdio.Err, "hubgate: mock remote service at %s (client id %s, device type %s); admin API %s/mock, explorer %s/swagger\n",
-		base, eff.ClientID, eff.DeviceTypeID, base, base)
+	fmt.Fprintf(a.stdio.Err, "hubgate: mock remote service at %s (client id %s, device type %s); admin API %s/mock, console %s/mock/console, explorer %s/swagger\n",
+		base, eff.ClientID, eff.DeviceTypeID, base, base, base)
+	if f.stateFile != "" {
+		fmt.Fprintf(a.stdio.Err, "hubgate: state kept in %s (%d device(s))\n", f.stateFile, len(srv.Devices()))
+	}
 	if svc := srv.ServiceURL(); svc != "" {
 		fmt.Fprintf(a.stdio.Err, "hubgate: %s/negotiate redirects to the mock SignalR service at %s%s/ (access tokens live %s)\n",
 			base+mockhub.HubPath, svc, mockhub.ServicePath, eff.ServiceTokenTTL)
@@ -191,7 +216,7 @@ func (a *app) mockAdmin(m *mockClientFlags) (*mockhub.AdminClient, error) {
 		u = a.getenv(envMockURL)
 	}
 	if u == "" {
-		return nil, &usageError{errors.New("--url (or " + envMockURL + ") is required: the base URL 'hubgate mock' printed")}
+		u = "http://" + mockhub.DefaultListen
 	}
 	if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
 		return nil, &usageError{fmt.Errorf("--url must be an http URL like http://127.0.0.1:43123, got %q", u)}
@@ -285,7 +310,7 @@ func newMockDevicesCommand(a *app) *cobra.Command {
 
 func newMockCreateDeviceCommand(a *app) *cobra.Command {
 	var name, typeID string
-	cmd, _ := a.mockCommand("create-device", "Create a device and its device token without OAuth (prints both as JSON, token included)", false,
+	cmd, _ := a.mockCommand("create-device", "Create a device and its device token without OAuth (prints both as JSON, token included, with or without --json)", true,
 		func(ctx context.Context, c *mockhub.AdminClient, _ *mockClientFlags, _ *cobra.Command) error {
 			created, err := c.CreateDevice(ctx, mockhub.CreateDeviceRequest{DeviceTypeID: typeID, Name: name})
 			if err != nil {
@@ -299,12 +324,18 @@ func newMockCreateDeviceCommand(a *app) *cobra.Command {
 }
 
 func newMockSendCommand(a *app) *cobra.Command {
-	var device, command, macroFile string
+	var device, command, macroFile, macroName string
 	var events []string
 	cmd, _ := a.mockCommand("send", "Push a DeviceCommand (command and macro) to a device's hub connections", true,
 		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
-			if err := mockRequired(cmd, "device", "command"); err != nil {
-				return err
+			if command == "" && macroFile == "" && macroName == "" {
+				return &usageError{errors.New(cmd.CommandPath() + " needs --command, --macro FILE or --macro-name NAME")}
+			}
+			if macroFile != "" && macroName != "" {
+				return &usageError{errors.New("--macro and --macro-name are exclusive: one macro is sent")}
+			}
+			if macroName != "" && len(events) > 0 {
+				return &usageError{errors.New("--event adds to --macro FILE or to the macro made from --command, not to a profile's macro")}
 			}
 			var macro *deviceapi.Macro
 			if macroFile != "" {
@@ -316,22 +347,54 @@ func newMockSendCommand(a *app) *cobra.Command {
 				if err := json.Unmarshal(b, macro); err != nil {
 					return &usageError{fmt.Errorf("--macro %s is not a Macro JSON object: %w", macroFile, err)}
 				}
+				if command == "" && macro.Name == "" && len(macro.Commands) == 0 {
+					return &usageError{fmt.Errorf("--macro %s has neither a name nor a command: give --command", macroFile)}
+				}
 			}
 			macro, err := mockMacroWithEvents(macro, command, events)
 			if err != nil {
 				return err
 			}
-			res, err := c.Command(ctx, device, command, macro)
+			id, err := a.mockPickDevice(ctx, c, device)
+			if err != nil {
+				return err
+			}
+			res, err := c.Send(ctx, id, mockhub.CommandRequest{Command: command, Macro: macro, MacroName: macroName})
 			if err != nil {
 				return err
 			}
 			return a.mockPrintPush(m, res, "DeviceCommand")
 		})
-	cmd.Flags().StringVar(&device, "device", "", "device id")
-	cmd.Flags().StringVar(&command, "command", "", "the command string")
+	cmd.Flags().StringVar(&device, "device", "", "device id (default: the mock's only device)")
+	cmd.Flags().StringVar(&command, "command", "", "the command string (default with a macro: the macro's name, as the real app sends it, else its first command)")
 	cmd.Flags().StringVar(&macroFile, "macro", "", "JSON file of the Macro to send (- for stdin; default: a macro made from the command)")
+	cmd.Flags().StringVar(&macroName, "macro-name", "", "send the macro of this name in the device's current profile (as the real app does)")
 	cmd.Flags().StringArrayVar(&events, "event", nil, `a MacroEvent as JSON, appended to the macro's events (repeatable), e.g. '{"eventType":"Type","typedPhrase":"water the plants"}'`)
 	return cmd
+}
+
+// mockPickDevice is the device a subcommand pushes to: --device, else the
+// mock's only device; with none or several it says which exist (a usage
+// error).
+func (a *app) mockPickDevice(ctx context.Context, c *mockhub.AdminClient, device string) (string, error) {
+	if device != "" {
+		return device, nil
+	}
+	list, err := c.Devices(ctx)
+	if err != nil {
+		return "", err
+	}
+	switch len(list) {
+	case 1:
+		return list[0].Device.ID, nil
+	case 0:
+		return "", &usageError{errors.New("the mock has no device yet: pair one ('hubgate pair') or create one ('hubgate mock create-device')")}
+	}
+	var b strings.Builder
+	for _, d := range list {
+		fmt.Fprintf(&b, "\n  %s  %s (%d connection(s))", d.Device.ID, d.Device.NameOverride, d.Connections)
+	}
+	return "", &usageError{fmt.Errorf("the mock has %d devices; pick one with --device:%s", len(list), b.String())}
 }
 
 // mockMacroWithEvents appends the --event values to the macro (one made
@@ -363,14 +426,18 @@ func newMockProfileCommand(a *app) *cobra.Command {
 	var device, file string
 	cmd, _ := a.mockCommand("profile", "Set a device's current profile and push DeviceProfileUpdate", true,
 		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
-			if err := mockRequired(cmd, "device", "file"); err != nil {
+			if err := mockRequired(cmd, "file"); err != nil {
 				return err
 			}
 			b, err := a.mockReadJSONFile(file)
 			if err != nil {
 				return err
 			}
-			res, err := c.Profile(ctx, device, b)
+			id, err := a.mockPickDevice(ctx, c, device)
+			if err != nil {
+				return err
+			}
+			res, err := c.Profile(ctx, id, b)
 			if err != nil {
 				return err
 			}
@@ -380,7 +447,7 @@ func newMockProfileCommand(a *app) *cobra.Command {
 			_, err = fmt.Fprintf(a.stdio.Out, "profile set; DeviceProfileUpdate delivered to %d connection(s)\n", res.Delivered)
 			return err
 		})
-	cmd.Flags().StringVar(&device, "device", "", "device id")
+	cmd.Flags().StringVar(&device, "device", "", "device id (default: the mock's only device)")
 	cmd.Flags().StringVar(&file, "file", "", "JSON file of the Profile (- for stdin)")
 	return cmd
 }
@@ -393,22 +460,22 @@ func newMockListeningCommand(a *app, start bool) *cobra.Command {
 	var device string
 	cmd, _ := a.mockCommand(use, "Push "+target+" to a device's hub connections", true,
 		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
-			if err := mockRequired(cmd, "device"); err != nil {
+			id, err := a.mockPickDevice(ctx, c, device)
+			if err != nil {
 				return err
 			}
 			var res mockhub.PushResult
-			var err error
 			if start {
-				res, err = c.StartListening(ctx, device)
+				res, err = c.StartListening(ctx, id)
 			} else {
-				res, err = c.StopListening(ctx, device)
+				res, err = c.StopListening(ctx, id)
 			}
 			if err != nil {
 				return err
 			}
 			return a.mockPrintPush(m, res, target)
 		})
-	cmd.Flags().StringVar(&device, "device", "", "device id")
+	cmd.Flags().StringVar(&device, "device", "", "device id (default: the mock's only device)")
 	return cmd
 }
 
@@ -416,20 +483,24 @@ func newMockSettingsCommand(a *app) *cobra.Command {
 	var device, file string
 	cmd, _ := a.mockCommand("settings", "Push DeviceSettingsUpdate with any JSON value", true,
 		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, cmd *cobra.Command) error {
-			if err := mockRequired(cmd, "device", "file"); err != nil {
+			if err := mockRequired(cmd, "file"); err != nil {
 				return err
 			}
 			b, err := a.mockReadJSONFile(file)
 			if err != nil {
 				return err
 			}
-			res, err := c.Settings(ctx, device, b)
+			id, err := a.mockPickDevice(ctx, c, device)
+			if err != nil {
+				return err
+			}
+			res, err := c.Settings(ctx, id, b)
 			if err != nil {
 				return err
 			}
 			return a.mockPrintPush(m, res, "DeviceSettingsUpdate")
 		})
-	cmd.Flags().StringVar(&device, "device", "", "device id")
+	cmd.Flags().StringVar(&device, "device", "", "device id (default: the mock's only device)")
 	cmd.Flags().StringVar(&file, "file", "", "JSON file of the settings (- for stdin)")
 	return cmd
 }
@@ -521,48 +592,63 @@ func newMockFaultCommand(a *app) *cobra.Command {
 func newMockEventsCommand(a *app) *cobra.Command {
 	var since int64
 	var follow bool
-	cmd, _ := a.mockCommand("events", "Show what clients did (OAuth, REST and hub calls), in order", true,
+	var device string
+	cmd, _ := a.mockCommand("events", "Show the mock's journal: every OAuth, REST, admin and hub call, both directions, with payloads (secrets redacted)", true,
 		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, _ *cobra.Command) error {
 			if since < 0 {
 				return &usageError{errors.New("--since must be >= 0")}
 			}
-			for {
-				var waitFor time.Duration
-				if follow {
-					waitFor = 30 * time.Second
-				}
-				page, err := c.Events(ctx, since, waitFor)
-				if err != nil {
-					if follow && ctx.Err() != nil {
-						return nil
+			show := func(e mockhub.Event) error {
+				if m.json {
+					b, err := json.Marshal(e)
+					if err != nil {
+						return err
 					}
+					_, err = fmt.Fprintf(a.stdio.Out, "%s\n", b)
 					return err
 				}
-				if m.json && !follow {
+				_, err := fmt.Fprintln(a.stdio.Out, formatMockEvent(e))
+				return err
+			}
+			if !follow {
+				page, err := c.Journal(ctx, since, device, 0)
+				if err != nil {
+					return err
+				}
+				if m.json {
 					return a.mockPrintJSON(page)
 				}
 				for _, e := range page.Events {
-					if m.json {
-						b, _ := json.Marshal(e)
-						fmt.Fprintf(a.stdio.Out, "%s\n", b)
-					} else {
-						fmt.Fprintln(a.stdio.Out, formatMockEvent(e))
+					if err := show(e); err != nil {
+						return err
 					}
-					since = e.Seq
 				}
-				if !follow {
-					return nil
-				}
+				return nil
 			}
+			err := c.FollowJournal(ctx, since, device, show, func(missed int64) {
+				fmt.Fprintf(a.stdio.Err, "hubgate: %d journal entries were dropped before they could be shown\n", missed)
+			})
+			if ctx.Err() != nil {
+				return nil // interrupted: the normal end of --follow
+			}
+			if err == nil {
+				return errors.New("the mock closed the journal stream (it stopped)")
+			}
+			return err
 		})
-	cmd.Flags().Int64Var(&since, "since", 0, "show events after this sequence number")
-	cmd.Flags().BoolVar(&follow, "follow", false, "keep waiting for new events (JSON lines with --json) until interrupted")
+	cmd.Flags().Int64Var(&since, "since", 0, "show entries after this sequence number")
+	cmd.Flags().BoolVar(&follow, "follow", false, "keep showing new entries as they come (JSON lines with --json) until interrupted")
+	cmd.Flags().StringVar(&device, "device", "", "only the entries of this device")
 	return cmd
 }
 
 func formatMockEvent(e mockhub.Event) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%5d %s %-5s %s", e.Seq, e.Time.Local().Format("15:04:05.000"), e.Source, e.Action)
+	dir := "<-"
+	if e.Direction == mockhub.DirectionOut {
+		dir = "->"
+	}
+	fmt.Fprintf(&b, "%5d %s %-5s %s %s", e.Seq, e.Time.Local().Format("15:04:05.000"), e.Source, dir, e.Action)
 	if e.DeviceID != "" {
 		fmt.Fprintf(&b, " device=%s", e.DeviceID)
 	}
@@ -575,6 +661,12 @@ func formatMockEvent(e mockhub.Event) string {
 	if len(e.Args) > 0 {
 		args, _ := json.Marshal(e.Args)
 		fmt.Fprintf(&b, " args=%s", args)
+	}
+	if len(e.Payload) > 0 {
+		fmt.Fprintf(&b, " payload=%s", e.Payload)
+	}
+	if len(e.Result) > 0 {
+		fmt.Fprintf(&b, " result=%s", e.Result)
 	}
 	return b.String()
 }

@@ -313,7 +313,7 @@ func TestMockCommand(t *testing.T) {
 func TestMockStopsOnSIGINTWithAConnectedDevice(t *testing.T) {
 	e := env(t)
 	// The old direct hub (--direct-hub): a device connects at /device.
-	p := startMockProc(t, e, "--deny-consent", "--direct-hub")
+	p := startMockProc(t, e, "--listen", "127.0.0.1:0", "--deny-consent", "--direct-hub")
 	if !testutil.Eventually(e2eWait, func() bool { return strings.Contains(p.Stderr(), "the hub is served directly at") }) {
 		t.Errorf("stderr %s", p.Stderr())
 	}
@@ -345,8 +345,8 @@ func TestMockUsageErrors(t *testing.T) {
 		{"mock", "--listen", "nonsense"},
 		{"mock", "--hub-timeout", "-1s"},
 		{"mock", "bogus"},
-		{"mock", "send", "--device", "x", "--command", "y"}, // no URL
-		{"mock", "send", "--url", "http://127.0.0.1:1", "--command", "y"},
+		{"mock", "send", "--url", "http://127.0.0.1:1", "--device", "x"}, // nothing to send
+		{"mock", "send", "--url", "http://127.0.0.1:1", "--macro", "m.json", "--macro-name", "Save"},
 		{"mock", "send", "--url", "not a url", "--device", "x", "--command", "y"},
 		{"mock", "fault", "--url", "http://127.0.0.1:1"},
 		{"mock", "fault", "--url", "http://127.0.0.1:1", "--service-error-for", "-1s"},

@@ -2,14 +2,15 @@ package mockhub
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -37,7 +38,16 @@ type (
 		DeviceTypeID string               `json:"deviceTypeId"`
 		Connected    bool                 `json:"connected"`   // a hub connection is up
 		Connections  int                  `json:"connections"` // how many
-		Tokens       []TokenInfo          `json:"tokens"`
+		// HubConnections are the device's hub connections, oldest first.
+		HubConnections []ConnectionInfo `json:"hubConnections"`
+		Tokens         []TokenInfo      `json:"tokens"`
+	}
+	// ConnectionInfo is one hub connection of a device.
+	ConnectionInfo struct {
+		ID        string    `json:"id"`
+		Transport string    `json:"transport"` // websockets, sse
+		TokenID   string    `json:"tokenId"`
+		Since     time.Time `json:"since"` // on Config.Now
 	}
 	// TokenInfo describes a device token without its secret.
 	TokenInfo struct {
@@ -45,10 +55,15 @@ type (
 		UserDeviceID string `json:"userDeviceId"`
 		IsDisabled   bool   `json:"isDisabled"`
 	}
-	// CommandRequest is the body of POST /mock/devices/{id}/command.
+	// CommandRequest is the body of POST /mock/devices/{id}/command. With
+	// MacroName the macro is the one of that name in the device's current
+	// profile (as the real app sends it); with Macro, that macro; with
+	// neither, one made from the command. An empty command is the macro's
+	// name (what the real app sends), else its first command.
 	CommandRequest struct {
-		Command string           `json:"command"`
-		Macro   *deviceapi.Macro `json:"macro,omitempty"`
+		Command   string           `json:"command,omitempty"`
+		Macro     *deviceapi.Macro `json:"macro,omitempty"`
+		MacroName string           `json:"macroName,omitempty"`
 	}
 	// PushResult answers a push.
 	PushResult struct {
@@ -64,10 +79,24 @@ type (
 		Token   TokenInfo `json:"token"`
 		Dropped int       `json:"dropped"` // hub connections closed
 	}
-	// EventsPage answers GET /mock/events.
+	// EventsPage answers GET /mock/journal (and /mock/events).
 	EventsPage struct {
 		Events []Event `json:"events"`
 		Last   int64   `json:"last"` // the last sequence number so far
+		// Missed counts the entries after the asked sequence number that
+		// the journal's ring has already dropped.
+		Missed int64 `json:"missed,omitempty"`
+	}
+	// AdminRoute is one route of the admin API (GET /mock lists them).
+	AdminRoute struct {
+		Method  string `json:"method"`
+		Path    string `json:"path"`
+		Name    string `json:"name"` // the journal's action for its calls
+		Summary string `json:"summary"`
+	}
+	// AdminIndex answers GET /mock.
+	AdminIndex struct {
+		Routes []AdminRoute `json:"routes"`
 	}
 )
 
@@ -185,12 +214,14 @@ func (s *Server) Devices() []DeviceInfo {
 	out := make([]DeviceInfo, 0, len(s.order))
 	for _, id := range s.order {
 		d := s.devices[id]
-		info := DeviceInfo{Device: d.dev, DeviceTypeID: d.typeID, Tokens: []TokenInfo{}}
+		info := DeviceInfo{Device: d.dev, DeviceTypeID: d.typeID, Tokens: []TokenInfo{}, HubConnections: []ConnectionInfo{}}
 		for _, c := range s.conns {
 			if c.tr.deviceID == id {
 				info.Connections++
+				info.HubConnections = append(info.HubConnections, ConnectionInfo{ID: c.id, Transport: c.tr.kind, TokenID: c.tr.tokenID, Since: c.since})
 			}
 		}
+		slices.SortFunc(info.HubConnections, func(a, b ConnectionInfo) int { return a.Since.Compare(b.Since) })
 		info.Connected = info.Connections > 0
 		for _, tid := range d.tokenIDs {
 			t := s.tokenByID[tid]
@@ -209,10 +240,78 @@ func (s *Server) PushCommand(deviceID, command string, macro *deviceapi.Macro) e
 }
 
 func (s *Server) pushCommand(deviceID, command string, macro *deviceapi.Macro) (int, error) {
+	return s.commandTo(deviceID, "", CommandRequest{Command: command, Macro: macro})
+}
+
+// PushMacro pushes DeviceCommand with the macro of that name in the
+// device's current profile, the command being the macro's name, as the
+// real app sends it.
+func (s *Server) PushMacro(deviceID, name string) error {
+	_, err := s.commandTo(deviceID, "", CommandRequest{MacroName: name})
+	return err
+}
+
+// commandTo pushes the DeviceCommand a CommandRequest describes to one
+// connection of the device (all when connID is empty).
+func (s *Server) commandTo(deviceID, connID string, req CommandRequest) (int, error) {
+	macro := req.Macro
+	if req.MacroName != "" {
+		if macro != nil {
+			return 0, errors.New("give macro or macroName, not both")
+		}
+		m, err := s.profileMacro(deviceID, req.MacroName)
+		if err != nil {
+			return 0, err
+		}
+		macro = &m
+	}
+	command := req.Command
+	if command == "" && macro != nil {
+		command = macro.Name
+		if command == "" && len(macro.Commands) > 0 {
+			command = macro.Commands[0]
+		}
+	}
+	if command == "" {
+		return 0, errors.New("command is required (or a macro with a name or a command)")
+	}
 	if macro == nil {
 		macro = &deviceapi.Macro{ID: uuid.NewString(), Name: command, Commands: []string{command}, Events: []deviceapi.MacroEvent{}}
 	}
-	return s.push(deviceID, "DeviceCommand", command, *macro)
+	return s.pushTo(deviceID, connID, "DeviceCommand", command, *macro)
+}
+
+// profileMacro finds a macro of the device's current profile by name:
+// the exact name, else the one name equal without case.
+func (s *Server) profileMacro(deviceID, name string) (deviceapi.Macro, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.devices[deviceID]
+	if d == nil {
+		return deviceapi.Macro{}, ErrUnknownDevice
+	}
+	p := d.dev.CurrentProfile
+	if p == nil {
+		return deviceapi.Macro{}, fmt.Errorf("%w: the device has no current profile (push one first)", ErrUnknownMacro)
+	}
+	var folded []deviceapi.Macro
+	var names []string
+	for _, m := range p.Configuration.Macros {
+		if m.Name == name {
+			return m, nil
+		}
+		if strings.EqualFold(m.Name, name) {
+			folded = append(folded, m)
+		}
+		names = append(names, strconv.Quote(m.Name))
+	}
+	if len(folded) == 1 {
+		return folded[0], nil
+	}
+	if len(names) == 0 {
+		return deviceapi.Macro{}, fmt.Errorf("%w: the profile %q has no macros", ErrUnknownMacro, p.Name)
+	}
+	return deviceapi.Macro{}, fmt.Errorf("%w %q; the profile %q has %s", ErrUnknownMacro, name, p.Name, strings.Join(names, ", "))
 }
 
 // PushProfile makes p the device's current profile and pushes
@@ -224,6 +323,10 @@ func (s *Server) PushProfile(deviceID string, p deviceapi.Profile) (deviceapi.Us
 }
 
 func (s *Server) pushProfile(deviceID string, p deviceapi.Profile) (deviceapi.UserDevice, int, error) {
+	return s.pushProfileTo(deviceID, "", p)
+}
+
+func (s *Server) pushProfileTo(deviceID, connID string, p deviceapi.Profile) (deviceapi.UserDevice, int, error) {
 	s.mu.Lock()
 	d := s.devices[deviceID]
 	if d == nil {
@@ -233,8 +336,9 @@ func (s *Server) pushProfile(deviceID string, p deviceapi.Profile) (deviceapi.Us
 	d.dev.CurrentProfile = &p
 	dev := d.dev
 	s.mu.Unlock()
-	n, err := s.push(deviceID, "DeviceProfileUpdate", dev)
-	if errors.Is(err, ErrNoConnection) {
+	s.saveState()
+	n, err := s.pushTo(deviceID, connID, "DeviceProfileUpdate", dev)
+	if errors.Is(err, ErrNoConnection) && connID == "" {
 		err = nil
 	}
 	return dev, n, err
@@ -288,6 +392,7 @@ func (s *Server) DisableToken(tokenID string) (int, error) {
 		}
 	}
 	s.mu.Unlock()
+	s.saveState()
 	for _, tr := range drop {
 		tr.drop()
 	}
@@ -296,23 +401,40 @@ func (s *Server) DisableToken(tokenID string) (int, error) {
 
 // ---- HTTP ------------------------------------------------------------------
 
+// AdminRoutes lists the admin API's routes, as GET /mock does: the admin
+// group of the route table (api.go), so the index, the router and the
+// OpenAPI document cannot disagree.
+func (s *Server) AdminRoutes() []AdminRoute {
+	var out []AdminRoute
+	for _, rt := range s.apiRoutes() {
+		if rt.group == groupAdmin {
+			out = append(out, AdminRoute{Method: rt.method, Path: rt.path, Name: rt.op.id, Summary: rt.op.summary})
+		}
+	}
+	return out
+}
+
 func (s *Server) adminRoutes(r chi.Router) {
 	r.Use(loopbackOnly, loopbackHostOnly, sameOriginOnly, s.adminBodyDeadline)
-	s.mountGroup(r, groupAdmin, adminPrefix) // the route table: api.go
+	s.mountGroup(r, groupAdmin, adminPrefix, func(rt apiRoute, h http.Handler) http.Handler {
+		if rt.method == http.MethodGet { // reads are not journaled: reading the journal would fill it
+			return h
+		}
+		return s.journalAdmin(rt.op.id, h)
+	})
 }
 
 func (s *Server) adminDevices(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.Devices())
 }
 
-func (s *Server) adminStartListening(w http.ResponseWriter, r *http.Request) {
-	n, err := s.push(chi.URLParam(r, "id"), "StartListening")
-	writePush(w, n, err)
-}
-
-func (s *Server) adminStopListening(w http.ResponseWriter, r *http.Request) {
-	n, err := s.push(chi.URLParam(r, "id"), "StopListening")
-	writePush(w, n, err)
+// adminListening pushes StartListening() or StopListening() to the device
+// (?connection=ID: to that hub connection only).
+func (s *Server) adminListening(target string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		n, err := s.pushTo(chi.URLParam(r, "id"), r.URL.Query().Get("connection"), target)
+		writePush(w, n, err)
+	}
 }
 
 // loopbackOnly refuses peers that are not on a loopback address.
@@ -384,7 +506,7 @@ func decodeStrict(b []byte, v any) error {
 
 func writeErr(w http.ResponseWriter, err error) {
 	switch {
-	case errors.Is(err, ErrUnknownDevice), errors.Is(err, ErrUnknownToken), errors.Is(err, ErrUnknownDeviceType):
+	case errors.Is(err, ErrUnknownDevice), errors.Is(err, ErrUnknownToken), errors.Is(err, ErrUnknownDeviceType), errors.Is(err, ErrUnknownMacro):
 		writeProblem(w, http.StatusNotFound, err.Error())
 	case errors.Is(err, ErrNoConnection):
 		writeProblem(w, http.StatusConflict, err.Error())
@@ -425,14 +547,11 @@ func (s *Server) adminCommand(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = decodeStrict(b, &req)
 	}
-	if err == nil && req.Command == "" {
-		err = errors.New("command is required")
-	}
 	if err != nil {
 		writeErr(w, err)
 		return
 	}
-	n, err := s.pushCommand(chi.URLParam(r, "id"), req.Command, req.Macro)
+	n, err := s.commandTo(chi.URLParam(r, "id"), r.URL.Query().Get("connection"), req)
 	writePush(w, n, err)
 }
 
@@ -450,7 +569,7 @@ func (s *Server) adminProfile(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	dev, n, err := s.pushProfile(chi.URLParam(r, "id"), p)
+	dev, n, err := s.pushProfileTo(chi.URLParam(r, "id"), r.URL.Query().Get("connection"), p)
 	if err != nil {
 		writeErr(w, err)
 		return
@@ -467,7 +586,7 @@ func (s *Server) adminSettings(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, err)
 		return
 	}
-	n, err := s.push(chi.URLParam(r, "id"), "DeviceSettingsUpdate", json.RawMessage(bytes.TrimSpace(b)))
+	n, err := s.pushTo(chi.URLParam(r, "id"), r.URL.Query().Get("connection"), "DeviceSettingsUpdate", json.RawMessage(bytes.TrimSpace(b)))
 	writePush(w, n, err)
 }
 
@@ -496,32 +615,4 @@ func (s *Server) adminFaults(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.Faults(f))
-}
-
-func (s *Server) adminEvents(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	var since int64
-	if v := q.Get("since"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			writeProblem(w, http.StatusBadRequest, "since must be a sequence number >= 0")
-			return
-		}
-		since = n
-	}
-	if v := q.Get("wait"); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 || d > time.Minute {
-			writeProblem(w, http.StatusBadRequest, "wait must be a duration between 0s and 1m")
-			return
-		}
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		_, _ = s.WaitEvents(ctx, since)
-		cancel()
-	}
-	evs, last, _ := s.events.since(since)
-	if evs == nil {
-		evs = []Event{}
-	}
-	writeJSON(w, http.StatusOK, EventsPage{Events: evs, Last: last})
 }

@@ -1,6 +1,7 @@
 package mockhub
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -72,6 +73,10 @@ const (
 	contentJSON    = "application/json"
 	contentProblem = "application/problem+json"
 	contentHTML    = "text/html"
+	contentJS      = "text/javascript"
+	contentCSS     = "text/css"
+	// contentEventStream is the journal's live mode (server-sent events).
+	contentEventStream = "text/event-stream"
 )
 
 // problem is a documented problem-details answer.
@@ -115,12 +120,21 @@ type (
 	adminDeviceParams struct {
 		ID string `path:"id" description:"The User Device's id."`
 	}
+	pushParams struct {
+		ID         string `path:"id" description:"The User Device's id."`
+		Connection string `query:"connection" description:"Push to this hub connection of the device only (its id in GET /mock/devices: hubConnections); 409 when the device has no such connection."`
+	}
+	consoleFileParams struct {
+		File string `path:"file" enum:"console.js,console.css" description:"A file of the console page."`
+	}
+	journalParams struct {
+		After  int64  `query:"after" minimum:"0" description:"Entries after this sequence number (0: from the oldest kept)."`
+		Since  int64  `query:"since" minimum:"0" description:"The older name of after."`
+		Device string `query:"device" description:"Only the entries of this User Device."`
+		Wait   string `query:"wait" description:"Wait up to this long (a Go duration, at most 1m) for an entry when there is none yet (JSON mode)." example:"5s"`
+	}
 	adminTokenParams struct {
 		TokenID string `path:"tokenId" description:"The device token's id (not the token itself)."`
-	}
-	eventsParams struct {
-		Since int64  `query:"since" minimum:"0" description:"Show events after this sequence number."`
-		Wait  string `query:"wait" description:"Wait up to this long (a Go duration, at most 1m) for a new event." example:"5s"`
 	}
 )
 
@@ -132,9 +146,19 @@ func (s *Server) apiRoutes() []apiRoute {
 	unauthorized.headers = map[string]string{"WWW-Authenticate": `Bearer realm="mock", with error="invalid_token" when a token was presented.`}
 	forbidden := problem(http.StatusForbidden, "Not a loopback peer, a Host header not naming the loopback, or a cross-origin browser request.")
 	unknownDevice := problem(http.StatusNotFound, "Unknown device.")
-	noConnection := problem(http.StatusConflict, "The device has no hub connection.")
+	var noConnection apiResponse
 	badBody := problem(http.StatusBadRequest, "Bad JSON body.")
 	pushed := apiResponse{status: http.StatusOK, description: "The push is queued on this many hub connections.", body: PushResult{}, example: PushResult{Delivered: 1}}
+	noConnection = problem(http.StatusConflict, "The device has no hub connection (or not the one ?connection= names).")
+	badJournal := problem(http.StatusBadRequest, "Bad after, since or wait.")
+	page := func(what string) apiResponse {
+		return apiResponse{status: http.StatusOK, description: what, body: "", contentType: contentHTML}
+	}
+	journalJSON := apiResponse{status: http.StatusOK, description: "The entries after the asked sequence number, oldest first; missed counts those the ring already dropped.", body: EventsPage{}}
+	journalStream := apiResponse{status: http.StatusOK, contentType: contentEventStream, body: "",
+		description: "For Accept: text/event-stream: server-sent events, one entry each (id: its sequence number, data: the Event as JSON), " +
+			"then each new one as it is entered, until the client leaves; a \"gap\" event ({\"missed\": N}) when the ring dropped entries not yet seen; " +
+			"Last-Event-ID resumes; a comment every 15 s when idle."}
 	exampleDevice := exampleUserDevice(false)
 	exampleToken := deviceapi.DeviceToken{ID: "6a1c2f0e-8c9b-4f7e-9d3a-2b1e0c4d5f6a", UserDeviceID: exampleDevice.ID, Token: "Jq3v2bC0n0Q8Zx0m1R7yW4tK9pL6sD5fG2hA8eU1iO0"}
 	exampleTokens := TokenResponse{AccessToken: "f1Wc5kX2nQ7rZ0aB9dE3gH6jL8mP4sT1uV2wY5zA7bC", RefreshToken: "r8Yt3uI6oP1aS4dF7gH0jK2lZ5xC9vB3nM6qW8eR1tY",
@@ -200,6 +224,30 @@ func (s *Server) apiRoutes() []apiRoute {
 			},
 		}},
 
+		{http.MethodGet, adminPrefix, groupAdmin, s.adminIndex, apiOp{
+			id:          "Index",
+			summary:     "The admin API's routes (this list; an HTML page for a browser)",
+			description: "Lists the admin group of the route table that also registers the routes and makes this document.",
+			responses: []apiResponse{
+				{status: http.StatusOK, description: "Every admin route.", body: AdminIndex{}},
+				page("For Accept: text/html, the same list as a page."),
+				forbidden,
+			},
+		}},
+		{http.MethodGet, adminPrefix + "/console", groupAdmin, s.adminConsole, apiOp{
+			id:          "Console",
+			summary:     "The hub console page: push to a device and watch its hub frames live",
+			description: "Plain HTML, CSS and JS embedded in the binary; it speaks this admin API and follows GET /mock/journal as a stream.",
+			responses:   []apiResponse{page("The console page."), forbidden},
+		}},
+		{http.MethodGet, adminPrefix + "/console/{file}", groupAdmin, s.adminConsoleAsset, apiOp{
+			id: "ConsoleAsset", summary: "The console page's script and style", params: consoleFileParams{},
+			responses: []apiResponse{
+				{status: http.StatusOK, description: "The script.", body: "", contentType: contentJS},
+				{status: http.StatusOK, description: "The style sheet.", body: "", contentType: contentCSS},
+				problem(http.StatusNotFound, "No such file."), forbidden,
+			},
+		}},
 		{http.MethodPost, adminPrefix + "/signin", groupAdmin, s.adminSignIn, apiOp{
 			id:          "MockSignIn",
 			summary:     "Sign the mock user in without a browser",
@@ -210,7 +258,7 @@ func (s *Server) apiRoutes() []apiRoute {
 			},
 		}},
 		{http.MethodPost, adminPrefix + "/devices", groupAdmin, s.adminCreateDevice, apiOp{
-			id:             "MockCreateDevice",
+			id:             "CreateDevice",
 			summary:        "Create a device and a device token without OAuth",
 			body:           CreateDeviceRequest{},
 			requestExample: CreateDeviceRequest{Name: "Living room controller"},
@@ -220,7 +268,7 @@ func (s *Server) apiRoutes() []apiRoute {
 			},
 		}},
 		{http.MethodGet, adminPrefix + "/devices", groupAdmin, s.adminDevices, apiOp{
-			id:        "MockDevices",
+			id:        "Devices",
 			summary:   "List the devices, their hub connections and tokens",
 			responses: []apiResponse{{status: http.StatusOK, description: "Every device in creation order.", body: []DeviceInfo{}}, forbidden},
 		}},
@@ -231,44 +279,46 @@ func (s *Server) apiRoutes() []apiRoute {
 			responses: []apiResponse{{status: http.StatusCreated, description: "The new device token.", body: deviceapi.DeviceToken{}, example: exampleToken}, unknownDevice, forbidden},
 		}},
 		{http.MethodPost, adminPrefix + "/devices/{id}/command", groupAdmin, s.adminCommand, apiOp{
-			id:             "MockCommand",
-			summary:        "Push DeviceCommand(command, macro)",
-			description:    "Without a macro the mock makes one from the command (fresh id, name and commands [command], no events).",
-			params:         adminDeviceParams{},
+			id:      "PushCommand",
+			summary: "Push DeviceCommand(command, macro)",
+			description: "With macroName the macro is the one of that name in the device's current profile (as the real app sends it); with macro, that macro; " +
+				"with neither, one made from the command (fresh id, name and commands [command], no events). An empty command is the macro's name, else its first command.",
+			params:         pushParams{},
 			body:           CommandRequest{},
 			bodyRequired:   true,
 			requestExample: exampleCommand(),
-			responses:      []apiResponse{pushed, problem(http.StatusBadRequest, "Bad JSON body or no command."), unknownDevice, noConnection, forbidden},
+			responses: []apiResponse{pushed, problem(http.StatusBadRequest, "Bad JSON body, or neither command, macro nor macroName."),
+				problem(http.StatusNotFound, "Unknown device, or no macro of that name in its current profile (the answer names the profile's macros)."), noConnection, forbidden},
 		}},
 		{http.MethodPost, adminPrefix + "/devices/{id}/profile", groupAdmin, s.adminProfile, apiOp{
-			id:             "MockProfile",
+			id:             "PushProfile",
 			summary:        "Set the current profile and push DeviceProfileUpdate(device)",
-			description:    "The profile is stored even when the device has no hub connection (delivered 0).",
-			params:         adminDeviceParams{},
+			description:    "The profile is stored even when the device has no hub connection (delivered 0); 409 only when ?connection= names a connection the device does not have.",
+			params:         pushParams{},
 			body:           deviceapi.Profile{},
 			bodyRequired:   true,
 			requestExample: exampleProfile(),
 			responses: []apiResponse{
 				{status: http.StatusOK, description: "The device with its new profile.", body: ProfileResult{}},
-				problem(http.StatusBadRequest, "The body is not a Profile object."), unknownDevice, forbidden,
+				problem(http.StatusBadRequest, "The body is not a Profile object."), unknownDevice, noConnection, forbidden,
 			},
 		}},
-		{http.MethodPost, adminPrefix + "/devices/{id}/start-listening", groupAdmin, s.adminStartListening, apiOp{
-			id: "MockStartListening", summary: "Push StartListening()", params: adminDeviceParams{},
+		{http.MethodPost, adminPrefix + "/devices/{id}/start-listening", groupAdmin, s.adminListening("StartListening"), apiOp{
+			id: "StartListening", summary: "Push StartListening()", params: pushParams{},
 			responses: []apiResponse{pushed, unknownDevice, noConnection, forbidden},
 		}},
-		{http.MethodPost, adminPrefix + "/devices/{id}/stop-listening", groupAdmin, s.adminStopListening, apiOp{
-			id: "MockStopListening", summary: "Push StopListening()", params: adminDeviceParams{},
+		{http.MethodPost, adminPrefix + "/devices/{id}/stop-listening", groupAdmin, s.adminListening("StopListening"), apiOp{
+			id: "StopListening", summary: "Push StopListening()", params: pushParams{},
 			responses: []apiResponse{pushed, unknownDevice, noConnection, forbidden},
 		}},
 		{http.MethodPost, adminPrefix + "/devices/{id}/settings", groupAdmin, s.adminSettings, apiOp{
-			id: "MockSettings", summary: "Push DeviceSettingsUpdate(settings) with any JSON value",
-			params: adminDeviceParams{}, anyBody: true,
+			id: "PushSettings", summary: "Push DeviceSettingsUpdate(settings) with any JSON value",
+			params: pushParams{}, anyBody: true,
 			requestExample: map[string]any{"isAutoListen": true},
 			responses:      []apiResponse{pushed, problem(http.StatusBadRequest, "The body is not JSON."), unknownDevice, noConnection, forbidden},
 		}},
 		{http.MethodPost, adminPrefix + "/tokens/{tokenId}/disable", groupAdmin, s.adminDisable, apiOp{
-			id: "MockDisableToken", summary: "Disable a device token and drop the hub connections using it",
+			id: "DisableToken", summary: "Disable a device token and drop the hub connections using it",
 			params: adminTokenParams{},
 			responses: []apiResponse{
 				{status: http.StatusOK, description: "The token, now disabled.", body: DisableResult{}},
@@ -276,18 +326,23 @@ func (s *Server) apiRoutes() []apiRoute {
 			},
 		}},
 		{http.MethodPost, adminPrefix + "/faults", groupAdmin, s.adminFaults, apiOp{
-			id: "MockFaults", summary: "Inject hub faults",
+			id: "Faults", summary: "Inject hub faults",
 			description: "drop closes every hub transport abruptly; refuseFor answers 503 to new hub connections; freeze stops every hub connection without closing it; " +
 				"expireServiceTokens expires the negotiate redirect's access tokens; serviceErrorFor makes the SignalR service's negotiate answer an error. Durations are Go duration strings; \"0s\" ends one.",
 			body: Faults{}, requestExample: map[string]any{"refuseFor": "10s"},
 			responses: []apiResponse{{status: http.StatusOK, description: "The fault state after the request.", body: FaultState{}}, badBody, forbidden},
 		}},
-		{http.MethodGet, adminPrefix + "/events", groupAdmin, s.adminEvents, apiOp{
-			id: "MockEvents", summary: "What clients did (OAuth, REST and hub calls), in order", params: eventsParams{},
-			responses: []apiResponse{
-				{status: http.StatusOK, description: "Events after since.", body: EventsPage{}},
-				problem(http.StatusBadRequest, "Bad since or wait."), forbidden,
-			},
+		{http.MethodGet, adminPrefix + "/journal", groupAdmin, s.adminJournal, apiOp{
+			id:      "Journal",
+			summary: "The journal: every OAuth, REST, admin and hub call, both directions, with payloads (secrets redacted)",
+			description: "JSON: a page of entries after a sequence number, waiting up to wait for one when there is none. " +
+				"Accept: text/event-stream follows the journal live (what the console and `hubgate mock events --follow` read).",
+			params:    journalParams{},
+			responses: []apiResponse{journalJSON, journalStream, badJournal, forbidden},
+		}},
+		{http.MethodGet, adminPrefix + "/events", groupAdmin, s.adminJournal, apiOp{
+			id: "Events", summary: "The journal under its older name", deprecated: true, params: journalParams{},
+			responses: []apiResponse{journalJSON, journalStream, badJournal, forbidden},
 		}},
 	}
 }
@@ -295,12 +350,17 @@ func (s *Server) apiRoutes() []apiRoute {
 func withID(op apiOp, id string) apiOp { op.id = id; return op }
 
 // mountGroup registers a group's routes on r (a sub-router mounted at the
-// group's prefix).
-func (s *Server) mountGroup(r chi.Router, g routeGroup, prefix string) {
+// group's prefix), each handler passed through wrap when it is not nil.
+func (s *Server) mountGroup(r chi.Router, g routeGroup, prefix string, wrap func(apiRoute, http.Handler) http.Handler) {
 	for _, rt := range s.apiRoutes() {
-		if rt.group == g {
-			r.MethodFunc(rt.method, strings.TrimPrefix(rt.path, prefix), rt.handler)
+		if rt.group != g {
+			continue
 		}
+		h := http.Handler(rt.handler)
+		if wrap != nil {
+			h = wrap(rt, h)
+		}
+		r.Method(rt.method, cmp.Or(strings.TrimPrefix(rt.path, prefix), "/"), h)
 	}
 }
 

@@ -1,6 +1,7 @@
 package mockhub
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -98,8 +99,14 @@ func (c *AdminClient) Devices(ctx context.Context) ([]DeviceInfo, error) {
 
 // Command pushes DeviceCommand; macro may be nil.
 func (c *AdminClient) Command(ctx context.Context, deviceID, command string, macro *deviceapi.Macro) (PushResult, error) {
+	return c.Send(ctx, deviceID, CommandRequest{Command: command, Macro: macro})
+}
+
+// Send pushes the DeviceCommand a CommandRequest describes (a macro of
+// the device's profile by name, among others).
+func (c *AdminClient) Send(ctx context.Context, deviceID string, req CommandRequest) (PushResult, error) {
 	var out PushResult
-	return out, c.do(ctx, http.MethodPost, devPath(deviceID, "command"), CommandRequest{Command: command, Macro: macro}, &out)
+	return out, c.do(ctx, http.MethodPost, devPath(deviceID, "command"), req, &out)
 }
 
 // Profile sets the current profile (raw JSON of a Profile) and pushes it.
@@ -147,4 +154,94 @@ func (c *AdminClient) Events(ctx context.Context, since int64, wait time.Duratio
 	}
 	var out EventsPage
 	return out, c.do(ctx, http.MethodGet, "/mock/events?"+q.Encode(), nil, &out)
+}
+
+// Journal returns the journal's entries after `after`, of one device when
+// device is not empty; wait > 0 waits (at most 1 min) for at least one.
+func (c *AdminClient) Journal(ctx context.Context, after int64, device string, wait time.Duration) (EventsPage, error) {
+	q := url.Values{"after": {strconv.FormatInt(after, 10)}}
+	if device != "" {
+		q.Set("device", device)
+	}
+	if wait > 0 {
+		q.Set("wait", wait.String())
+	}
+	var out EventsPage
+	return out, c.do(ctx, http.MethodGet, "/mock/journal?"+q.Encode(), nil, &out)
+}
+
+// FollowJournal follows the journal's event stream from `after` (of one
+// device when device is not empty) and hands each entry to fn, until ctx
+// ends, fn fails or the mock closes the stream. gap, when not nil, hears
+// how many entries the journal's ring dropped before they were read.
+func (c *AdminClient) FollowJournal(ctx context.Context, after int64, device string, fn func(Event) error, gap func(missed int64)) error {
+	q := url.Values{"after": {strconv.FormatInt(after, 10)}}
+	if device != "" {
+		q.Set("device", device)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.BaseURL, "/")+"/mock/journal?"+q.Encode(), nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	hc := &http.Client{} // a stream has no overall timeout
+	if c.HTTPClient != nil {
+		hc = &http.Client{Transport: c.HTTPClient.Transport}
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("mock admin API: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		e := &AdminError{Status: resp.StatusCode}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		_ = json.Unmarshal(b, &e.Problem)
+		return e
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	var name string
+	var data []byte
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if len(data) > 0 {
+				if err := dispatchJournal(name, data, fn, gap); err != nil {
+					return err
+				}
+			}
+			name, data = "", nil
+		case strings.HasPrefix(line, "event:"):
+			name = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
+		case strings.HasPrefix(line, "data:"):
+			if data != nil {
+				data = append(data, '\n')
+			}
+			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("mock admin API: the journal stream: %w", err)
+	}
+	return nil
+}
+
+func dispatchJournal(name string, data []byte, fn func(Event) error, gap func(int64)) error {
+	if name == "gap" {
+		var g struct{ Missed int64 }
+		if json.Unmarshal(data, &g) == nil && gap != nil {
+			gap(g.Missed)
+		}
+		return nil
+	}
+	var e Event
+	if err := json.Unmarshal(data, &e); err != nil {
+		return fmt.Errorf("mock admin API: a bad journal entry: %w", err)
+	}
+	return fn(e)
 }

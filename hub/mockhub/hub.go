@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,7 +34,7 @@ func (s *Server) startHub() error {
 		signalr.TimeoutInterval(s.cfg.TimeoutInterval),
 		signalr.HandshakeTimeout(s.cfg.HandshakeTimeout),
 		signalr.MaximumReceiveMessageSize(s.cfg.MaxMessageSize),
-		signalr.Logger(kitLogger{s.log}, false),
+		signalr.Logger(kitLogger{l: s.log, s: s}, false),
 	)
 	if err != nil {
 		s.hubStop()
@@ -44,9 +45,19 @@ func (s *Server) startHub() error {
 }
 
 // kitLogger sends the library's go-kit log lines to slog at debug level.
-type kitLogger struct{ l *slog.Logger }
+// It also journals the hub calls the library refuses before any hub
+// method runs (an unknown method, wrong arguments): the library says so
+// only in its log, and a developer's client that misspells a method
+// should see it in the journal.
+type kitLogger struct {
+	l *slog.Logger
+	s *Server
+}
 
 func (k kitLogger) Log(kv ...any) error {
+	if k.s != nil {
+		k.s.journalRefusedCall(kv)
+	}
 	if !k.l.Enabled(context.Background(), slog.LevelDebug) {
 		return nil
 	}
@@ -60,6 +71,38 @@ func (k kitLogger) Log(kv ...any) error {
 	}
 	k.l.Debug("signalr", attrs...)
 	return nil
+}
+
+// journalRefusedCall journals a hub invocation the library answered with
+// an error completion of its own (its log line has event getMethod or
+// buildMethodArguments, the connection and the method's name).
+func (s *Server) journalRefusedCall(kv []any) {
+	var evt, conn, name, errText string
+	for i := 0; i+1 < len(kv); i += 2 {
+		switch fmt.Sprint(kv[i]) {
+		case "event":
+			evt = fmt.Sprint(kv[i+1])
+		case "connection":
+			conn = fmt.Sprint(kv[i+1])
+		case "name":
+			name = fmt.Sprint(kv[i+1])
+		case "error":
+			errText = fmt.Sprint(kv[i+1])
+		}
+	}
+	if evt != "getMethod" && evt != "buildMethodArguments" {
+		return
+	}
+	if evt == "getMethod" {
+		errText = "Unknown method " + name
+	}
+	ev := Event{Source: SourceHub, Action: name, ConnectionID: conn, Error: errText}
+	s.mu.Lock()
+	if c := s.conns[conn]; c != nil {
+		ev.DeviceID, ev.TokenID = c.tr.deviceID, c.tr.tokenID
+	}
+	s.mu.Unlock()
+	s.record(ev)
 }
 
 // ---- identity and transports -------------------------------------------
@@ -436,9 +479,11 @@ func (s *Server) refusing() time.Duration {
 
 // hubConn is one established hub connection of a device.
 type hubConn struct {
-	id string
-	tr *transport
-	hc signalr.HubConnection
+	s     *Server
+	id    string
+	since time.Time
+	tr    *transport
+	hc    signalr.HubConnection
 
 	mu    sync.Mutex
 	queue []push
@@ -478,7 +523,14 @@ func (c *hubConn) send() {
 			p := c.queue[0]
 			c.queue = c.queue[1:]
 			c.mu.Unlock()
-			if err := c.hc.SendInvocation(p.id, p.target, p.args); err != nil {
+			err := c.hc.SendInvocation(p.id, p.target, p.args)
+			ev := Event{Source: SourceHub, Direction: DirectionOut, Action: p.target, DeviceID: c.tr.deviceID, TokenID: c.tr.tokenID,
+				ConnectionID: c.id, Payload: payload(p.args)}
+			if err != nil {
+				ev.Error = err.Error()
+			}
+			c.s.record(ev)
+			if err != nil {
 				return
 			}
 		}
@@ -559,7 +611,7 @@ func (s *Server) hubConnected(hc signalr.HubConnection) {
 		hc.Abort() // not admitted by hubGate: cannot happen
 		return
 	}
-	c := &hubConn{id: hc.ConnectionID(), tr: tr, hc: hc, wake: make(chan struct{}, 1)}
+	c := &hubConn{s: s, since: s.now(), id: hc.ConnectionID(), tr: tr, hc: hc, wake: make(chan struct{}, 1)}
 	s.mu.Lock()
 	t := s.tokenByID[tr.tokenID]
 	if t == nil || t.disabled {
@@ -601,13 +653,19 @@ func (s *Server) hubDisconnected(hc signalr.HubConnection) {
 // push sends target(args...) to every hub connection of a device and
 // returns how many connections it was queued on.
 func (s *Server) push(deviceID, target string, args ...any) (int, error) {
-	return s.pushCopies(deviceID, push{target: target, args: args}, 1)
+	return s.pushTo(deviceID, "", target, args...)
+}
+
+// pushTo is push to one connection of the device (all of them when
+// connID is empty).
+func (s *Server) pushTo(deviceID, connID, target string, args ...any) (int, error) {
+	return s.pushCopies(deviceID, connID, push{target: target, args: args}, 1)
 }
 
 // pushCopies queues p copies times in a row on every hub connection of a
-// device (an invocation id in p: see PushAwaiting) and returns how many
-// connections it was queued on.
-func (s *Server) pushCopies(deviceID string, p push, copies int) (int, error) {
+// device, or on its connection connID when not empty (an invocation id in
+// p: see PushAwaiting), and returns how many connections it was queued on.
+func (s *Server) pushCopies(deviceID, connID string, p push, copies int) (int, error) {
 	if p.args == nil {
 		p.args = []any{}
 	}
@@ -618,12 +676,15 @@ func (s *Server) pushCopies(deviceID string, p push, copies int) (int, error) {
 	}
 	var to []*hubConn
 	for _, c := range s.conns {
-		if c.tr.deviceID == deviceID {
+		if c.tr.deviceID == deviceID && (connID == "" || c.id == connID) {
 			to = append(to, c)
 		}
 	}
 	s.mu.Unlock()
 	if len(to) == 0 {
+		if connID != "" {
+			return 0, fmt.Errorf("%w: no connection %s", ErrNoConnection, connID)
+		}
 		return 0, ErrNoConnection
 	}
 	for _, c := range to {
@@ -667,38 +728,49 @@ func (h *deviceHub) caller() *transport {
 	return tr
 }
 
-func (h *deviceHub) call(action string, change func(*deviceapi.UserDevice)) deviceapi.UserDevice {
+func (h *deviceHub) call(action string, returns bool, change func(*deviceapi.UserDevice)) deviceapi.UserDevice {
 	tr := h.caller()
 	h.s.mu.Lock()
 	var dev deviceapi.UserDevice
+	verified := false
 	if d := h.s.devices[tr.deviceID]; d != nil {
+		was := d.dev.IsVerified
 		if change != nil {
 			change(&d.dev)
 		}
 		dev = d.dev
+		verified = dev.IsVerified && !was
 	}
 	h.s.mu.Unlock()
-	h.s.record(Event{Source: SourceHub, Action: action, DeviceID: tr.deviceID, TokenID: tr.tokenID, ConnectionID: h.ConnectionID()})
+	if verified { // isVerified is kept in the state file
+		h.s.saveState()
+	}
+	ev := Event{Source: SourceHub, Action: action, DeviceID: tr.deviceID, TokenID: tr.tokenID, ConnectionID: h.ConnectionID(),
+		Payload: json.RawMessage("[]")}
+	if returns {
+		ev.Result = payload(dev)
+	}
+	h.s.record(ev)
 	return dev
 }
 
 // VerifySelf identifies the device: it marks it verified and connected
 // and returns it.
 func (h *deviceHub) VerifySelf() deviceapi.UserDevice {
-	return h.call("VerifySelf", func(d *deviceapi.UserDevice) { d.IsVerified, d.IsConnected = true, true })
+	return h.call("VerifySelf", true, func(d *deviceapi.UserDevice) { d.IsVerified, d.IsConnected = true, true })
 }
 
 // GetLatestDevice returns the device's current state.
 func (h *deviceHub) GetLatestDevice() deviceapi.UserDevice {
-	return h.call("GetLatestDevice", nil)
+	return h.call("GetLatestDevice", true, nil)
 }
 
 // DeviceStartedListening sets isListening.
 func (h *deviceHub) DeviceStartedListening() {
-	h.call("DeviceStartedListening", func(d *deviceapi.UserDevice) { d.IsListening = true })
+	h.call("DeviceStartedListening", false, func(d *deviceapi.UserDevice) { d.IsListening = true })
 }
 
 // DeviceStoppedListening clears isListening.
 func (h *deviceHub) DeviceStoppedListening() {
-	h.call("DeviceStoppedListening", func(d *deviceapi.UserDevice) { d.IsListening = false })
+	h.call("DeviceStoppedListening", false, func(d *deviceapi.UserDevice) { d.IsListening = false })
 }

@@ -232,10 +232,10 @@ func TestHubWithGoClient(t *testing.T) {
 		t.Errorf("GetLatestDevice = %+v, %v; events %s", latest, err, b)
 	}
 
-	// The event log holds the hub calls in order.
+	// The journal holds the client's hub calls in order.
 	var actions []string
 	for _, e := range s.Events(0) {
-		if e.Source == mockhub.SourceHub && e.DeviceID == dev.ID {
+		if e.Source == mockhub.SourceHub && e.Direction == mockhub.DirectionIn && e.DeviceID == dev.ID {
 			actions = append(actions, e.Action)
 		}
 	}

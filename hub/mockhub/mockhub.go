@@ -3,15 +3,20 @@
 // on their own machine: the OAuth endpoints, the four device REST routes,
 // the SignalR device hub (behind a negotiate redirect at /device, as the
 // real one), an admin API under /mock to push hub
-// events and inject faults, an event log of what clients did, and the
-// API explorer (Swagger UI) under /swagger. Everything is in
-// memory; one *Server is one independent service (tailscale's testcontrol
-// is the model). It must not be imported by production code paths other
-// than cmd.
+// events and inject faults, a journal of every call in both directions, a
+// hub console page, an optional state file, and the API explorer (Swagger
+// UI) under /swagger. One *Server is one independent service (tailscale's
+// testcontrol is the model). It must not be imported by production code
+// paths other than cmd.
+//
+// `hubgate mock` listens on DefaultListen, 127.0.0.1:5080, unless told
+// otherwise: a fixed address (as the Azure SignalR emulator's), so that a
+// client paired with the mock finds it again after a restart; 5080 is clear
+// of the Automate window 4317..4328 and of the usual development ports.
 //
 // A Server is an http.Handler (one chi router), usable with
 // httptest.NewServer; Go tests can also drive it through methods that
-// mirror the admin API (CreateDevice, PushCommand, PushProfile,
+// mirror the admin API (CreateDevice, PushCommand, PushMacro, PushProfile,
 // StartListening, StopListening, PushSettings, Push, DisableToken, Faults,
 // ExpireServiceTokens, FailServiceNegotiateFor, Events, WaitEvents), and a
 // few the admin API does not offer: CreateToken (a new token for a device,
@@ -152,9 +157,11 @@
 // net/http.CrossOriginProtection), in both cases without reading the body;
 // a body must arrive within Config.AdminBodyTimeout:
 //
+//	GET  /mock                              -> {routes:[{method, path, name, summary}]} (an HTML page for Accept: text/html)
+//	GET  /mock/console                      the hub console page (below)
 //	POST /mock/devices                      {deviceTypeId?, name?} -> 201 {device, token}
-//	GET  /mock/devices                      -> [{device, deviceTypeId, connected, connections, tokens:[{id,userDeviceId,isDisabled}]}]
-//	POST /mock/devices/{id}/command         {command, macro?} -> {delivered}
+//	GET  /mock/devices                      -> [{device, deviceTypeId, connected, connections, hubConnections:[{id,transport,tokenId,since}], tokens:[{id,userDeviceId,isDisabled}]}]
+//	POST /mock/devices/{id}/command         {command?, macro?, macroName?} -> {delivered}
 //	POST /mock/devices/{id}/profile         Profile -> {device, delivered}
 //	POST /mock/devices/{id}/start-listening -> {delivered}
 //	POST /mock/devices/{id}/stop-listening  -> {delivered}
@@ -162,9 +169,22 @@
 //	POST /mock/tokens/{tokenId}/disable     -> {token:{id,userDeviceId,isDisabled}, dropped}
 //	POST /mock/faults                       {drop?, refuseFor?, freeze?, expireServiceTokens?, serviceErrorFor?}
 //	                                        -> {dropped, refusingUntil?, frozenUntil?, held?, expiredServiceTokens?, serviceErrorUntil?}
-//	GET  /mock/events?since=N[&wait=5s]     -> {events:[...], last}
+//	GET  /mock/journal?after=N[&device=ID][&wait=5s] -> {events:[...], last, missed?}
+//	GET  /mock/journal (Accept: text/event-stream)    the journal followed live
+//	GET  /mock/events?since=N[&wait=5s]     the journal under its older name
 //	POST /mock/signin                       -> {access_token, refresh_token, access_token_expiration, refresh_token_expiration}
 //	POST /mock/devices/{id}/tokens          -> 201 DeviceToken
+//
+// The admin API is part of the one route table (api.go: apiRoutes): it
+// registers the routes, feeds the OpenAPI document and is what GET /mock
+// lists (AdminRoutes). Every push route takes ?connection=ID to push to
+// one of the device's hub connections only (409 when it has no such
+// connection). A command with macroName pushes the macro of that name in
+// the device's current profile (the exact name, else the one name equal
+// without case; 404 naming the profile's macros otherwise), as the real app
+// sends a macro; a command without a command string gets the macro's name
+// (what the real app sends, docs/real-service.md), else its first
+// command.
 //
 // Pushes answer 404 for an unknown device and 409 when it has no hub
 // connection (a profile is stored anyway: 200 with delivered 0). A command
@@ -228,9 +248,76 @@
 // flow is not used: the swgui build lacks its oauth2-redirect.js, and it
 // would send grant_type=authorization_code, not the vendor's code.
 //
-// The event log records what clients did (OAuth, REST and hub calls, hub
-// connections and rejections) with a sequence number, device id and
-// arguments; it never records a token, code, verifier or secret.
+// # The journal
+//
+// Every OAuth, REST, admin and hub call is journaled in order as an Event:
+// a sequence number, the time on Config.Now, its kind (Source: oauth, rest,
+// admin, hub, mock), its direction ("in": a client's request or hub call
+// with the mock's answer, and connections, disconnections, rejections;
+// "out": a push, entered when it was written to the connection), its
+// target (Action: the hub method, the REST or OAuth operation, the admin
+// route's name), the device, token and connection, the status and error,
+// and the payloads: Payload (a hub call's arguments as a JSON array, a
+// request's JSON body or parameters) and Result (a hub call's result, the
+// JSON answer). A recorder can turn in/out hub entries into a scenario's
+// expectations and pushes. Reads of the admin API (GET) are not journaled:
+// reading the journal would fill it. A hub call the SignalR library
+// refuses itself (an unknown method, wrong arguments) is journaled from
+// the library's log line, with its error.
+//
+// Redaction: every member or parameter named like a secret (token,
+// access_token, refresh_token, id_token, device token, connectionToken,
+// code, code_verifier, code_challenge, client_secret, secret, password,
+// state, authorization; compared without case, "_" or "-"), at any depth,
+// is journaled as "[redacted]"; Authorization headers are never journaled.
+// The journal is a ring bounded by Config.MaxEvents (10000 entries) and
+// Config.MaxJournalBytes (16 MiB of payloads, counting 256 bytes per entry
+// besides); each payload is capped at MaxPayloadBytes (64 KiB; a larger one
+// is kept as {"truncated":true,"bytes":N}). A reader that asks for entries
+// the ring already dropped is told how many (missed; a "gap" event on the
+// stream). The stream (server-sent events) sends each entry as data with
+// its sequence number as id, resumes from Last-Event-ID, and sends a
+// comment every 15 s when idle.
+//
+// # The hub console
+//
+// GET /mock/console (loopback only, like all of /mock) is a page of plain
+// HTML, CSS and JS embedded in the binary: pick a device and one of its
+// connections (or all), push a DeviceCommand (a macro of the device's
+// profile by name, or edited JSON), a profile, settings, Start/
+// StopListening and the faults; a live log of the device's journal (every
+// hub frame both ways, with arguments and results) over the stream. It
+// uses the admin API only, same-origin.
+//
+// # The state file
+//
+// With Config.StateFile (`hubgate mock --state FILE`) the devices (with
+// their profile and isVerified; isConnected and isListening start false),
+// device tokens (disabled or not), OAuth grants and unexpired access and
+// refresh tokens survive a restart: the file is loaded by New and written
+// atomically (internal/atomicfile, mode 0600) after each change. Tokens
+// are kept as in memory, as SHA-256 digests, never in clear. Authorization
+// codes (two minutes of life), the negotiate redirect's access tokens (a
+// client negotiates again), faults and the journal are not kept. A missing
+// file is created at once; a file that is not a valid state (not JSON,
+// another version, unknown members, missing or repeated ids, bad digests,
+// tokens of unknown grants) makes New fail with ErrCorruptState and is left
+// alone: never a silent reset. A write that fails is logged, journaled
+// (source mock, action state-write-failed) and leaves the last good file;
+// the mock runs on in memory.
+//
+// # Scenarios
+//
+// A scenario (scenario.go; `hubgate mock play FILE`) is a YAML list of
+// steps (push, fault, wait, expect) played against a running mock over its
+// admin API, so a developer's CI starts `hubgate mock --state FILE` and
+// their client once, and plays any number of scenarios against them;
+// expectations are judged on the journal's stream, never by polling.
+// Waits and deadlines run on the player's clock, not Config.Now. A
+// recording (StartRecording, `hubgate mock record FILE`) turns the
+// journal of a live session into such a file: pushes and faults made
+// through the admin API become steps, the device's hub calls and
+// reconnections expectations, gaps before a push waits.
 package mockhub
 
 import (
@@ -266,6 +353,11 @@ const (
 	UserID = "mock-user"
 	// HubPath is where the SignalR hub is mapped.
 	HubPath = "/device"
+	// DefaultListen is the documented address of `hubgate mock`: a fixed
+	// port, so that a paired client finds the mock again after a restart
+	// (clear of the Automate window 4317..4328 and of the usual
+	// development ports).
+	DefaultListen = "127.0.0.1:5080"
 )
 
 // Config configures a Server. Every zero value has a documented default.
@@ -287,7 +379,14 @@ type Config struct {
 	HandshakeTimeout  time.Duration // zero: 15 s
 	MaxMessageSize    uint          // hub receive limit in bytes; zero: 32 KiB
 
-	MaxEvents int // events kept in the log (older are dropped); zero: 10000
+	// The journal's bounds: entries kept (older ones are dropped) and the
+	// bytes of their payloads. Zero: 10000 entries, 16 MiB.
+	MaxEvents       int
+	MaxJournalBytes int
+
+	// StateFile, when set, keeps users' grants, devices, device tokens and
+	// profiles across restarts (see the package doc). Zero: all in memory.
+	StateFile string
 
 	// AdminBodyTimeout bounds reading the body of an admin request: a
 	// client that stalls mid-body is disconnected. Zero: 30 s.
@@ -327,6 +426,7 @@ var (
 	ErrUnknownDevice     = errors.New("mockhub: unknown device")
 	ErrUnknownDeviceType = errors.New("mockhub: unknown device type")
 	ErrUnknownToken      = errors.New("mockhub: unknown device token")
+	ErrUnknownMacro      = errors.New("mockhub: no such macro in the device's current profile")
 	ErrNoConnection      = errors.New("mockhub: the device has no hub connection")
 	ErrClosed            = errors.New("mockhub: server closed")
 )
@@ -337,7 +437,7 @@ type Server struct {
 	log    *slog.Logger
 	now    func() time.Time
 	router chi.Router
-	events *eventLog
+	events *journal
 
 	mu        sync.Mutex
 	devices   map[string]*device
@@ -354,6 +454,8 @@ type Server struct {
 	refuseMu    sync.Mutex
 	refuseUntil time.Time
 	freeze      *gate
+
+	persist statePersist // the state file's writes (Config.StateFile)
 
 	svc *service // the SignalR service the negotiate redirects to; nil with Config.DirectHub
 
@@ -416,6 +518,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxEvents <= 0 {
 		cfg.MaxEvents = DefaultMaxEvents
 	}
+	if cfg.MaxJournalBytes <= 0 {
+		cfg.MaxJournalBytes = DefaultMaxJournalBytes
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -437,7 +542,10 @@ func New(cfg Config) (*Server, error) {
 		live:      map[*transport]struct{}{},
 		freeze:    newGate(),
 	}
-	s.events = newEventLog(cfg.MaxEvents, cfg.Now)
+	s.events = newJournal(cfg.MaxEvents, cfg.MaxJournalBytes, cfg.Now)
+	if err := s.loadState(); err != nil {
+		return nil, err
+	}
 	if err := s.startHub(); err != nil {
 		return nil, err
 	}
@@ -507,10 +615,10 @@ func (s *Server) routes() chi.Router {
 		writeProblem(w, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
 	})
 
-	s.mountGroup(r, groupSignIn, "") // the route table: api.go
+	s.mountGroup(r, groupSignIn, "", nil) // the route table: api.go
 	r.Route(devicePrefix, func(api chi.Router) {
 		api.Use(s.requireUser)
-		s.mountGroup(api, groupDevice, devicePrefix)
+		s.mountGroup(api, groupDevice, devicePrefix, nil)
 	})
 
 	r.Group(func(g chi.Router) {

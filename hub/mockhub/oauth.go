@@ -107,7 +107,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	ev := Event{Source: SourceOAuth, Action: "authorize", Args: map[string]any{
 		"clientId": clientID, "redirectUri": redirect, "responseType": q.Get("response_type"),
 		"codeChallengeMethod": q.Get("code_challenge_method"), "hasState": state != "", "scope": q.Get("scope"),
-	}}
+	}, Payload: paramsPayload(q)}
 	page := func(status int, msg string) {
 		ev.Status, ev.Error = status, msg
 		s.record(ev)
@@ -135,6 +135,7 @@ func (s *Server) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		}
 		u.RawQuery = rq.Encode()
 		ev.Status = http.StatusFound
+		ev.Result = paramsPayload(params)
 		s.record(ev)
 		http.Redirect(w, r, u.String(), http.StatusFound)
 	}
@@ -192,18 +193,23 @@ type oauthError struct {
 
 func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 	ev := Event{Source: SourceOAuth, Action: "token", Args: map[string]any{}}
-	resp, oerr := s.token(r, ev.Args)
+	var params url.Values
+	resp, oerr := s.token(r, ev.Args, &params)
+	ev.Payload = paramsPayload(params)
+	s.saveState() // codes, grants and tokens may have changed
 	w.Header().Set("Pragma", "no-cache")
 	if oerr != nil {
 		if oerr.status == http.StatusUnauthorized {
 			w.Header().Set("WWW-Authenticate", `Basic realm="mock", charset="UTF-8"`)
 		}
 		ev.Status, ev.Error = oerr.status, oerr.Code
+		ev.Result = payload(oerr)
 		s.record(ev)
 		writeJSON(w, oerr.status, oerr)
 		return
 	}
 	ev.Status = http.StatusOK
+	ev.Result = payload(resp)
 	s.record(ev)
 	writeJSON(w, http.StatusOK, resp)
 }
@@ -213,7 +219,7 @@ func badRequest(code, desc string) *oauthError {
 }
 
 // token runs the token endpoint; args collects what may be logged.
-func (s *Server) token(r *http.Request, args map[string]any) (*tokenResponse, *oauthError) {
+func (s *Server) token(r *http.Request, args map[string]any, params *url.Values) (*tokenResponse, *oauthError) {
 	if r.Method != http.MethodPost {
 		return nil, badRequest("invalid_request", "use POST")
 	}
@@ -221,6 +227,7 @@ func (s *Server) token(r *http.Request, args map[string]any) (*tokenResponse, *o
 	// in a form body (Android, iOS); the body wins where both name one.
 	r.Body = http.MaxBytesReader(nil, r.Body, 64<<10)
 	f := r.URL.Query()
+	*params = f
 	args["paramsIn"] = "query"
 	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/x-www-form-urlencoded" {
 		if err := r.ParseForm(); err != nil {

@@ -1,6 +1,7 @@
 package mockhub_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -105,10 +106,15 @@ func TestOpenAPIContract(t *testing.T) {
 	s, ts := newMock(t, mockhub.Config{})
 	doc, router := loadDoc(t, s)
 	openapi3filter.RegisterBodyDecoder("application/problem+json", openapi3filter.JSONBodyDecoder)
-	openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+	plain := []string{"text/html", "text/javascript", "text/css", "text/event-stream"}
+	for _, ct := range plain {
+		openapi3filter.RegisterBodyDecoder(ct, openapi3filter.PlainBodyDecoder)
+	}
 	t.Cleanup(func() {
 		openapi3filter.UnregisterBodyDecoder("application/problem+json")
-		openapi3filter.UnregisterBodyDecoder("text/html")
+		for _, ct := range plain {
+			openapi3filter.UnregisterBodyDecoder(ct)
+		}
 	})
 	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	covered := map[string]bool{}
@@ -116,6 +122,7 @@ func TestOpenAPIContract(t *testing.T) {
 	type req struct {
 		method, path, body string
 		bearer, host       string
+		accept             string
 		form               bool // body is a form
 		valid              bool // the request is one the document allows
 	}
@@ -141,6 +148,9 @@ func TestOpenAPIContract(t *testing.T) {
 		}
 		if r.host != "" {
 			hr.Host = r.host
+		}
+		if r.accept != "" {
+			hr.Header.Set("Accept", r.accept)
 		}
 		resp, err := client.Do(hr)
 		if err != nil {
@@ -255,8 +265,33 @@ func TestOpenAPIContract(t *testing.T) {
 	}
 	do(req{method: "POST", path: "/mock/faults", body: `{"refuseFor":"0s","freeze":"0s"}`, valid: true}, 200)
 	do(req{method: "POST", path: "/mock/faults", body: `{"refuseFor":5}`}, 400)
-	do(req{method: "GET", path: "/mock/events?since=0", valid: true}, 200)
+	do(req{method: "POST", path: dp + "/start-listening?connection=nope", valid: true}, 409)
+	do(req{method: "POST", path: dp + "/profile?connection=nope", body: string(profile), valid: true}, 409)
+	do(req{method: "POST", path: dp + "/command", body: `{"macroName":"Nope"}`, valid: true}, 404)
+	do(req{method: "POST", path: dp + "/command", body: `{"macroName":"space"}`, valid: true}, 200)
+	do(req{method: "POST", path: dp + "/command", body: `{"macroName":"Space"}`, valid: true}, 200)
+	for _, p := range []string{"/mock/journal?after=0&device=" + dev.ID, "/mock/journal?after=0&wait=0s", "/mock/events?since=0"} {
+		_, b, _ := do(req{method: "GET", path: p, valid: true}, 200)
+		var page mockhub.EventsPage
+		if json.Unmarshal(b, &page); len(page.Events) == 0 {
+			t.Errorf("%s: no entries: %s", p, b)
+		}
+	}
+	do(req{method: "GET", path: "/mock/journal?after=-1"}, 400)
 	do(req{method: "GET", path: "/mock/events?since=-1"}, 400)
+	do(req{method: "GET", path: "/mock/journal?wait=2m"}, 400)
+	checkStream(t, ts.URL+"/mock/journal?after=0", doc)
+	_, b, _ = do(req{method: "GET", path: "/mock", valid: true}, 200)
+	var idx mockhub.AdminIndex
+	json.Unmarshal(b, &idx)
+	if len(idx.Routes) != len(s.AdminRoutes()) || len(idx.Routes) < 15 {
+		t.Errorf("GET /mock lists %d routes: %s", len(idx.Routes), b)
+	}
+	do(req{method: "GET", path: "/mock", accept: "text/html", valid: true}, 200)
+	do(req{method: "GET", path: "/mock/console", valid: true}, 200)
+	do(req{method: "GET", path: "/mock/console/console.js", valid: true}, 200)
+	do(req{method: "GET", path: "/mock/console/console.css", valid: true}, 200)
+	do(req{method: "GET", path: "/mock/console/secret.txt"}, 404)
 	do(req{method: "POST", path: "/mock/tokens/" + devTok.ID + "/disable", valid: true}, 200)
 	do(req{method: "POST", path: "/mock/tokens/nope/disable", valid: true}, 404)
 
@@ -264,7 +299,7 @@ func TestOpenAPIContract(t *testing.T) {
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
 			if strings.HasPrefix(path, "/mock") {
-				p := strings.NewReplacer("{id}", dev.ID, "{tokenId}", devTok.ID).Replace(path)
+				p := strings.NewReplacer("{id}", dev.ID, "{tokenId}", devTok.ID, "{file}", "console.js").Replace(path)
 				do(req{method: method, path: p, host: rebind}, 403)
 			}
 		}
@@ -280,6 +315,37 @@ func TestOpenAPIContract(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkStream reads the first event of the journal's live mode and checks
+// that its content type is one the document gives for GET /mock/journal
+// and that it carries a journal entry.
+func checkStream(t *testing.T, url string, doc *openapi3.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	r, _ := http.NewRequestWithContext(ctx, "GET", url, nil)
+	r.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	ct, _, _ := strings.Cut(resp.Header.Get("Content-Type"), ";")
+	if resp.StatusCode != 200 || doc.Paths.Find("/mock/journal").Get.Responses.Status(200).Value.Content.Get(ct) == nil {
+		t.Errorf("the journal stream: %d %q is not documented", resp.StatusCode, ct)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			var e mockhub.Event
+			if err := json.Unmarshal([]byte(line), &e); err != nil || e.Seq == 0 {
+				t.Errorf("the stream's first event is not an entry: %s", line)
+			}
+			return
+		}
+	}
+	t.Errorf("the stream ended without an event: %v", sc.Err())
 }
 
 // examplesOf returns the request body example of the POST at path.

@@ -56,7 +56,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 // and records every REST call (allowed or not) in the event log.
 func (s *Server) requireUser(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &capturingWriter{statusWriter: statusWriter{ResponseWriter: w}}
 		ev := &Event{Source: SourceREST, Action: r.Method + " " + r.URL.Path}
 		if detail, challenge, ok := s.userFromRequest(r); !ok {
 			w.Header().Set("WWW-Authenticate", challenge)
@@ -66,6 +66,7 @@ func (s *Server) requireUser(next http.Handler) http.Handler {
 			next.ServeHTTP(sw, r.WithContext(withEvent(r.Context(), ev)))
 		}
 		ev.Status = sw.status
+		ev.Result = sw.body.payload()
 		s.record(*ev)
 	})
 }
@@ -76,6 +77,7 @@ func (s *Server) handleCreateDevice(w http.ResponseWriter, r *http.Request) {
 	name := r.URL.Query().Get("name")
 	ev.Action = "CreateUserDevice"
 	ev.Args = map[string]any{"deviceTypeId": typeID, "name": name}
+	ev.Payload = payload(ev.Args)
 	if name == "" {
 		ev.Error = "name is required"
 		writeProblem(w, http.StatusBadRequest, "the query parameter name is required")
@@ -95,6 +97,7 @@ func (s *Server) handleCreateToken(w http.ResponseWriter, r *http.Request) {
 	ev := eventFrom(r.Context())
 	id := chi.URLParam(r, "userDeviceId")
 	ev.Action, ev.DeviceID = "CreateDeviceToken", id
+	ev.Payload = payload(map[string]any{"userDeviceId": id})
 	tok, err := s.createToken(id)
 	if err != nil {
 		ev.Error = err.Error()
@@ -109,6 +112,7 @@ func (s *Server) handleGetDevice(w http.ResponseWriter, r *http.Request) {
 	ev := eventFrom(r.Context())
 	id := chi.URLParam(r, "userDeviceId")
 	ev.Action, ev.DeviceID = "GetUserDevice", id
+	ev.Payload = payload(map[string]any{"userDeviceId": id})
 	dev, ok := s.Device(id)
 	if !ok {
 		ev.Error = ErrUnknownDevice.Error()
@@ -125,14 +129,24 @@ func (s *Server) createDevice(typeID, name string) (deviceapi.UserDevice, error)
 	}
 	d := &device{dev: deviceapi.UserDevice{ID: uuid.NewString(), NameOverride: name}, typeID: typeID}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.devices[d.dev.ID] = d
 	s.order = append(s.order, d.dev.ID)
-	return d.dev, nil
+	dev := d.dev
+	s.mu.Unlock()
+	s.saveState()
+	return dev, nil
 }
 
 // createToken creates a device token for a device.
 func (s *Server) createToken(deviceID string) (deviceapi.DeviceToken, error) {
+	tok, err := s.addToken(deviceID)
+	if err == nil {
+		s.saveState()
+	}
+	return tok, err
+}
+
+func (s *Server) addToken(deviceID string) (deviceapi.DeviceToken, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	d := s.devices[deviceID]

@@ -30,7 +30,7 @@ func (s *Server) PushAwaiting(deviceID, invocationID string, copies int, target 
 	if invocationID == "" {
 		return 0, errors.New("mockhub: PushAwaiting needs an invocation id")
 	}
-	return s.pushCopies(deviceID, push{id: invocationID, target: target, args: args}, max(copies, 1))
+	return s.pushCopies(deviceID, "", push{id: invocationID, target: target, args: args}, max(copies, 1))
 }
 
 // awaitResult marks id as an invocation of the mock awaiting a result on

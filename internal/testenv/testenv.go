@@ -190,3 +190,21 @@ func RequireProgram(t testing.TB, name string) string {
 	}
 	return p
 }
+
+// ArtifactPath is where a test leaves a file for people to look at (a
+// browser test's screenshot): $HUBGATE_TEST_ARTIFACTS/name, else
+// <tmp>/hubgate-test-artifacts/name. An older file of that name is
+// removed.
+func ArtifactPath(t testing.TB, name string) string {
+	t.Helper()
+	dir := os.Getenv("HUBGATE_TEST_ARTIFACTS")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "hubgate-test-artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	os.Remove(p)
+	return p
+}
