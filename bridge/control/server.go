@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/internal/localhttp"
 )
@@ -155,7 +156,7 @@ func newMux(b Backend, log *slog.Logger, stopping <-chan struct{}) http.Handler 
 			st.PID = os.Getpid()
 		}
 		if st.Queue == nil {
-			st.Queue = []QueuedCommand{}
+			st.Queue = []bridge.QueuedCommand{}
 		}
 		writeJSON(w, http.StatusOK, st)
 	})
