@@ -107,11 +107,6 @@ type Options struct {
 	// status page.
 	Outputs OutputOptions
 
-	// Tools, when set, edits the bridge's options before the bridge is
-	// made (demo replaces the tool executor to print notifications).
-	// Zero: the bridge's defaults.
-	Tools func(*bridge.Options)
-
 	// Pairing, when set, reads the paired device again for a reconnect
 	// request (after `hubgate pair` or `unpair`): its id and API URL, or an
 	// error matching ErrUnpaired when none is paired any more. Zero: a
@@ -376,9 +371,6 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 		CancelGrace: o.Bridge.CancelGrace, StopListeningCancels: o.Bridge.StopListeningCancels,
 		OnShutdown: o.Bridge.OnShutdown, Listening: o.Bridge.Listening, Target: target, DeviceID: o.DeviceID,
 		Logger: log.With("component", "bridge"), Now: o.Now}
-	if o.Tools != nil {
-		o.Tools(&bopts)
-	}
 	b, err := bridge.New(bopts)
 	if err != nil {
 		return err
