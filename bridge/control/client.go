@@ -45,9 +45,6 @@ func Dial(path string) *Client {
 	return &Client{path: path, hc: &http.Client{Transport: tr}}
 }
 
-// Path is the socket path.
-func (c *Client) Path() string { return c.path }
-
 // Close releases idle connections.
 func (c *Client) Close() { c.hc.CloseIdleConnections() }
 

@@ -90,18 +90,6 @@ func Listen(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Serve runs Listen(cfg) and serves until ctx ends.
-func Serve(ctx context.Context, cfg Config) error {
-	s, err := Listen(cfg)
-	if err != nil {
-		return err
-	}
-	return s.Serve(ctx)
-}
-
-// Path is the socket path.
-func (s *Server) Path() string { return s.path }
-
 // Serve answers requests until ctx ends, then shuts down gracefully
 // (Config.ShutdownTimeout), removes the socket and releases the lock. It
 // returns nil after a shutdown by ctx.
