@@ -360,7 +360,7 @@ func TestIntegrationDiscover(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, _, err := server.Listen(-1)
+	ln, _, err := server.ListenWith(server.ListenOptions{Port: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

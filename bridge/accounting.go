@@ -3,11 +3,10 @@ package bridge
 import (
 	"maps"
 
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 )
 
-// Counter names of control.Counters.Last (their JSON names).
+// Counter names of Counters.Last (their JSON names).
 const (
 	countStarted    = "started"
 	countDuplicates = "duplicates"
@@ -17,13 +16,13 @@ const (
 // reasonLocked records the latest reason behind a count (b.mu held).
 func (b *Bridge) reasonLocked(count string, id int64, command, reason string) {
 	if b.counters.Last == nil {
-		b.counters.Last = map[string]control.LastReason{}
+		b.counters.Last = map[string]LastReason{}
 	}
-	b.counters.Last[count] = control.LastReason{At: b.now(), CommandID: id, Command: command, Reason: reason}
+	b.counters.Last[count] = LastReason{At: b.now(), CommandID: id, Command: command, Reason: reason}
 }
 
 // countersLocked is a copy of the counters (b.mu held).
-func (b *Bridge) countersLocked() control.Counters {
+func (b *Bridge) countersLocked() Counters {
 	c := b.counters
 	c.Last = maps.Clone(b.counters.Last)
 	return c
@@ -73,5 +72,5 @@ func (b *Bridge) unrecorded(rec journal.Command, err error) {
 	b.counters.Unrecorded++
 	b.reasonLocked(countUnrecorded, 0, rec.Text, note)
 	b.mu.Unlock()
-	b.emit(Event{Kind: control.EventUnrecorded, Command: rec.Text, Rule: rec.Rule, MacroName: rec.MacroName, Note: note})
+	b.emit(Event{Kind: EventUnrecorded, Command: rec.Text, Rule: rec.Rule, MacroName: rec.MacroName, Note: note})
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/internal/testutil"
@@ -110,7 +109,7 @@ func TestNotJournaledNotActedOn(t *testing.T) {
 		past, stop := context.WithCancel(context.Background())
 		defer stop()
 		for evs := e.bridge.Subscribe(past, bridge.SubscribeOptions{History: bridge.DefaultEventHistory}); len(evs) > 0; {
-			if ev := <-evs; ev.Kind == control.EventUnrecorded {
+			if ev := <-evs; ev.Kind == bridge.EventUnrecorded {
 				told = append(told, ev.Command)
 			}
 		}

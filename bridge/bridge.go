@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/deviceapi"
@@ -83,7 +82,7 @@ type Options struct {
 	// elsewhere holds the slot. Zero: 1s.
 	ReadyPoll time.Duration
 	// Target describes the Automate server for status (mode and endpoint).
-	Target control.AutomateTarget
+	Target AutomateTarget
 	// DeviceID is the paired device, for status.
 	DeviceID string
 	// EventBuffer is how many events a subscriber may fall behind before
@@ -114,7 +113,7 @@ type Bridge struct {
 	// a command right behind the request must be judged by the request.
 	listenWish    *bool
 	listenAsked   time.Time // when the hub asked (listenWish)
-	counters      control.Counters
+	counters      Counters
 	notifications []Notification
 
 	events *eventBus
@@ -353,12 +352,12 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 	b.mu.Lock()
 	b.counters.Received++
 	b.mu.Unlock()
-	ce := Event{Kind: control.EventReceived, CommandID: id, Command: rec.Text, Rule: rec.Rule, MacroName: rec.MacroName}
+	ce := Event{Kind: EventReceived, CommandID: id, Command: rec.Text, Rule: rec.Rule, MacroName: rec.MacroName}
 	b.emit(ce)
 
 	switch {
 	case stop:
-		b.emit(Event{Kind: control.EventStopOutputs, CommandID: id, Command: rec.Text, MacroName: rec.MacroName})
+		b.emit(Event{Kind: EventStopOutputs, CommandID: id, Command: rec.Text, MacroName: rec.MacroName})
 		note := "StopOutputs: " + b.cancelCurrent(ctx, "StopOutputs macro")
 		if n := b.dropQueue(ctx, fmt.Sprintf("StopOutputs: dropped by command %d", id)); n > 0 {
 			note += fmt.Sprintf("; %d waiting command(s) dropped", n)
@@ -407,7 +406,7 @@ func (b *Bridge) startAtOnce(ctx context.Context, rec journal.Command, p *pendin
 	b.counters.Received++
 	b.mu.Unlock()
 	p.id, p.req.TaskID = id, taskID
-	b.emit(commandEvent(control.EventReceived, p))
+	b.emit(commandEvent(EventReceived, p))
 	b.launch(ctx, p, startedAt)
 }
 
@@ -541,10 +540,10 @@ func (b *Bridge) launch(ctx context.Context, p *pending, startedAt time.Time) {
 	b.mu.Unlock()
 	// The journal recorded the decision "started" with the run.
 	b.log.Info("run started", "command_id", p.id, "rule", p.rule.Name(), "task_id", p.req.TaskID)
-	decided := commandEvent(control.EventDecided, p)
+	decided := commandEvent(EventDecided, p)
 	decided.Decision = journal.DecisionStarted
 	b.emit(decided)
-	started := commandEvent(control.EventStarted, p)
+	started := commandEvent(EventStarted, p)
 	started.TaskID = p.req.TaskID
 	b.emit(started)
 	go func() { b.done <- b.execute(r) }()
@@ -642,7 +641,7 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 	})
 	b.mu.Unlock()
 	b.log.Info("cancel current run", "command_id", r.id, "why", why)
-	ce := commandEvent(control.EventCancelRequested, r.pending)
+	ce := commandEvent(EventCancelRequested, r.pending)
 	ce.Note = why
 	b.emit(ce)
 	go b.sendCancel(r, false) // off the event loop: it asks /health first
@@ -690,7 +689,7 @@ func (b *Bridge) sendCancel(r *runState, force bool) {
 
 // Cancel cancels the current run (the control endpoint's cancel): a soft
 // cancel escalated after the grace, or a force cancel at once.
-func (b *Bridge) Cancel(ctx context.Context, force bool) (control.CancelResult, error) {
+func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
 	b.mu.Lock()
 	r := b.current
 	var requestID string
@@ -699,9 +698,9 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (control.CancelResult, 
 	}
 	b.mu.Unlock()
 	if r == nil {
-		return control.CancelResult{Mode: automate.CancelModeNone, Message: "nothing runs"}, nil
+		return CancelResult{Mode: automate.CancelModeNone, Message: "nothing runs"}, nil
 	}
-	res := control.CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID}
+	res := CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID}
 	if force {
 		b.mu.Lock()
 		first := !r.cancelRequested
@@ -711,7 +710,7 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (control.CancelResult, 
 		}
 		b.mu.Unlock()
 		if first {
-			ce := commandEvent(control.EventCancelRequested, r.pending)
+			ce := commandEvent(EventCancelRequested, r.pending)
 			ce.Note = "hubgate cancel --force"
 			b.emit(ce)
 		}
@@ -770,7 +769,7 @@ func (b *Bridge) decide(ctx context.Context, e Event, d journal.Decision, note s
 	if d != journal.DecisionStarted {
 		b.log.Info("command decided", "command_id", id, "decision", d, "note", note)
 	}
-	e.Kind, e.Decision, e.Note = control.EventDecided, d, note
+	e.Kind, e.Decision, e.Note = EventDecided, d, note
 	b.emit(e)
 }
 
@@ -783,7 +782,7 @@ func (b *Bridge) abandon(ctx context.Context, e Event, note string) {
 	b.countDecisionLocked(journal.DecisionAbandoned, id, e.Command, note)
 	b.mu.Unlock()
 	b.log.Info("command abandoned", "command_id", id, "note", note)
-	e.Kind, e.Decision, e.Note = control.EventDecided, journal.DecisionAbandoned, note
+	e.Kind, e.Decision, e.Note = EventDecided, journal.DecisionAbandoned, note
 	b.emit(e)
 }
 

@@ -9,6 +9,9 @@
 // every run to the journal (bridge/journal) before acting on it. Every step
 // is also published, in order, on its event stream (Subscribe): what `hubgate
 // watch`, the status page, the notifier (bridge/notify) and the demo follow.
+// It owns the types of that stream (Event, EventKind, their one text form
+// Lines) and of its state (Status, CancelResult): bridge/control,
+// bridge/notify and bridge/statuspage import them, never the reverse.
 //
 // It speaks neither HTTP nor SignalR: it uses the hub client and the
 // Automate client through the small interfaces declared here (Hub,

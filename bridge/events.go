@@ -4,14 +4,9 @@ import (
 	"context"
 	"sync"
 
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/hub"
 )
-
-// Event is one step of the bridge's event stream (see control.Event for
-// the kinds and fields).
-type Event = control.Event
 
 // Defaults of the event stream.
 const (
@@ -93,7 +88,7 @@ func (bus *eventBus) publish(e Event) {
 func (s *subscriber) send(e Event) {
 	if s.lost > 0 {
 		select {
-		case s.ch <- Event{Seq: e.Seq, At: e.At, Kind: control.EventLost, Lost: s.lost}:
+		case s.ch <- Event{Seq: e.Seq, At: e.At, Kind: EventLost, Lost: s.lost}:
 			s.lost = 0
 		default:
 			s.lost++
@@ -166,7 +161,8 @@ func (b *Bridge) Subscribe(ctx context.Context, opts SubscribeOptions) <-chan Ev
 	return b.events.subscribe(ctx, opts)
 }
 
-// Watch is Subscribe for the control endpoint (control.Watcher).
+// Watch is Subscribe in the shape the control endpoint and the status
+// page ask for.
 func (b *Bridge) Watch(ctx context.Context, history int) (<-chan Event, error) {
 	return b.Subscribe(ctx, SubscribeOptions{History: history}), nil
 }
@@ -180,7 +176,7 @@ func (b *Bridge) emit(e Event) {
 }
 
 // commandEvent is an event about the command of p.
-func commandEvent(kind control.EventKind, p *pending) Event {
+func commandEvent(kind EventKind, p *pending) Event {
 	e := Event{Kind: kind, CommandID: p.id, Command: p.cmd.Text}
 	if p.rule != nil {
 		e.Rule = p.rule.Name()
@@ -193,7 +189,7 @@ func commandEvent(kind control.EventKind, p *pending) Event {
 
 // finishedEvent is the EventFinished of r's outcome.
 func finishedEvent(r *runState, out journal.Outcome) Event {
-	e := commandEvent(control.EventFinished, r.pending)
+	e := commandEvent(EventFinished, r.pending)
 	e.TaskID, e.RequestID = r.req.TaskID, out.RequestID
 	e.Status, e.ErrorCode, e.Answer, e.FinalAnswer = out.Status, out.ErrorCode, out.Answer, out.FinalAnswer
 	e.DurationMs, e.Error = out.DurationMs, out.Err
@@ -212,13 +208,13 @@ func (b *Bridge) followHub(ctx context.Context) {
 	if !ok {
 		return
 	}
-	var last control.HubStatus
+	var last HubStatus
 	for st := range hs.Subscribe(ctx) {
 		s := hubStatus(st)
 		if s.Status == last.Status && s.Cause == last.Cause && s.Reason == last.Reason {
 			continue
 		}
 		last = s
-		b.emit(Event{Kind: control.EventHub, Hub: &s})
+		b.emit(Event{Kind: EventHub, Hub: &s})
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"testing"
-
-	"github.com/hubgate/hubgate/bridge/control"
 )
 
 // BenchmarkPublish is the cost the event stream adds to each step of the
@@ -23,7 +21,7 @@ func BenchmarkPublish(b *testing.B) {
 					}
 				}()
 			}
-			e := Event{Kind: control.EventFinished, CommandID: 1, Command: "hello", Answer: "Hello from hubgate"}
+			e := Event{Kind: EventFinished, CommandID: 1, Command: "hello", Answer: "Hello from hubgate"}
 			b.ReportAllocs()
 			for b.Loop() {
 				bus.publish(e)
@@ -36,7 +34,7 @@ func BenchmarkPublish(b *testing.B) {
 func TestEventHistoryRing(t *testing.T) {
 	bus := newEventBus(4, 500)
 	for range 1200 {
-		bus.publish(Event{Kind: control.EventHub})
+		bus.publish(Event{Kind: EventHub})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

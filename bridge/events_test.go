@@ -10,7 +10,6 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 )
 
@@ -32,8 +31,8 @@ func next(t *testing.T, ch <-chan bridge.Event) bridge.Event {
 // settles says whether e is the last event of its command: its run
 // finished, or its final decision (dropped, ignored, failed, abandoned).
 func settles(e bridge.Event) bool {
-	return e.Kind == control.EventFinished ||
-		e.Kind == control.EventDecided && e.Decision != journal.DecisionStarted && e.Decision != journal.DecisionQueued
+	return e.Kind == bridge.EventFinished ||
+		e.Kind == bridge.EventDecided && e.Decision != journal.DecisionStarted && e.Decision != journal.DecisionQueued
 }
 
 // untilSettled collects the events of commandID until it settles.
@@ -64,7 +63,7 @@ func kinds(es []bridge.Event) string {
 	var out []string
 	for _, e := range es {
 		k := string(e.Kind)
-		if e.Kind == control.EventDecided {
+		if e.Kind == bridge.EventDecided {
 			k += ":" + string(e.Decision)
 		}
 		out = append(out, k)
@@ -99,10 +98,10 @@ func TestStreamDeliversTheLifeOfAQueuedCommandInOrder(t *testing.T) {
 		all := append(append([]bridge.Event{}, first...), second...)
 		var firstDone, secondStart uint64
 		for _, ev := range all {
-			if ev.CommandID == 1 && ev.Kind == control.EventFinished {
+			if ev.CommandID == 1 && ev.Kind == bridge.EventFinished {
 				firstDone = ev.Seq
 			}
-			if ev.CommandID == 2 && ev.Kind == control.EventStarted {
+			if ev.CommandID == 2 && ev.Kind == bridge.EventStarted {
 				secondStart = ev.Seq
 			}
 		}
@@ -128,7 +127,7 @@ func TestStreamDeliversTheLifeOfAQueuedCommandInOrder(t *testing.T) {
 		for range 3 {
 			replay = append(replay, next(t, late))
 		}
-		if replay[2].Seq != fin.Seq || replay[2].Kind != control.EventFinished {
+		if replay[2].Seq != fin.Seq || replay[2].Kind != bridge.EventFinished {
 			t.Errorf("history replay ends with %+v, want seq %d", replay[2], fin.Seq)
 		}
 	})
@@ -154,7 +153,7 @@ func TestStreamReportsDropsNotifyAndCancel(t *testing.T) {
 		untilStarted := func(id int64) {
 			for {
 				ev := next(t, ch)
-				if ev.CommandID == id && ev.Kind == control.EventStarted {
+				if ev.CommandID == id && ev.Kind == bridge.EventStarted {
 					return
 				}
 			}
@@ -192,7 +191,7 @@ func TestSlowSubscriberLosesEventsAndNeverBlocksTheBridge(t *testing.T) {
 		var last uint64
 		for range 2 * n {
 			ev := next(t, read)
-			if ev.Kind == control.EventLost || ev.Seq != last+1 {
+			if ev.Kind == bridge.EventLost || ev.Seq != last+1 {
 				t.Fatalf("reader got %+v after seq %d", ev, last)
 			}
 			last = ev.Seq
@@ -205,10 +204,10 @@ func TestSlowSubscriberLosesEventsAndNeverBlocksTheBridge(t *testing.T) {
 		}
 		e.hub.command("unknown late", nil)
 		ev := next(t, stalled)
-		if ev.Kind != control.EventLost || ev.Lost != 2*n-4 {
+		if ev.Kind != bridge.EventLost || ev.Lost != 2*n-4 {
 			t.Fatalf("want a lost event for %d, got %+v", 2*n-4, ev)
 		}
-		if ev := next(t, stalled); ev.Kind != control.EventReceived || ev.Command != "unknown late" {
+		if ev := next(t, stalled); ev.Kind != bridge.EventReceived || ev.Command != "unknown late" {
 			t.Fatalf("after the loss: %+v", ev)
 		}
 	})

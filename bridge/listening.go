@@ -3,8 +3,6 @@ package bridge
 import (
 	"fmt"
 	"time"
-
-	"github.com/hubgate/hubgate/bridge/control"
 )
 
 // ListeningPolicy says what the hub's StopListening does to the commands
@@ -57,7 +55,7 @@ func (b *Bridge) hubAsked(on bool) {
 		msg = "hub: stop listening"
 	}
 	b.log.Info(msg, "policy", policy)
-	b.emit(Event{Kind: control.EventListening, Listening: &on, Note: note})
+	b.emit(Event{Kind: EventListening, Listening: &on, Note: note})
 }
 
 // listenGate decides whether a command that arrives now is acted on. It

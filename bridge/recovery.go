@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/deviceapi"
@@ -100,7 +99,7 @@ func (b *Bridge) reconcile(ctx context.Context, e journal.Entry) {
 	}
 	b.log.Warn("run in flight at restart", "command_id", e.ID, "request_id", e.RequestID, "note", note)
 	ev := entryEvent(e)
-	ev.Kind, ev.RequestID, ev.TaskID, ev.Error = control.EventFinished, e.RequestID, e.TaskID, note
+	ev.Kind, ev.RequestID, ev.TaskID, ev.Error = EventFinished, e.RequestID, e.TaskID, note
 	b.emit(ev)
 }
 

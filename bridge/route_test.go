@@ -8,7 +8,6 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub"
@@ -89,7 +88,7 @@ func TestRoutingDecisionsAreJournaledAndTold(t *testing.T) {
 		// The stream carries the refusal with its reason: what the
 		// notifier shows the person.
 		for ev := range events {
-			if ev.Kind == control.EventDecided && ev.CommandID == h[0].ID {
+			if ev.Kind == bridge.EventDecided && ev.CommandID == h[0].ID {
 				if ev.Decision != journal.DecisionRefused || ev.Note != reason || !strings.Contains(ev.MacroName, "Ask") {
 					t.Errorf("decided event %+v", ev)
 				}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 )
 
@@ -37,7 +36,7 @@ func (b *Bridge) execute(r *runState) runDone {
 			if jerr := b.opts.Journal.RunParked(context.WithoutCancel(ctx), r.id, parked.RequestID, parked.ResumeToken); jerr != nil {
 				log.Error("journal: parked run not recorded", "err", jerr)
 			}
-			ev := commandEvent(control.EventParked, r.pending)
+			ev := commandEvent(EventParked, r.pending)
 			ev.RequestID = parked.RequestID
 			names := make([]string, len(parked.ToolCalls))
 			for i, c := range parked.ToolCalls {
@@ -53,7 +52,7 @@ func (b *Bridge) execute(r *runState) runDone {
 			if jerr := b.opts.Journal.RunResumed(context.WithoutCancel(ctx), r.id); jerr != nil {
 				log.Error("journal: resume not recorded", "err", jerr)
 			}
-			ev := commandEvent(control.EventResumed, r.pending)
+			ev := commandEvent(EventResumed, r.pending)
 			ev.RequestID = parked.RequestID
 			b.emit(ev)
 		},

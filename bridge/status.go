@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/hub"
 )
@@ -17,9 +16,9 @@ func (b *Bridge) addNotification(n Notification) {
 	if len(b.notifications) > maxNotifications {
 		b.notifications = b.notifications[len(b.notifications)-maxNotifications:]
 	}
-	e := Event{Kind: control.EventNotify, Level: n.Level, Message: n.Message}
+	e := Event{Kind: EventNotify, Level: n.Level, Message: n.Message}
 	if r := b.current; r != nil {
-		e = commandEvent(control.EventNotify, r.pending)
+		e = commandEvent(EventNotify, r.pending)
 		e.Level, e.Message = n.Level, n.Message
 	}
 	b.mu.Unlock()
@@ -27,9 +26,9 @@ func (b *Bridge) addNotification(n Notification) {
 }
 
 // Status returns the bridge's state now (the control endpoint's status).
-func (b *Bridge) Status(ctx context.Context) (control.Status, error) {
+func (b *Bridge) Status(ctx context.Context) (Status, error) {
 	hs := b.opts.Hub.State()
-	st := control.Status{
+	st := Status{
 		DeviceID:  b.opts.DeviceID,
 		Hub:       hubStatus(hs),
 		Listening: b.accepting(),
@@ -39,7 +38,7 @@ func (b *Bridge) Status(ctx context.Context) (control.Status, error) {
 	defer b.mu.Unlock()
 	st.ListeningPolicy = string(b.opts.Listening)
 	if b.listenWish != nil {
-		st.HubAsked = &control.ListenRequest{Listen: *b.listenWish, At: b.listenAsked}
+		st.HubAsked = &ListenRequest{Listen: *b.listenWish, At: b.listenAsked}
 	}
 	st.StartedAt = b.started
 	if !b.started.IsZero() {
@@ -48,23 +47,23 @@ func (b *Bridge) Status(ctx context.Context) (control.Status, error) {
 	st.Counters = b.countersLocked()
 	st.WaitingForServer = b.waitingReady
 	st.Notifications = append([]Notification{}, b.notifications...)
-	st.Queue = []control.QueuedCommand{}
+	st.Queue = []QueuedCommand{}
 	for _, p := range b.queue {
-		st.Queue = append(st.Queue, control.QueuedCommand{CommandID: p.id, Rule: p.rule.Name(), Command: p.cmd.Text, QueuedAt: p.queuedAt})
+		st.Queue = append(st.Queue, QueuedCommand{CommandID: p.id, Rule: p.rule.Name(), Command: p.cmd.Text, QueuedAt: p.queuedAt})
 	}
 	if r := b.current; r != nil {
-		status := control.RunRunning
+		status := RunRunning
 		if r.parked {
-			status = control.RunParked
+			status = RunParked
 		}
-		st.Current = &control.CurrentRun{CommandID: r.id, Rule: r.rule.Name(), Command: r.cmd.Text, RequestID: r.requestID,
+		st.Current = &CurrentRun{CommandID: r.id, Rule: r.rule.Name(), Command: r.cmd.Text, RequestID: r.requestID,
 			Status: status, StartedAt: r.startedAt}
 	}
 	return st, nil
 }
 
-func hubStatus(s hub.State) control.HubStatus {
-	return control.HubStatus{Status: string(s.Status), Cause: string(s.Cause), Reason: s.Reason, Since: s.Since,
+func hubStatus(s hub.State) HubStatus {
+	return HubStatus{Status: string(s.Status), Cause: string(s.Cause), Reason: s.Reason, Since: s.Since,
 		Attempt: s.Attempt, RetryAt: s.RetryAt, NeedsRepair: s.NeedsRepair()}
 }
 

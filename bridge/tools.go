@@ -15,13 +15,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/internal/proc"
 )
-
-// Notification is a message the notify tool reported to the user.
-type Notification = control.Notification
 
 // ToolsOptions configures NewTools.
 type ToolsOptions struct {

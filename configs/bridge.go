@@ -22,7 +22,8 @@ import (
 // BridgeConfig is the bridge section.
 type BridgeConfig struct {
 	// Rules are the routing rules (first match wins); see package
-	// bridge/rules for the language. Validate compiles them.
+	// bridge/rules for the language. Validate checks them with
+	// LoadOptions.CheckRules.
 	Rules []rules.Spec `yaml:"rules"`
 	// CommandTools are the user's command tools (off unless enabled).
 	CommandTools []rules.CommandToolSpec `yaml:"command_tools"`
@@ -112,11 +113,10 @@ const (
 	MaxSocketPath = 103
 )
 
-// RuleSet compiles the rules, command tools and unmatched action (Validate
-// has already checked them when the Config came from Load).
-func (b BridgeConfig) RuleSet() (*rules.Set, error) {
-	return rules.Compile(b.Rules, b.CommandTools, b.Unmatched)
-}
+// RuleChecker checks the rules, command tools and unmatched action of the
+// bridge section (LoadOptions.CheckRules): a *rules.Error lists what is
+// wrong with them.
+type RuleChecker func(BridgeConfig) error
 
 // resolveBridge fills the derived defaults of the bridge section and
 // expands "~/" in its paths.
@@ -178,12 +178,12 @@ func userDataDir(opts LoadOptions) (string, error) {
 	return filepath.Join(home, ".local", "share"), nil
 }
 
-// validateBridge checks automate.target and the bridge section, compiling
-// the rules: every rules.Problem becomes a FieldError whose path is the
+// validateBridge checks automate.target and the bridge section, and the
+// rules with checkRules when there is one: every rules.Problem becomes a FieldError whose path is the
 // field's ("bridge.rules[2].match.command_regex"), whose message names the
 // rule (`rule "lights": error parsing regexp: ...`) and whose source is the
 // line of the field, or of the nearest enclosing entry that has one.
-func (c *Config) validateBridge() []FieldError {
+func (c *Config) validateBridge(checkRules RuleChecker) []FieldError {
 	var problems []FieldError
 	bad := func(path, format string, args ...any) {
 		problems = append(problems, FieldError{Path: path, Message: fmt.Sprintf(format, args...), Source: c.sourceNear(path)})
@@ -227,7 +227,10 @@ func (c *Config) validateBridge() []FieldError {
 	if n := len(b.ControlSocket); n > MaxSocketPath {
 		bad("bridge.control_socket", "is %d bytes long; a Unix socket path must be at most %d", n, MaxSocketPath)
 	}
-	if _, err := b.RuleSet(); err != nil {
+	if checkRules == nil {
+		return problems
+	}
+	if err := checkRules(b); err != nil {
 		var rerr *rules.Error
 		if !errors.As(err, &rerr) {
 			bad("bridge.rules", "%v", err)

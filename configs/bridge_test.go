@@ -155,7 +155,7 @@ func TestBridgeSectionLoads(t *testing.T) {
 	}
 
 	// The compiled set renders what the file says.
-	set, err := b.RuleSet()
+	set, err := rules.Compile(b.Rules, b.CommandTools, b.Unmatched)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +476,7 @@ func TestDemoRulesLoadThroughConfigs(t *testing.T) {
 	if cfg.Bridge.Unmatched.Action != demo.Unmatched.Action || len(cfg.Bridge.CommandTools) != len(demo.CommandTools) {
 		t.Fatalf("unmatched %+v vs %+v", cfg.Bridge.Unmatched, demo.Unmatched)
 	}
-	if _, err := cfg.Bridge.RuleSet(); err != nil {
+	if _, err := rules.Compile(cfg.Bridge.Rules, cfg.Bridge.CommandTools, cfg.Bridge.Unmatched); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -488,11 +488,11 @@ func TestStarterConfigLoads(t *testing.T) {
 	if err := os.WriteFile(p, StarterYAML(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(LoadOptions{Path: p, Env: func(string) string { return "" }})
+	cfg, err := Load(LoadOptions{Path: p, Env: func(string) string { return "" }, CheckRules: compileRules})
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := cfg.Bridge.RuleSet()
+	set, err := rules.Compile(cfg.Bridge.Rules, cfg.Bridge.CommandTools, cfg.Bridge.Unmatched)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -272,6 +272,12 @@ type LoadOptions struct {
 	// HomeDir returns the home directory for a leading "~/" in paths.
 	// Zero: os.UserHomeDir.
 	HomeDir func() (string, error)
+	// CheckRules checks the bridge section's rules, command tools and
+	// unmatched action; Validate reports each problem of the *rules.Error
+	// it returns at its field. configs holds their schema and compiles
+	// nothing: the caller passes the compiler (cmd: rules.Compile). Zero:
+	// they are not checked here, only when the caller compiles them.
+	CheckRules RuleChecker
 }
 
 // withDefaults fills the zero fields of o.
@@ -362,7 +368,7 @@ func Load(opts LoadOptions) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	if verr := cfg.validate(); verr != nil {
+	if verr := cfg.validate(opts.CheckRules); verr != nil {
 		// A value that failed to parse already has its problem; skip rule
 		// messages about the same field, or about the same bridge list
 		// entry (see bridgeEntry).
@@ -499,16 +505,17 @@ func (c *Config) resolve(opts LoadOptions) []FieldError {
 	return append(problems, c.resolveBridge(opts)...)
 }
 
-// Validate checks every rule and returns a *ValidationError listing all
-// problems, or nil.
-func (c *Config) Validate() error {
-	if verr := c.validate(); verr != nil {
+// Validate checks every rule, the bridge section's rules with checkRules
+// (nil: they are not checked; see LoadOptions.CheckRules), and returns a
+// *ValidationError listing all problems, or nil.
+func (c *Config) Validate(checkRules RuleChecker) error {
+	if verr := c.validate(checkRules); verr != nil {
 		return verr
 	}
 	return nil
 }
 
-func (c *Config) validate() *ValidationError {
+func (c *Config) validate(checkRules RuleChecker) *ValidationError {
 	var problems []FieldError
 	bad := func(path, format string, args ...any) {
 		problems = append(problems, FieldError{Path: path, Message: fmt.Sprintf(format, args...), Source: c.Source(path)})
@@ -568,7 +575,7 @@ func (c *Config) validate() *ValidationError {
 		problems = append(problems, c.validateOpenAI()...)
 	}
 
-	problems = append(problems, c.validateBridge()...)
+	problems = append(problems, c.validateBridge(checkRules)...)
 
 	if len(problems) == 0 {
 		return nil

@@ -38,6 +38,7 @@ func (f fixture) opts(o LoadOptions) LoadOptions {
 	}
 	o.UserConfigDir = func() (string, error) { return f.configDir, nil }
 	o.HomeDir = func() (string, error) { return f.home, nil }
+	o.CheckRules = compileRules
 	return o
 }
 
@@ -533,7 +534,7 @@ func TestPathsExpandAndDefault(t *testing.T) {
 
 func TestConfigHelpers(t *testing.T) {
 	// Validate on a hand-built Config reports without sources.
-	err := (&Config{}).Validate()
+	err := (&Config{}).Validate(nil)
 	verr := mustValidationError(t, err)
 	var paths []string
 	for _, p := range verr.Problems {
@@ -688,4 +689,10 @@ func TestOpenAISectionIgnoredForScriptedAndNotSettableByFlags(t *testing.T) {
 	if len(verr.Problems) != 1 || verr.Problems[0].String() != "automate.openai.mcp_servers: can only be set in the config file (flag --x)" {
 		t.Fatalf("%v", err)
 	}
+}
+
+// compileRules is the rule checker the caller passes (cmd's: rules.Compile).
+func compileRules(b BridgeConfig) error {
+	_, err := rules.Compile(b.Rules, b.CommandTools, b.Unmatched)
+	return err
 }

@@ -35,8 +35,10 @@
 //     openai, so a scripted setup is never refused for it; its upstream may
 //     use plain http on any host (local model servers rarely speak TLS);
 //   - the bridge section (bridge.go) holds the routing rules, command tools
-//     and unmatched action of package bridge/rules; Validate compiles them,
-//     so a bad rule is refused at load with the field path, the rule's name
+//     and unmatched action in the schema of package bridge/rules; configs
+//     compiles nothing: Validate checks them with the compiler the caller
+//     passes (LoadOptions.CheckRules: cmd passes rules.Compile), so a bad
+//     rule is refused at load with the field path, the rule's name
 //     and the file line ("bridge.rules[2].match.command_regex: rule
 //     "lights": error parsing regexp: ... (config.yaml:14)"); a rule whose
 //     keys failed to decode gets no further rule messages. Free-form values

@@ -38,7 +38,7 @@ func hardenedCounting(t *testing.T, o server.HTTPOptions) (addr string, counted 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln, _, err := server.Listen(-1)
+	ln, _, err := server.ListenWith(server.ListenOptions{Port: -1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -267,5 +267,3 @@ func receive(t *testing.T, ch <-chan response) response {
 	}
 	return response{}
 }
-
-func ptr[T any](v T) *T { return &v }

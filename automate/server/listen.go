@@ -38,13 +38,6 @@ type ListenOptions struct {
 	Window []int
 }
 
-// Listen is ListenWith(ListenOptions{Port: port}): port > 0 forces that
-// port; port == 0 takes the first free port of 4317..4328; port < 0 lets
-// the OS choose any free port (for tests).
-func Listen(port int) (ln net.Listener, moved bool, err error) {
-	return ListenWith(ListenOptions{Port: port})
-}
-
 // ListenWith binds the loopback address. moved reports that the window's
 // preferred port (4317 by default) was taken and another port of the
 // window was used. When every port of the window is taken the error is a

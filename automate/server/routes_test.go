@@ -476,11 +476,11 @@ func TestPortWindow(t *testing.T) {
 		t.Errorf("bound %s moved=%v, want port %d", ln0.Addr(), moved, window[0])
 	}
 	// A forced port that is taken fails and names it.
-	if _, _, err := server.Listen(window[1]); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("127.0.0.1:%d", window[1])) {
+	if _, _, err := server.ListenWith(server.ListenOptions{Port: window[1]}); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("127.0.0.1:%d", window[1])) {
 		t.Errorf("forced taken port: %v", err)
 	}
 	// port < 0: any loopback port.
-	ln2, _, err := server.Listen(-1)
+	ln2, _, err := server.ListenWith(server.ListenOptions{Port: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -493,13 +493,13 @@ func TestPortWindow(t *testing.T) {
 	if !slices.Equal(automate.PortWindow(), []int{4317, 4318, 4319, 4320, 4321, 4322, 4323, 4324, 4325, 4326, 4327, 4328}) {
 		t.Fatalf("PortWindow() = %v", automate.PortWindow())
 	}
-	lw, moved, err := server.Listen(0)
+	lw, moved, err := server.ListenWith(server.ListenOptions{Port: 0})
 	switch {
 	case err == nil:
 		defer lw.Close()
 		p := lw.Addr().(*net.TCPAddr).Port
 		if p < automate.FirstPort || p > automate.LastPort || moved != (p != automate.FirstPort) {
-			t.Errorf("Listen(0) bound %d moved=%v", p, moved)
+			t.Errorf("ListenWith(Port 0) bound %d moved=%v", p, moved)
 		}
 	case errors.As(err, &pw):
 		if !strings.Contains(err.Error(), "127.0.0.1:4317-4328") {

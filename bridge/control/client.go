@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 )
 
@@ -44,9 +45,6 @@ func Dial(path string) *Client {
 	return &Client{path: path, hc: &http.Client{Transport: tr}}
 }
 
-// Path is the socket path.
-func (c *Client) Path() string { return c.path }
-
 // Close releases idle connections.
 func (c *Client) Close() { c.hc.CloseIdleConnections() }
 
@@ -61,8 +59,8 @@ func (e *ServerError) Error() string {
 }
 
 // Status returns the daemon's status.
-func (c *Client) Status(ctx context.Context) (Status, error) {
-	var st Status
+func (c *Client) Status(ctx context.Context) (bridge.Status, error) {
+	var st bridge.Status
 	err := c.do(ctx, http.MethodGet, "/v1/status", nil, &st)
 	return st, err
 }
@@ -82,8 +80,8 @@ func (c *Client) History(ctx context.Context, limit int) ([]journal.Entry, error
 }
 
 // Cancel asks the daemon to cancel the current run.
-func (c *Client) Cancel(ctx context.Context, force bool) (CancelResult, error) {
-	var res CancelResult
+func (c *Client) Cancel(ctx context.Context, force bool) (bridge.CancelResult, error) {
+	var res bridge.CancelResult
 	err := c.do(ctx, http.MethodPost, "/v1/cancel", cancelBody{Force: force}, &res)
 	return res, err
 }

@@ -26,21 +26,22 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 type fakeBackend struct {
 	mu      sync.Mutex
-	status  Status
+	status  bridge.Status
 	entries []journal.Entry
-	cancel  CancelResult
+	cancel  bridge.CancelResult
 	err     error
 	limits  []int
 	forces  []bool
 }
 
-func (f *fakeBackend) Status(context.Context) (Status, error) {
+func (f *fakeBackend) Status(context.Context) (bridge.Status, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.status, f.err
@@ -57,7 +58,7 @@ func (f *fakeBackend) History(_ context.Context, limit int) ([]journal.Entry, er
 	return f.entries[:n], nil
 }
 
-func (f *fakeBackend) Cancel(_ context.Context, force bool) (CancelResult, error) {
+func (f *fakeBackend) Cancel(_ context.Context, force bool) (bridge.CancelResult, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.forces = append(f.forces, force)
@@ -111,21 +112,21 @@ func startServer(t testing.TB, path string, b Backend, log *slog.Logger) (*Serve
 	return s, stop
 }
 
-func sampleStatus() Status {
+func sampleStatus() bridge.Status {
 	t0 := time.Date(2026, 11, 21, 19, 49, 38, 123000000, time.UTC)
-	return Status{
+	return bridge.Status{
 		PID: 4242, Version: "0.1.0", DeviceID: "dev-1", StartedAt: t0, UptimeMs: 61000,
-		Hub: HubStatus{Status: "reconnecting", Cause: "network", Reason: "dial tcp: connection refused",
+		Hub: bridge.HubStatus{Status: "reconnecting", Cause: "network", Reason: "dial tcp: connection refused",
 			Since: t0.Add(time.Minute), Attempt: 3, RetryAt: t0.Add(2 * time.Minute), NeedsRepair: false},
 		Listening: true,
-		Current: &CurrentRun{CommandID: 17, Rule: "summarize", RequestID: "req-1", Status: RunParked,
+		Current: &bridge.CurrentRun{CommandID: 17, Rule: "summarize", RequestID: "req-1", Status: bridge.RunParked,
 			StartedAt: t0.Add(30 * time.Second), Command: "sum"},
-		Queue: []QueuedCommand{
+		Queue: []bridge.QueuedCommand{
 			{CommandID: 18, Rule: "summarize", Command: "sum 2", QueuedAt: t0.Add(40 * time.Second)},
 			{CommandID: 19, Rule: "other", Command: "x", QueuedAt: t0.Add(41 * time.Second)},
 		},
-		Automate: AutomateTarget{Mode: ModeCohosted, Endpoint: "http://127.0.0.1:4317"},
-		Counters: Counters{Received: 20, Duplicates: 1, Started: 15, Queued: 3, Dropped: 1, Ignored: 2, Abandoned: 1, Completed: 12, Failed: 1, Canceled: 1},
+		Automate: bridge.AutomateTarget{Mode: bridge.ModeCohosted, Endpoint: "http://127.0.0.1:4317"},
+		Counters: bridge.Counters{Received: 20, Duplicates: 1, Started: 15, Queued: 3, Dropped: 1, Ignored: 2, Abandoned: 1, Completed: 12, Failed: 1, Canceled: 1},
 	}
 }
 
@@ -146,7 +147,7 @@ func TestRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(socketDir(t), "ctl.sock")
 	b := &fakeBackend{status: sampleStatus(), entries: sampleEntries(),
-		cancel: CancelResult{Stopped: true, Mode: automate.CancelModeTerminate, CommandID: 17, RequestID: "req-1", Message: "terminated"}}
+		cancel: bridge.CancelResult{Stopped: true, Mode: automate.CancelModeTerminate, CommandID: 17, RequestID: "req-1", Message: "terminated"}}
 	startServer(t, path, b, nil)
 	c := Dial(path)
 	defer c.Close()
@@ -415,7 +416,7 @@ func TestStaleSocketRemoved(t *testing.T) {
 	}
 
 	var logs testutil.SyncBuffer
-	startServer(t, path, &fakeBackend{status: Status{DeviceID: "fresh"}}, slog.New(slog.NewTextHandler(&logs, nil)))
+	startServer(t, path, &fakeBackend{status: bridge.Status{DeviceID: "fresh"}}, slog.New(slog.NewTextHandler(&logs, nil)))
 	st, err := Dial(path).Status(context.Background())
 	if err != nil || st.DeviceID != "fresh" {
 		t.Fatalf("Status after replacing the stale socket: %+v %v", st, err)
@@ -428,7 +429,7 @@ func TestStaleSocketRemoved(t *testing.T) {
 func TestSecondServerRefused(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(socketDir(t), "ctl.sock")
-	_, stop := startServer(t, path, &fakeBackend{status: Status{DeviceID: "first"}}, nil)
+	_, stop := startServer(t, path, &fakeBackend{status: bridge.Status{DeviceID: "first"}}, nil)
 
 	_, err := Listen(Config{Path: path, Handler: &fakeBackend{}})
 	if !errors.Is(err, ErrAlreadyRunning) || !strings.Contains(err.Error(), "another hubgate daemon is running") {
@@ -446,7 +447,7 @@ func TestSecondServerRefused(t *testing.T) {
 	if _, err := Dial(path).Status(ctx); !errors.Is(err, ErrNotRunning) {
 		t.Errorf("after shutdown: %v, want ErrNotRunning", err)
 	}
-	startServer(t, path, &fakeBackend{status: Status{DeviceID: "second"}}, nil)
+	startServer(t, path, &fakeBackend{status: bridge.Status{DeviceID: "second"}}, nil)
 	if st, err := Dial(path).Status(ctx); err != nil || st.DeviceID != "second" {
 		t.Fatalf("restarted server: %+v %v", st, err)
 	}
@@ -514,7 +515,7 @@ const (
 
 func TestChildProcess(t *testing.T) {
 	if path := os.Getenv(childServerEnv); path != "" {
-		s, err := Listen(Config{Path: path, Handler: &fakeBackend{status: Status{DeviceID: "child"}}})
+		s, err := Listen(Config{Path: path, Handler: &fakeBackend{status: bridge.Status{DeviceID: "child"}}})
 		if err != nil {
 			fmt.Println("ERR", err)
 			os.Exit(2)
@@ -571,7 +572,7 @@ func TestKilledDaemonLeavesAStaleSocket(t *testing.T) {
 	if _, err := Dial(path).Status(ctx); !errors.Is(err, ErrNotRunning) {
 		t.Fatalf("client after the daemon was killed: %v, want ErrNotRunning", err)
 	}
-	startServer(t, path, &fakeBackend{status: Status{DeviceID: "successor"}}, nil)
+	startServer(t, path, &fakeBackend{status: bridge.Status{DeviceID: "successor"}}, nil)
 	if st, err := Dial(path).Status(ctx); err != nil || st.DeviceID != "successor" {
 		t.Fatalf("successor: %+v %v", st, err)
 	}
@@ -582,7 +583,7 @@ func TestPeerCredentials(t *testing.T) {
 	dir := socketDir(t)
 	path := filepath.Join(dir, "ctl.sock")
 	var logs testutil.SyncBuffer
-	startServer(t, path, &fakeBackend{status: Status{DeviceID: "peer"}}, slog.New(slog.NewTextHandler(&logs, nil)))
+	startServer(t, path, &fakeBackend{status: bridge.Status{DeviceID: "peer"}}, slog.New(slog.NewTextHandler(&logs, nil)))
 
 	bin := os.Args[0]
 	run := func(cred *syscall.Credential) string {

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/internal/localhttp"
 )
@@ -89,18 +90,6 @@ func Listen(cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// Serve runs Listen(cfg) and serves until ctx ends.
-func Serve(ctx context.Context, cfg Config) error {
-	s, err := Listen(cfg)
-	if err != nil {
-		return err
-	}
-	return s.Serve(ctx)
-}
-
-// Path is the socket path.
-func (s *Server) Path() string { return s.path }
-
 // Serve answers requests until ctx ends, then shuts down gracefully
 // (Config.ShutdownTimeout), removes the socket and releases the lock. It
 // returns nil after a shutdown by ctx.
@@ -155,7 +144,7 @@ func newMux(b Backend, log *slog.Logger, stopping <-chan struct{}) http.Handler 
 			st.PID = os.Getpid()
 		}
 		if st.Queue == nil {
-			st.Queue = []QueuedCommand{}
+			st.Queue = []bridge.QueuedCommand{}
 		}
 		writeJSON(w, http.StatusOK, st)
 	})

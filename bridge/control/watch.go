@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+
+	"github.com/hubgate/hubgate/bridge"
 )
 
 // Watcher is what the watch endpoint asks the running daemon: its event
@@ -16,7 +18,7 @@ import (
 // implement it answers /v1/watch with 404. The channel is closed when ctx
 // ends or the daemon stops.
 type Watcher interface {
-	Watch(ctx context.Context, history int) (<-chan Event, error)
+	Watch(ctx context.Context, history int) (<-chan bridge.Event, error)
 }
 
 // MaxWatchHistory bounds /v1/watch?history=N.
@@ -98,7 +100,7 @@ func serveWatch(w http.ResponseWriter, r *http.Request, b Backend, stop <-chan s
 // ends (nil), fn fails (its error), or the daemon stops or goes away
 // (ErrNotRunning, wrapped). Unlike the other calls it has no default
 // timeout.
-func (c *Client) Watch(ctx context.Context, history int, fn func(Event) error) error {
+func (c *Client) Watch(ctx context.Context, history int, fn func(bridge.Event) error) error {
 	p := "/v1/watch"
 	if history > 0 {
 		p += "?" + url.Values{"history": {strconv.Itoa(history)}}.Encode()
@@ -126,7 +128,7 @@ func (c *Client) Watch(ctx context.Context, history int, fn func(Event) error) e
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		var e Event
+		var e bridge.Event
 		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 			return fmt.Errorf("control: decoding an event: %w", err)
 		}

@@ -9,16 +9,18 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/hubgate/hubgate/bridge"
 )
 
 // watchBackend is a Backend with an event stream fed by the test.
 type watchBackend struct {
 	fakeBackend
-	events  chan Event
+	events  chan bridge.Event
 	history []int
 }
 
-func (w *watchBackend) Watch(ctx context.Context, history int) (<-chan Event, error) {
+func (w *watchBackend) Watch(ctx context.Context, history int) (<-chan bridge.Event, error) {
 	w.mu.Lock()
 	w.history = append(w.history, history)
 	w.mu.Unlock()
@@ -30,23 +32,23 @@ func (w *watchBackend) StatusPage(context.Context) (StatusPage, bool) {
 }
 
 func TestWatchStreamsEventsInOrderUntilTheDaemonStops(t *testing.T) {
-	b := &watchBackend{events: make(chan Event, 10)}
+	b := &watchBackend{events: make(chan bridge.Event, 10)}
 	path := filepath.Join(socketDir(t), "c.sock")
 	_, stop := startServer(t, path, b, nil)
 	c := Dial(path)
 	defer c.Close()
 
-	got := make(chan Event, 10)
+	got := make(chan bridge.Event, 10)
 	done := make(chan error, 1)
 	go func() {
-		done <- c.Watch(context.Background(), 7, func(e Event) error { got <- e; return nil })
+		done <- c.Watch(context.Background(), 7, func(e bridge.Event) error { got <- e; return nil })
 	}()
 	answer := "it is done"
 	for i := 1; i <= 3; i++ {
-		b.events <- Event{Seq: uint64(i), Kind: EventFinished, CommandID: int64(i), Answer: fmt.Sprint(answer, i)}
+		b.events <- bridge.Event{Seq: uint64(i), Kind: bridge.EventFinished, CommandID: int64(i), Answer: fmt.Sprint(answer, i)}
 		select {
 		case e := <-got:
-			if e.Seq != uint64(i) || e.Answer != fmt.Sprint(answer, i) || e.Kind != EventFinished {
+			if e.Seq != uint64(i) || e.Answer != fmt.Sprint(answer, i) || e.Kind != bridge.EventFinished {
 				t.Fatalf("event %d: %+v", i, e)
 			}
 		case <-time.After(10 * time.Second):
@@ -70,7 +72,7 @@ func TestWatchStreamsEventsInOrderUntilTheDaemonStops(t *testing.T) {
 		t.Fatal("Watch did not return after the daemon stopped")
 	}
 	// Nothing listens now.
-	if err := c.Watch(context.Background(), 0, func(Event) error { return nil }); !errors.Is(err, ErrNotRunning) {
+	if err := c.Watch(context.Background(), 0, func(bridge.Event) error { return nil }); !errors.Is(err, ErrNotRunning) {
 		t.Fatalf("Watch without a daemon: %v", err)
 	}
 }
@@ -81,7 +83,7 @@ func TestWatchRefusesBadHistoryAndBackendsWithoutAStream(t *testing.T) {
 	c := Dial(path)
 	defer c.Close()
 	var se *ServerError
-	if err := c.Watch(context.Background(), 0, func(Event) error { return nil }); !errors.As(err, &se) || se.StatusCode != 404 {
+	if err := c.Watch(context.Background(), 0, func(bridge.Event) error { return nil }); !errors.As(err, &se) || se.StatusCode != 404 {
 		t.Fatalf("Watch of a backend without a stream: %v", err)
 	}
 	if _, err := c.StatusPage(context.Background()); !errors.As(err, &se) || se.StatusCode != 404 {
@@ -89,10 +91,10 @@ func TestWatchRefusesBadHistoryAndBackendsWithoutAStream(t *testing.T) {
 	}
 
 	path2 := filepath.Join(socketDir(t), "c.sock")
-	startServer(t, path2, &watchBackend{events: make(chan Event)}, nil)
+	startServer(t, path2, &watchBackend{events: make(chan bridge.Event)}, nil)
 	c2 := Dial(path2)
 	defer c2.Close()
-	if err := c2.Watch(context.Background(), MaxWatchHistory+1, func(Event) error { return nil }); !errors.As(err, &se) || se.StatusCode != 400 {
+	if err := c2.Watch(context.Background(), MaxWatchHistory+1, func(bridge.Event) error { return nil }); !errors.As(err, &se) || se.StatusCode != 400 {
 		t.Fatalf("Watch with too much history: %v", err)
 	}
 	p, err := c2.StatusPage(context.Background())
@@ -102,7 +104,7 @@ func TestWatchRefusesBadHistoryAndBackendsWithoutAStream(t *testing.T) {
 	// The client's context ends a watch quietly.
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- c2.Watch(ctx, 0, func(Event) error { return nil }) }()
+	go func() { done <- c2.Watch(ctx, 0, func(bridge.Event) error { return nil }) }()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Watch after cancel: %v", err)

@@ -17,7 +17,6 @@ import (
 	"github.com/hubgate/hubgate/automate/assistant"
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/bridge"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules/rulestest"
@@ -449,7 +448,7 @@ func (s *seqState) awaitReceived(texts ...string) {
 	})
 }
 
-func (s *seqState) status() control.Status {
+func (s *seqState) status() bridge.Status {
 	s.t.Helper()
 	st, err := s.d.Info().Bridge.Status(s.t.Context())
 	if err != nil {

@@ -107,11 +107,6 @@ type Options struct {
 	// status page.
 	Outputs OutputOptions
 
-	// Tools, when set, edits the bridge's options before the bridge is
-	// made (demo replaces the tool executor to print notifications).
-	// Zero: the bridge's defaults.
-	Tools func(*bridge.Options)
-
 	// Pairing, when set, reads the paired device again for a reconnect
 	// request (after `hubgate pair` or `unpair`): its id and API URL, or an
 	// error matching ErrUnpaired when none is paired any more. Zero: a
@@ -207,7 +202,7 @@ type OutputOptions struct {
 type Info struct {
 	// AutomateURL is the base URL runs go to.
 	AutomateURL string
-	// AutomateMode is control.ModeCohosted or control.ModeExternal.
+	// AutomateMode is bridge.ModeCohosted or bridge.ModeExternal.
 	AutomateMode string
 	// AutomateProduct is the Automate server's product word.
 	AutomateProduct string
@@ -376,9 +371,6 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 		CancelGrace: o.Bridge.CancelGrace, StopListeningCancels: o.Bridge.StopListeningCancels,
 		OnShutdown: o.Bridge.OnShutdown, Listening: o.Bridge.Listening, Target: target, DeviceID: o.DeviceID,
 		Logger: log.With("component", "bridge"), Now: o.Now}
-	if o.Tools != nil {
-		o.Tools(&bopts)
-	}
 	b, err := bridge.New(bopts)
 	if err != nil {
 		return err
@@ -475,7 +467,7 @@ type backend struct {
 	page *statuspage.Server // nil without a status page
 }
 
-func (b *backend) Status(ctx context.Context) (control.Status, error) {
+func (b *backend) Status(ctx context.Context) (bridge.Status, error) {
 	st, err := b.Bridge.Status(ctx)
 	if err == nil {
 		b.d.mu.Lock()
@@ -712,7 +704,7 @@ func (d *Daemon) closeStops() error {
 
 // startAutomate brings up the run target: the co-hosted Automate server,
 // or a client of the external one.
-func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *automate.Client, error) {
+func (d *Daemon) startAutomate(ctx context.Context) (bridge.AutomateTarget, *automate.Client, error) {
 	ao, log := d.o.Automate, d.log
 	if ao.External {
 		var ports []int // zero: the contract's window
@@ -721,13 +713,13 @@ func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *au
 		}
 		disc, err := automate.Discover(ctx, automate.DiscoverOptions{Key: ao.Key, Product: ao.Product, Ports: ports})
 		if err != nil {
-			return control.AutomateTarget{}, nil, fmt.Errorf("find the external Automate server: %w", err)
+			return bridge.AutomateTarget{}, nil, fmt.Errorf("find the external Automate server: %w", err)
 		}
 		c, err := automate.NewClient(automate.ClientOptions{BaseURL: disc.BaseURL, Key: ao.Key, Product: disc.Product, Logger: log.With("component", "automate-client")})
 		if err != nil {
-			return control.AutomateTarget{}, nil, err
+			return bridge.AutomateTarget{}, nil, err
 		}
-		return control.AutomateTarget{Mode: control.ModeExternal, Endpoint: disc.BaseURL, Product: disc.Product}, c, nil
+		return bridge.AutomateTarget{Mode: bridge.ModeExternal, Endpoint: disc.BaseURL, Product: disc.Product}, c, nil
 	}
 	// The daemon's own ledger (Start) records the runs' process groups
 	// with its other children: the server keeps none of its own.
@@ -735,7 +727,7 @@ func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *au
 		Assistant: ao.Assistant, Workspace: ao.Workspace, WorkspaceRestriction: ao.WorkspaceRestriction, ToolWait: ao.ToolWait,
 		ConfiguredMcpServers: ao.ConfiguredMcpServers, AppVersion: ao.AppVersion, Logger: log.With("component", "automate")}})
 	if err != nil {
-		return control.AutomateTarget{}, nil, err
+		return bridge.AutomateTarget{}, nil, err
 	}
 	go func() {
 		<-run.Done()
@@ -752,9 +744,9 @@ func (d *Daemon) startAutomate(ctx context.Context) (control.AutomateTarget, *au
 	endpoint, srv := run.URL(), run.Server()
 	c, err := automate.NewClient(automate.ClientOptions{BaseURL: endpoint, Key: ao.Key, Product: srv.Product(), Logger: log.With("component", "automate-client")})
 	if err != nil {
-		return control.AutomateTarget{}, nil, err
+		return bridge.AutomateTarget{}, nil, err
 	}
-	return control.AutomateTarget{Mode: control.ModeCohosted, Endpoint: endpoint, Product: srv.Product()}, c, nil
+	return bridge.AutomateTarget{Mode: bridge.ModeCohosted, Endpoint: endpoint, Product: srv.Product()}, c, nil
 }
 
 // StatusPage answers `hubgate open` (control.StatusPager).

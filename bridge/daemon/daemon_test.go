@@ -152,7 +152,7 @@ func TestStartRunsACommandAndCloseStopsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := d.Info()
-	if info.AutomateURL == "" || info.AutomateMode != control.ModeCohosted || info.Bridge == nil || info.Hub == nil ||
+	if info.AutomateURL == "" || info.AutomateMode != bridge.ModeCohosted || info.Bridge == nil || info.Hub == nil ||
 		info.ControlSocket != f.opts.ControlSocket || ready.AutomateURL != info.AutomateURL {
 		t.Fatalf("Info after Start: %+v (Ready got %+v)", info, ready)
 	}

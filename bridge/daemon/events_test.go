@@ -12,7 +12,7 @@ import (
 // nextHubEvent reads events until a hub state that match accepts, and
 // fails the test when the stream ends or none comes within
 // testutil.DefaultTimeout.
-func nextHubEvent(t *testing.T, events <-chan bridge.Event, what string, match func(*control.HubStatus) bool) *control.HubStatus {
+func nextHubEvent(t *testing.T, events <-chan bridge.Event, what string, match func(*bridge.HubStatus) bool) *bridge.HubStatus {
 	t.Helper()
 	deadline := time.After(testutil.DefaultTimeout)
 	for {
@@ -21,7 +21,7 @@ func nextHubEvent(t *testing.T, events <-chan bridge.Event, what string, match f
 			if !ok {
 				t.Fatalf("the event stream ended before a hub event: %s", what)
 			}
-			if e.Kind == control.EventHub && e.Hub != nil && match(e.Hub) {
+			if e.Kind == bridge.EventHub && e.Hub != nil && match(e.Hub) {
 				return e.Hub
 			}
 		case <-deadline:
@@ -30,7 +30,7 @@ func nextHubEvent(t *testing.T, events <-chan bridge.Event, what string, match f
 	}
 }
 
-func isListening(s *control.HubStatus) bool { return s.Status == "listening" }
+func isListening(s *bridge.HubStatus) bool { return s.Status == "listening" }
 
 // The bridge's event stream carries the hub's states across a reconnect:
 // the first client's way to listening, then the new one's.
@@ -58,7 +58,7 @@ func TestEventStreamCarriesAHubDisconnectWithItsReason(t *testing.T) {
 	f := newFixture(t)
 	d := f.start(t)
 	events := d.Info().Bridge.Subscribe(t.Context(), bridge.SubscribeOptions{History: 100, Buffer: 1000})
-	next := func(what string, match func(*control.HubStatus) bool) *control.HubStatus {
+	next := func(what string, match func(*bridge.HubStatus) bool) *bridge.HubStatus {
 		t.Helper()
 		return nextHubEvent(t, events, what, match)
 	}
@@ -67,7 +67,7 @@ func TestEventStreamCarriesAHubDisconnectWithItsReason(t *testing.T) {
 	if n := f.mock.DropConnections(); n != 1 {
 		t.Fatalf("the mock dropped %d connections, want 1", n)
 	}
-	down := next("not listening after the drop", func(s *control.HubStatus) bool { return !isListening(s) })
+	down := next("not listening after the drop", func(s *bridge.HubStatus) bool { return !isListening(s) })
 	t.Logf("after the drop: %+v", *down)
 	if down.Status == "stopped" || down.Cause != "network" || down.Reason == "" {
 		t.Errorf("the drop shows as status %q, cause %q, reason %q; want a reconnect with cause network and a reason",

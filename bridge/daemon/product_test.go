@@ -12,6 +12,7 @@ import (
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/internal/testutil"
@@ -57,7 +58,7 @@ func TestExternalAutoProductReportsTheWord(t *testing.T) {
 	f.opts.Automate = AutomateOptions{External: true, Key: testKey, Product: automate.ProductAuto,
 		Port: ts.Listener.Addr().(*net.TCPAddr).Port}
 	d := f.start(t)
-	if info := d.Info(); info.AutomateURL != ts.URL || info.AutomateMode != control.ModeExternal || info.AutomateProduct != "acme" {
+	if info := d.Info(); info.AutomateURL != ts.URL || info.AutomateMode != bridge.ModeExternal || info.AutomateProduct != "acme" {
 		t.Fatalf("info %+v, want external acme at %s", info, ts.URL)
 	}
 	st, err := control.Dial(f.opts.ControlSocket).Status(t.Context())

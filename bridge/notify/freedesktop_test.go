@@ -17,7 +17,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules"
@@ -110,7 +110,7 @@ func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
 		}})
 	ctx := context.Background()
 	final := "22 degrees and sunny"
-	events := make(chan control.Event, 10)
+	events := make(chan bridge.Event, 10)
 	ran := make(chan struct{})
 	go func() {
 		defer close(ran)
@@ -118,22 +118,22 @@ func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
 	}()
 
 	events <- finished(1, "weather", "weather", "It is 22 degrees and sunny in Lyon.")
-	events <- control.Event{Kind: control.EventFinished, CommandID: 2, Command: "contract", Rule: "weather",
+	events <- bridge.Event{Kind: bridge.EventFinished, CommandID: 2, Command: "contract", Rule: "weather",
 		Status: automate.StatusCompleted, Answer: "long reasoning", FinalAnswer: &final}
 	events <- finished(3, "quiet one", "quiet", "not shown: the rule says failures only")
-	events <- control.Event{Kind: control.EventDecided, CommandID: 4, Command: "slow two", Rule: "quiet",
+	events <- bridge.Event{Kind: bridge.EventDecided, CommandID: 4, Command: "slow two", Rule: "quiet",
 		Decision: journal.DecisionDropped, Note: "busy with command 3"}
-	events <- control.Event{Kind: control.EventNotify, CommandID: 5, Command: "kettle", Rule: "weather", Level: "info", Message: "the kettle is on"}
-	events <- control.Event{Kind: control.EventFinished, CommandID: 6, Command: "broken", Rule: "weather",
+	events <- bridge.Event{Kind: bridge.EventNotify, CommandID: 5, Command: "kettle", Rule: "weather", Level: "info", Message: "the kettle is on"}
+	events <- bridge.Event{Kind: bridge.EventFinished, CommandID: 6, Command: "broken", Rule: "weather",
 		Status: automate.StatusFailed, ErrorCode: "model_unavailable", Answer: ""}
 	// Every command not run tells the person why, but a StopOutputs macro
 	// (journaled ignored: it did what was asked) and a rule that says none.
-	events <- control.Event{Kind: control.EventStopOutputs, CommandID: 7, Command: "stop"}
-	events <- control.Event{Kind: control.EventDecided, CommandID: 7, Command: "stop", Decision: journal.DecisionIgnored, Note: "StopOutputs: nothing to cancel"}
-	events <- control.Event{Kind: control.EventDecided, CommandID: 8, Command: "dance", Decision: journal.DecisionIgnored, Note: "no rule matches"}
-	events <- control.Event{Kind: control.EventDecided, CommandID: 9, Command: "lights", Rule: "silent", Decision: journal.DecisionRefused, Note: "not shown"}
-	events <- control.Event{Kind: control.EventDecided, CommandID: 10, Command: "lights", Decision: journal.DecisionRefused, Note: "the hub asked to stop listening; to resume, ..."}
-	events <- control.Event{Kind: control.EventUnrecorded, Command: "lost", Note: "not run: the journal could not record it (disk full)"}
+	events <- bridge.Event{Kind: bridge.EventStopOutputs, CommandID: 7, Command: "stop"}
+	events <- bridge.Event{Kind: bridge.EventDecided, CommandID: 7, Command: "stop", Decision: journal.DecisionIgnored, Note: "StopOutputs: nothing to cancel"}
+	events <- bridge.Event{Kind: bridge.EventDecided, CommandID: 8, Command: "dance", Decision: journal.DecisionIgnored, Note: "no rule matches"}
+	events <- bridge.Event{Kind: bridge.EventDecided, CommandID: 9, Command: "lights", Rule: "silent", Decision: journal.DecisionRefused, Note: "not shown"}
+	events <- bridge.Event{Kind: bridge.EventDecided, CommandID: 10, Command: "lights", Decision: journal.DecisionRefused, Note: "the hub asked to stop listening; to resume, ..."}
+	events <- bridge.Event{Kind: bridge.EventUnrecorded, Command: "lost", Note: "not run: the journal could not record it (disk full)"}
 
 	want := []notifyCall{
 		{Summary: "hubgate · weather", Body: "It is 22 degrees and sunny in Lyon.", Urgency: 1},

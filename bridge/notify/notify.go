@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
 )
@@ -88,7 +88,7 @@ func New(opts Options) *Service {
 
 // Run handles events until the channel closes or ctx ends; then it stops
 // any speech.
-func (s *Service) Run(ctx context.Context, events <-chan control.Event) {
+func (s *Service) Run(ctx context.Context, events <-chan bridge.Event) {
 	defer func() {
 		if s.opts.Speaker != nil {
 			s.opts.Speaker.Stop()
@@ -140,20 +140,20 @@ func (s *Service) policy(rule string) (string, bool) {
 }
 
 // Handle acts on one event.
-func (s *Service) Handle(ctx context.Context, e control.Event) {
+func (s *Service) Handle(ctx context.Context, e bridge.Event) {
 	policy, speak := s.policy(e.Rule)
 	switch e.Kind {
-	case control.EventStarted, control.EventStopOutputs:
+	case bridge.EventStarted, bridge.EventStopOutputs:
 		// A new run, or the person asked for silence: stop speaking.
 		if s.opts.Speaker != nil {
 			s.opts.Speaker.Stop()
 		}
-		if e.Kind == control.EventStopOutputs {
+		if e.Kind == bridge.EventStopOutputs {
 			s.mu.Lock()
 			s.stopOutputs = e.CommandID
 			s.mu.Unlock()
 		}
-	case control.EventFinished:
+	case bridge.EventFinished:
 		switch {
 		case e.Failed():
 			if policy != rules.NotifyNone {
@@ -172,7 +172,7 @@ func (s *Service) Handle(ctx context.Context, e control.Event) {
 				s.say(e, text)
 			}
 		}
-	case control.EventDecided:
+	case bridge.EventDecided:
 		switch e.Decision {
 		case journal.DecisionIgnored:
 			s.mu.Lock()
@@ -187,13 +187,13 @@ func (s *Service) Handle(ctx context.Context, e control.Event) {
 				s.show(ctx, e, Message{Summary: summary(e, "not run ("+string(e.Decision)+")"), Body: clipBody(e.Note), Urgency: UrgencyNormal})
 			}
 		}
-	case control.EventUnrecorded:
+	case bridge.EventUnrecorded:
 		if policy != rules.NotifyNone {
 			s.show(ctx, e, Message{Summary: summary(e, "not run"), Body: clipBody(e.Note), Urgency: UrgencyCritical})
 		}
-	case control.EventLost:
+	case bridge.EventLost:
 		s.log.Warn("notifications fell behind the bridge; some were not shown (see hubgate history)", "lost_events", e.Lost)
-	case control.EventNotify:
+	case bridge.EventNotify:
 		warning := e.Level == rules.NotifyWarning
 		if policy == rules.NotifyAnswers || policy == rules.NotifyFailures && warning {
 			u := UrgencyNormal
@@ -206,7 +206,7 @@ func (s *Service) Handle(ctx context.Context, e control.Event) {
 }
 
 // show sends m to the desktop within the timeout, or to the log only.
-func (s *Service) show(ctx context.Context, e control.Event, m Message) {
+func (s *Service) show(ctx context.Context, e bridge.Event, m Message) {
 	s.log.Info("notification", "command_id", e.CommandID, "kind", e.Kind, "summary", m.Summary, "body", m.Body)
 	s.mu.Lock()
 	down := s.now().Before(s.downUntil)
@@ -238,7 +238,7 @@ func (s *Service) show(ctx context.Context, e control.Event, m Message) {
 	s.log.Debug("desktop notification failed", "err", err)
 }
 
-func (s *Service) say(e control.Event, text string) {
+func (s *Service) say(e bridge.Event, text string) {
 	if s.opts.Speaker == nil {
 		s.mu.Lock()
 		first := !s.noSpeechLog
@@ -255,7 +255,7 @@ func (s *Service) say(e control.Event, text string) {
 }
 
 // summary is a notification's title: the command as the person gave it.
-func summary(e control.Event, what string) string {
+func summary(e bridge.Event, what string) string {
 	cmd := strings.Join(strings.Fields(e.Command), " ")
 	if e.MacroName != "" && e.MacroName != e.Command {
 		cmd = e.MacroName
@@ -273,7 +273,7 @@ func summary(e control.Event, what string) string {
 	return out
 }
 
-func failureBody(e control.Event) string {
+func failureBody(e bridge.Event) string {
 	var parts []string
 	if e.Status != "" {
 		parts = append(parts, "the run "+e.Outcome())

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules"
@@ -36,8 +36,8 @@ func need(t *testing.T, cond bool, what string) {
 	t.Skipf("%s is missing; run under .ci/with-keyring with scripts/test's packages", what)
 }
 
-func finished(id int64, command, rule, answer string) control.Event {
-	return control.Event{Kind: control.EventFinished, CommandID: id, Command: command, Rule: rule,
+func finished(id int64, command, rule, answer string) bridge.Event {
+	return bridge.Event{Kind: bridge.EventFinished, CommandID: id, Command: command, Rule: rule,
 		Status: automate.StatusCompleted, Answer: answer}
 }
 
@@ -129,14 +129,14 @@ func TestSpeechIsCutOffByTheNextRunAndStopOutputs(t *testing.T) {
 		t.Fatal("the first utterance still runs after the second started")
 	}
 	s := notify.New(notify.Options{Desktop: &hangingDesktop{}, Speaker: sp, Logger: slog.New(slog.DiscardHandler)})
-	s.Handle(context.Background(), control.Event{Kind: control.EventStarted, CommandID: 7})
+	s.Handle(context.Background(), bridge.Event{Kind: bridge.EventStarted, CommandID: 7})
 	select {
 	case <-second:
 	case <-time.After(10 * time.Second):
 		t.Fatal("a new run did not cut off the speech")
 	}
 	third, _ := sp.Say("again")
-	s.Handle(context.Background(), control.Event{Kind: control.EventStopOutputs, CommandID: 8})
+	s.Handle(context.Background(), bridge.Event{Kind: bridge.EventStopOutputs, CommandID: 8})
 	select {
 	case <-third:
 	case <-time.After(10 * time.Second):
@@ -176,7 +176,7 @@ func (r *recordingDesktop) Notify(_ context.Context, m notify.Message) error {
 // device type) is one the person triggered: they are told why it did not
 // run, unless the notify policy is none.
 func TestARefusedCommandIsTold(t *testing.T) {
-	refused := control.Event{Kind: control.EventDecided, CommandID: 7, Command: "ask",
+	refused := bridge.Event{Kind: bridge.EventDecided, CommandID: 7, Command: "ask",
 		Decision: journal.DecisionRefused, Note: `custom action "ask-agent" is for device type "game-pad"; this device is of type "hubgate-agent"; not run`}
 	for _, policy := range []string{rules.NotifyAnswers, rules.NotifyFailures, rules.NotifyNone} {
 		d := &recordingDesktop{}

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/hubgate/hubgate/bridge"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/statuspage"
 )
 
@@ -46,7 +45,7 @@ func TestCancelNeedsTheSessionsCSRFToken(t *testing.T) {
 	events := b.Subscribe(t.Context(), bridge.SubscribeOptions{})
 	fh.command("slow walk to the bakery")
 	for e := range events {
-		if e.Kind == control.EventStarted {
+		if e.Kind == bridge.EventStarted {
 			break
 		}
 	}

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/hubgate/hubgate/bridge"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/internal/testenv"
 )
 
@@ -72,7 +71,7 @@ func TestAnotherUserIsRefusedWhateverTheyCarry(t *testing.T) {
 	events := b.Subscribe(t.Context(), bridge.SubscribeOptions{})
 	fh.command("slow count the stars")
 	for e := range events {
-		if e.Kind == control.EventStarted {
+		if e.Kind == bridge.EventStarted {
 			break
 		}
 	}

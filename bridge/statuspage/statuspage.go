@@ -3,7 +3,7 @@
 // device listens, the current run (with a cancel button), the queue and the
 // recent history with answers, kept live by server-sent events fed by the
 // bridge's event stream (each event with its one text form,
-// control.Event.Describe, which the page shows as it is). Plain HTML, CSS and a little JS embedded in the
+// bridge.Event.Describe, which the page shows as it is). Plain HTML, CSS and a little JS embedded in the
 // binary (go:embed); no build step.
 //
 // # Who can reach it
@@ -89,7 +89,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/internal/localhttp"
 	"github.com/hubgate/hubgate/internal/loopbackpeer"
@@ -107,8 +107,15 @@ var pageTemplate = sync.OnceValue(func() *template.Template {
 
 // Backend is what the page shows and does: the bridge implements it.
 type Backend interface {
-	control.Backend
-	control.Watcher
+	Status(ctx context.Context) (bridge.Status, error)
+	// History returns up to limit journal entries, newest first.
+	History(ctx context.Context, limit int) ([]journal.Entry, error)
+	// Cancel cancels the current run (force: terminate instead of a soft
+	// cancel).
+	Cancel(ctx context.Context, force bool) (bridge.CancelResult, error)
+	// Watch subscribes to the event stream: the history latest past
+	// events first, then every new one, until ctx ends.
+	Watch(ctx context.Context, history int) (<-chan bridge.Event, error)
 }
 
 // Defaults.
@@ -437,7 +444,7 @@ func (h *Handler) asset(name, contentType string) http.HandlerFunc {
 
 // State is the answer of /api/state.
 type State struct {
-	Status  control.Status  `json:"status"`
+	Status  bridge.Status   `json:"status"`
 	History []journal.Entry `json:"history"`
 }
 
@@ -456,15 +463,15 @@ func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
 		hist = []journal.Entry{}
 	}
 	if st.Queue == nil {
-		st.Queue = []control.QueuedCommand{}
+		st.Queue = []bridge.QueuedCommand{}
 	}
 	writeJSON(w, http.StatusOK, State{Status: st, History: hist})
 }
 
 // pageEvent is an event of the page's stream: the event with its text
-// form (control.Event.Describe), which the page shows as it is.
+// form (bridge.Event.Describe), which the page shows as it is.
 type pageEvent struct {
-	control.Event
+	bridge.Event
 	Text string `json:"text"`
 }
 

@@ -19,7 +19,6 @@ import (
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/bridge"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules/rulestest"
 	"github.com/hubgate/hubgate/bridge/statuspage"
@@ -132,7 +131,7 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 	events := b.Subscribe(t.Context(), bridge.SubscribeOptions{})
 	fh.command("hello") // a finished run with its answer in the history
 	for e := range events {
-		if e.Kind == control.EventFinished {
+		if e.Kind == bridge.EventFinished {
 			break
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/godbus/dbus/v5"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
@@ -81,7 +81,7 @@ func TestRePairingAnswersEveryCommand(t *testing.T) {
 		t.Errorf("commands taken for duplicates:\n%s", d.Stderr())
 	}
 	r := runCmd(t, e, "", "status", "--json")
-	var st control.Status
+	var st bridge.Status
 	if r.code != ExitOK || json.Unmarshal([]byte(r.stdout), &st) != nil {
 		t.Fatalf("status --json: %d %s", r.code, r.stdout)
 	}
@@ -124,7 +124,7 @@ func TestCommandAfterStopListening(t *testing.T) {
 		startListening(t, s)
 		lines, _ := startWatch(t, s, "--history", "100")
 		h.pushListening(false)
-		asked := nextLine(t, lines, "the listening request", func(e control.Event) bool { return e.Kind == control.EventListening })
+		asked := nextLine(t, lines, "the listening request", func(e bridge.Event) bool { return e.Kind == bridge.EventListening })
 		if line := formatEvent(asked.event); *asked.event.Listening || !strings.Contains(line, "the hub asked to stop listening: commands still run") {
 			t.Errorf("watch: %q", line)
 		}
@@ -165,7 +165,7 @@ func TestCommandAfterStopListening(t *testing.T) {
 		case <-time.After(e2eWait):
 			t.Fatal("no notification reached the server")
 		}
-		var st control.Status
+		var st bridge.Status
 		r := runCmd(t, s.environ(), "", "--config", s.configPath, "status", "--json")
 		if json.Unmarshal([]byte(r.stdout), &st) != nil || r.code != ExitNotListening || st.Listening || st.Counters.Refused != 1 ||
 			st.Counters.Last["refused"].Reason != e.Note || st.HubAsked == nil || st.HubAsked.Listen {
@@ -208,10 +208,10 @@ func ownNotifications(t *testing.T) *e2eNotifications {
 // has one (in a fixed order), and what the hub asked.
 func TestStatusTextShowsCountsAndLastReasons(t *testing.T) {
 	at := time.Date(2026, 11, 26, 12, 0, 3, 0, time.Local)
-	st := control.Status{Listening: false, ListeningPolicy: "obey", HubAsked: &control.ListenRequest{Listen: false, At: at},
-		Hub:   control.HubStatus{Status: "listening"},
-		Queue: []control.QueuedCommand{},
-		Counters: control.Counters{Received: 4, Started: 2, Refused: 1, Duplicates: 1, Unrecorded: 1, Last: map[string]control.LastReason{
+	st := bridge.Status{Listening: false, ListeningPolicy: "obey", HubAsked: &bridge.ListenRequest{Listen: false, At: at},
+		Hub:   bridge.HubStatus{Status: "listening"},
+		Queue: []bridge.QueuedCommand{},
+		Counters: bridge.Counters{Received: 4, Started: 2, Refused: 1, Duplicates: 1, Unrecorded: 1, Last: map[string]bridge.LastReason{
 			"refused":    {At: at, CommandID: 9, Command: "lights", Reason: "the hub asked to stop listening; to resume, ..."},
 			"duplicates": {At: at, CommandID: 8, Command: "fan", Reason: "hub invocation 7 delivered again"},
 			"unrecorded": {At: at, Command: "door", Reason: "not run: the journal could not record it (disk full)"},

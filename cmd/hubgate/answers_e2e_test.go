@@ -15,7 +15,7 @@ import (
 
 	"github.com/godbus/dbus/v5"
 
-	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -59,9 +59,9 @@ func TestDaemonNotifiesAnswersOverDBus(t *testing.T) {
 	d := startListening(t, s)
 	lines, _ := startWatch(t, s, "--history", "100") // history: no event is missed while it connects
 	h.push("hello", nil)
-	nextLine(t, lines, "the first run's end", func(e control.Event) bool { return e.Kind == control.EventFinished })
+	nextLine(t, lines, "the first run's end", func(e bridge.Event) bool { return e.Kind == bridge.EventFinished })
 	h.push("hello", nil)
-	fin := nextLine(t, lines, "the second run's end", func(e control.Event) bool { return e.Kind == control.EventFinished })
+	fin := nextLine(t, lines, "the second run's end", func(e bridge.Event) bool { return e.Kind == bridge.EventFinished })
 	if fin.event.Status != "completed" {
 		t.Fatalf("second run %+v", fin.event)
 	}
@@ -83,7 +83,7 @@ func TestDaemonNotifiesAnswersOverDBus(t *testing.T) {
 	startListening(t, s)
 	lines, _ = startWatch(t, s, "--history", "100")
 	h.push("quiet", nil) // notify: none: the first notification must be hello's
-	nextLine(t, lines, "the quiet run's end", func(e control.Event) bool { return e.Kind == control.EventFinished && e.Command == "quiet" })
+	nextLine(t, lines, "the quiet run's end", func(e bridge.Event) bool { return e.Kind == bridge.EventFinished && e.Command == "quiet" })
 	h.push("hello", nil)
 	select {
 	case n := <-srv.got:

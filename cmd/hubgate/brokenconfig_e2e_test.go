@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 )
 
@@ -53,7 +53,7 @@ func TestBrokenConfigStillReachesTheDaemon(t *testing.T) {
 	}
 
 	r := runCmd(t, s.environ(), "", "--config", s.configPath, "status", "--json")
-	var st control.Status
+	var st bridge.Status
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || st.Current == nil || st.Current.Command != "work 1" {
 		t.Fatalf("status --json with a broken config: %+v (decode: %v)", r, err)
 	}

@@ -156,7 +156,7 @@ does not exist, no permission).`,
 			if err != nil {
 				return err
 			}
-			set, err := cfg.Bridge.RuleSet()
+			set, err := compileRules(cfg.Bridge)
 			if err != nil {
 				return err
 			}
@@ -286,7 +286,7 @@ configuration, the macro or the profile is invalid or cannot be read, 2 for an
 			if err != nil {
 				return err
 			}
-			set, err := cfg.Bridge.RuleSet()
+			set, err := compileRules(cfg.Bridge)
 			if err != nil {
 				return err
 			}

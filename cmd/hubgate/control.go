@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
@@ -143,22 +144,22 @@ type statusErrorBody struct {
 }
 
 // daemonStatus asks the running daemon for its status.
-func (a *app) daemonStatus(ctx context.Context) (control.Status, error) {
+func (a *app) daemonStatus(ctx context.Context) (bridge.Status, error) {
 	_, c, err := a.dialControl()
 	if err != nil {
-		return control.Status{}, err
+		return bridge.Status{}, err
 	}
 	defer c.Close()
 	st, err := c.Status(ctx)
 	if err != nil {
-		return control.Status{}, daemonError(err)
+		return bridge.Status{}, daemonError(err)
 	}
 	return st, nil
 }
 
 // statusCondition is what the status's exit code says: nil when the
 // device listens.
-func statusCondition(st control.Status) error {
+func statusCondition(st bridge.Status) error {
 	switch {
 	case st.Hub.NeedsRepair:
 		return errNeedsRepair
@@ -170,7 +171,7 @@ func statusCondition(st control.Status) error {
 	return nil
 }
 
-func printStatus(w io.Writer, st control.Status) {
+func printStatus(w io.Writer, st bridge.Status) {
 	hub := st.Hub.Status
 	if st.Hub.Reason != "" {
 		hub += " (" + st.Hub.Reason + ")"
@@ -223,7 +224,7 @@ func printStatus(w io.Writer, st control.Status) {
 
 // listeningLine says whether commands are acted on, and what the hub
 // asked (which is not the connection's state).
-func listeningLine(st control.Status) string {
+func listeningLine(st bridge.Status) string {
 	out := "yes: commands are acted on"
 	if !st.Listening {
 		out = "no: commands are refused"

@@ -28,7 +28,7 @@ type daemonParams struct {
 // daemonOptions maps the configuration and the resolved inputs onto the
 // daemon's plain options.
 func daemonOptions(cfg *configs.Config, p daemonParams, log *slog.Logger) (daemon.Options, error) {
-	set, err := cfg.Bridge.RuleSet()
+	set, err := compileRules(cfg.Bridge)
 	if err != nil {
 		return daemon.Options{}, err
 	}

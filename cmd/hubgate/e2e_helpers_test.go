@@ -26,7 +26,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
@@ -491,12 +491,12 @@ func (d *daemonProc) bridgeLogs(msg string) []map[string]any {
 // status is the daemon's `hubgate status --json`. The control socket is
 // named by HUBGATE_CONTROL_SOCKET, not by the daemon's config file, which
 // a test may have broken on purpose.
-func (d *daemonProc) status() control.Status {
+func (d *daemonProc) status() bridge.Status {
 	d.tb.Helper()
 	cmd := exec.Command(binary, "status", "--json")
 	cmd.Env = append(d.s.environ(), "HUBGATE_CONTROL_SOCKET="+d.s.socket)
 	out, err := cmd.Output()
-	var st control.Status
+	var st bridge.Status
 	if err != nil || json.Unmarshal(out, &st) != nil {
 		d.tb.Fatalf("hubgate status --json: %v\n%s", err, out)
 	}

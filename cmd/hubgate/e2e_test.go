@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/internal/testutil"
@@ -508,7 +508,7 @@ func TestARunParksForTheNotifyTool(t *testing.T) {
 		t.Errorf("the notification is not in the daemon's log:\n%s", d.Stderr())
 	}
 	r := runCmd(t, s.environ(), "", "--config", s.configPath, "status", "--json")
-	var st control.Status
+	var st bridge.Status
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &st) != nil {
 		t.Fatalf("hubgate status --json: %+v", r)
 	}
@@ -699,7 +699,7 @@ func TestARunStartedElsewhere(t *testing.T) {
 	// wait for it to notice, so that the next command is sent (and refused).
 	if !testutil.Eventually(e2eWait, func() bool {
 		r := runCmd(t, s.environ(), "", "--config", s.configPath, "status", "--json")
-		var st control.Status
+		var st bridge.Status
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &st) == nil && !st.WaitingForServer
 	}) {
 		t.Fatal("the daemon kept waiting for the server after the panel's run ended")

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
@@ -413,7 +413,7 @@ func TestSIGHUPReloadsRulesWhileARunIsInFlight(t *testing.T) {
 	stillInFlight := func(after string) {
 		t.Helper()
 		st := d.status()
-		if st.Current == nil || st.Current.CommandID != slowID || st.Current.Status != control.RunRunning {
+		if st.Current == nil || st.Current.CommandID != slowID || st.Current.Status != bridge.RunRunning {
 			t.Fatalf("after %s the slow run #%d is not in flight: current %+v\n%s", after, slowID, st.Current, e2eDump(journalEntries(t, s.journal)))
 		}
 		if st.Hub.Status != "listening" || !st.Hub.Since.Equal(before.Hub.Since) || !st.Listening {

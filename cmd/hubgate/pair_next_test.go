@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/internal/testutil"
@@ -17,12 +18,12 @@ import (
 // a new pairing.
 type reconnectingDaemon struct{ refuse bool }
 
-func (reconnectingDaemon) Status(context.Context) (control.Status, error) {
-	return control.Status{}, nil
+func (reconnectingDaemon) Status(context.Context) (bridge.Status, error) {
+	return bridge.Status{}, nil
 }
 func (reconnectingDaemon) History(context.Context, int) ([]journal.Entry, error) { return nil, nil }
-func (reconnectingDaemon) Cancel(context.Context, bool) (control.CancelResult, error) {
-	return control.CancelResult{}, nil
+func (reconnectingDaemon) Cancel(context.Context, bool) (bridge.CancelResult, error) {
+	return bridge.CancelResult{}, nil
 }
 func (d reconnectingDaemon) Reconnect(context.Context) (control.ReconnectResult, error) {
 	if d.refuse {

@@ -148,16 +148,6 @@ func assertNothingStored(t *testing.T, environ []string) {
 	}
 }
 
-func restEvents(m *mockhub.Server) []mockhub.Event {
-	var out []mockhub.Event
-	for _, e := range m.Events(0) {
-		if e.Source == mockhub.SourceREST {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // deviceTokenWorks asks the mock hub whether tok is a valid device token
 // (SignalR negotiate with the token as bearer and X-Device-Token).
 func deviceTokenWorks(t *testing.T, apiURL, tok string) bool {

@@ -10,13 +10,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
 )
 
 // `hubgate watch`: follows the running daemon's event stream (the bridge's
 // decisions, run outcomes with their answers, notify messages, hub state)
 // over the control socket. Text lines by default; --json prints each event
-// as one JSON object per line (control.Event). It runs until interrupted;
+// as one JSON object per line (bridge.Event). It runs until interrupted;
 // when the daemon is not running, or stops, it exits 9.
 
 func newWatchCommand(a *app) *cobra.Command {
@@ -46,7 +47,7 @@ Exit code 9 when the daemon is not running or when it stops.`,
 			}
 			defer c.Close()
 			enc := json.NewEncoder(a.stdio.Out)
-			err = c.Watch(cmd.Context(), history, func(e control.Event) error {
+			err = c.Watch(cmd.Context(), history, func(e bridge.Event) error {
 				if asJSON {
 					return enc.Encode(e)
 				}
@@ -65,8 +66,8 @@ Exit code 9 when the daemon is not running or when it stops.`,
 }
 
 // formatEvent renders one event for a person: the event stream's one
-// text form (control.Event.Lines), each line after the local time.
-func formatEvent(e control.Event) string {
+// text form (bridge.Event.Lines), each line after the local time.
+func formatEvent(e bridge.Event) string {
 	at := e.At.Local().Format(time.TimeOnly)
 	lines := e.Lines()
 	out := make([]string, len(lines))

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 )
 
 // watchLine is one line of `hubgate watch --json` and when it arrived.
 type watchLine struct {
-	event control.Event
+	event bridge.Event
 	at    time.Time
 }
 
@@ -39,7 +39,7 @@ func startWatch(t testing.TB, s *daemonSetup, args ...string) (<-chan watchLine,
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			at := time.Now()
-			var e control.Event
+			var e bridge.Event
 			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
 				t.Errorf("watch printed a line that is not an event: %q: %v", sc.Text(), err)
 				return
@@ -57,7 +57,7 @@ func startWatch(t testing.TB, s *daemonSetup, args ...string) (<-chan watchLine,
 	return lines, cmd
 }
 
-func nextLine(t testing.TB, lines <-chan watchLine, what string, match func(control.Event) bool) watchLine {
+func nextLine(t testing.TB, lines <-chan watchLine, what string, match func(bridge.Event) bool) watchLine {
 	t.Helper()
 	deadline := time.After(e2eWait)
 	for {
@@ -97,14 +97,14 @@ func TestWatchShowsTheAnswerAsTheJournalRecordsIt(t *testing.T) {
 	d := startListening(t, s)
 	lines, watch := startWatch(t, s, "--history", "50")
 	// The history shows the hub reaching "listening": the stream is live.
-	nextLine(t, lines, "the hub state", func(e control.Event) bool { return e.Kind == control.EventHub && e.Hub.Status == "listening" })
+	nextLine(t, lines, "the hub state", func(e bridge.Event) bool { return e.Kind == bridge.EventHub && e.Hub.Status == "listening" })
 
 	for i := range 5 {
 		h.push("hello", nil)
 		var kinds []string
-		fin := nextLine(t, lines, "the finished run", func(e control.Event) bool {
+		fin := nextLine(t, lines, "the finished run", func(e bridge.Event) bool {
 			kinds = append(kinds, string(e.Kind))
-			return e.Kind == control.EventFinished
+			return e.Kind == bridge.EventFinished
 		})
 		if got, want := strings.Join(kinds, " "), "received decided started finished"; got != want {
 			t.Errorf("run %d: events %s, want %s", i, got, want)
@@ -140,10 +140,10 @@ func BenchmarkWatchAnswerLag(b *testing.B) {
 	startListening(b, s)
 	lines, _ := startWatch(b, s, "--history", "50")
 	// The history shows the hub reaching "listening": the stream is live.
-	nextLine(b, lines, "the hub state", func(e control.Event) bool { return e.Kind == control.EventHub && e.Hub.Status == "listening" })
+	nextLine(b, lines, "the hub state", func(e bridge.Event) bool { return e.Kind == bridge.EventHub && e.Hub.Status == "listening" })
 	one := func() time.Duration {
 		h.push("hello", nil)
-		fin := nextLine(b, lines, "the finished run", func(e control.Event) bool { return e.Kind == control.EventFinished })
+		fin := nextLine(b, lines, "the finished run", func(e bridge.Event) bool { return e.Kind == bridge.EventFinished })
 		e := journalEntry(b, s.journal, fin.event.CommandID)
 		if e.FinishedAt.IsZero() || e.Answer != fin.event.Answer {
 			b.Fatalf("journal row %+v, watch event %+v", e, fin.event)
@@ -174,11 +174,11 @@ func journalEntry(t testing.TB, path string, id int64) journal.Entry {
 	return journal.Entry{}
 }
 
-// formatEvent prints the event stream's one text form (control.Event.Lines),
+// formatEvent prints the event stream's one text form (bridge.Event.Lines),
 // each line after the local time.
 func TestFormatEventIsTheTextFormAfterTheTime(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
-	e := control.Event{At: at, Kind: control.EventFinished, CommandID: 4, Status: "completed", Answer: "one\ntwo", DurationMs: 12}
+	e := bridge.Event{At: at, Kind: bridge.EventFinished, CommandID: 4, Status: "completed", Answer: "one\ntwo", DurationMs: 12}
 	want := "03:04:05 [#4] run finished: completed in 12 ms\n03:04:05 [#4] answer: one\n      two"
 	if got := formatEvent(e); got != want {
 		t.Errorf("formatEvent:\n got %q\nwant %q", got, want)

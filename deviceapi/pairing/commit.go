@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 )
 
 // Slots of the secret store (see the commit protocol above).
@@ -56,9 +57,6 @@ func OtherSlot(slot string) string {
 type CommitOptions struct {
 	// Store receives the secrets. Required.
 	Store SecretStore
-	// NotFound is an error (errors.Is) Store returns for an account that
-	// holds nothing, besides fs.ErrNotExist. Zero: fs.ErrNotExist only.
-	NotFound error
 	// RefreshTokenAccount and DeviceTokenAccount are the base names of
 	// the two slotted accounts. Zero: AccountRefreshToken and
 	// AccountDeviceToken.
@@ -112,7 +110,7 @@ func (r *Result) Commit(ctx context.Context, o CommitOptions) (slot string, left
 	fail := func(err error) (string, error, error) {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), undoTimeout)
 		defer cancel()
-		if derr := deleteAccounts(uctx, o.Store, o.NotFound, slotAccounts(bases, slot)); derr != nil {
+		if derr := deleteAccounts(uctx, o.Store, slotAccounts(bases, slot)); derr != nil {
 			err = errors.Join(err, &UndoError{derr})
 		}
 		return "", nil, &StepError{Step: "storing the secrets", Created: append([]string(nil), r.Created...), Err: err}
@@ -129,7 +127,7 @@ func (r *Result) Commit(ctx context.Context, o CommitOptions) (slot string, left
 		for _, x := range o.Extra {
 			step("secret " + x.Account)
 		}
-		u, err := storeSecrets(ctx, o.Store, o.NotFound, o.Extra)
+		u, err := storeSecrets(ctx, o.Store, o.Extra)
 		undoExtra = u
 		if err != nil {
 			if uerr := undoExtra(); uerr != nil {
@@ -151,15 +149,16 @@ func (r *Result) Commit(ctx context.Context, o CommitOptions) (slot string, left
 	for _, acct := range slotAccounts(bases, o.Committed) {
 		step("delete " + acct)
 	}
-	leftover = deleteAccounts(ctx, o.Store, o.NotFound, slotAccounts(bases, o.Committed))
+	leftover = deleteAccounts(ctx, o.Store, slotAccounts(bases, o.Committed))
 	return slot, leftover, nil
 }
 
 // Collect deletes the secrets of the slots no committed pairing uses:
 // the other slot of committed, or both when paired is false. It returns
-// the accounts it found and deleted. notFound is as CommitOptions.NotFound. `pair` calls it before it starts,
+// the accounts it found and deleted (an account that holds nothing is one
+// whose Delete fails with fs.ErrNotExist). `pair` calls it before it starts,
 // under its lock, to remove what an interrupted pairing left.
-func Collect(ctx context.Context, store SecretStore, notFound error, bases []string, paired bool, committed string) ([]string, error) {
+func Collect(ctx context.Context, store SecretStore, bases []string, paired bool, committed string) ([]string, error) {
 	var accounts []string
 	if !paired {
 		accounts = append(slotAccounts(bases, SlotA), slotAccounts(bases, SlotB)...)
@@ -173,7 +172,7 @@ func Collect(ctx context.Context, store SecretStore, notFound error, bases []str
 		switch {
 		case err == nil:
 			removed = append(removed, a)
-		case !isNotFound(err, notFound):
+		case !errors.Is(err, fs.ErrNotExist):
 			errs = append(errs, fmt.Errorf("delete %q: %w", a, err))
 		}
 	}
@@ -238,10 +237,10 @@ func slotAccounts(bases []string, slot string) []string {
 }
 
 // deleteAccounts deletes each account; one that holds nothing is fine.
-func deleteAccounts(ctx context.Context, store SecretStore, notFound error, accounts []string) error {
+func deleteAccounts(ctx context.Context, store SecretStore, accounts []string) error {
 	var errs []error
 	for _, a := range accounts {
-		if err := store.Delete(ctx, a); err != nil && !isNotFound(err, notFound) {
+		if err := store.Delete(ctx, a); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("delete %q: %w", a, err))
 		}
 	}

@@ -73,8 +73,7 @@ func (w *world) commit(t *testing.T, device string, steps *[]string) error {
 		committed = pairing.SlotB
 	}
 	_, _, err := res.Commit(context.Background(), pairing.CommitOptions{
-		Store: w.store, NotFound: configs.ErrSecretNotFound,
-		RefreshTokenAccount: "refresh", DeviceTokenAccount: "device",
+		Store: w.store, RefreshTokenAccount: "refresh", DeviceTokenAccount: "device",
 		Committed: committed,
 		Save: func(slot string) error {
 			if w.saveFails {
@@ -154,7 +153,7 @@ func TestCommitFailureKeepsTheOldPairing(t *testing.T) {
 			tc.setup(w, fs)
 			res := &pairing.Result{Token: &deviceapi.DeviceToken{ID: "t", Token: "token-new"}, RefreshToken: "refresh-new", Created: []string{"device new"}}
 			_, _, err := res.Commit(context.Background(), pairing.CommitOptions{
-				Store: fs, NotFound: configs.ErrSecretNotFound, RefreshTokenAccount: "refresh", DeviceTokenAccount: "device",
+				Store: fs, RefreshTokenAccount: "refresh", DeviceTokenAccount: "device",
 				Committed: w.slot,
 				Extra:     []pairing.Secret{{Account: "client", Value: "new-client"}},
 				Save: func(slot string) error {
@@ -200,7 +199,7 @@ func TestCommitInterruptedAtEachStep(t *testing.T) {
 			func() {
 				defer func() { recover() }()
 				res.Commit(context.Background(), pairing.CommitOptions{
-					Store: w.store, NotFound: configs.ErrSecretNotFound, RefreshTokenAccount: "refresh", DeviceTokenAccount: "device",
+					Store: w.store, RefreshTokenAccount: "refresh", DeviceTokenAccount: "device",
 					Committed: w.slot,
 					Save:      func(slot string) error { w.device, w.slot = "new", slot; return nil },
 					Step: func(string) {
@@ -215,7 +214,7 @@ func TestCommitInterruptedAtEachStep(t *testing.T) {
 			if c.Token != "token-"+c.DeviceID {
 				t.Fatalf("device %s with token %q", c.DeviceID, c.Token)
 			}
-			removed, err := pairing.Collect(context.Background(), w.store, configs.ErrSecretNotFound, []string{"refresh", "device"}, true, w.slot)
+			removed, err := pairing.Collect(context.Background(), w.store, []string{"refresh", "device"}, true, w.slot)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -255,11 +254,11 @@ func TestCollectWithoutAPairingRemovesBothSlots(t *testing.T) {
 	w.commit(t, "d1", nil)
 	w.commit(t, "d2", nil)
 	w.store.Set(context.Background(), "device", "junk")
-	removed, err := pairing.Collect(context.Background(), w.store, configs.ErrSecretNotFound, []string{"refresh", "device"}, false, "")
+	removed, err := pairing.Collect(context.Background(), w.store, []string{"refresh", "device"}, false, "")
 	if err != nil || !slices.Contains(removed, "device") || !slices.Contains(removed, "device.b") {
 		t.Fatalf("removed %v, err %v", removed, err)
 	}
-	if _, err := pairing.Collect(context.Background(), &faultyStore{MemoryStore: w.store, failDeletes: true}, configs.ErrSecretNotFound, []string{"device"}, false, ""); !errors.Is(err, errBroken) {
+	if _, err := pairing.Collect(context.Background(), &faultyStore{MemoryStore: w.store, failDeletes: true}, []string{"device"}, false, ""); !errors.Is(err, errBroken) {
 		t.Errorf("a failing delete: %v", err)
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"os"
@@ -363,7 +364,7 @@ func (r *run) prepareStore(ctx context.Context) error {
 			return fmt.Errorf("the OS secret store is not usable, so nothing was created: %w", err)
 		}
 	}
-	removed, err := Collect(ctx, r.o.Store, nil, pairedAccounts, r.prev != nil, committedSlot(r.prev))
+	removed, err := Collect(ctx, r.o.Store, pairedAccounts, r.prev != nil, committedSlot(r.prev))
 	if err != nil {
 		r.say("could not remove the secrets an interrupted pairing left (%v); going on", err)
 	} else if len(removed) > 0 {
@@ -396,7 +397,7 @@ func (r *run) clientSecret(ctx context.Context) (secret, source string, err erro
 	switch {
 	case err == nil && s != "":
 		return s, sourceStore, nil
-	case err != nil && !isNotFound(err, nil):
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return "", "", fmt.Errorf("read the client secret: %w", err)
 	}
 	if s := r.o.Getenv(EnvClientSecret); s != "" {
@@ -553,7 +554,7 @@ func Unpair(ctx context.Context, o UnpairOptions) error {
 		switch {
 		case err == nil:
 			removed = append(removed, acct)
-		case isNotFound(err, nil):
+		case errors.Is(err, fs.ErrNotExist):
 		default:
 			return fmt.Errorf("unpair stopped, the state file is kept: %w", err)
 		}

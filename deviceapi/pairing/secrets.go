@@ -18,12 +18,6 @@ type SecretStore interface {
 	Delete(ctx context.Context, account string) error
 }
 
-// isNotFound reports whether err says the account holds nothing:
-// fs.ErrNotExist, or also the caller's notFound (nil: none).
-func isNotFound(err, notFound error) bool {
-	return errors.Is(err, fs.ErrNotExist) || (notFound != nil && errors.Is(err, notFound))
-}
-
 // Secret is one value for one account of a SecretStore. Value is a secret.
 type Secret struct{ Account, Value string }
 
@@ -40,7 +34,7 @@ const undoTimeout = 30 * time.Second
 
 // storeSecrets writes each secret, remembering the previous values; undo
 // puts back what was there before (or deletes what was not).
-func storeSecrets(ctx context.Context, store SecretStore, notFound error, writes []Secret) (undo func() error, err error) {
+func storeSecrets(ctx context.Context, store SecretStore, writes []Secret) (undo func() error, err error) {
 	type before struct {
 		account, value string
 		had            bool
@@ -55,7 +49,7 @@ func storeSecrets(ctx context.Context, store SecretStore, notFound error, writes
 			var err error
 			if b.had {
 				err = store.Set(uctx, b.account, b.value)
-			} else if err = store.Delete(uctx, b.account); isNotFound(err, notFound) {
+			} else if err = store.Delete(uctx, b.account); errors.Is(err, fs.ErrNotExist) {
 				err = nil
 			}
 			if err != nil {
@@ -71,7 +65,7 @@ func storeSecrets(ctx context.Context, store SecretStore, notFound error, writes
 	for _, w := range writes {
 		old, gerr := store.Get(ctx, w.Account)
 		had := gerr == nil
-		if gerr != nil && !isNotFound(gerr, notFound) {
+		if gerr != nil && !errors.Is(gerr, fs.ErrNotExist) {
 			return undo, fmt.Errorf("read the previous %q: %w", w.Account, gerr)
 		}
 		// Remembered before the write: a write that fails may have

@@ -16,7 +16,7 @@
 //   - Secrets (the mock's tokens, the device token, the Automate key) stay
 //     in a configs.MemoryStore; the narrative names ids, never a secret.
 //   - The narrative follows the bridge's event stream in its one text form
-//     (control.Event.Lines): hub states, each command received, the rule
+//     (bridge.Event.Lines): hub states, each command received, the rule
 //     and the decision, the run started, parked, finished, its answer.
 //   - Once: Run returns after the first command is settled: nil when its
 //     run completed, else a *RunError (also when ctx ends before).
@@ -81,7 +81,7 @@ type Step struct {
 	// sign-in, signed-in, device, device-token, confirmed, daemon,
 	// automate, journal, rules, hub, listening, push, hint, rules-hint,
 	// more-hint, stopping, daemon-stopped, mock-stopped, removed; or a
-	// line of the bridge's event stream (control.Line.Step: received,
+	// line of the bridge's event stream (bridge.Line.Step: received,
 	// decision, run-started, run-finished, answer, ...).
 	Name string
 	// Text is what a person reads; it may span lines.

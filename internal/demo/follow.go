@@ -5,7 +5,6 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 )
 
@@ -58,21 +57,21 @@ func (f *follower) observe(e bridge.Event) {
 		f.r.say(l.Step, fields, "%s%s", indent, l.Text)
 	}
 	switch e.Kind {
-	case control.EventHub:
+	case bridge.EventHub:
 		if !f.heard && e.Hub != nil && e.Hub.Status == "listening" {
 			f.heard = true
 			close(f.listening)
 		}
-	case control.EventReceived:
+	case bridge.EventReceived:
 		if f.firstID == 0 {
 			f.firstID = e.CommandID
 		}
-	case control.EventDecided:
+	case bridge.EventDecided:
 		f.decisions[e.CommandID] = e.Decision
 		if e.Decision != journal.DecisionStarted && e.Decision != journal.DecisionQueued {
 			f.settle(e, e.Note)
 		}
-	case control.EventFinished:
+	case bridge.EventFinished:
 		f.settle(e, e.Error)
 	}
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
-	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/deviceapi"
@@ -21,7 +20,7 @@ func TestFollowerNarratesEachStepAndSettlesTheFirstCommand(t *testing.T) {
 	s := newSteps()
 	f := newFollower(&run{o: Options{Narrate: s.narrate}.withDefaults()})
 	final := "FINAL"
-	ev := func(kind control.EventKind, id int64, cmd, rule string, set func(*bridge.Event)) bridge.Event {
+	ev := func(kind bridge.EventKind, id int64, cmd, rule string, set func(*bridge.Event)) bridge.Event {
 		e := bridge.Event{Kind: kind, CommandID: id, Command: cmd, Rule: rule}
 		if set != nil {
 			set(&e)
@@ -30,28 +29,28 @@ func TestFollowerNarratesEachStepAndSettlesTheFirstCommand(t *testing.T) {
 	}
 	events := make(chan bridge.Event, 100)
 	for _, e := range []bridge.Event{
-		{Kind: control.EventHub, Hub: &control.HubStatus{Status: "connecting"}},
-		{Kind: control.EventHub, Hub: &control.HubStatus{Status: "listening"}},
-		ev(control.EventReceived, 1, "slow a", "slow", nil),
-		ev(control.EventDecided, 1, "slow a", "slow", func(e *bridge.Event) { e.Decision = journal.DecisionQueued }),
-		ev(control.EventReceived, 2, "notify x", "notify", nil),
-		ev(control.EventDecided, 2, "notify x", "notify", func(e *bridge.Event) { e.Decision = journal.DecisionStarted }),
-		ev(control.EventStarted, 2, "notify x", "notify", func(e *bridge.Event) { e.TaskID = "t-2" }),
-		ev(control.EventParked, 2, "notify x", "notify", nil),
-		ev(control.EventNotify, 2, "notify x", "notify", func(e *bridge.Event) { e.Message = "the kettle" }),
-		ev(control.EventFinished, 2, "notify x", "notify", func(e *bridge.Event) {
+		{Kind: bridge.EventHub, Hub: &bridge.HubStatus{Status: "connecting"}},
+		{Kind: bridge.EventHub, Hub: &bridge.HubStatus{Status: "listening"}},
+		ev(bridge.EventReceived, 1, "slow a", "slow", nil),
+		ev(bridge.EventDecided, 1, "slow a", "slow", func(e *bridge.Event) { e.Decision = journal.DecisionQueued }),
+		ev(bridge.EventReceived, 2, "notify x", "notify", nil),
+		ev(bridge.EventDecided, 2, "notify x", "notify", func(e *bridge.Event) { e.Decision = journal.DecisionStarted }),
+		ev(bridge.EventStarted, 2, "notify x", "notify", func(e *bridge.Event) { e.TaskID = "t-2" }),
+		ev(bridge.EventParked, 2, "notify x", "notify", nil),
+		ev(bridge.EventNotify, 2, "notify x", "notify", func(e *bridge.Event) { e.Message = "the kettle" }),
+		ev(bridge.EventFinished, 2, "notify x", "notify", func(e *bridge.Event) {
 			e.Status, e.Answer, e.FinalAnswer, e.DurationMs = automate.StatusCompleted, "a\nb", &final, 7
 		}),
-		ev(control.EventDecided, 1, "slow a", "slow", func(e *bridge.Event) { e.Decision = journal.DecisionStarted }),
-		ev(control.EventStarted, 1, "slow a", "slow", nil),
-		ev(control.EventReceived, 3, "hello", "hello", nil),
-		ev(control.EventDecided, 3, "hello", "hello", func(e *bridge.Event) { e.Decision, e.Note = journal.DecisionDropped, "busy with command 1" }),
-		ev(control.EventFinished, 1, "slow a", "slow", func(e *bridge.Event) {
+		ev(bridge.EventDecided, 1, "slow a", "slow", func(e *bridge.Event) { e.Decision = journal.DecisionStarted }),
+		ev(bridge.EventStarted, 1, "slow a", "slow", nil),
+		ev(bridge.EventReceived, 3, "hello", "hello", nil),
+		ev(bridge.EventDecided, 3, "hello", "hello", func(e *bridge.Event) { e.Decision, e.Note = journal.DecisionDropped, "busy with command 1" }),
+		ev(bridge.EventFinished, 1, "slow a", "slow", func(e *bridge.Event) {
 			e.Status, e.ErrorCode = automate.StatusFailed, "EXECUTION_TIMEOUT"
 		}),
-		ev(control.EventReceived, 4, "x", "", nil),
-		ev(control.EventDecided, 4, "x", "", func(e *bridge.Event) { e.Decision, e.Note = journal.DecisionIgnored, "no rule matches" }),
-		{Kind: control.EventHub, Hub: &control.HubStatus{Status: "reconnecting", Reason: "EOF"}},
+		ev(bridge.EventReceived, 4, "x", "", nil),
+		ev(bridge.EventDecided, 4, "x", "", func(e *bridge.Event) { e.Decision, e.Note = journal.DecisionIgnored, "no rule matches" }),
+		{Kind: bridge.EventHub, Hub: &bridge.HubStatus{Status: "reconnecting", Reason: "EOF"}},
 	} {
 		events <- e
 	}
@@ -109,8 +108,8 @@ func TestFollowerNarratesEachStepAndSettlesTheFirstCommand(t *testing.T) {
 // is settled by its decision, with the note as the reason.
 func TestFollowerSettlesADroppedFirstCommand(t *testing.T) {
 	f := newFollower(&run{o: Options{}.withDefaults()})
-	f.observe(bridge.Event{Kind: control.EventReceived, CommandID: 7, Command: "x"})
-	f.observe(bridge.Event{Kind: control.EventDecided, CommandID: 7, Decision: journal.DecisionIgnored, Note: "no rule matches"})
+	f.observe(bridge.Event{Kind: bridge.EventReceived, CommandID: 7, Command: "x"})
+	f.observe(bridge.Event{Kind: bridge.EventDecided, CommandID: 7, Decision: journal.DecisionIgnored, Note: "no rule matches"})
 	select {
 	case o := <-f.first:
 		err := &RunError{CommandID: o.ID, Decision: o.Decision, Status: o.Status, Reason: o.Reason}

@@ -1,0 +1,307 @@
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"maps"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hubgate/hubgate/internal/testenv"
+)
+
+const module = "github.com/hubgate/hubgate/"
+
+// allowed says, for each package (the entry of the longest matching
+// prefix of its module-relative path wins), which of the module's packages
+// its non-test files may import. An entry ending in "/" matches every
+// package below it. The arrows are explicit: a package may import its own
+// subpackages only when they are listed.
+//
+// The table mirrors docs/architecture.md ("Dependencies point one way"):
+// cmd -> {bridge/daemon, deviceapi/pairing} -> bridge -> {hub, automate};
+// configs is imported by cmd (and the demo, which assembles an
+// installation as cmd does) and passes plain values down; bridge owns its
+// event types, so bridge/control, bridge/notify and bridge/statuspage
+// import bridge, never the reverse. Change both together.
+var allowed = map[string][]string{
+	// cmd wires: besides the two facades, the commands that talk to a
+	// running daemon or read its journal, serve the Automate contract
+	// alone, test rules, run the mock or install the service.
+	"cmd/hubgate": {"bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "hub/mockhub", "internal/demo",
+		"bridge", "bridge/control", "bridge/journal", "bridge/rules", "automate", "automate/server",
+		"automate/assistant", "automate/scripted", "automate/llm", "deviceapi", "hub", "oauth", "internal/"},
+	// The demo assembles a whole installation in one process, as cmd
+	// does: the mock, pairing (with configs' secret store), the daemon.
+	"internal/demo": {"bridge/daemon", "deviceapi/pairing", "hub/mockhub", "configs", "bridge", "bridge/journal", "bridge/rules",
+		"automate", "automate/assistant", "automate/scripted", "deviceapi", "oauth", "internal/"},
+	"bridge/daemon":     {"bridge", "bridge/", "hub", "automate", "automate/", "deviceapi", "internal/"},
+	"deviceapi/pairing": {"deviceapi", "oauth", "internal/"},
+
+	// The bridge owns its event types: control, notify and statuspage
+	// import bridge, never the reverse.
+	"bridge":                 {"bridge/rules", "bridge/journal", "hub", "automate", "deviceapi", "internal/"},
+	"bridge/rules":           {"automate", "deviceapi", "internal/"},
+	"bridge/rules/rulestest": {"bridge/rules", "internal/"},
+	"bridge/journal":         {"automate", "internal/"},
+	"bridge/control":         {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
+	"bridge/notify":          {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
+	"bridge/statuspage":      {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
+
+	"hub":                     {"deviceapi", "internal/"},
+	"hub/mockhub":             {"deviceapi", "internal/"},
+	"hub/mockhub/mockhubtest": {"hub/mockhub", "internal/"},
+	"deviceapi":               {"internal/"},
+	"oauth":                   {"internal/"},
+
+	// automate must not depend on the server; the engines sit behind the
+	// server's Assistant interface and know nothing of it.
+	"automate":           {"internal/"},
+	"automate/assistant": {"automate", "automate/toolkit", "internal/"},
+	"automate/toolkit":   {"automate", "internal/"},
+	"automate/server":    {"automate", "automate/assistant", "internal/"},
+	"automate/scripted":  {"automate", "automate/assistant", "automate/toolkit", "internal/"},
+	"automate/llm":       {"automate", "automate/assistant", "automate/toolkit", "internal/"},
+
+	// configs is configuration: it holds the rules' schema (bridge/rules'
+	// Spec types) and validates against the Automate contract's vocabulary
+	// (automate: product names, MCP server names), and compiles nothing
+	// (TestConfigsCompilesNothing).
+	"configs":         {"bridge/rules", "automate", "internal/"},
+	"configs/service": {"internal/"},
+
+	"internal/": {"internal/"},
+}
+
+// testHelpers are packages for tests only (they import testing): no
+// other package's non-test files may import them.
+var testHelpers = []string{"internal/testutil", "internal/testenv", "hub/mockhub/mockhubtest", "bridge/rules/rulestest"}
+
+// configsMustNotUse are the names of bridge/rules that configs must not
+// use: configs holds the rules' schema; its caller compiles them.
+var configsMustNotUse = []string{"Compile", "Set"}
+
+// rulesFor returns the allowed list of pkg (module-relative): the entry of
+// the longest prefix (a prefix ends at a path separator or is the whole
+// path; an entry ending in "/" matches every package below it).
+func rulesFor(pkg string) (string, []string, bool) {
+	best := ""
+	for k := range allowed {
+		if matches(k, pkg) && len(k) > len(best) {
+			best = k
+		}
+	}
+	r, ok := allowed[best]
+	return best, r, ok
+}
+
+func matches(pattern, pkg string) bool {
+	if strings.HasSuffix(pattern, "/") {
+		return strings.HasPrefix(pkg, pattern)
+	}
+	return pkg == pattern || strings.HasPrefix(pkg, pattern+"/")
+}
+
+func permitted(rules []string, imp string) bool {
+	return slices.ContainsFunc(rules, func(r string) bool {
+		if strings.HasSuffix(r, "/") {
+			return strings.HasPrefix(imp, r)
+		}
+		return imp == r
+	})
+}
+
+// moduleImports parses every non-test Go file below root (whatever its
+// build constraints: an arrow broken on one OS is broken) and returns each
+// package's imports of the module's own packages, module-relative.
+func moduleImports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	out := map[string][]string{}
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			switch name := d.Name(); {
+			case path != root && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || name == "testdata" || name == "node_modules"):
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, filepath.Dir(path))
+		if err != nil {
+			return err
+		}
+		pkg := filepath.ToSlash(rel)
+		for _, is := range f.Imports {
+			imp, err := strconv.Unquote(is.Path.Value)
+			if err != nil {
+				return err
+			}
+			if dep, ok := strings.CutPrefix(imp, module); ok && !slices.Contains(out[pkg], dep) {
+				out[pkg] = append(out[pkg], dep)
+			}
+		}
+		if _, ok := out[pkg]; !ok {
+			out[pkg] = nil
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestArrows(t *testing.T) {
+	root := testenv.ModuleRoot(t)
+	pkgs := moduleImports(t, root)
+	if len(pkgs) < 20 {
+		t.Fatalf("found only %d packages below %s: the walk is broken", len(pkgs), root)
+	}
+	for _, pkg := range slices.Sorted(maps.Keys(pkgs)) {
+		entry, rules, ok := rulesFor(pkg)
+		if !ok {
+			t.Errorf("package %s has no entry in the arrows table: place it as docs/architecture.md does, then add it here", pkg)
+			continue
+		}
+		for _, imp := range pkgs[pkg] {
+			switch {
+			case strings.HasPrefix(imp, "cmd/"):
+				t.Errorf("%s imports %s: no package imports cmd", pkg, imp)
+			case slices.Contains(testHelpers, imp) && !slices.Contains(testHelpers, pkg):
+				t.Errorf("%s imports the test helper %s outside a test", pkg, imp)
+			case !permitted(rules, imp):
+				t.Errorf("%s imports %s: the arrows of docs/architecture.md (entry %q of this test's table) do not allow it", pkg, imp, entry)
+			}
+		}
+	}
+}
+
+// TestConfigsCompilesNothing: configs may import bridge/rules for the
+// rules' schema only; compiling them (rules.Compile) and holding the
+// compiled set (rules.Set) belong to its caller.
+func TestConfigsCompilesNothing(t *testing.T) {
+	dir := filepath.Join(testenv.ModuleRoot(t), "configs")
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		for _, name := range usedNames(f, module+"bridge/rules") {
+			if slices.Contains(configsMustNotUse, name.Sel) {
+				t.Errorf("%s: configs uses rules.%s: configs holds the rules' schema; its caller compiles them", fset.Position(name.Pos), name.Sel)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatalf("no Go file in %s", dir)
+	}
+}
+
+// selector is one use of an imported package's name.
+type selector struct {
+	Sel string
+	Pos token.Pos
+}
+
+// usedNames returns every pkg.Name that f uses of the package imported
+// from importPath (under whatever name f imports it).
+func usedNames(f *ast.File, importPath string) []selector {
+	local := ""
+	for _, is := range f.Imports {
+		if p, _ := strconv.Unquote(is.Path.Value); p == importPath {
+			local = path.Base(p)
+			if is.Name != nil {
+				local = is.Name.Name
+			}
+		}
+	}
+	if local == "" || local == "_" {
+		return nil
+	}
+	var out []selector
+	ast.Inspect(f, func(n ast.Node) bool {
+		if se, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := se.X.(*ast.Ident); ok && id.Name == local {
+				out = append(out, selector{Sel: se.Sel.Name, Pos: se.Pos()})
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// TestTableCatchesABrokenArrow proves the table can fail: reverse arrows
+// and a component importing what sits above it are refused.
+func TestTableCatchesABrokenArrow(t *testing.T) {
+	for _, c := range []struct{ pkg, imp string }{
+		{"bridge", "bridge/control"},
+		{"bridge", "bridge/notify"},
+		{"bridge", "bridge/statuspage"},
+		{"bridge/notify", "bridge/control"},
+		{"bridge/statuspage", "bridge/control"},
+		{"hub", "automate"},
+		{"automate", "automate/server"},
+		{"configs", "bridge"},
+		{"bridge", "configs"},
+		{"bridge/daemon", "configs"},
+		{"deviceapi", "hub"},
+		{"hub", "hub/mockhub"},
+		{"bridge/daemon", "hub/mockhub"},
+	} {
+		_, rules, ok := rulesFor(c.pkg)
+		if !ok || permitted(rules, c.imp) {
+			t.Errorf("%s -> %s is allowed by the table; docs/architecture.md forbids it", c.pkg, c.imp)
+		}
+	}
+}
+
+// TestUsedNamesSeesRenamedImports: the configs check finds a use of
+// rules.Compile under another import name, and nothing in a file that
+// does not import bridge/rules.
+func TestUsedNamesSeesRenamedImports(t *testing.T) {
+	src := `package configs
+import r "` + module + `bridge/rules"
+var _ = r.Compile
+type x struct{ s []r.Spec }
+`
+	f, err := parser.ParseFile(token.NewFileSet(), "x.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range usedNames(f, module+"bridge/rules") {
+		names = append(names, n.Sel)
+	}
+	if !slices.Equal(names, []string{"Compile", "Spec"}) {
+		t.Fatalf("usedNames = %v, want [Compile Spec]", names)
+	}
+	if got := usedNames(f, module+"bridge"); got != nil {
+		t.Fatalf("usedNames of a package not imported = %v", got)
+	}
+}
