@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hubgate/hubgate/internal/testenv"
 )
 
 // maxDocLines bounds a package comment: what a package owns fits in a few
@@ -160,27 +162,8 @@ func loadPackages(root string) ([]pkgDoc, error) {
 	return out, nil
 }
 
-// moduleRoot is the folder of the go.mod above the test's folder.
-func moduleRoot(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-}
-
 func TestPackageComments(t *testing.T) {
-	root := moduleRoot(t)
+	root := testenv.ModuleRoot(t)
 	pkgs, err := loadPackages(root)
 	if err != nil {
 		t.Fatal(err)
