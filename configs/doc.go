@@ -6,7 +6,8 @@
 // clients of a running daemon; SecretStore, Keyring over the OS Secret
 // Service (a timeout on every call, no plaintext fallback) and MemoryStore
 // for unit tests and the demo; the Automate access key. It passes plain
-// values down and reads no secret from the file.
+// values down, reads no secret from the file, and compiles nothing (the
+// rules are checked with the compiler its caller passes).
 //
 // The choices where the brief is silent, the secret store's design and how
 // its tests run: docs/configs.md.
