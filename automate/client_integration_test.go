@@ -276,7 +276,7 @@ func TestIntegrationCancelAndBusy(t *testing.T) {
 	case <-time.After(testutil.DefaultTimeout):
 		t.Fatal("run did not settle after a force cancel")
 	}
-	// The server ends a force-cancelled run terminated (its package doc).
+	// The server ends a force-cancelled run terminated (docs/automate-server.md).
 	var re *automate.RunError
 	if !errors.As(o.err, &re) || o.rec == nil || o.rec.RequestID != *cr.RequestID || o.rec.Status != automate.StatusTerminated {
 		t.Fatalf("settled with %v %+v, want status terminated", o.err, o.rec)

@@ -360,8 +360,8 @@ type Backend struct {
 	CPUFallback bool   `json:"cpuFallback"`
 }
 
-// Event is one raw channel event of a run (shape chosen here; see the
-// package comment).
+// Event is one raw channel event of a run (shape chosen here; see
+// docs/automate.md).
 type Event struct {
 	Seq     int             `json:"seq"`
 	At      Timestamp       `json:"at"`

@@ -52,7 +52,7 @@ func KnownEventType(t string) bool {
 func SameEventType(a, b string) bool { return CanonicalEventType(a) == CanonicalEventType(b) }
 
 // MacroEvent is one event of a macro, with every field the vendor's
-// clients show (see the package doc). Pointer fields are nil when the
+// clients show (see docs/deviceapi.md). Pointer fields are nil when the
 // member was absent or null; the round trip keeps the two apart. Members
 // not typed here stay in Extra.
 type MacroEvent struct {

@@ -1,107 +1,14 @@
 // Package deviceapi owns the remote device service's REST resources
-// (docs/specs/device-hub.md): UserDevice, Profile and its
-// configuration, Macro, MacroEvent, DeviceToken, with their exact JSON
-// names, and the REST client of the four routes. It knows nothing of the
-// hub or of runs.
+// (docs/specs/device-hub.md): UserDevice, Profile and its configuration,
+// Macro, MacroEvent, DeviceToken, with their exact JSON names, and the REST
+// client (resty) of the four routes, whose POSTs are never retried. Decoding
+// is liberal and lossless: members the spec does not show are kept (Extra,
+// raw JSON) and round-trip unchanged, and a value of an unexpected shape is
+// kept as it came with its oddity noted, one item at a time. It knows
+// nothing of the hub or of runs.
 //
-// Fields the spec does not show are kept without loss: every resource
-// keeps the JSON members it does not type in Extra, and a decode/encode
-// round trip gives the same JSON (the same members in the same order and
-// spelling, null where null came, [] where [] came, nothing where nothing
-// came; see keep.go). The element shapes of the profile's
-// commandKeyMappings, hotkeys, dictationCommands and audioEvents are kept
-// as raw JSON.
-//
-// # Macro events as the real app sends them
-//
-// The spec shows only KeyPress's fields. The vendor's public clients and
-// sample data show the rest, and MacroEvent types them (facts read
-// 2026-11-24, see docs/real-service.md):
-//   - the fields and their types are those of the Unity plugin's model
-//     (Cephable/Cephable-Unity-Plugin, CephableModels.cs, class MacroEvent):
-//     typedPhrase (Type), mouseMoveX/Y (MouseMove; mouseMoveZ there,
-//     mouseMoveScroll in the sample data), joystickLeftMoveX/Y and
-//     joystickRightMoveX/Y (-100..100, VirtualController.cs scales them by
-//     1/100), outputSpeech, deviceTypeCustomActionId, deviceTypeId and
-//     additionalInputContent (DeviceTypeCustomAction: the plugin hands
-//     (deviceTypeId, actionId, content) to the game), isCustomToggle,
-//     isCustomRelease; audioFileUrl (PlayAudio) comes from the sample data
-//     and the plugin's AudioEventModel;
-//   - the sample data (Cephable/Cephable-VirtualController-Sample,
-//     src/sample-data/*.json: "real user events") sends every one of them
-//     as null on a KeyPress, spells the joystick event JoystickMove where
-//     the spec and the plugin say JoysticksMove, gives macros ids such as
-//     "1", sends "commands": [] and events with only some fields;
-//   - the plugin's model has isCustomToggle and isCustomRelease as plain
-//     booleans and the numbers as int?; here every vendor field is a
-//     pointer (nil: absent or null, kept apart by the round trip) and
-//     every number a float64, so that a fraction or an exponent decodes
-//     too;
-//   - a Type event's text is typedPhrase; Text falls back to "text",
-//     "value" and "typedText" (names hubgate used before the facts were
-//     known) for macros written by hand;
-//   - StopOutputs: the plugin resets every held output (ResetAllStates:
-//     keys released, joysticks centred); package bridge follows that;
-//   - a custom action is a DeviceTypeCustomAction event; CustomAction also
-//     accepts any event with a non-empty deviceTypeCustomActionId.
-//
-// Members are matched to typed fields by their exact name first, then
-// case-insensitively (as encoding/json does), and written back as
-// spelled.
-//
-// # Liberal decoding, one item at a time
-//
-// Real profiles carry fields of surprising types, and one odd macro must
-// never cost the device, the profile or the other macros. Only input
-// that is not JSON at all is a decode error. Otherwise each member is
-// read as follows (each rule names the vendor fact it follows, read
-// 2026-11-26 from Cephable-Unity-Plugin at 2c87af8 and
-// Cephable-VirtualController-Sample at d84e58c):
-//   - eventType: a name of MacroEventTypes in any case (written back in
-//     the spec's spelling, JoystickMove kept as spelled: the sample data
-//     spells it so), the number 0..9 of the Unity plugin's C# enum
-//     MacroEventType in the spec's order (KeyPress=0 ...
-//     DeviceTypeCustomAction=9: CephableModels.cs), or such a number in a
-//     string ("0"). Another name is kept as it is: an event type hubgate
-//     does not know, for the caller to skip;
-//   - numbers: a JSON number, or a JSON number in a string ("100",
-//     " 2.5 "): the Unity model's int? fields, written by other clients as
-//     strings. NaN, Inf, hex and out-of-range values are not numbers;
-//   - strings: a string, or a number read as its literal text (macro ids
-//     1 as well as "1": the sample data's ids are "1", "2"...);
-//   - booleans: true/false, "true"/"false" in any case, 0/1 and "0"/"1"
-//     (the Unity model's isCustomToggle/isCustomRelease are plain bools;
-//     a client serialising them as text or numbers is still clear);
-//   - lists of strings (keys, commands): a list, [] or null (the sample
-//     data sends "commands": []), a null element read as "" and a number
-//     element as its text, or a lone string read as a list of one;
-//   - null anywhere is the zero value (nil for pointers), and is written
-//     back as null (real-service.md: all fields may be null).
-//
-// A value that cannot be read in its field's type (a macro that is 42,
-// "events": "oops", holdTimeMilliseconds [100], eventType 12) leaves the
-// field zero and is an Oddity of its item: the value is kept as it came
-// and written back as it came while the field stays zero, the rest of the
-// item is read, and its siblings are not touched. A macro with an Oddity
-// in itself or in one of its events is odd (Macro.IsOdd): it is kept (a
-// journal stores it as it came) but not used for matching
-// (Configuration.UsableMacros; package rules leaves it out of the
-// catalogue). Running a macro with a hole in it could hold a key down
-// forever, so one odd event makes the whole macro odd. A device whose
-// profile is odd keeps its id and flags; Oddities on each resource list
-// every Oddity inside it, naming the item (macro "1" ("Space")) and the
-// field, for one warning per item.
-//
-// A member read in another shape than its field's encoding (0 for
-// "KeyPress", "100" for 100) is written back as it came while the field
-// still holds what the decode gave it, so a round trip gives back the
-// same document; a field changed since is written in its own encoding.
-// The decoder works on one copy of the input (member keys and plain
-// strings are substrings of it): BenchmarkMacroDecode.
-//
-// The sample clients register DeviceCommand with one argument (the dotnet
-// and browser samples) or two (command, macro: the Unity plugin); the hub
-// package decodes either.
+// Design notes, the vendor's facts followed (macro events as the real app
+// sends them) and the choices where the spec is silent: docs/deviceapi.md.
 package deviceapi
 
 import "encoding/json"

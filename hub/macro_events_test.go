@@ -7,7 +7,7 @@ import (
 )
 
 // DeviceCommand arguments as the vendor's clients and sample data show
-// them (deviceapi's package doc): one argument or two, macros with ids
+// them (docs/deviceapi.md): one argument or two, macros with ids
 // like "1", "commands": [], every vendor field null, members hubgate does
 // not know. Each decodes without error, and the macro encodes back to the
 // argument as it came (the journal keeps that encoding).

@@ -9,7 +9,7 @@ import (
 // BenchmarkFrozenHubDetection measures how long the client takes to notice
 // a hub that stops answering (the peer freezes its connection; the
 // library's ServerTimeout is a minute, so only the liveness probe can
-// notice). The package doc promises at most twice ProbeInterval; this
+// notice). docs/hub.md promises at most twice ProbeInterval; this
 // reports the median and the worst of b.N freezes, in ms and in probe
 // intervals. Each iteration takes about one probe interval (1 s):
 //

@@ -315,7 +315,7 @@ type closeInfo struct {
 }
 
 // wsConn is the signalr.Connection of one session: a WebSocket whose
-// incoming records are tapped (see the package doc).
+// incoming records are tapped (see docs/signalr.md).
 type wsConn struct {
 	c       *Client
 	session uint64

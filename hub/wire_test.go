@@ -648,7 +648,7 @@ func TestWireFrozenHubDetectedByProbe(t *testing.T) {
 		}
 		// ServerTimeout (a minute) is longer than wait: reaching reconnecting
 		// at all means the probe noticed, and on the bubble's clock within
-		// the two probe intervals the package doc promises.
+		// the two probe intervals docs/hub.md promises.
 		frozenAt := time.Now()
 		pc.frozen.Store(true)
 		st := waitState(t, c.Client, "reconnecting", wait, isStatus(StatusReconnecting))

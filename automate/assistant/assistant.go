@@ -1,26 +1,13 @@
 // Package assistant owns the contract between the Automate server
-// (automate/server) and the engines that do the work behind it (the
-// scripted engine, the OpenAI-compatible upstream engine), in the way
-// database/sql/driver separates database/sql from its drivers.
+// (automate/server) and the engines that do the work behind it (the scripted
+// engine, the OpenAI-compatible upstream engine), as database/sql/driver
+// separates database/sql from its drivers: Assistant, Task, Result, the
+// optional ModelChatter (model mode), and what every engine must apply
+// identically (Task's tool policy, human-input answers and system prompt;
+// Conversation, Result.Stopped, NewUsage). The server owns what a run shares
+// across engines; an engine owns its agent loop.
 //
-// The server owns everything a run shares across engines: the single slot,
-// request ids, the resume token and tool-call ids, parking for caller tool
-// results, timeouts, cancel, the record (timestamps, include switches,
-// finalAnswer, events) and the model pin. An engine owns the agent loop: it
-// turns a Task into steps, calls tools, and returns a Result. The decisions
-// that are pure functions of the request (the tool policy of builtInTools
-// and allowDestructiveTools, the
-// answers to request_user_input, the system prompt with the answer contract
-// as its last section) live here as methods of Task so that every engine
-// applies them identically.
-// So does the bookkeeping every engine keeps between runs (Conversation:
-// the warm worker and the conversation a run continues), the status of a
-// run that stopped (Result.Stopped) and a run's usage figures (NewUsage).
-//
-// An engine may also implement ModelChatter (model mode): a plain,
-// stateless chat completion for callers that own their agent loop. The
-// server discovers it by a type assertion, as database/sql discovers the
-// optional interfaces of a driver.
+// Design notes: docs/assistant.md.
 package assistant
 
 import (

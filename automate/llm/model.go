@@ -19,8 +19,8 @@ var _ assistant.ModelChatter = (*Engine)(nil)
 
 // ModelChat implements assistant.ModelChatter: one chat completion on the
 // active model, passed to the upstream as the caller wrote it and streamed
-// back piece by piece as the upstream sends it (see the package doc, Model
-// mode).
+// back piece by piece as the upstream sends it (see docs/llm-engine.md,
+// Model mode).
 func (e *Engine) ModelChat(ctx context.Context, req *assistant.ModelRequest, out assistant.ModelSink) (*assistant.ModelResult, error) {
 	log := e.log.With("request_id", req.RequestID)
 	e.mu.Lock()

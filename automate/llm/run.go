@@ -95,7 +95,7 @@ type run struct {
 	startedRun time.Time
 }
 
-// Run implements assistant.Assistant; see the package comment.
+// Run implements assistant.Assistant; see docs/llm-engine.md (Runs).
 func (e *Engine) Run(ctx context.Context, task *assistant.Task, env assistant.Env) (*assistant.Result, error) {
 	r := &run{
 		e: e, parent: ctx, ctx: ctx, task: task, env: env,

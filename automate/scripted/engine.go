@@ -174,7 +174,7 @@ func (e *Engine) model(name string) (automate.ModelOption, bool) {
 	return automate.ModelOption{}, false
 }
 
-// Run implements assistant.Assistant; see the package comment.
+// Run implements assistant.Assistant; see docs/scripted.md.
 func (e *Engine) Run(ctx context.Context, task *assistant.Task, env assistant.Env) (*assistant.Result, error) {
 	e.mu.Lock()
 	modelName := e.active

@@ -54,8 +54,8 @@ type modelCall struct {
 	args string
 }
 
-// parseModelScript reads the model-mode directives of text (see the
-// package doc); other lines are ignored, as are unknown directives.
+// parseModelScript reads the model-mode directives of text (see
+// docs/scripted.md); other lines are ignored, as are unknown directives.
 func parseModelScript(text string) (modelScript, error) {
 	var s modelScript
 	for i, line := range strings.Split(text, "\n") {
@@ -95,8 +95,8 @@ func parseModelScript(text string) (modelScript, error) {
 	return s, nil
 }
 
-// ModelChat implements assistant.ModelChatter deterministically (see the
-// package doc, Model mode).
+// ModelChat implements assistant.ModelChatter deterministically (see
+// docs/scripted.md, Model mode).
 func (e *Engine) ModelChat(ctx context.Context, req *assistant.ModelRequest, out assistant.ModelSink) (*assistant.ModelResult, error) {
 	msgs := make([]modelMessage, len(req.Messages))
 	chars := 0

@@ -28,11 +28,11 @@ var (
 )
 
 // errTypePermission is the envelope type of a refused Host header (the
-// contract lists no 403; see the package doc).
+// contract lists no 403; see docs/automate-server.md).
 const errTypePermission = "permission_error"
 
 // errTypeShuttingDown is the envelope type of a closing server's refusal
-// (the contract is silent on shutdown; see the package doc).
+// (the contract is silent on shutdown; see docs/automate-server.md).
 const errTypeShuttingDown = "service_unavailable"
 
 // errorTable is the one place that maps errors to HTTP answers.

@@ -11,8 +11,8 @@ import (
 )
 
 // Streamed runs (`stream: true` on POST /v1/runs and on the resume route):
-// the answer is server-sent events instead of the one record. See the
-// package doc for the events and the facts they follow.
+// the answer is server-sent events instead of the one record. See
+// docs/automate-server.md for the events and the facts they follow.
 
 // progress is one thing that happened in a run: a step added or changed,
 // or a new workflow status.

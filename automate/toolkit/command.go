@@ -24,7 +24,7 @@ func (e *ExitError) Error() string {
 }
 
 // RunCommand runs command with the shell in the confinement root, else the
-// workspace, else the current directory. See the package comment for the
+// workspace, else the current directory. See docs/toolkit.md for the
 // process-group and output rules. When ctx ends first the error wraps
 // ctx's error.
 func (t *Toolbox) RunCommand(ctx context.Context, command string) (Outcome, error) {

@@ -1,112 +1,16 @@
-// Package journal owns the bridge's run journal: an SQLite database that
-// records every DeviceCommand the bridge receives, before it is acted on,
-// with the matched rule and the decision taken (started, queued, dropped,
-// ignored, refused, failed, abandoned), then the run it started: the task id, the
-// request id, a parked run's resume token, the final status, errorCode,
-// answer, finalAnswer, timings and usage. The queue of the `queue` busy
-// policy is the set of commands whose decision is queued, so it survives a
-// restart; Recover lists what a crash left behind, and History serves
-// `hubgate history`.
+// Package journal owns the bridge's run journal: an SQLite database
+// (modernc.org/sqlite, WAL) that records every DeviceCommand the bridge
+// receives, before it is acted on, with the matched rule and the decision
+// taken (started, queued, dropped, ignored, refused, failed, abandoned), then
+// the run it started (task and request ids, a parked run's resume token, the
+// final status, errorCode, answer, finalAnswer, timings and usage). The queue
+// of the `queue` busy policy is the set of commands whose decision is queued,
+// so it survives a restart; Recover lists what a crash left behind, History
+// serves `hubgate history`, and old rows are pruned. It decides nothing about
+// runs: the bridge does.
 //
-// # Storage
-//
-// The driver is modernc.org/sqlite (pure Go, no cgo). The database runs in
-// WAL mode with busy_timeout (Options.BusyTimeout, 5 s by default) so that
-// `hubgate history` (OpenReadOnly) can read while the daemon writes, and
-// every write transaction begins IMMEDIATE so that a writer never has to
-// upgrade a read lock (the classic SQLITE_BUSY deadlock).
-//
-// Durability: every method is one transaction and returns only after its
-// COMMIT. In WAL mode with synchronous=NORMAL a commit is a write() into the
-// -wal file without an fsync: it survives the process being killed
-// (SIGKILL, a panic, the OOM killer), because the data is in the kernel's
-// page cache (TestCrashSIGKILL checks exactly that), but the last
-// transactions before a power loss or kernel crash may be lost; the
-// database stays consistent either way. synchronous=FULL fsyncs the WAL at
-// every commit and survives power loss too, at several times the cost per
-// commit (BenchmarkBeforePost, BenchmarkCommandLifecycle; figures in
-// docs/performance.md). Between a hub event and the run's POST, a command
-// that starts at once costs one commit (RecordStarted); one recorded first
-// and started later (RecordCommand, then RunStarted) two. The push-to-POST
-// target (cmd/hubgate BenchmarkHubPushToRunRequest) is met with NORMAL by a
-// small margin (the hub and the POST take the rest) and FULL's extra fsync
-// would exceed it, so the default is SyncNormal; SyncFull is one option
-// away for a machine where power loss is the worry.
-//
-// Checkpoints: SQLite's automatic checkpoint runs inside the COMMIT that
-// crosses 1000 WAL pages and fsyncs there, which shows in the write path's
-// p99; it is turned off (wal_autocheckpoint=0) and a background
-// goroutine with its own connection runs a PASSIVE checkpoint every
-// Options.CheckpointEvery when there were writes. PASSIVE never blocks the
-// writer or readers. Close stops it; the last connection's close then
-// checkpoints fully and removes the -wal file.
-//
-// Files: Open creates the parent directory with mode 0700 when it is missing
-// (an existing directory is left as it is) and the database with mode 0600
-// (an existing database readable by others is chmod 0600); SQLite gives its
-// -wal and -shm files the database file's mode.
-//
-// # Schema
-//
-// Migrations are numbered; PRAGMA user_version holds the number applied.
-// Open applies the missing ones in one transaction; a database newer than
-// this package is refused (ErrSchemaTooNew) rather than guessed at.
-// OpenReadOnly never migrates: it refuses a database whose version differs
-// from this package's.
-//
-// # Boots and duplicate deliveries
-//
-// Every read-write Open records a boot (a row in the boots table); each
-// command carries the boot it was received in, the hub connection it
-// arrived on (Session: the hub package numbers connections for the whole
-// process, so (boot, session) names one connection for the journal's whole
-// life, across reconnects, hub-client swaps and restarts) and the hub's
-// invocation id when the hub sent one.
-//
-// What can truly arrive twice is decided here: SignalR never redelivers an
-// invocation on a new connection (stateful reconnect is not negotiated),
-// and hubgate hands each invocation it reads to the bridge once; only a
-// hub repeating one invocation (the same invocationId) on one connection
-// delivers the same command twice. So the duplicate-delivery key is
-// (boot, session, invocation_id) for a non-empty invocation_id: RecordCommand
-// called again for it returns the first row's id and duplicate=true and
-// writes nothing. A command without an invocation id (the hub's usual
-// send) is never a duplicate: two presses of one button are two commands.
-// Seq (the hub client's arrival number) is kept for reading only: it
-// restarts with every hub client, and schema version 1 keyed duplicates on
-// it, which lost the commands of a re-paired device (migration 2).
-//
-// # Lifecycle of a row
-//
-//	RecordCommand (decision received, or the decision given)
-//	RecordStarted (RecordCommand + RunStarted in one commit: a command started at once)
-//	  -> SetDecision: any decision, as long as no run is attached
-//	  queued -> Dequeued -> started      queued|received -> Abandon -> abandoned
-//	  started|received|queued -> RunStarted (run = running; written before the POST)
-//	  running|parked -> RunParked (parked, with the resume token) -> RunResumed (running)
-//	  running|parked -> RunFinished (finished; decision failed when only the request failed)
-//	  running|parked -> MarkInterrupted (interrupted: reconciled after a restart)
-//
-// A method called on a row in the wrong state returns an error wrapping
-// ErrConflict (the row is not changed); an unknown id, ErrNotFound.
-//
-// # Retention
-//
-// With Options.Keep set, settled rows (a finished or interrupted run, or
-// a final decision without one: dropped, ignored, refused, failed,
-// abandoned) older
-// than Keep are deleted right after Open and then hourly, in batches of
-// 500. A pass whose oldest row is recent ends after reading that row;
-// otherwise each batch scans from the oldest row, holding the connection
-// (a command arriving meanwhile waits; docs/performance.md has a figure).
-// Close stops a pass between batches. Queued,
-// undecided and in-flight rows are never pruned, whatever their age. The
-// file does not shrink; SQLite reuses the freed pages.
-//
-// The resume token is stored (a parked run cannot be resumed after a
-// restart without it) but it is treated as sensitive: it is never logged,
-// Entry.ResumeToken has no JSON encoding, and History leaves it empty (only
-// Get and Recover return it).
+// Storage and durability, the schema, boots and duplicate deliveries, the
+// lifecycle of a row and retention: docs/journal.md.
 package journal
 
 import (
@@ -185,7 +89,7 @@ const (
 	RunInterrupted RunState = "interrupted" // MarkInterrupted: lost in a restart, reconciled
 )
 
-// Sync is the SQLite synchronous setting; see the package comment.
+// Sync is the SQLite synchronous setting; see docs/journal.md (Storage).
 type Sync string
 
 // Sync settings.

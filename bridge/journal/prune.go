@@ -9,7 +9,7 @@ import (
 )
 
 // pruneBatch bounds one pruning transaction, so that a command arriving
-// meanwhile does not wait for a whole pass (see the package comment).
+// meanwhile does not wait for a whole pass (see docs/journal.md, Retention).
 const pruneBatch = 500
 
 // pruneEvery is how often the background pruning runs after the first

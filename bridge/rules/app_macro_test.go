@@ -10,7 +10,7 @@ import (
 	"github.com/hubgate/hubgate/deviceapi"
 )
 
-// Macros as the vendor's app sends them (see deviceapi's package doc): a
+// Macros as the vendor's app sends them (see docs/deviceapi.md): a
 // Type event's text in typedPhrase, custom actions with their content,
 // JoystickMove next to JoysticksMove, KeyPress events with every other
 // field null.

@@ -8,29 +8,10 @@
 // crash at any instant leaves the old pairing or the new one. It never
 // prints or prompts: it reports each step through a Progress callback,
 // asks through RunOptions.Ask, and writes the sign-in address through the
-// oauth.LoginOptions it is given. Run's choices are written in run.go.
+// oauth.LoginOptions it is given.
 //
-// Choices where the spec is silent:
-//   - Before the sign-in, {api_url} must answer (oauth.Client.Probe, 5 s):
-//     a wrong address fails in seconds, before a browser opens, with a
-//     *SignInError matching oauth.ErrUnreachable. During it, oauth checks
-//     the sign-in page: one that answers 4xx (an unknown client id or
-//     redirect address) ends the sign-in at once, a *SignInError matching
-//     oauth.ErrSignInPage (see oauth's package doc for why a probe, and
-//     why only 4xx is a verdict).
-//   - Result.Commit writes the local half through the commit protocol of
-//     commit.go (two secret slots, the state file's rename as the one
-//     commit point, Collect for what a crash left, ReadCommitted for
-//     readers): a kill -9 at any instant leaves the old pairing or the new.
-//   - A reused device (Options.ReuseDeviceID) gets a new device token; the
-//     earlier one stays valid on the service (no route to disable it is
-//     shown).
-//   - The two POSTs are never retried (deviceapi); an error after the
-//     sign-in is a *StepError naming what was created on the service, so
-//     that the caller can tell the person (hubgate cannot delete it).
-//   - The refresh token returned is the latest one: the token source used
-//     for the REST calls may rotate it. Rotated ones stay in memory until
-//     Result.Commit stores the last.
+// Run's choices are written in run.go; the others, where the spec is
+// silent: docs/pairing.md.
 package pairing
 
 import (

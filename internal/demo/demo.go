@@ -2,24 +2,9 @@
 // service, pairing against it, the daemon with the scripted engine and the
 // embedded demo rules, and the sample commands, narrated step by step
 // through a callback. It prints nothing; its caller prints what it
-// narrates.
+// narrates. Run returns once the first command is settled.
 //
-// Choices where the issue is silent:
-//   - Embedded defaults only: the daemon's options are built as values (the
-//     daemon's zero values are the configuration's defaults), with the
-//     journal, the control socket and the workspace in a temp dir that Run
-//     removes. Desktop notifications are off: the narrative shows every
-//     answer.
-//   - The "browser" of the sign-in is an in-process HTTP client that
-//     follows the authorization page's redirect to the loopback callback
-//     (the mock approves by itself).
-//   - Secrets (the mock's tokens, the device token, the Automate key) stay
-//     in a configs.MemoryStore; the narrative names ids, never a secret.
-//   - The narrative follows the bridge's event stream in its one text form
-//     (bridge.Event.Lines): hub states, each command received, the rule
-//     and the decision, the run started, parked, finished, its answer.
-//   - Once: Run returns after the first command is settled: nil when its
-//     run completed, else a *RunError (also when ctx ends before).
+// The choices where the issue is silent: docs/demo.md.
 package demo
 
 import (
@@ -81,7 +66,7 @@ type Step struct {
 	// sign-in, signed-in, device, device-token, confirmed, daemon,
 	// automate, journal, rules, hub, listening, push, hint, rules-hint,
 	// more-hint, stopping, daemon-stopped, mock-stopped, removed; or a
-	// line of the bridge's event stream (bridge.Line.Step: received,
+	// line of the bridge's event stream (control.Line.Step: received,
 	// decision, run-started, run-finished, answer, ...).
 	Name string
 	// Text is what a person reads; it may span lines.

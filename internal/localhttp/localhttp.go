@@ -2,29 +2,11 @@
 // the hardened *http.Server (a small header limit, header and idle
 // timeouts), the deadline for reading a request body, the way a server
 // refuses a request without reading its body, the Host check that stops
-// DNS rebinding, and the writers of JSON answers (JSON: each server keeps
-// its own headers and framing) and of server-sent events (EventStream).
+// DNS rebinding, the writers of JSON answers (JSON: each server keeps
+// its own headers and framing) and of server-sent events (EventStream), and
+// the one way a server runs and stops (Serve, Serving.Stop).
 //
-// Why each piece:
-//   - Go's default MaxHeaderBytes is 1 MiB: a few hundred connections
-//     sending large headers, no key needed, cost hundreds of MB. 64 KiB is
-//     far above any real client's headers.
-//   - http.Server.ReadTimeout cannot be used: it also bounds the
-//     connection's background read that runs while a handler blocks, so a
-//     run that waits 15 minutes for the engine would have its request
-//     context cancelled. BodyDeadline bounds only the reading of the body:
-//     the deadline is set when the handler starts and cleared once the body
-//     has been read to its end.
-//   - A request a server refuses (401, a refused Host) is answered at once
-//     and its connection closed without reading its body (Refuse): net/http
-//     would otherwise read up to 256 KiB of it, before or after answering.
-//   - A browser page can make a loopback server answer under a name the
-//     attacker controls (DNS rebinding): the page's origin is the attacker's
-//     name and the Host header carries it. A server that answers only Host
-//     values naming the loopback is out of the page's reach.
-//   - Every server runs and stops one way (Serve, Serving.Stop): a graceful
-//     shutdown bounded in time, then Close, so that a handler that never
-//     returns cannot hold up a stop.
+// Why each piece: docs/localhttp.md.
 package localhttp
 
 import (

@@ -1,42 +1,15 @@
 // Package proc owns the one way hubgate starts a child process: run_command
 // and stdio MCP servers (automate/toolkit), the bridge's command tools, and
-// the browser of `pair` (oauth).
+// the browser of `pair` (oauth). Every child started through [Command] (or
+// made ready with [Prepare]) gets a scrubbed environment ([Environ]: no
+// HUBGATE_* secret), leads its own process group, and on Linux dies with
+// hubgate (Pdeathsig). [Run] runs a command to its end with capped output;
+// [Started] wraps a child started elsewhere; [TrackGroups] keeps the ledger
+// of groups and kills those a previous life left; [StartDetached] starts a
+// child that may outlive hubgate; [DenyInspection] makes this process
+// non-dumpable.
 //
-// Every child started through [Command] (or made ready with [Prepare]):
-//   - gets [Environ] unless the caller sets Env: this process's environment
-//     without hubgate's own secrets (HUBGATE_* names holding KEY, SECRET,
-//     TOKEN or PASSWORD);
-//   - leads a new process group (Unix), so that killing the group ends every
-//     process it started, background ones included;
-//   - on Linux gets SIGKILL when hubgate dies (Pdeathsig), even by SIGKILL.
-//     The kernel sends it when the thread that started the child exits;
-//     Go only ends threads of goroutines that exit while locked to them,
-//     which hubgate does not do.
-//
-// [Run] runs a command to its end: output (stdout and stderr interleaved)
-// read from a pipe and capped, the group killed when ctx ends and again when
-// the leader exits (leftover background processes). On Linux the leader is
-// waited for without being reaped (waitid WNOWAIT), so its pid, and thus the
-// group id, cannot be handed to another process before the group is killed.
-// Elsewhere a tiny window remains between the reap and the kill.
-//
-// [Started] wraps a child started by someone else (the MCP SDK starts stdio
-// servers itself) so that [Group.Kill] ends its group.
-//
-// A grandchild does not get Pdeathsig: it is ended by the group kill, or,
-// when hubgate was killed with SIGKILL, by the next start's reaper:
-// [TrackGroups] records every group started through this package in a small
-// file and kills the groups a previous life left there (see ledger.go).
-//
-// [StartDetached] starts a child that may outlive hubgate (a browser):
-// scrubbed environment, its own group, no Pdeathsig, reaped in the
-// background.
-//
-// [DenyInspection] makes this process non-dumpable (Linux), so that a child
-// running as the same user cannot read /proc/<hubgate>/environ or its memory.
-//
-// Windows: no process groups here; the child itself is killed (its own
-// children may survive), and there is no reaper or Pdeathsig.
+// Why each piece, and what differs on Windows: docs/proc.md.
 package proc
 
 import (
