@@ -66,7 +66,7 @@ type Step struct {
 	// sign-in, signed-in, device, device-token, confirmed, daemon,
 	// automate, journal, rules, hub, listening, push, hint, rules-hint,
 	// more-hint, stopping, daemon-stopped, mock-stopped, removed; or a
-	// line of the bridge's event stream (control.Line.Step: received,
+	// line of the bridge's event stream (bridge.Line.Step: received,
 	// decision, run-started, run-finished, answer, ...).
 	Name string
 	// Text is what a person reads; it may span lines.
