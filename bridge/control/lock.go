@@ -10,7 +10,7 @@ import (
 // InstanceLock is the one-daemon-per-socket lock: an exclusive flock on
 // "<socket>.lock", which holds the holder's PID. The kernel drops a flock
 // with its process, so a crashed daemon never leaves it held; the file
-// itself stays (see the package doc).
+// itself stays (see docs/control.md).
 type InstanceLock struct {
 	mu   sync.Mutex
 	f    *os.File

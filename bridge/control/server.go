@@ -120,7 +120,7 @@ func (s *Server) Close() error {
 		if err := s.ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 			s.closeErr = fmt.Errorf("control: closing: %w", err)
 		}
-		s.lock.Release() // nil when the caller owns it; the file stays (see the package doc)
+		s.lock.Release() // nil when the caller owns it; the file stays (see docs/control.md)
 		s.log.Debug("control: closed", "socket", s.path)
 	})
 	return s.closeErr

@@ -1,38 +1,14 @@
 // Package daemon owns the assembly of one running hubgate: the instance
 // lock, the journal, the run target (the co-hosted Automate server, or a
 // client of the desktop application's), the hub client of the paired
-// device, the bridge between them, the control socket of `hubgate
-// status`, `history`, `cancel`, `watch`, `open` and the reconnect request of
-// `pair` and `unpair`, and what gets answers to the person: desktop
-// notifications and speech (bridge/notify) and the status page
-// (bridge/statuspage). `hubgate run`, `hubgate demo` and the tests build one with New
-// and run it with Start and Close (or Run, which does both around a
-// context).
+// device, the bridge between them, the control socket, and what gets
+// answers to the person (bridge/notify, bridge/statuspage). `hubgate run`,
+// `hubgate demo` and the tests build one with New and run it with Start and
+// Close (or Run). It takes plain values (the caller maps its configuration
+// onto Options), parses no flags and handles no signals.
 //
-// It takes plain values (the caller maps its configuration onto Options)
-// and parses no flags and handles no signals. Start takes the lock of the
-// control socket first (or the caller, earlier still: Lock, then
-// Options.Lock), so that a second daemon stops before it opens or binds
-// anything (control.AlreadyRunningError names the running one's PID),
-// then kills the run children that a previous life killed by SIGKILL left
-// behind (internal/proc.TrackGroups, recorded in JournalPath + ".children"),
-// then brings the parts up in dependency order and returns once every one of
-// them listens. Close stops them in reverse: the bridge first (its current
-// run cancelled or left per Options.Bridge.OnShutdown, after a log line
-// saying how long it waits for which run), then the control endpoint, the
-// hub (DeviceStoppedListening), the Automate server, the journal and the lock.
-//
-// While it runs: Reload swaps the routing rules and command tools for the
-// next commands (the hub connection and the run in flight are untouched);
-// Reconnect replaces the hub client at once with one for the pairing as it
-// is now (the bridge does not notice: it reads its events through a switch),
-// or stops the daemon when no device is paired any more; Force turns a stop
-// in progress into a forced one (the current run is terminated).
-//
-// Choices: a reload reports which settings changed but need a restart
-// instead of half-applying them; an unpairing stops the daemon (exit 0, so
-// a service manager does not restart it) rather than leaving it running
-// with no device.
+// Start and Close order, Reload, Reconnect, Force and the choices where the
+// spec is silent: docs/daemon.md.
 package daemon
 
 import (

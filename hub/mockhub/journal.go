@@ -43,7 +43,7 @@ const (
 // Direction in or out, Action the target: the hub method, the REST or
 // OAuth operation, the admin route's name; Payload its arguments). It
 // never holds a token, code, verifier or secret: every payload passes
-// through the redaction of the journal (see the package doc).
+// through the redaction of the journal (see docs/mockhub.md).
 type Event struct {
 	Seq          int64     `json:"seq"`
 	Time         time.Time `json:"time"`

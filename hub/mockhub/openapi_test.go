@@ -28,7 +28,7 @@ import (
 )
 
 // undocumented are the router's patterns the document leaves out on
-// purpose: the SignalR hub (a transport, described in the package doc)
+// purpose: the SignalR hub (a transport, described in docs/mockhub.md)
 // and the explorer itself.
 func undocumented(pattern string) bool {
 	return pattern == mockhub.HubPath || strings.HasPrefix(pattern, mockhub.HubPath+"/") || strings.HasPrefix(pattern, "/swagger")
