@@ -116,6 +116,7 @@ type Bridge struct {
 	listenAsked   time.Time // when the hub asked (listenWish)
 	counters      control.Counters
 	notifications []Notification
+	recent        []control.RecentRun // newest first
 
 	events *eventBus
 }
@@ -144,6 +145,13 @@ type runState struct {
 	parked          bool
 	cancelRequested bool
 	escalation      *time.Timer
+	steps           []control.StepInfo // by index
+	workflowStatus  string
+	// stoppedBy says who asked to cancel the run (the first to ask);
+	// cancelAt when, forced whether a force cancel was sent.
+	stoppedBy string
+	cancelAt  time.Time
+	forced    bool
 }
 
 // runDone reports a runner's end to the loop.
@@ -617,7 +625,8 @@ func (b *Bridge) waitForReady(ctx context.Context) {
 }
 
 // cancelCurrent asks the current run to stop: soft now, force after the
-// grace. It returns a note for the journal.
+// grace. why says who or what asked (the finished event's StoppedBy). It
+// returns a note for the journal.
 func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 	b.mu.Lock()
 	r := b.current
@@ -629,11 +638,13 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 		b.mu.Unlock()
 		return fmt.Sprintf("cancel of command %d already requested", r.id)
 	}
-	r.cancelRequested = true
-	b.counters.Canceled++
+	b.markCancelLocked(r, why)
 	r.escalation = time.AfterFunc(b.opts.CancelGrace, func() {
 		b.mu.Lock()
 		still := b.current == r
+		if still {
+			r.forced = true
+		}
 		b.mu.Unlock()
 		if still {
 			b.log.Warn("soft cancel not honoured in time; force cancel", "command_id", r.id, "grace", b.opts.CancelGrace)
@@ -647,6 +658,14 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 	b.emit(ce)
 	go b.sendCancel(r, false) // off the event loop: it asks /health first
 	return fmt.Sprintf("cancel requested for command %d (%s)", r.id, why)
+}
+
+// markCancelLocked records the first cancel request of r: who asked and
+// when (b.mu is held).
+func (b *Bridge) markCancelLocked(r *runState, why string) {
+	r.cancelRequested = true
+	r.stoppedBy, r.cancelAt = why, b.now()
+	b.counters.Canceled++
 }
 
 // sendCancel sends a cancel for r while the server runs r: when r's
@@ -689,8 +708,10 @@ func (b *Bridge) sendCancel(r *runState, force bool) {
 }
 
 // Cancel cancels the current run (the control endpoint's cancel): a soft
-// cancel escalated after the grace, or a force cancel at once.
+// cancel escalated after the grace, or a force cancel at once. Who asked
+// is control.CancelSource(ctx) ("hubgate cancel" unless the caller said).
 func (b *Bridge) Cancel(ctx context.Context, force bool) (control.CancelResult, error) {
+	source := control.CancelSource(ctx)
 	b.mu.Lock()
 	r := b.current
 	var requestID string
@@ -701,25 +722,31 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (control.CancelResult, 
 	if r == nil {
 		return control.CancelResult{Mode: automate.CancelModeNone, Message: "nothing runs"}, nil
 	}
-	res := control.CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID}
+	res := control.CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID, GraceMs: b.opts.CancelGrace.Milliseconds()}
 	if force {
 		b.mu.Lock()
 		first := !r.cancelRequested
 		if first {
-			r.cancelRequested = true
-			b.counters.Canceled++
+			b.markCancelLocked(r, source+" --force")
 		}
+		r.forced = true
 		b.mu.Unlock()
 		if first {
 			ce := commandEvent(control.EventCancelRequested, r.pending)
-			ce.Note = "hubgate cancel --force"
+			ce.Note = source + " --force"
 			b.emit(ce)
 		}
 		b.sendCancel(r, true)
 		res.Mode, res.Message = automate.CancelModeTerminate, "force cancel sent"
 		return res, nil
 	}
-	res.Mode, res.Message = automate.CancelModeCancel, b.cancelCurrent(ctx, "hubgate cancel")
+	res.Mode, res.Message = automate.CancelModeCancel, b.cancelCurrent(ctx, source)
+	b.mu.Lock()
+	if r.cancelRequested {
+		res.ForceAt = r.cancelAt.Add(b.opts.CancelGrace)
+		res.Already = r.stoppedBy != source
+	}
+	b.mu.Unlock()
 	return res, nil
 }
 

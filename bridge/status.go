@@ -58,9 +58,28 @@ func (b *Bridge) Status(ctx context.Context) (control.Status, error) {
 			status = control.RunParked
 		}
 		st.Current = &control.CurrentRun{CommandID: r.id, Rule: r.rule.Name(), Command: r.cmd.Text, RequestID: r.requestID,
-			Status: status, StartedAt: r.startedAt}
+			Status: status, StartedAt: r.startedAt, WorkflowStatus: r.workflowStatus, Steps: append([]control.StepInfo{}, r.steps...)}
+		if r.cancelRequested {
+			st.Current.Cancel = &control.CancelState{By: r.stoppedBy, At: r.cancelAt, GraceMs: b.opts.CancelGrace.Milliseconds(),
+				ForceAt: r.cancelAt.Add(b.opts.CancelGrace), Forced: r.forced}
+		}
 	}
+	st.Recent = append([]control.RecentRun{}, b.recent...)
 	return st, nil
+}
+
+// keepRecentLocked keeps r, finished as fin, first among the recent runs
+// status shows with their steps: the steps live only in memory (the run
+// record holds them on the server; the journal keeps the outcome), for
+// the last control.MaxRecentRuns runs of this daemon's life (b.mu is held).
+func (b *Bridge) keepRecentLocked(r *runState, fin Event) {
+	rr := control.RecentRun{CommandID: r.id, Rule: r.rule.Name(), Command: r.cmd.Text, RequestID: fin.RequestID,
+		StartedAt: r.startedAt, FinishedAt: b.now(), Outcome: fin.Outcome(), StoppedBy: fin.StoppedBy,
+		Steps: append([]control.StepInfo{}, r.steps...)}
+	b.recent = append([]control.RecentRun{rr}, b.recent...)
+	if len(b.recent) > control.MaxRecentRuns {
+		b.recent = b.recent[:control.MaxRecentRuns]
+	}
 }
 
 func hubStatus(s hub.State) control.HubStatus {
