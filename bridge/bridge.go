@@ -86,6 +86,9 @@ type Options struct {
 	Target control.AutomateTarget
 	// DeviceID is the paired device, for status.
 	DeviceID string
+	// Notify is bridge.notify, the notify policy of rules that set none,
+	// as Explain shows it (SetNotify changes it). Zero: answers.
+	Notify string
 	// EventBuffer is how many events a subscriber may fall behind before
 	// it loses events (see Subscribe). Zero: DefaultEventBuffer.
 	EventBuffer int
@@ -100,8 +103,9 @@ type Bridge struct {
 	now     func() time.Time
 	tools   *Tools
 	started time.Time
-	wake    chan struct{} // the loop re-examines its queue
-	done    chan runDone  // a runner finished
+	wake    chan struct{}     // the loop re-examines its queue
+	done    chan runDone      // a runner finished
+	local   chan localCommand // commands tried on this machine (TryCommand)
 
 	mu           sync.Mutex
 	current      *runState // the run in flight (or being cancelled)
@@ -188,7 +192,7 @@ func New(opts Options) (*Bridge, error) {
 		opts.Listening = ListenFollowVendor
 	}
 	b := &Bridge{opts: opts, log: opts.Logger, now: opts.Now, tools: opts.Tools,
-		wake: make(chan struct{}, 1), done: make(chan runDone, 1), events: newEventBus(opts.EventBuffer, 0)}
+		wake: make(chan struct{}, 1), done: make(chan runDone, 1), local: make(chan localCommand), events: newEventBus(opts.EventBuffer, 0)}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -263,6 +267,8 @@ func (b *Bridge) Run(ctx context.Context) error {
 			b.runEnded(ctx, d)
 		case <-b.wake:
 			b.startNext(ctx)
+		case lc := <-b.local:
+			lc.reply <- b.handleCommand(ctx, lc.ev, lc.origin)
 		}
 	}
 }
@@ -278,7 +284,7 @@ func (b *Bridge) kick() {
 func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
 	switch ev.Kind {
 	case hub.KindDeviceCommand:
-		b.handleCommand(ctx, ev)
+		b.handleCommand(ctx, ev, "")
 	case hub.KindDeviceProfileUpdate:
 		if ev.Device != nil && ev.Device.CurrentProfile != nil {
 			macros := slices.Clone(ev.Device.CurrentProfile.Configuration.Macros)
@@ -315,8 +321,11 @@ func (b *Bridge) listening() bool {
 }
 
 // handleCommand journals a DeviceCommand, with the rule it matches, before
-// acting on it; then it decides.
-func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
+// acting on it; then it decides. origin is "" for the hub's commands, else
+// what the journal notes of a local one ("local command: ..."). It returns
+// the command's journal id (0 when it could not be journaled, or for a
+// duplicate delivery: the first one's).
+func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event, origin string) int64 {
 	b.mu.Lock()
 	set := b.set
 	b.mu.Unlock()
@@ -341,22 +350,22 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 		}
 	}
 	accept, listenNote := b.listenGate()
+	listenNote = joinNote(origin, listenNote) // every note of the command says it was local
 	if accept {
 		rec.Note = listenNote // a command acted on while the hub asked to stop
 	}
 	if !stop && routed && renderErr == nil && accept && b.slotFree() {
-		b.startAtOnce(ctx, rec, &pending{cmd: cmd, rule: rule, req: req, queuedAt: b.now(), listenNote: listenNote})
-		return
+		return b.startAtOnce(ctx, rec, &pending{cmd: cmd, rule: rule, req: req, queuedAt: b.now(), listenNote: listenNote})
 	}
 	id, dup, err := b.opts.Journal.RecordCommand(ctx, rec)
 	if err != nil {
 		// Not journaled means not acted on: nothing may run unrecorded.
 		b.unrecorded(rec, err)
-		return
+		return 0
 	}
 	if dup {
 		b.duplicate(rec, id)
-		return
+		return id
 	}
 	b.mu.Lock()
 	b.counters.Received++
@@ -386,6 +395,7 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 		}
 		b.admit(ctx, &pending{id: id, cmd: cmd, rule: rule, req: req, queuedAt: b.now(), listenNote: listenNote})
 	}
+	return id
 }
 
 // slotFree says whether a command would start at once: no run in flight,
@@ -399,17 +409,17 @@ func (b *Bridge) slotFree() bool {
 // startAtOnce journals a command that starts right away together with its
 // run, in one commit, and starts it: the usual path from a hub event to the
 // POST. Only the loop takes the slot, so it is still free here.
-func (b *Bridge) startAtOnce(ctx context.Context, rec journal.Command, p *pending) {
+func (b *Bridge) startAtOnce(ctx context.Context, rec journal.Command, p *pending) int64 {
 	startedAt := b.now()
 	id, taskID, dup, err := b.opts.Journal.RecordStarted(ctx, rec, journal.RunStart{TaskID: p.req.TaskID, At: startedAt})
 	if err != nil {
 		// Not journaled means not acted on: nothing may run unrecorded.
 		b.unrecorded(rec, err)
-		return
+		return 0
 	}
 	if dup {
 		b.duplicate(rec, id)
-		return
+		return id
 	}
 	b.mu.Lock()
 	b.counters.Received++
@@ -417,6 +427,7 @@ func (b *Bridge) startAtOnce(ctx context.Context, rec journal.Command, p *pendin
 	p.id, p.req.TaskID = id, taskID
 	b.emit(commandEvent(control.EventReceived, p))
 	b.launch(ctx, p, startedAt)
+	return id
 }
 
 // admit applies the rule's busy policy to a rendered command.

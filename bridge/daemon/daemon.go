@@ -375,7 +375,7 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	bopts := bridge.Options{Hub: d.hubs, Automate: client, Journal: j, Rules: o.Rules.WithDeviceType(o.DeviceTypeID),
 		CancelGrace: o.Bridge.CancelGrace, StopListeningCancels: o.Bridge.StopListeningCancels,
 		OnShutdown: o.Bridge.OnShutdown, Listening: o.Bridge.Listening, Target: target, DeviceID: o.DeviceID,
-		Logger: log.With("component", "bridge"), Now: o.Now}
+		Notify: o.Outputs.Notify, Logger: log.With("component", "bridge"), Now: o.Now}
 	if o.Tools != nil {
 		o.Tools(&bopts)
 	}
@@ -571,6 +571,7 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	}
 	if o.Outputs.Notify != old.Outputs.Notify && d.notifier != nil {
 		d.notifier.SetDefault(o.Outputs.Notify)
+		d.info.Bridge.SetNotify(o.Outputs.Notify)
 		d.o.Outputs.Notify = o.Outputs.Notify
 		changed = append(changed, "bridge.notify: "+orDefault(old.Outputs.Notify)+" -> "+orDefault(o.Outputs.Notify))
 	}

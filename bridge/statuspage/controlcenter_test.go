@@ -1,0 +1,187 @@
+package statuspage_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/internal/testenv"
+)
+
+// controlRules: "steps ..." runs three steps, the last two held until the
+// test creates their gate file; "slow ..." runs longer than the test.
+const controlRules = `
+rules:
+  - name: steps
+    match: {command_glob: "steps *"}
+    run:
+      prompt: "{{.Command}}\n#!write %[1]s/notes.txt the notes\n#!run while [ ! -e %[1]s/gate1 ]; do sleep 0.05; done; echo released one\n#!run while [ ! -e %[1]s/gate2 ]; do sleep 0.05; done; echo released two\n#!answer all steps done"
+      allow_destructive_tools: true
+  - name: slow
+    match: {command_glob: "slow *"}
+    run:
+      prompt: "{{.Command}}\n#!sleep 60000\n#!answer done {{.Command}}"
+`
+
+func TestStatusPageControlCenterInHeadlessChromium(t *testing.T) {
+	node := testenv.RequireNode(t)
+	chromium := testenv.RequireProgram(t, "chromium")
+	testenv.NpmBin(t, "playwright-core/package.json")
+	script := filepath.Join(testenv.ModuleRoot(t), testenv.NpmDir, "statuspage-steer-e2e.cjs")
+
+	gates := t.TempDir()
+	// A grace longer than the test: the page's "force now" ends the run,
+	// not the bridge's escalation.
+	b, _, j := startBridgeWith(t, fmt.Sprintf(controlRules, gates), 5*time.Minute)
+	page := servePage(t, b)
+	shot := artifactPath(t, "statuspage-control-center.png")
+	os.Remove(shot)
+	const stepsCommand, slowCommand = "steps of the inbox", "slow garden report"
+
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Env = append(os.Environ(), "LOGIN_URL="+page.NewLoginURL(), "SCREENSHOT="+shot, "STEPS_COMMAND="+stepsCommand,
+		"SLOW_COMMAND="+slowCommand, "CHROMIUM="+chromium)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var result struct {
+		Rules               []string   `json:"rules"`
+		RulesTest           string     `json:"rulesTest"`
+		TryResult           string     `json:"tryResult"`
+		StepsWhileRunning1  []string   `json:"stepsWhileRunning1"`
+		StepsWhileRunning2  []string   `json:"stepsWhileRunning2"`
+		CurrentWhileRunning string     `json:"currentWhileRunning"`
+		Recent              string     `json:"recent"`
+		Countdown           []string   `json:"countdown"`
+		ForceVisible        bool       `json:"forceVisible"`
+		ForceResult         string     `json:"forceResult"`
+		CurrentAfterForce   string     `json:"currentAfterForce"`
+		History             [][]string `json:"history"`
+		Events              []string   `json:"events"`
+	}
+	release := func(gate string) {
+		if err := os.WriteFile(filepath.Join(gates, gate), nil, 0o600); err != nil {
+			t.Error(err)
+		}
+	}
+	// The run must not finish before the page saw its steps: the journal
+	// says it still runs when the page reports each step.
+	stillRunning := func(when string) {
+		h, err := j.History(context.Background(), journal.HistoryQuery{Limit: 1})
+		if err != nil || len(h) != 1 || h[0].Run != journal.RunRunning {
+			t.Errorf("%s: the run is not running any more: %+v %v", when, h, err)
+		}
+	}
+	sc := bufio.NewScanner(out)
+	got := false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "STEP1":
+			stillRunning("step 2 shown")
+			release("gate1")
+		case line == "STEP2":
+			stillRunning("step 3 shown")
+			release("gate2")
+		case strings.HasPrefix(line, "RESULT "):
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "RESULT ")), &result); err != nil {
+				t.Fatal(err)
+			}
+			got = true
+		case strings.HasPrefix(line, "FAIL "):
+			t.Errorf("the browser script failed: %s", line)
+		default:
+			t.Logf("script: %s", line)
+		}
+	}
+	if err := cmd.Wait(); err != nil || !got {
+		t.Fatalf("the browser script: %v; stderr:\n%s", err, stderr.String())
+	}
+	t.Logf("screenshot of the control center with a run's steps: %s", shot)
+	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+		t.Errorf("screenshot %s: %v", shot, err)
+	}
+
+	if len(result.Rules) != 2 || !strings.Contains(result.Rules[0], `rule "steps"`) {
+		t.Errorf("rules shown: %q", result.Rules)
+	}
+	if !strings.Contains(result.RulesTest, `command  "`+stepsCommand+`"`) || !strings.Contains(result.RulesTest, "rule     steps") ||
+		!strings.Contains(result.RulesTest, "request  POST /v1/runs (not sent)") {
+		t.Errorf("rules test shown:\n%s", result.RulesTest)
+	}
+	if !strings.HasPrefix(result.TryResult, "command #1 sent") {
+		t.Errorf("try result %q", result.TryResult)
+	}
+	// While the run waited on step 2, step 1 (the file written) was done
+	// with its tool, arguments, result and produced file on the page.
+	s1 := strings.Join(result.StepsWhileRunning1, "\n")
+	if len(result.StepsWhileRunning1) < 3 || !strings.HasPrefix(result.StepsWhileRunning1[0], "1:success:") ||
+		!strings.HasPrefix(result.StepsWhileRunning1[1], "2:running:") || !strings.Contains(s1, "tool write_file") ||
+		!strings.Contains(s1, "produced "+filepath.Join(gates, "notes.txt")) {
+		t.Errorf("steps while step 2 ran:\n%s", s1)
+	}
+	if len(result.StepsWhileRunning2) < 3 || !strings.HasPrefix(result.StepsWhileRunning2[1], "2:success:") ||
+		!strings.Contains(result.StepsWhileRunning2[1], "released one") || !strings.HasPrefix(result.StepsWhileRunning2[2], "3:running:") {
+		t.Errorf("steps while step 3 ran:\n%s", strings.Join(result.StepsWhileRunning2, "\n"))
+	}
+	if !strings.Contains(result.Recent, "completed") || !strings.Contains(result.Recent, stepsCommand) || !strings.Contains(result.Recent, "released two") {
+		t.Errorf("recent runs: %q", result.Recent)
+	}
+	// The cancel counted its grace down; "force now" terminated the run.
+	if len(result.Countdown) != 2 || !strings.Contains(result.Countdown[0], "Cancel requested by the status page") || !result.ForceVisible {
+		t.Errorf("countdown %q, force button visible %v", result.Countdown, result.ForceVisible)
+	}
+	if !strings.Contains(result.ForceResult, "force cancel sent for #2") || !strings.Contains(result.CurrentAfterForce, "Nothing runs") {
+		t.Errorf("after force: %q / %q", result.ForceResult, result.CurrentAfterForce)
+	}
+	// History: dates on times; the local command and who stopped the run
+	// in the note.
+	var slowRow, stepsRow []string
+	for _, r := range result.History {
+		switch r[2] {
+		case slowCommand:
+			slowRow = r
+		case stepsCommand:
+			stepsRow = r
+		}
+	}
+	if slowRow == nil || stepsRow == nil {
+		t.Fatalf("history rows: %q", result.History)
+	}
+	if !strings.Contains(slowRow[5], "stopped by the status page") || !strings.Contains(slowRow[5], "local command: tried on the status page") {
+		t.Errorf("the stopped run's note: %q", slowRow[5])
+	}
+	if y := fmt.Sprint(time.Now().Year()); !strings.Contains(slowRow[1], y) {
+		t.Errorf("received time %q has no date", slowRow[1])
+	}
+	joined := strings.Join(result.Events, "\n")
+	for _, want := range []string{"[#1] step 2 running", "[#1] step 3 success", "cancel requested (the status page)",
+		"[#2] run finished: terminated"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the live events lack %q:\n%s", want, joined)
+		}
+	}
+	h, err := j.History(context.Background(), journal.HistoryQuery{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 2 || !strings.Contains(h[1].Note, "local command: tried on the status page") || h[1].Answer != "all steps done" {
+		t.Errorf("journal: %+v", h)
+	}
+}
