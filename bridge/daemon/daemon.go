@@ -197,6 +197,9 @@ type OutputOptions struct {
 	SpeechCommand []string
 	// SpeechMaxChars: how much of an answer is spoken. Zero: 400.
 	SpeechMaxChars int
+	// ProgressAfter: a run longer than this gets a progress notification
+	// (notify.Options.ProgressAfter). Zero: none.
+	ProgressAfter time.Duration
 	// StatusPage serves the status page on 127.0.0.1:StatusPagePort (0:
 	// any free port). Zero: no status page.
 	StatusPage     bool
@@ -597,6 +600,7 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 		ao.Product != oa.Product)
 	no, oo := o.Outputs, old.Outputs
 	restart("bridge.speech", !slices.Equal(no.SpeechCommand, oo.SpeechCommand) || no.SpeechMaxChars != oo.SpeechMaxChars)
+	restart("bridge.progress_after", no.ProgressAfter != oo.ProgressAfter)
 	restart("bridge.status_page", no.StatusPage != oo.StatusPage || no.StatusPagePort != oo.StatusPagePort)
 	return changed, needRestart, nil
 }
@@ -785,7 +789,11 @@ func (d *Daemon) startNotify(b *bridge.Bridge) {
 	if desktop == nil {
 		desktop = notify.DefaultDesktop()
 	}
-	svc := notify.New(notify.Options{Default: o.Notify, Desktop: desktop, Speaker: speaker, Logger: log,
+	progressAfter := o.ProgressAfter
+	if progressAfter == 0 {
+		progressAfter = -1 // none
+	}
+	svc := notify.New(notify.Options{Default: o.Notify, Desktop: desktop, Speaker: speaker, Logger: log, ProgressAfter: progressAfter,
 		// The rules as they are now (Reload swaps them).
 		Rule: func(name string) (string, bool) {
 			set := d.ruleSet.Load()
