@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/statuspage"
 	"github.com/hubgate/hubgate/internal/testenv"
 )
 
@@ -183,5 +188,65 @@ func TestStatusPageControlCenterInHeadlessChromium(t *testing.T) {
 	}
 	if len(h) != 2 || !strings.Contains(h[1].Note, "local command: tried on the status page") || h[1].Answer != "all steps done" {
 		t.Errorf("journal: %+v", h)
+	}
+}
+
+// post sends a JSON body to the page with the session's headers.
+func post(t *testing.T, page *statuspage.Server, path, body string, header http.Header) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest("POST", "http://"+page.Addr().String()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = header
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// A command tried on the page needs the CSRF token, is routed by the
+// rules and journaled as local; the rules test answers the CLI's text.
+func TestTryACommandAndTheRulesTest(t *testing.T) {
+	b, _, j := startBridge(t)
+	page := servePage(t, b)
+	cookie, csrf := newSession(t, page)
+	origin := "http://" + page.Addr().String()
+	events := b.Subscribe(t.Context(), bridge.SubscribeOptions{})
+
+	if code, body := post(t, page, "/api/command", `{"text":"hello"}`, http.Header{"Cookie": {cookie}, "Origin": {origin}}); code != http.StatusForbidden {
+		t.Fatalf("a command without the CSRF token: %d %q", code, body)
+	}
+	hdr := http.Header{"Cookie": {cookie}, "X-Hubgate-CSRF": {csrf}, "Origin": {origin}, "Content-Type": {"application/json"}}
+	if code, body := post(t, page, "/api/command", `{"text":"   "}`, hdr); code != http.StatusBadRequest || !strings.Contains(body, "empty") {
+		t.Errorf("an empty command: %d %q", code, body)
+	}
+	code, body := post(t, page, "/api/command", `{"text":"hello"}`, hdr)
+	if code != http.StatusOK || !strings.Contains(body, `"commandId":1`) {
+		t.Fatalf("try hello: %d %q", code, body)
+	}
+	for e := range events {
+		if e.Kind == control.EventFinished {
+			if e.CommandID != 1 || e.Answer != "Hello from the status page test" {
+				t.Errorf("finished %+v", e)
+			}
+			break
+		}
+	}
+	h, err := j.History(t.Context(), journal.HistoryQuery{Limit: 5})
+	if err != nil || len(h) != 1 || h[0].Note != "local command: tried on the status page" || h[0].Session != 0 {
+		t.Errorf("journal: %+v %v", h, err)
+	}
+
+	code, body = post(t, page, "/api/rules-test", `{"text":"slow walk"}`, hdr)
+	var res statuspage.RulesTestResult
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &res) != nil {
+		t.Fatalf("rules test: %d %q", code, body)
+	}
+	if res.Explanation.Rule != "slow" || res.Explanation.Action != "run" || !strings.HasPrefix(res.Text, "command  \"slow walk\"\nrule     slow\n") {
+		t.Errorf("rules test: %+v\n%s", res.Explanation, res.Text)
 	}
 }

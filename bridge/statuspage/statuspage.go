@@ -1,10 +1,22 @@
 // Package statuspage owns the daemon's status page: a small web page on
 // 127.0.0.1 that shows the hub connection's state and reason, whether the
-// device listens, the current run (with a cancel button), the queue and the
-// recent history with answers, kept live by server-sent events fed by the
-// bridge's event stream (each event with its one text form,
-// control.Event.Describe, which the page shows as it is). Plain HTML, CSS and a little JS embedded in the
-// binary (go:embed); no build step.
+// device listens and, apart, what the hub last asked (start or stop
+// listening), the current run with its steps as they happen (tool,
+// arguments, result summary, produced file) and a cancel button (a
+// requested cancel shows who asked and its grace counting down to the
+// force cancel, with "Force now"), the queue, the recent runs with their
+// steps, the recent history with answers and notes (who stopped a run,
+// local commands), all times with their date, and the latest events,
+// kept live by server-sent events fed by the bridge's event stream (the
+// latest 50 first, then each event with its one text form,
+// control.Event.Describe, which the page shows as it is). When the
+// backend is a Commander (the bridge), the page also has a "try a
+// command" box (POST /api/command: routed as the hub's commands are,
+// journaled as a local command tried on "the status page") and the
+// routing rules with a live rules test (POST /api/rules-test: what
+// `hubgate rules test` prints). Plain HTML, CSS and a little JS embedded
+// in the binary (go:embed); no build step. Each section of index.html has
+// its own render or setup function in app.js.
 //
 // # Who can reach it
 //
@@ -47,7 +59,7 @@
 //     the token does not stay in the address bar.
 //   - The cookie is not the POST token. Each session has a CSRF token (a
 //     second MAC of its nonce), embedded in the page and never set as a
-//     cookie; POSTs (cancel) need it in the X-Hubgate-CSRF header,
+//     cookie; POSTs (cancel, command, rules test) need it in the X-Hubgate-CSRF header,
 //     compared in constant time, besides the cookie (the cookie alone gets
 //     403), and, when the browser sends one, an Origin equal to the page's
 //     own. Another origin cannot read the page, and a custom header forces
