@@ -30,7 +30,7 @@ type replacingNotifications struct {
 }
 
 type replaceCall struct {
-	Replaces, ID   uint32
+	Replaces, ID  uint32
 	Summary, Body string
 }
 
@@ -48,7 +48,9 @@ func (f *replacingNotifications) Notify(app string, replaces uint32, icon, summa
 	return id, nil
 }
 
-func (f *replacingNotifications) GetCapabilities() ([]string, *dbus.Error) { return []string{"body"}, nil }
+func (f *replacingNotifications) GetCapabilities() ([]string, *dbus.Error) {
+	return []string{"body"}, nil
+}
 
 func (f *replacingNotifications) GetServerInformation() (string, string, string, string, *dbus.Error) {
 	return "hubgate-test", "hubgate", "1", "1.2", nil
