@@ -1,17 +1,19 @@
 // statuspage-steer-e2e.cjs: drives the status page as a control center in
 // headless Chromium with playwright-core (Debian's chromium), for
-// bridge/statuspage's Go test. The Go test holds a multi-step run's steps
-// until this script says it saw them. Protocol on stdout, one line each:
-//   STEP1            the page shows step 2 of the run running (step 1, a
-//                    file written, done): the Go test releases step 2
-//   STEP2            the page shows step 3 running: the Go test releases it
+// bridge/statuspage's Go test. A multi-step run's steps 2 and 3 wait for
+// their gate file (GATES/gate1, GATES/gate2), which this script creates
+// only once the page shows the step running: the page shows them before
+// the run can finish. Protocol on stdout, one line each:
 //   RESULT <json>    what the page showed; then it exits 0
 // Any failure prints "FAIL <message>" and exits 1.
 // Environment: LOGIN_URL (the one-time login address), SCREENSHOT (a .png
-// path), STEPS_COMMAND (a command whose run has held steps), SLOW_COMMAND
+// path), GATES (the gates' directory), STEPS_COMMAND (a command whose run
+// has held steps), SLOW_COMMAND
 // (a command whose run outlives the test), CHROMIUM (default
 // /usr/bin/chromium).
 'use strict';
+const fs = require('fs');
+const path = require('path');
 const { chromium } = require('playwright-core');
 
 const stepsCommand = process.env.STEPS_COMMAND;
@@ -48,12 +50,12 @@ async function main() {
     }, n, { timeout: 20000 });
     await stepRunning(2);
     result.stepsWhileRunning1 = await page.$$eval('#current-steps li', (lis) => lis.map((li) => li.dataset.index + ':' + li.dataset.status + ':' + li.textContent));
-    console.log('STEP1');
+    fs.writeFileSync(path.join(process.env.GATES, 'gate1'), '');
     await stepRunning(3);
     result.stepsWhileRunning2 = await page.$$eval('#current-steps li', (lis) => lis.map((li) => li.dataset.index + ':' + li.dataset.status + ':' + li.textContent));
     result.currentWhileRunning = await page.textContent('#current');
     await page.screenshot({ path: process.env.SCREENSHOT, fullPage: true });
-    console.log('STEP2');
+    fs.writeFileSync(path.join(process.env.GATES, 'gate2'), '');
     await page.waitForFunction(() => document.querySelector('#recent .run') !== null, null, { timeout: 20000 });
     result.recent = await page.textContent('#recent');
 
