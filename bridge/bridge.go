@@ -734,17 +734,24 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (control.CancelResult, 
 		return control.CancelResult{Mode: automate.CancelModeNone, Message: "nothing runs"}, nil
 	}
 	res := control.CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID, GraceMs: b.opts.CancelGrace.Milliseconds()}
+	b.mu.Lock()
+	res.Already = r.cancelRequested
+	b.mu.Unlock()
 	if force {
+		who := source + " (force)"
+		if source == control.CancelSource(context.Background()) {
+			who = source + " --force" // as the person typed it
+		}
 		b.mu.Lock()
 		first := !r.cancelRequested
 		if first {
-			b.markCancelLocked(r, source+" --force")
+			b.markCancelLocked(r, who)
 		}
 		r.forced = true
 		b.mu.Unlock()
 		if first {
 			ce := commandEvent(control.EventCancelRequested, r.pending)
-			ce.Note = source + " --force"
+			ce.Note = who
 			b.emit(ce)
 		}
 		b.sendCancel(r, true)
@@ -753,9 +760,8 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (control.CancelResult, 
 	}
 	res.Mode, res.Message = automate.CancelModeCancel, b.cancelCurrent(ctx, source)
 	b.mu.Lock()
-	if r.cancelRequested {
+	if r.cancelRequested && !r.forced {
 		res.ForceAt = r.cancelAt.Add(b.opts.CancelGrace)
-		res.Already = r.stoppedBy != source
 	}
 	b.mu.Unlock()
 	return res, nil

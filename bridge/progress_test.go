@@ -187,6 +187,10 @@ func TestCancelSourceReachesTheFinishedEventAndTheJournal(t *testing.T) {
 		if err != nil || !res.Stopped || res.GraceMs != 2000 || res.ForceAt.IsZero() {
 			t.Fatalf("cancel: %+v, %v", res, err)
 		}
+		again, err := e.bridge.Cancel(ctx, false)
+		if err != nil || !again.Already || !again.ForceAt.Equal(res.ForceAt) || res.Already {
+			t.Errorf("a second cancel: %+v (first %+v), %v", again, res, err)
+		}
 		es := untilSettled(t, ch, 1)
 		fin := es[len(es)-1]
 		if fin.Kind != control.EventFinished || fin.StoppedBy != "the status page" ||

@@ -283,7 +283,8 @@ type CancelResult struct {
 	// it (bridge.cancel_grace); ForceAt is when it will, for a soft cancel.
 	GraceMs int64     `json:"graceMs,omitempty"`
 	ForceAt time.Time `json:"forceAt,omitzero"`
-	// Already: someone else had asked to cancel this run before.
+	// Already: a cancel of this run had been asked before (by anyone);
+	// with a soft cancel and no ForceAt, it was forced already.
 	Already bool `json:"already,omitempty"`
 }
 

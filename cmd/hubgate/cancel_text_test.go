@@ -20,6 +20,8 @@ func TestCancelTextSaysTheGraceAndHowToForceOnce(t *testing.T) {
 			"cancel requested for command #5: the run stops at its next step; it may go on for up to 10s, then hubgate forces it (hubgate cancel --force stops it now)"},
 		{control.CancelResult{Stopped: true, Mode: automate.CancelModeCancel, CommandID: 5, GraceMs: 10000, ForceAt: now.Add(4 * time.Second), Already: true},
 			"a cancel of command #5 was already requested: the run stops at its next step; it may go on for up to 4s, then hubgate forces it (hubgate cancel --force stops it now)"},
+		{control.CancelResult{Stopped: true, Mode: automate.CancelModeCancel, CommandID: 5, GraceMs: 10000, Already: true},
+			"a cancel of command #5 was already requested and forced: the run is terminated now"},
 		{control.CancelResult{Stopped: true, Mode: automate.CancelModeTerminate, CommandID: 5, GraceMs: 10000},
 			"force cancel sent for command #5: the run is terminated now"},
 	} {

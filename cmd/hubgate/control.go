@@ -409,6 +409,9 @@ func cancelText(res control.CancelResult, now time.Time) string {
 	head := fmt.Sprintf("cancel requested for command #%d", res.CommandID)
 	if res.Already {
 		head = fmt.Sprintf("a cancel of command #%d was already requested", res.CommandID)
+		if res.ForceAt.IsZero() {
+			return head + " and forced: the run is terminated now"
+		}
 	}
 	wait := "the run stops at its next step"
 	if res.GraceMs > 0 {
