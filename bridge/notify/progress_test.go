@@ -75,8 +75,11 @@ func TestALongRunUpdatesOneNotificationInPlace(t *testing.T) {
 	s.Handle(ctx, control.Event{Kind: control.EventStarted, At: t0, CommandID: 7, Command: "summarise my inbox", Rule: "inbox"})
 	now = t0.Add(time.Second)
 	s.Handle(ctx, stepEvent(7, now, 1, automate.StepRunning, "Read the inbox"))
-	if len(srv.calls) != 0 {
-		t.Fatalf("a notification before progress_after: %+v", srv.calls)
+	srv.mu.Lock()
+	early := len(srv.calls)
+	srv.mu.Unlock()
+	if early != 0 {
+		t.Fatalf("%d notifications before progress_after", early)
 	}
 	now = t0.Add(12 * time.Second)
 	s.Handle(ctx, stepEvent(7, now, 2, automate.StepRunning, "Sort the mails"))
@@ -109,9 +112,29 @@ func TestALongRunUpdatesOneNotificationInPlace(t *testing.T) {
 	}
 }
 
+// lockedDesktop records notifications for a test that reads them while
+// the service runs.
+type lockedDesktop struct {
+	mu  sync.Mutex
+	got []notify.Message
+}
+
+func (d *lockedDesktop) Notify(_ context.Context, m notify.Message) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.got = append(d.got, m)
+	return nil
+}
+
+func (d *lockedDesktop) shown() []notify.Message {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]notify.Message{}, d.got...)
+}
+
 func TestWithoutReplacementTheProgressIsShownOnceAtTheThreshold(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		desktop := &recordingDesktop{}
+		desktop := &lockedDesktop{}
 		s := notify.New(notify.Options{Desktop: desktop, Logger: slog.New(slog.DiscardHandler), ProgressAfter: 10 * time.Second})
 		events := make(chan control.Event)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -124,19 +147,19 @@ func TestWithoutReplacementTheProgressIsShownOnceAtTheThreshold(t *testing.T) {
 		events <- stepEvent(3, time.Now(), 1, automate.StepRunning, "One long step")
 		time.Sleep(9 * time.Second)
 		synctest.Wait()
-		if len(desktop.got) != 0 {
-			t.Fatalf("before the threshold: %+v", desktop.got)
+		if got := desktop.shown(); len(got) != 0 {
+			t.Fatalf("before the threshold: %+v", got)
 		}
 		// No step event comes: the threshold alone shows the progress.
 		time.Sleep(2 * time.Second)
 		synctest.Wait()
-		if len(desktop.got) != 1 || !strings.Contains(desktop.got[0].Body, "step 1 running: One long step") {
-			t.Fatalf("at the threshold: %+v", desktop.got)
+		if got := desktop.shown(); len(got) != 1 || !strings.Contains(got[0].Body, "step 1 running: One long step") {
+			t.Fatalf("at the threshold: %+v", got)
 		}
 		events <- stepEvent(3, time.Now(), 2, automate.StepRunning, "Another")
 		synctest.Wait()
-		if len(desktop.got) != 1 {
-			t.Errorf("a second progress notification on a desktop that cannot replace: %+v", desktop.got)
+		if got := desktop.shown(); len(got) != 1 {
+			t.Errorf("a second progress notification on a desktop that cannot replace: %+v", got)
 		}
 		cancel()
 		<-done
