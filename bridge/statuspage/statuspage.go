@@ -606,14 +606,17 @@ func textBody(w http.ResponseWriter, r *http.Request) (string, bool) {
 	return body.Text, true
 }
 
-// commander is the backend's Commander; it answers 501 itself when there
-// is none.
-func (h *Handler) commander(w http.ResponseWriter) (Commander, bool) {
-	c, ok := h.opts.Backend.(Commander)
+// commandRequest is the backend's Commander and the command text of r;
+// it answers the error itself (501 without a Commander, 400 for a bad
+// body) and returns ok false.
+func (h *Handler) commandRequest(w http.ResponseWriter, r *http.Request) (c Commander, text string, ok bool) {
+	c, ok = h.opts.Backend.(Commander)
 	if !ok {
 		writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "this daemon cannot run commands from the page"})
+		return nil, "", false
 	}
-	return c, ok
+	text, ok = textBody(w, r)
+	return c, text, ok
 }
 
 // CommandResult is the answer of POST /api/command.
@@ -625,11 +628,7 @@ type CommandResult struct {
 
 // command routes a command tried on the page as the hub's would be.
 func (h *Handler) command(w http.ResponseWriter, r *http.Request) {
-	c, ok := h.commander(w)
-	if !ok {
-		return
-	}
-	text, ok := textBody(w, r)
+	c, text, ok := h.commandRequest(w, r)
 	if !ok {
 		return
 	}
@@ -650,11 +649,7 @@ type RulesTestResult struct {
 }
 
 func (h *Handler) rulesTest(w http.ResponseWriter, r *http.Request) {
-	c, ok := h.commander(w)
-	if !ok {
-		return
-	}
-	text, ok := textBody(w, r)
+	c, text, ok := h.commandRequest(w, r)
 	if !ok {
 		return
 	}
