@@ -106,6 +106,7 @@ type Bridge struct {
 	wake    chan struct{}     // the loop re-examines its queue
 	done    chan runDone      // a runner finished
 	local   chan localCommand // commands tried on this machine (TryCommand)
+	stopped chan struct{}     // closed when Run returns
 
 	mu           sync.Mutex
 	current      *runState // the run in flight (or being cancelled)
@@ -192,7 +193,7 @@ func New(opts Options) (*Bridge, error) {
 		opts.Listening = ListenFollowVendor
 	}
 	b := &Bridge{opts: opts, log: opts.Logger, now: opts.Now, tools: opts.Tools,
-		wake: make(chan struct{}, 1), done: make(chan runDone, 1), local: make(chan localCommand), events: newEventBus(opts.EventBuffer, 0)}
+		wake: make(chan struct{}, 1), done: make(chan runDone, 1), local: make(chan localCommand), stopped: make(chan struct{}), events: newEventBus(opts.EventBuffer, 0)}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -233,6 +234,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	b.mu.Lock()
 	b.started = b.now()
 	b.mu.Unlock()
+	defer close(b.stopped)
 	defer b.events.close()
 	hubCtx, stopHub := context.WithCancel(ctx)
 	hubDone := make(chan struct{})

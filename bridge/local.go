@@ -20,8 +20,9 @@ type localCommand struct {
 // MaxLocalCommand bounds the text of a command tried locally (bytes).
 const MaxLocalCommand = 4096
 
-// ErrNotRunning: the bridge's loop does not run (not started, or
-// stopped): a local command cannot be handled.
+// ErrNotRunning: the bridge's loop has stopped (Run returned): a local
+// command is not handled, nor journaled. Before Run starts, TryCommand
+// waits for it (or for ctx).
 var ErrNotRunning = errors.New("bridge: not running")
 
 // TryCommand routes text as a DeviceCommand from the hub without a macro
@@ -42,23 +43,15 @@ func (b *Bridge) TryCommand(ctx context.Context, text, from string) (int64, erro
 	}
 	lc := localCommand{ev: hub.Event{Kind: hub.KindDeviceCommand, Command: text, Received: b.now()},
 		origin: "local command: tried on " + from, reply: make(chan int64, 1)}
-	b.mu.Lock()
-	running := !b.started.IsZero()
-	b.mu.Unlock()
-	if !running {
-		return 0, ErrNotRunning
-	}
 	select {
 	case b.local <- lc:
+	case <-b.stopped:
+		return 0, ErrNotRunning
 	case <-ctx.Done():
 		return 0, ctx.Err()
 	}
-	select {
-	case id := <-lc.reply:
-		return id, nil
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
+	// The loop answers every command it took.
+	return <-lc.reply, nil
 }
 
 // ExplainCommand is what `hubgate rules test` shows of text, with the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -200,6 +201,33 @@ func TestCancelSourceReachesTheFinishedEventAndTheJournal(t *testing.T) {
 		h := e.waitFor("the run", finished(1))
 		if !strings.Contains(h[0].Note, "stopped by the status page") {
 			t.Errorf("journal note %q", h[0].Note)
+		}
+	})
+}
+
+func TestALocalCommandIsRoutedAndJournaledAsLocal(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: basicRules})
+		ctx := context.Background()
+		if _, err := e.bridge.TryCommand(ctx, "  ", "a test"); err == nil {
+			t.Error("an empty command was taken")
+		}
+		id, err := e.bridge.TryCommand(ctx, "hello", "a test")
+		if err != nil || id != 1 {
+			t.Fatalf("TryCommand: %d, %v", id, err)
+		}
+		id, err = e.bridge.TryCommand(ctx, "nothing matches this", "a test")
+		if err != nil || id != 2 {
+			t.Fatalf("TryCommand: %d, %v", id, err)
+		}
+		h := e.waitFor("both", finished(2))
+		if h[0].Answer != "Hello from hubgate" || h[0].Note != "local command: tried on a test" ||
+			h[1].Decision != "ignored" || h[1].Note != "no rule matches; local command: tried on a test" {
+			t.Errorf("journal:\n%s", describe(h))
+		}
+		e.stop()
+		if _, err := e.bridge.TryCommand(ctx, "hello", "a test"); !errors.Is(err, bridge.ErrNotRunning) {
+			t.Errorf("after Run returned: %v", err)
 		}
 	})
 }
