@@ -85,6 +85,9 @@ type Options struct {
 	Target AutomateTarget
 	// DeviceID is the paired device, for status.
 	DeviceID string
+	// Notify is bridge.notify, the notify policy of rules that set none,
+	// as Explain shows it (SetNotify changes it). Zero: answers.
+	Notify string
 	// EventBuffer is how many events a subscriber may fall behind before
 	// it loses events (see Subscribe). Zero: DefaultEventBuffer.
 	EventBuffer int
@@ -99,8 +102,10 @@ type Bridge struct {
 	now     func() time.Time
 	tools   *Tools
 	started time.Time
-	wake    chan struct{} // the loop re-examines its queue
-	done    chan runDone  // a runner finished
+	wake    chan struct{}     // the loop re-examines its queue
+	done    chan runDone      // a runner finished
+	local   chan localCommand // commands tried on this machine (TryCommand)
+	stopped chan struct{}     // closed when Run returns
 
 	mu           sync.Mutex
 	current      *runState // the run in flight (or being cancelled)
@@ -115,6 +120,7 @@ type Bridge struct {
 	listenAsked   time.Time // when the hub asked (listenWish)
 	counters      Counters
 	notifications []Notification
+	recent        []RecentRun // newest first
 
 	events *eventBus
 }
@@ -143,6 +149,13 @@ type runState struct {
 	parked          bool
 	cancelRequested bool
 	escalation      *time.Timer
+	steps           []StepInfo // by index
+	workflowStatus  string
+	// stoppedBy says who asked to cancel the run (the first to ask);
+	// cancelAt when, forced whether a force cancel was sent.
+	stoppedBy string
+	cancelAt  time.Time
+	forced    bool
 }
 
 // runDone reports a runner's end to the loop.
@@ -179,7 +192,7 @@ func New(opts Options) (*Bridge, error) {
 		opts.Listening = ListenFollowVendor
 	}
 	b := &Bridge{opts: opts, log: opts.Logger, now: opts.Now, tools: opts.Tools,
-		wake: make(chan struct{}, 1), done: make(chan runDone, 1), events: newEventBus(opts.EventBuffer, 0)}
+		wake: make(chan struct{}, 1), done: make(chan runDone, 1), local: make(chan localCommand), stopped: make(chan struct{}), events: newEventBus(opts.EventBuffer, 0)}
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -220,6 +233,7 @@ func (b *Bridge) Run(ctx context.Context) error {
 	b.mu.Lock()
 	b.started = b.now()
 	b.mu.Unlock()
+	defer close(b.stopped)
 	defer b.events.close()
 	hubCtx, stopHub := context.WithCancel(ctx)
 	hubDone := make(chan struct{})
@@ -254,6 +268,8 @@ func (b *Bridge) Run(ctx context.Context) error {
 			b.runEnded(ctx, d)
 		case <-b.wake:
 			b.startNext(ctx)
+		case lc := <-b.local:
+			lc.reply <- b.handleCommand(ctx, lc.ev, lc.origin)
 		}
 	}
 }
@@ -269,7 +285,7 @@ func (b *Bridge) kick() {
 func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
 	switch ev.Kind {
 	case hub.KindDeviceCommand:
-		b.handleCommand(ctx, ev)
+		b.handleCommand(ctx, ev, "")
 	case hub.KindDeviceProfileUpdate:
 		if ev.Device != nil && ev.Device.CurrentProfile != nil {
 			macros := slices.Clone(ev.Device.CurrentProfile.Configuration.Macros)
@@ -306,8 +322,11 @@ func (b *Bridge) listening() bool {
 }
 
 // handleCommand journals a DeviceCommand, with the rule it matches, before
-// acting on it; then it decides.
-func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
+// acting on it; then it decides. origin is "" for the hub's commands, else
+// what the journal notes of a local one ("local command: ..."). It returns
+// the command's journal id (0 when it could not be journaled, or for a
+// duplicate delivery: the first one's).
+func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event, origin string) int64 {
 	b.mu.Lock()
 	set := b.set
 	b.mu.Unlock()
@@ -332,22 +351,22 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 		}
 	}
 	accept, listenNote := b.listenGate()
+	listenNote = joinNote(origin, listenNote) // every note of the command says it was local
 	if accept {
 		rec.Note = listenNote // a command acted on while the hub asked to stop
 	}
 	if !stop && routed && renderErr == nil && accept && b.slotFree() {
-		b.startAtOnce(ctx, rec, &pending{cmd: cmd, rule: rule, req: req, queuedAt: b.now(), listenNote: listenNote})
-		return
+		return b.startAtOnce(ctx, rec, &pending{cmd: cmd, rule: rule, req: req, queuedAt: b.now(), listenNote: listenNote})
 	}
 	id, dup, err := b.opts.Journal.RecordCommand(ctx, rec)
 	if err != nil {
 		// Not journaled means not acted on: nothing may run unrecorded.
 		b.unrecorded(rec, err)
-		return
+		return 0
 	}
 	if dup {
 		b.duplicate(rec, id)
-		return
+		return id
 	}
 	b.mu.Lock()
 	b.counters.Received++
@@ -377,6 +396,7 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 		}
 		b.admit(ctx, &pending{id: id, cmd: cmd, rule: rule, req: req, queuedAt: b.now(), listenNote: listenNote})
 	}
+	return id
 }
 
 // slotFree says whether a command would start at once: no run in flight,
@@ -390,17 +410,17 @@ func (b *Bridge) slotFree() bool {
 // startAtOnce journals a command that starts right away together with its
 // run, in one commit, and starts it: the usual path from a hub event to the
 // POST. Only the loop takes the slot, so it is still free here.
-func (b *Bridge) startAtOnce(ctx context.Context, rec journal.Command, p *pending) {
+func (b *Bridge) startAtOnce(ctx context.Context, rec journal.Command, p *pending) int64 {
 	startedAt := b.now()
 	id, taskID, dup, err := b.opts.Journal.RecordStarted(ctx, rec, journal.RunStart{TaskID: p.req.TaskID, At: startedAt})
 	if err != nil {
 		// Not journaled means not acted on: nothing may run unrecorded.
 		b.unrecorded(rec, err)
-		return
+		return 0
 	}
 	if dup {
 		b.duplicate(rec, id)
-		return
+		return id
 	}
 	b.mu.Lock()
 	b.counters.Received++
@@ -408,6 +428,7 @@ func (b *Bridge) startAtOnce(ctx context.Context, rec journal.Command, p *pendin
 	p.id, p.req.TaskID = id, taskID
 	b.emit(commandEvent(EventReceived, p))
 	b.launch(ctx, p, startedAt)
+	return id
 }
 
 // admit applies the rule's busy policy to a rendered command.
@@ -616,7 +637,8 @@ func (b *Bridge) waitForReady(ctx context.Context) {
 }
 
 // cancelCurrent asks the current run to stop: soft now, force after the
-// grace. It returns a note for the journal.
+// grace. why says who or what asked (the finished event's StoppedBy). It
+// returns a note for the journal.
 func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 	b.mu.Lock()
 	r := b.current
@@ -628,11 +650,13 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 		b.mu.Unlock()
 		return fmt.Sprintf("cancel of command %d already requested", r.id)
 	}
-	r.cancelRequested = true
-	b.counters.Canceled++
+	b.markCancelLocked(r, why)
 	r.escalation = time.AfterFunc(b.opts.CancelGrace, func() {
 		b.mu.Lock()
 		still := b.current == r
+		if still {
+			r.forced = true
+		}
 		b.mu.Unlock()
 		if still {
 			b.log.Warn("soft cancel not honoured in time; force cancel", "command_id", r.id, "grace", b.opts.CancelGrace)
@@ -646,6 +670,14 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 	b.emit(ce)
 	go b.sendCancel(r, false) // off the event loop: it asks /health first
 	return fmt.Sprintf("cancel requested for command %d (%s)", r.id, why)
+}
+
+// markCancelLocked records the first cancel request of r: who asked and
+// when (b.mu is held).
+func (b *Bridge) markCancelLocked(r *runState, why string) {
+	r.cancelRequested = true
+	r.stoppedBy, r.cancelAt = why, b.now()
+	b.counters.Canceled++
 }
 
 // sendCancel sends a cancel for r while the server runs r: when r's
@@ -688,8 +720,10 @@ func (b *Bridge) sendCancel(r *runState, force bool) {
 }
 
 // Cancel cancels the current run (the control endpoint's cancel): a soft
-// cancel escalated after the grace, or a force cancel at once.
+// cancel escalated after the grace, or a force cancel at once. Who asked
+// is CancelSource(ctx) ("hubgate cancel" unless the caller said).
 func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
+	source := CancelSource(ctx)
 	b.mu.Lock()
 	r := b.current
 	var requestID string
@@ -700,25 +734,37 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
 	if r == nil {
 		return CancelResult{Mode: automate.CancelModeNone, Message: "nothing runs"}, nil
 	}
-	res := CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID}
+	res := CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID, GraceMs: b.opts.CancelGrace.Milliseconds()}
+	b.mu.Lock()
+	res.Already = r.cancelRequested
+	b.mu.Unlock()
 	if force {
+		who := source + " (force)"
+		if source == CancelSource(context.Background()) {
+			who = source + " --force" // as the person typed it
+		}
 		b.mu.Lock()
 		first := !r.cancelRequested
 		if first {
-			r.cancelRequested = true
-			b.counters.Canceled++
+			b.markCancelLocked(r, who)
 		}
+		r.forced = true
 		b.mu.Unlock()
 		if first {
 			ce := commandEvent(EventCancelRequested, r.pending)
-			ce.Note = "hubgate cancel --force"
+			ce.Note = who
 			b.emit(ce)
 		}
 		b.sendCancel(r, true)
 		res.Mode, res.Message = automate.CancelModeTerminate, "force cancel sent"
 		return res, nil
 	}
-	res.Mode, res.Message = automate.CancelModeCancel, b.cancelCurrent(ctx, "hubgate cancel")
+	res.Mode, res.Message = automate.CancelModeCancel, b.cancelCurrent(ctx, source)
+	b.mu.Lock()
+	if r.cancelRequested && !r.forced {
+		res.ForceAt = r.cancelAt.Add(b.opts.CancelGrace)
+	}
+	b.mu.Unlock()
 	return res, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,8 @@ type envOptions struct {
 	notListening bool
 	// wrapJournal, when set, wraps the real journal (fault injection).
 	wrapJournal func(bridge.Journal) bridge.Journal
+	// wrapServer, when set, wraps the Automate server's handler.
+	wrapServer func(http.Handler) http.Handler
 }
 
 // newEnv starts the Automate server, its client and a bridge. Call it
@@ -108,7 +111,11 @@ func newEnv(t *testing.T, eo envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	httpClient := testutil.ServePipe(t, srv.Handler())
+	handler := srv.Handler()
+	if eo.wrapServer != nil {
+		handler = eo.wrapServer(handler)
+	}
+	httpClient := testutil.ServePipe(t, handler)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()

@@ -80,4 +80,28 @@
 //     escalated to a force cancel. A cancel asked for right after a run
 //     started, before its POST reached the server, waits for it.
 //   - A command tool without a workdir runs in the user's home directory.
+//
+// # Progress, local commands, who stopped a run
+//
+//   - Each run is followed as it goes (automate.ToolLoop.Progress): every
+//     step the server reports, as it is added or changes, is an EventStep
+//     (StepInfo: index, title, status, tool, arguments summarised
+//     to 120 bytes, result summary, produced file), and every workflow
+//     status change an EventRunStatus; a server that answers plain JSON
+//     reports no steps, only the statuses read from /health. These events
+//     are not journaled: the run record holds the steps, and the journal
+//     keeps the outcome. Status shows the current run's steps
+//     (CurrentRun.Steps) and those of the last MaxRecentRuns runs
+//     that finished in this daemon's life (Status.Recent), kept in memory.
+//   - Whoever cancels a run is remembered (the first to ask): `hubgate
+//     cancel` (with --force), the status page (WithCancelSource),
+//     the StopOutputs macro, a restart rule, StopListening, shutdown. The
+//     finished event carries it (StoppedBy) and the journal's note gains
+//     "stopped by <who>".
+//   - TryCommand routes a command typed on this machine (the status
+//     page's "try a command") exactly as a DeviceCommand from the hub
+//     without a macro, on the same loop. It is journaled like one, with no
+//     hub identity, and its note says "local command: tried on <where>"
+//     (a note, not a new column: history and the page show it, and the
+//     journal's schema does not change).
 package bridge

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/journal"
@@ -48,6 +49,13 @@ const (
 	// EventListening: the hub asked to start or stop listening
 	// (Listening); Note says what that does to commands.
 	EventListening EventKind = "listening"
+	// EventStep: a step of the running command's run was added or
+	// changed (Step), as the Automate server reported it.
+	EventStep EventKind = "step"
+	// EventRunStatus: the running command's workflow status changed
+	// (Note: "planning", "executing-progress", ...), as the stream or
+	// /health reported it.
+	EventRunStatus EventKind = "run-status"
 	// EventLost: this subscriber fell behind and Lost events were dropped
 	// for it just before this one.
 	EventLost EventKind = "lost"
@@ -80,6 +88,12 @@ type Event struct {
 
 	Level   string `json:"level,omitempty"`   // EventNotify
 	Message string `json:"message,omitempty"` // EventNotify
+
+	Step *StepInfo `json:"step,omitempty"` // EventStep
+	// StoppedBy says who or what cancelled a finished run ("hubgate
+	// cancel", "the status page", "StopOutputs macro", "restart: ...",
+	// "shutdown"); empty when nobody did.
+	StoppedBy string `json:"stoppedBy,omitempty"` // EventFinished
 
 	Hub       *HubStatus `json:"hub,omitempty"`       // EventHub
 	Listening *bool      `json:"listening,omitempty"` // EventListening
@@ -184,6 +198,10 @@ func (e Event) Lines() []Line {
 		return []Line{line("listening", "the hub asked to %s listening%s", what, note)}
 	case EventUnrecorded:
 		return []Line{line("unrecorded", "DeviceCommand %q not run: %s", e.Command, e.Note)}
+	case EventStep:
+		return []Line{line("step", "%s", e.Step.text())}
+	case EventRunStatus:
+		return []Line{line("run-status", "run status: %s", e.Note)}
 	case EventLost:
 		return []Line{line("lost", "(%d events lost: this reader fell behind; see hubgate history)", e.Lost)}
 	}
@@ -236,7 +254,11 @@ func (e Event) finishedLines(line func(step, format string, args ...any) Line) [
 	if e.Status == "" {
 		return []Line{line("run-failed", "the run request failed: %s", e.Error)}
 	}
-	out := []Line{line("run-finished", "run finished: %s in %s", e.Outcome(), millis(e.DurationMs))}
+	by := ""
+	if e.StoppedBy != "" {
+		by = " (stopped by " + e.StoppedBy + ")"
+	}
+	out := []Line{line("run-finished", "run finished: %s in %s%s", e.Outcome(), millis(e.DurationMs), by)}
 	if e.Answer != "" {
 		out = append(out, line("answer", "answer: %s", indent(e.Answer)))
 	}
@@ -244,6 +266,69 @@ func (e Event) finishedLines(line func(step, format string, args ...any) Line) [
 		out = append(out, line("final-answer", "final answer: %s", indent(*e.FinalAnswer)))
 	}
 	return out
+}
+
+// StepInfo is one step of a run, as events and status carry it: the
+// step's own fields, with its tool arguments summarised (ArgsSummary, at
+// most StepArgsSummaryMax bytes) instead of carried whole.
+type StepInfo struct {
+	Index            int    `json:"index"`
+	Title            string `json:"title,omitempty"`
+	Status           string `json:"status,omitempty"`
+	ToolName         string `json:"toolName,omitempty"`
+	ArgsSummary      string `json:"argsSummary,omitempty"`
+	ResultSummary    string `json:"resultSummary,omitempty"`
+	ProducedFilePath string `json:"producedFilePath,omitempty"`
+}
+
+// StepArgsSummaryMax bounds StepInfo.ArgsSummary.
+const StepArgsSummaryMax = 120
+
+// StepOf is the StepInfo of s.
+func StepOf(s automate.Step) StepInfo {
+	return StepInfo{Index: s.Index, Title: s.Title, Status: s.Status, ToolName: s.ToolName,
+		ArgsSummary: summarize(string(s.ToolArgs), StepArgsSummaryMax), ResultSummary: s.ResultSummary,
+		ProducedFilePath: s.ProducedFilePath}
+}
+
+// text is a step in words: "step 2 running: Read the inbox (read_file
+// {"path":"a"}) -> 3 mails; produced /tmp/x".
+func (s *StepInfo) text() string {
+	if s == nil {
+		return "step"
+	}
+	out := fmt.Sprintf("step %d %s", s.Index, s.Status)
+	if s.Title != "" {
+		out += ": " + s.Title
+	}
+	if s.ToolName != "" {
+		out += " (" + s.ToolName
+		if s.ArgsSummary != "" {
+			out += " " + s.ArgsSummary
+		}
+		out += ")"
+	}
+	if s.ResultSummary != "" {
+		out += " -> " + summarize(s.ResultSummary, 200)
+	}
+	if s.ProducedFilePath != "" {
+		out += "; produced " + s.ProducedFilePath
+	}
+	return out
+}
+
+// summarize is s on one line, cut to at most max bytes (at a rune
+// boundary, with an ellipsis).
+func summarize(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= max {
+		return s
+	}
+	cut := max - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // text is the hub state in words: "reconnecting (network): reason; retry

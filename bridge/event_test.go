@@ -1,8 +1,10 @@
 package bridge
 
 import (
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/journal"
@@ -28,6 +30,13 @@ func TestEventTextForm(t *testing.T) {
 		{Event{Kind: EventStarted, CommandID: 1}, `[#1] run started on the Automate server`},
 		{Event{Kind: EventParked, CommandID: 2, Note: "notify"}, `[#2] run parked: it called a client tool that hubgate executes (notify)`},
 		{Event{Kind: EventResumed, CommandID: 2}, `[#2] run resumed with the tool results`},
+		{Event{Kind: EventStep, CommandID: 2, Step: &StepInfo{Index: 2, Status: "success", Title: "Read mails", ToolName: "read_file",
+			ArgsSummary: `{"path":"in.txt"}`, ResultSummary: "3 mails", ProducedFilePath: "/tmp/out.md"}},
+			`[#2] step 2 success: Read mails (read_file {"path":"in.txt"}) -> 3 mails; produced /tmp/out.md`},
+		{Event{Kind: EventStep, CommandID: 2, Step: &StepInfo{Index: 1, Status: "pending", Title: "Compose"}}, `[#2] step 1 pending: Compose`},
+		{Event{Kind: EventRunStatus, CommandID: 2, Note: "executing-progress"}, `[#2] run status: executing-progress`},
+		{Event{Kind: EventFinished, CommandID: 2, Status: automate.StatusCanceled, DurationMs: 40, StoppedBy: "the status page"},
+			`[#2] run finished: canceled in 40 ms (stopped by the status page)`},
 		{Event{Kind: EventCancelRequested, CommandID: 2, Note: "hubgate cancel"}, `[#2] cancel requested (hubgate cancel)`},
 		{Event{Kind: EventFinished, CommandID: 2, Status: automate.StatusCompleted, Answer: "a\nb\n", FinalAnswer: &final, DurationMs: 7},
 			"[#2] run finished: completed in 7 ms\n[#2] answer: a\n      b\n[#2] final answer: FINAL"},
@@ -79,3 +88,17 @@ func TestEventOutcome(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A step's tool arguments are summarised on one line, cut at a rune
+// boundary.
+func TestStepArgumentsAreSummarised(t *testing.T) {
+	args := `{"content": "` + strings.Repeat("é", 200) + `",` + "\n" + `"path": "x"}`
+	s := StepOf(automate.Step{Index: 1, Status: "running", ToolName: "write_file", ToolArgs: []byte(args)})
+	if len(s.ArgsSummary) > StepArgsSummaryMax || !utf8.ValidString(s.ArgsSummary) || !strings.HasSuffix(s.ArgsSummary, "…") ||
+		strings.Contains(s.ArgsSummary, "\n") {
+		t.Errorf("summary %q (%d bytes)", s.ArgsSummary, len(s.ArgsSummary))
+	}
+	if s := StepOf(automate.Step{ToolArgs: []byte(`{"a": 1}`)}); s.ArgsSummary != `{"a": 1}` {
+		t.Errorf("short arguments %q", s.ArgsSummary)
+	}
+}

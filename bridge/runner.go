@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ func (b *Bridge) execute(r *runState) runDone {
 	}
 	log := b.log.With("command_id", r.id, "rule", r.rule.Name())
 	rec, err := b.opts.Automate.RunWithTools(ctx, r.req, automate.ToolLoop{
+		Progress: b.progress(r),
 		Execute: func(ctx context.Context, calls []automate.ToolCall) ([]automate.ToolResult, error) {
 			// A tool that fails answers the agent with an error; the
 			// round itself never fails.
@@ -68,6 +70,9 @@ func (b *Bridge) execute(r *runState) runDone {
 		r.requestID = out.RequestID
 		b.mu.Unlock()
 	}
+	b.mu.Lock()
+	out.StoppedBy = r.stoppedBy
+	b.mu.Unlock()
 	if jerr := b.opts.Journal.RunFinished(context.WithoutCancel(ctx), r.id, out); jerr != nil {
 		log.Error("journal: run outcome not recorded", "err", jerr)
 	}
@@ -82,7 +87,54 @@ func (b *Bridge) execute(r *runState) runDone {
 	log.Info("run finished", "request_id", out.RequestID, "status", out.Status, "error_code", out.ErrorCode,
 		"duration_ms", out.DurationMs, "err", out.Err)
 	fin := finishedEvent(r, out)
+	b.mu.Lock()
+	b.keepRecentLocked(r, fin)
+	b.mu.Unlock()
 	return runDone{run: r, finished: &fin}
+}
+
+// progress follows r's steps and workflow status: each step change and
+// each status change is kept on r (status shows them) and published
+// (EventStep, EventRunStatus). The client calls these one at a time, in
+// order, never after RunWithTools returned.
+func (b *Bridge) progress(r *runState) *automate.Progress {
+	return &automate.Progress{
+		OnStarted: func(s automate.RunStarted) {
+			b.mu.Lock()
+			if r.requestID == "" {
+				r.requestID = s.RequestID
+			}
+			b.mu.Unlock()
+		},
+		OnStep: func(s automate.Step) {
+			info := StepOf(s)
+			b.mu.Lock()
+			r.steps = upsertStep(r.steps, info)
+			b.mu.Unlock()
+			ev := commandEvent(EventStep, r.pending)
+			ev.Step = &info
+			b.emit(ev)
+		},
+		OnStatus: func(status string) {
+			b.mu.Lock()
+			r.workflowStatus = status
+			b.mu.Unlock()
+			ev := commandEvent(EventRunStatus, r.pending)
+			ev.Note = status
+			b.emit(ev)
+		},
+	}
+}
+
+// upsertStep puts s in steps, ordered by index, replacing the step of the
+// same index.
+func upsertStep(steps []StepInfo, s StepInfo) []StepInfo {
+	i, found := slices.BinarySearchFunc(steps, s.Index, func(x StepInfo, idx int) int { return x.Index - idx })
+	if found {
+		steps[i] = s
+		return steps
+	}
+	return slices.Insert(steps, i, s)
 }
 
 // failureReason says why a run or its request failed, for status.

@@ -57,9 +57,28 @@ func (b *Bridge) Status(ctx context.Context) (Status, error) {
 			status = RunParked
 		}
 		st.Current = &CurrentRun{CommandID: r.id, Rule: r.rule.Name(), Command: r.cmd.Text, RequestID: r.requestID,
-			Status: status, StartedAt: r.startedAt}
+			Status: status, StartedAt: r.startedAt, WorkflowStatus: r.workflowStatus, Steps: append([]StepInfo{}, r.steps...)}
+		if r.cancelRequested {
+			st.Current.Cancel = &CancelState{By: r.stoppedBy, At: r.cancelAt, GraceMs: b.opts.CancelGrace.Milliseconds(),
+				ForceAt: r.cancelAt.Add(b.opts.CancelGrace), Forced: r.forced}
+		}
 	}
+	st.Recent = append([]RecentRun{}, b.recent...)
 	return st, nil
+}
+
+// keepRecentLocked keeps r, finished as fin, first among the recent runs
+// status shows with their steps: the steps live only in memory (the run
+// record holds them on the server; the journal keeps the outcome), for
+// the last MaxRecentRuns runs of this daemon's life (b.mu is held).
+func (b *Bridge) keepRecentLocked(r *runState, fin Event) {
+	rr := RecentRun{CommandID: r.id, Rule: r.rule.Name(), Command: r.cmd.Text, RequestID: fin.RequestID,
+		StartedAt: r.startedAt, FinishedAt: b.now(), Outcome: fin.Outcome(), StoppedBy: fin.StoppedBy,
+		Steps: append([]StepInfo{}, r.steps...)}
+	b.recent = append([]RecentRun{rr}, b.recent...)
+	if len(b.recent) > MaxRecentRuns {
+		b.recent = b.recent[:MaxRecentRuns]
+	}
 }
 
 func hubStatus(s hub.State) HubStatus {

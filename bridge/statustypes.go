@@ -1,6 +1,9 @@
 package bridge
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // The daemon's state as `hubgate status`, the control socket and the
 // status page show it: plain values with their JSON names (the wire
@@ -34,7 +37,13 @@ type Status struct {
 	WaitingForServer bool           `json:"waitingForServer"`
 	Counters         Counters       `json:"counters"`
 	Notifications    []Notification `json:"notifications"` // the latest notify messages, oldest first
+	// Recent are the runs finished since the daemon started, newest
+	// first, at most MaxRecentRuns: their steps are shown nowhere else.
+	Recent []RecentRun `json:"recent"`
 }
+
+// MaxRecentRuns bounds Status.Recent.
+const MaxRecentRuns = 5
 
 // ListenRequest is one listening request of the hub.
 type ListenRequest struct {
@@ -75,6 +84,38 @@ type CurrentRun struct {
 	Status    string    `json:"status"`              // RunRunning or RunParked
 	StartedAt time.Time `json:"startedAt"`
 	Command   string    `json:"command"`
+	// WorkflowStatus is the server's last workflow status for the run
+	// ("" until one was reported).
+	WorkflowStatus string `json:"workflowStatus,omitempty"`
+	// Steps are the run's steps so far, by index ([] before the first).
+	Steps []StepInfo `json:"steps"`
+	// Cancel is set once a cancel was requested.
+	Cancel *CancelState `json:"cancel,omitempty"`
+}
+
+// CancelState is a requested cancel of the current run: who asked, when,
+// and when a soft cancel is escalated to a force cancel (At + Grace).
+type CancelState struct {
+	By      string    `json:"by"`
+	At      time.Time `json:"at"`
+	GraceMs int64     `json:"graceMs"`
+	// ForceAt is when the bridge forces the cancel if the run still runs.
+	ForceAt time.Time `json:"forceAt"`
+	Forced  bool      `json:"forced,omitempty"` // a force cancel was sent
+}
+
+// RecentRun is a run that finished during this daemon's life, with its
+// steps (kept in memory: the journal keeps the outcome, not each step).
+type RecentRun struct {
+	CommandID  int64      `json:"commandId"`
+	Rule       string     `json:"rule,omitempty"`
+	Command    string     `json:"command"`
+	RequestID  string     `json:"requestId,omitempty"`
+	StartedAt  time.Time  `json:"startedAt"`
+	FinishedAt time.Time  `json:"finishedAt"`
+	Outcome    string     `json:"outcome"` // Event.Outcome
+	StoppedBy  string     `json:"stoppedBy,omitempty"`
+	Steps      []StepInfo `json:"steps"`
 }
 
 // QueuedCommand is one command waiting in the queue.
@@ -141,4 +182,29 @@ type CancelResult struct {
 	CommandID int64  `json:"commandId,omitempty"` // the journal id of the stopped run's command
 	RequestID string `json:"requestId,omitempty"`
 	Message   string `json:"message,omitempty"`
+	// GraceMs is how long a soft cancel may take before the bridge forces
+	// it (bridge.cancel_grace); ForceAt is when it will, for a soft cancel.
+	GraceMs int64     `json:"graceMs,omitempty"`
+	ForceAt time.Time `json:"forceAt,omitzero"`
+	// Already: a cancel of this run had been asked before (by anyone);
+	// with a soft cancel and no ForceAt, it was forced already.
+	Already bool `json:"already,omitempty"`
+}
+
+// cancelSourceKey carries who asks a cancel (WithCancelSource).
+type cancelSourceKey struct{}
+
+// WithCancelSource says who asks the cancels made with ctx ("the status
+// page"); the bridge carries it to the finished event and the journal.
+func WithCancelSource(ctx context.Context, source string) context.Context {
+	return context.WithValue(ctx, cancelSourceKey{}, source)
+}
+
+// CancelSource is who asks the cancels of ctx: WithCancelSource's, else
+// "hubgate cancel".
+func CancelSource(ctx context.Context) string {
+	if s, ok := ctx.Value(cancelSourceKey{}).(string); ok && s != "" {
+		return s
+	}
+	return "hubgate cancel"
 }

@@ -63,6 +63,9 @@ type BridgeConfig struct {
 	// Under answers and failures every command that is not run is notified
 	// with why; none silences that too.
 	Notify string `yaml:"notify"`
+	// ProgressAfter: a run longer than this gets one progress
+	// notification with its current step (bridge/notify); 0: none.
+	ProgressAfter time.Duration `yaml:"progress_after"`
 	// Speech configures how rules with speak: true speak their answers.
 	Speech SpeechConfig `yaml:"speech"`
 	// StatusPage is the daemon's status page on 127.0.0.1 (`hubgate open`).
@@ -106,6 +109,8 @@ var (
 // Limits of the bridge section.
 const (
 	MaxCancelGrace = 10 * time.Minute
+	// MaxProgressAfter bounds bridge.progress_after.
+	MaxProgressAfter = 24 * time.Hour
 	// MaxJournalKeepDays is a century: beyond it, say 0 (keep everything).
 	MaxJournalKeepDays = 36500
 	// MaxSocketPath is the longest Unix socket path (sun_path holds 108
@@ -194,6 +199,9 @@ func (c *Config) validateBridge(checkRules RuleChecker) []FieldError {
 	b := c.Bridge
 	if b.CancelGrace <= 0 || b.CancelGrace > MaxCancelGrace {
 		bad("bridge.cancel_grace", "must be a positive duration up to %s; got %s", MaxCancelGrace, b.CancelGrace)
+	}
+	if b.ProgressAfter < 0 || b.ProgressAfter > MaxProgressAfter {
+		bad("bridge.progress_after", "must be 0s (no progress notification) or a positive duration up to %s; got %s", MaxProgressAfter, b.ProgressAfter)
 	}
 	if b.JournalKeepDays < 0 || b.JournalKeepDays > MaxJournalKeepDays {
 		bad("bridge.journal_keep_days", "must be 0 (keep everything) to %d days; got %d", MaxJournalKeepDays, b.JournalKeepDays)

@@ -95,6 +95,7 @@ func TestLoadDefaults(t *testing.T) {
 		Bridge: BridgeConfig{
 			Unmatched:     rules.UnmatchedSpec{Action: "ignore", Busy: "single", MaxAge: 10 * time.Minute},
 			CancelGrace:   10 * time.Second,
+			ProgressAfter: 10 * time.Second,
 			OnShutdown:    "cancel",
 			Listening:     "follow-vendor",
 			Journal:       filepath.Join(f.home, ".local", "share", "hubgate", "journal.db"),

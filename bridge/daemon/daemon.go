@@ -168,6 +168,9 @@ type OutputOptions struct {
 	SpeechCommand []string
 	// SpeechMaxChars: how much of an answer is spoken. Zero: 400.
 	SpeechMaxChars int
+	// ProgressAfter: a run longer than this gets a progress notification
+	// (notify.Options.ProgressAfter). Zero: none.
+	ProgressAfter time.Duration
 	// StatusPage serves the status page on 127.0.0.1:StatusPagePort (0:
 	// any free port). Zero: no status page.
 	StatusPage     bool
@@ -346,7 +349,7 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	bopts := bridge.Options{Hub: d.hubs, Automate: client, Journal: j, Rules: o.Rules.WithDeviceType(o.DeviceTypeID),
 		CancelGrace: o.Bridge.CancelGrace, StopListeningCancels: o.Bridge.StopListeningCancels,
 		OnShutdown: o.Bridge.OnShutdown, Listening: o.Bridge.Listening, Target: target, DeviceID: o.DeviceID,
-		Logger: log.With("component", "bridge"), Now: o.Now}
+		Notify: o.Outputs.Notify, Logger: log.With("component", "bridge"), Now: o.Now}
 	b, err := bridge.New(bopts)
 	if err != nil {
 		return err
@@ -539,6 +542,7 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	}
 	if o.Outputs.Notify != old.Outputs.Notify && d.notifier != nil {
 		d.notifier.SetDefault(o.Outputs.Notify)
+		d.info.Bridge.SetNotify(o.Outputs.Notify)
 		d.o.Outputs.Notify = o.Outputs.Notify
 		changed = append(changed, "bridge.notify: "+orDefault(old.Outputs.Notify)+" -> "+orDefault(o.Outputs.Notify))
 	}
@@ -564,6 +568,7 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 		ao.Product != oa.Product)
 	no, oo := o.Outputs, old.Outputs
 	restart("bridge.speech", !slices.Equal(no.SpeechCommand, oo.SpeechCommand) || no.SpeechMaxChars != oo.SpeechMaxChars)
+	restart("bridge.progress_after", no.ProgressAfter != oo.ProgressAfter)
 	restart("bridge.status_page", no.StatusPage != oo.StatusPage || no.StatusPagePort != oo.StatusPagePort)
 	return changed, needRestart, nil
 }
@@ -752,7 +757,11 @@ func (d *Daemon) startNotify(b *bridge.Bridge) {
 	if desktop == nil {
 		desktop = notify.DefaultDesktop()
 	}
-	svc := notify.New(notify.Options{Default: o.Notify, Desktop: desktop, Speaker: speaker, Logger: log,
+	progressAfter := o.ProgressAfter
+	if progressAfter == 0 {
+		progressAfter = -1 // none
+	}
+	svc := notify.New(notify.Options{Default: o.Notify, Desktop: desktop, Speaker: speaker, Logger: log, ProgressAfter: progressAfter,
 		// The rules as they are now (Reload swaps them).
 		Rule: func(name string) (string, bool) {
 			set := d.ruleSet.Load()

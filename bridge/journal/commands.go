@@ -44,6 +44,10 @@ type Outcome struct {
 	DurationMs  int64
 	Usage       *automate.Usage
 	Err         string // a failed request, not a failed run
+	// StoppedBy says who or what cancelled the run ("hubgate cancel",
+	// "the status page", "shutdown", ...): added to the row's note as
+	// "stopped by <who>".
+	StoppedBy string
 }
 
 // OutcomeOf builds the Outcome of a terminal RunRecord.
@@ -332,6 +336,10 @@ func (j *Journal) RunFinished(ctx context.Context, id int64, o Outcome) error {
 	if o.FinalAnswer != nil {
 		final = *o.FinalAnswer
 	}
+	stopped := ""
+	if o.StoppedBy != "" {
+		stopped = "stopped by " + o.StoppedBy
+	}
 	decision := "" // unchanged
 	if o.Status == "" {
 		decision = string(DecisionFailed)
@@ -341,11 +349,12 @@ func (j *Journal) RunFinished(ctx context.Context, id int64, o Outcome) error {
 		 request_id = CASE WHEN ? = '' THEN request_id ELSE ? END,
 		 status = ?, error_code = ?, answer = ?, final_answer = ?,
 		 started_at = ?, completed_at = ?, duration_ms = ?, usage = ?, error = ?, finished_at = ?,
-		 decision = CASE WHEN ? = '' THEN decision ELSE ? END`,
+		 decision = CASE WHEN ? = '' THEN decision ELSE ? END,
+		 note = CASE WHEN ? = '' THEN note WHEN note = '' THEN ? ELSE note || '; ' || ? END`,
 		o.RequestID, o.RequestID,
 		string(o.Status), o.ErrorCode, o.Answer, final,
 		toDB(o.StartedAt), toDB(o.CompletedAt), o.DurationMs, usage, o.Err, toDB(j.now()),
-		decision, decision)
+		decision, decision, stopped, stopped, stopped)
 }
 
 // MarkInterrupted records that a run in flight when the daemon stopped was

@@ -24,5 +24,13 @@ type Desktop interface {
 	Notify(ctx context.Context, m Message) error
 }
 
+// Replacer is a Desktop that can update a notification in place: the
+// freedesktop server's replaces_id. NotifyReplacing shows m in place of the
+// notification replaces (0: a new one) and returns the id shown, for the
+// next update.
+type Replacer interface {
+	NotifyReplacing(ctx context.Context, m Message, replaces uint32) (id uint32, err error)
+}
+
 // AppName is the application name notifications carry.
 const AppName = "hubgate"

@@ -39,6 +39,18 @@
 //     or cut-off, and get the text on stdin or as one argv element, never
 //     through a shell.
 //
+// Progress of a long run (Options.ProgressAfter, bridge.progress_after,
+// default 10s, 0s: none): a run still going when it passes the threshold
+// gets one notification, "hubgate · <command>: running for 12s", whose
+// body is its current step in the event stream's text form. On freedesktop
+// desktops (Replacer) the same notification is updated in place at each
+// step (replaces_id: the id Notify returned is passed back), and the
+// run's final notification replaces it (when the policy shows none, a
+// short "finished" does, so no stale step stays on screen). Elsewhere
+// (macOS, Windows) the progress notification is shown once, at the
+// threshold, and the final one is a new notification. Only rules whose
+// policy is answers get progress notifications.
+//
 // Choices where the issue is silent:
 //   - A notification's summary is "hubgate · <command>" (the command as the
 //     person said or pressed it), its body the answer; a failure's summary

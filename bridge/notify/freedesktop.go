@@ -43,9 +43,17 @@ func DefaultDesktop() Desktop { return &Freedesktop{} }
 
 // Notify calls org.freedesktop.Notifications.Notify.
 func (f *Freedesktop) Notify(ctx context.Context, m Message) error {
+	_, err := f.NotifyReplacing(ctx, m, 0)
+	return err
+}
+
+// NotifyReplacing calls org.freedesktop.Notifications.Notify with
+// replaces_id: the server updates that notification in place (or shows a
+// new one when it is gone) and returns the id shown.
+func (f *Freedesktop) NotifyReplacing(ctx context.Context, m Message, replaces uint32) (uint32, error) {
 	conn, err := f.connect(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	owner, markup, err := f.server(ctx, conn)
 	if err != nil {
@@ -53,7 +61,7 @@ func (f *Freedesktop) Notify(ctx context.Context, m Message) error {
 		if !errors.As(err, &de) {
 			f.drop(conn)
 		}
-		return err
+		return 0, err
 	}
 	// The summary carries the command text from the hub: never trusted.
 	summary, body := m.Summary, m.Body
@@ -64,15 +72,15 @@ func (f *Freedesktop) Notify(ctx context.Context, m Message) error {
 	hints := map[string]dbus.Variant{"urgency": dbus.MakeVariant(byte(m.Urgency))}
 	var id uint32
 	err = obj.CallWithContext(ctx, notificationsIface+".Notify", 0,
-		AppName, uint32(0), "", summary, body, []string{}, hints, int32(-1)).Store(&id)
+		AppName, replaces, "", summary, body, []string{}, hints, int32(-1)).Store(&id)
 	if err != nil {
 		var de dbus.Error
 		if !errors.As(err, &de) {
 			f.drop(conn) // the connection itself failed
 		}
-		return fmt.Errorf("org.freedesktop.Notifications: %w", err)
+		return 0, fmt.Errorf("org.freedesktop.Notifications: %w", err)
 	}
-	return nil
+	return id, nil
 }
 
 // connect returns the connection, making it within ctx.

@@ -40,8 +40,14 @@ type Options struct {
 	// RetryAfter: after a failed desktop call, notifications go to the
 	// log only for this long. Zero: DefaultRetryAfter.
 	RetryAfter time.Duration
-	Logger     *slog.Logger     // Zero: slog.Default()
-	Now        func() time.Time // Zero: time.Now
+	// ProgressAfter: a run that goes on longer than this gets one
+	// progress notification with its current step, updated in place at
+	// each step where the desktop can (Replacer: freedesktop), else shown
+	// once when the run passes it (bridge.progress_after). Zero:
+	// DefaultProgressAfter; negative: none.
+	ProgressAfter time.Duration
+	Logger        *slog.Logger     // Zero: slog.Default()
+	Now           func() time.Time // Zero: time.Now
 }
 
 // Service turns the bridge's events into notifications and speech.
@@ -60,6 +66,8 @@ type Service struct {
 	stopOutputs int64
 	sent        uint64
 	failed      uint64
+	// run is the run in flight, for its progress notification.
+	run *runProgress
 }
 
 // New returns a Service for opts.
@@ -75,6 +83,9 @@ func New(opts Options) *Service {
 	}
 	if opts.RetryAfter <= 0 {
 		opts.RetryAfter = DefaultRetryAfter
+	}
+	if opts.ProgressAfter == 0 {
+		opts.ProgressAfter = DefaultProgressAfter
 	}
 	s := &Service{opts: opts, log: opts.Logger, now: opts.Now}
 	if s.log == nil {
@@ -94,6 +105,11 @@ func (s *Service) Run(ctx context.Context, events <-chan bridge.Event) {
 			s.opts.Speaker.Stop()
 		}
 	}()
+	// due fires when the run in flight passes ProgressAfter: its first
+	// progress notification does not wait for a step.
+	due := time.NewTimer(time.Hour)
+	due.Stop()
+	defer due.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -103,6 +119,13 @@ func (s *Service) Run(ctx context.Context, events <-chan bridge.Event) {
 				return
 			}
 			s.Handle(ctx, e)
+			if e.Kind == bridge.EventStarted {
+				if d, ok := s.progressDue(); ok {
+					due.Reset(d)
+				}
+			}
+		case <-due.C:
+			s.progressTick(ctx)
 		}
 	}
 }
@@ -144,6 +167,9 @@ func (s *Service) Handle(ctx context.Context, e bridge.Event) {
 	policy, speak := s.policy(e.Rule)
 	switch e.Kind {
 	case bridge.EventStarted, bridge.EventStopOutputs:
+		if e.Kind == bridge.EventStarted {
+			s.progressStart(e)
+		}
 		// A new run, or the person asked for silence: stop speaking.
 		if s.opts.Speaker != nil {
 			s.opts.Speaker.Stop()
@@ -153,11 +179,22 @@ func (s *Service) Handle(ctx context.Context, e bridge.Event) {
 			s.stopOutputs = e.CommandID
 			s.mu.Unlock()
 		}
+	case bridge.EventStep, bridge.EventRunStatus:
+		s.progressStep(ctx, e)
 	case bridge.EventFinished:
+		replaces := s.progressEnd(e)
+		shown := false
+		defer func() {
+			if replaces != 0 && !shown {
+				// The progress notification would stay at its last step.
+				s.send(ctx, e, Message{Summary: summary(e, "finished"), Body: "the run " + e.Outcome(), Urgency: UrgencyLow}, replaces)
+			}
+		}()
 		switch {
 		case e.Failed():
 			if policy != rules.NotifyNone {
-				s.show(ctx, e, Message{Summary: summary(e, "failed"), Body: failureBody(e), Urgency: UrgencyCritical})
+				s.send(ctx, e, Message{Summary: summary(e, "failed"), Body: failureBody(e), Urgency: UrgencyCritical}, replaces)
+				shown = true
 			}
 		case e.Status == "completed":
 			text := e.Text()
@@ -166,7 +203,8 @@ func (s *Service) Handle(ctx context.Context, e bridge.Event) {
 				if body == "" {
 					body = "(the run completed without an answer)"
 				}
-				s.show(ctx, e, Message{Summary: summary(e, ""), Body: clipBody(body), Urgency: UrgencyNormal})
+				s.send(ctx, e, Message{Summary: summary(e, ""), Body: clipBody(body), Urgency: UrgencyNormal}, replaces)
+				shown = true
 			}
 			if speak && text != "" {
 				s.say(e, text)
@@ -205,18 +243,34 @@ func (s *Service) Handle(ctx context.Context, e bridge.Event) {
 	}
 }
 
-// show sends m to the desktop within the timeout, or to the log only.
+// show sends m to the desktop as a new notification (send).
 func (s *Service) show(ctx context.Context, e bridge.Event, m Message) {
+	s.send(ctx, e, m, 0)
+}
+
+// send sends m to the desktop within the timeout, or to the log only; in
+// place of the notification replaces when it is not 0 and the desktop
+// can (Replacer). It returns the id of the notification shown (0: none,
+// or a desktop without ids).
+func (s *Service) send(ctx context.Context, e bridge.Event, m Message, replaces uint32) uint32 {
 	s.log.Info("notification", "command_id", e.CommandID, "kind", e.Kind, "summary", m.Summary, "body", m.Body)
 	s.mu.Lock()
 	down := s.now().Before(s.downUntil)
 	s.mu.Unlock()
 	if down {
-		return
+		return 0
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
-	err := s.opts.Desktop.Notify(cctx, m)
+	var (
+		id  uint32
+		err error
+	)
+	if r, ok := s.opts.Desktop.(Replacer); ok {
+		id, err = r.NotifyReplacing(cctx, m, replaces)
+	} else {
+		err = s.opts.Desktop.Notify(cctx, m)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err == nil {
@@ -225,7 +279,7 @@ func (s *Service) show(ctx context.Context, e bridge.Event, m Message) {
 			s.warned = false
 			s.log.Info("desktop notifications work again")
 		}
-		return
+		return id
 	}
 	s.failed++
 	s.downUntil = s.now().Add(s.opts.RetryAfter)
@@ -233,9 +287,10 @@ func (s *Service) show(ctx context.Context, e bridge.Event, m Message) {
 		s.warned = true
 		s.log.Warn("desktop notifications are not available; notifications go to the log only", "err", err,
 			"retry_after", s.opts.RetryAfter)
-		return
+		return 0
 	}
 	s.log.Debug("desktop notification failed", "err", err)
+	return 0
 }
 
 func (s *Service) say(e bridge.Event, text string) {

@@ -1,10 +1,22 @@
 // Package statuspage owns the daemon's status page: a small web page on
 // 127.0.0.1 that shows the hub connection's state and reason, whether the
-// device listens, the current run (with a cancel button), the queue and the
-// recent history with answers, kept live by server-sent events fed by the
-// bridge's event stream (each event with its one text form,
-// bridge.Event.Describe, which the page shows as it is). Plain HTML, CSS and a little JS embedded in the
-// binary (go:embed); no build step.
+// device listens and, apart, what the hub last asked (start or stop
+// listening), the current run with its steps as they happen (tool,
+// arguments, result summary, produced file) and a cancel button (a
+// requested cancel shows who asked and its grace counting down to the
+// force cancel, with "Force now"), the queue, the recent runs with their
+// steps, the recent history with answers and notes (who stopped a run,
+// local commands), all times with their date, and the latest events,
+// kept live by server-sent events fed by the bridge's event stream (the
+// latest 50 first, then each event with its one text form,
+// bridge.Event.Describe, which the page shows as it is). When the
+// backend is a Commander (the bridge), the page also has a "try a
+// command" box (POST /api/command: routed as the hub's commands are,
+// journaled as a local command tried on "the status page") and the
+// routing rules with a live rules test (POST /api/rules-test: what
+// `hubgate rules test` prints). Plain HTML, CSS and a little JS embedded
+// in the binary (go:embed); no build step. Each section of index.html has
+// its own render or setup function in app.js.
 //
 // # Who can reach it
 //
@@ -47,7 +59,7 @@
 //     the token does not stay in the address bar.
 //   - The cookie is not the POST token. Each session has a CSRF token (a
 //     second MAC of its nonce), embedded in the page and never set as a
-//     cookie; POSTs (cancel) need it in the X-Hubgate-CSRF header,
+//     cookie; POSTs (cancel, command, rules test) need it in the X-Hubgate-CSRF header,
 //     compared in constant time, besides the cookie (the cookie alone gets
 //     403), and, when the browser sends one, an Origin equal to the page's
 //     own. Another origin cannot read the page, and a custom header forces
@@ -86,11 +98,13 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/internal/localhttp"
 	"github.com/hubgate/hubgate/internal/loopbackpeer"
 )
@@ -118,10 +132,30 @@ type Backend interface {
 	Watch(ctx context.Context, history int) (<-chan bridge.Event, error)
 }
 
+// Commander is what a Backend may also do (the bridge does): the page's
+// "try a command" box, its rules and their live test. A Backend without
+// it has no such boxes (the routes answer 501).
+type Commander interface {
+	// TryCommand routes text as a command from the hub would be, journaled
+	// as a local one tried on from; it returns the command's journal id.
+	TryCommand(ctx context.Context, text, from string) (int64, error)
+	// ExplainCommand is what `hubgate rules test` shows of text: the
+	// decision and its text form.
+	ExplainCommand(text string) (rules.Explanation, string)
+	// Rules are the routing rules in words, in the order they are tried.
+	Rules() []string
+}
+
+// PageSource is how the page names itself as the source of what it asks:
+// the journal's note of a command tried there, a cancel's "stopped by".
+const PageSource = "the status page"
+
 // Defaults.
 const (
 	// DefaultHistory is how many journal entries the page shows.
 	DefaultHistory = 20
+	// streamHistory is how many past events the event stream starts with.
+	streamHistory = 50
 	// heartbeat keeps the event stream alive through idle periods.
 	heartbeat = 15 * time.Second
 	// LoginCodeTTL is how long a one-time login code is valid.
@@ -275,6 +309,8 @@ func New(opts Options) (*Handler, error) {
 	mux.HandleFunc("GET /api/state", h.state)
 	mux.HandleFunc("GET /api/events", h.events)
 	mux.HandleFunc("POST /api/cancel", h.cancel)
+	mux.HandleFunc("POST /api/command", h.command)
+	mux.HandleFunc("POST /api/rules-test", h.rulesTest)
 	h.mux = mux
 	return h, nil
 }
@@ -446,6 +482,12 @@ func (h *Handler) asset(name, contentType string) http.HandlerFunc {
 type State struct {
 	Status  bridge.Status   `json:"status"`
 	History []journal.Entry `json:"history"`
+	// Rules are the routing rules in words (Commander.Rules); null when
+	// the backend has no commander.
+	Rules []string `json:"rules"`
+	// Now is the daemon's clock, so the page counts a cancel's grace down
+	// from the daemon's time, not the browser's.
+	Now time.Time `json:"now"`
 }
 
 func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
@@ -465,7 +507,14 @@ func (h *Handler) state(w http.ResponseWriter, r *http.Request) {
 	if st.Queue == nil {
 		st.Queue = []bridge.QueuedCommand{}
 	}
-	writeJSON(w, http.StatusOK, State{Status: st, History: hist})
+	state := State{Status: st, History: hist, Now: time.Now()}
+	if c, ok := h.opts.Backend.(Commander); ok {
+		state.Rules = c.Rules()
+		if state.Rules == nil {
+			state.Rules = []string{}
+		}
+	}
+	writeJSON(w, http.StatusOK, state)
 }
 
 // pageEvent is an event of the page's stream: the event with its text
@@ -481,7 +530,9 @@ type pageEvent struct {
 func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	ch, err := h.opts.Backend.Watch(ctx, 0)
+	// The latest events first, so that the box is not empty until
+	// something happens (the page clears it at each (re)connection).
+	ch, err := h.opts.Backend.Watch(ctx, streamHistory)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -532,13 +583,85 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	res, err := h.opts.Backend.Cancel(r.Context(), body.Force)
+	res, err := h.opts.Backend.Cancel(bridge.WithCancelSource(r.Context(), PageSource), body.Force)
 	if err != nil {
 		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 		return
 	}
 	h.log.Info("statuspage: cancel", "command_id", res.CommandID, "mode", res.Mode)
 	writeJSON(w, http.StatusOK, res)
+}
+
+// textBody reads the {"text": "..."} body of the command and rules test
+// routes; it answers the error itself and returns ok false.
+func textBody(w http.ResponseWriter, r *http.Request) (string, bool) {
+	var body struct {
+		Text string `json:"text"`
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 16<<10))
+	if err == nil {
+		err = json.Unmarshal(b, &body)
+	}
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "the body must be {\"text\": \"<command>\"}"})
+		return "", false
+	}
+	if strings.TrimSpace(body.Text) == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "the command is empty"})
+		return "", false
+	}
+	return body.Text, true
+}
+
+// commandRequest is the backend's Commander and the command text of r;
+// it answers the error itself (501 without a Commander, 400 for a bad
+// body) and returns ok false.
+func (h *Handler) commandRequest(w http.ResponseWriter, r *http.Request) (c Commander, text string, ok bool) {
+	c, ok = h.opts.Backend.(Commander)
+	if !ok {
+		writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "this daemon cannot run commands from the page"})
+		return nil, "", false
+	}
+	text, ok = textBody(w, r)
+	return c, text, ok
+}
+
+// CommandResult is the answer of POST /api/command.
+type CommandResult struct {
+	// CommandID is the command's journal id; 0: the journal could not
+	// record it, so it was not run (the events say why).
+	CommandID int64 `json:"commandId"`
+}
+
+// command routes a command tried on the page as the hub's would be.
+func (h *Handler) command(w http.ResponseWriter, r *http.Request) {
+	c, text, ok := h.commandRequest(w, r)
+	if !ok {
+		return
+	}
+	id, err := c.TryCommand(r.Context(), text, PageSource)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		return
+	}
+	h.log.Info("statuspage: command tried", "command_id", id)
+	writeJSON(w, http.StatusOK, CommandResult{CommandID: id})
+}
+
+// RulesTestResult is the answer of POST /api/rules-test: the decision
+// (`rules test --json`) and its text (`rules test`).
+type RulesTestResult struct {
+	Explanation rules.Explanation `json:"explanation"`
+	Text        string            `json:"text"`
+}
+
+func (h *Handler) rulesTest(w http.ResponseWriter, r *http.Request) {
+	c, text, ok := h.commandRequest(w, r)
+	if !ok {
+		return
+	}
+	res, out := c.ExplainCommand(text)
+	writeJSON(w, http.StatusOK, RulesTestResult{Explanation: res, Text: out})
 }
 
 // pageJSON is how the page's API answers.

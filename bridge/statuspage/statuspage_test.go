@@ -61,8 +61,15 @@ rules:
       prompt: "hi\n#!answer Hello from the status page test"
 `
 
-// startBridge runs a real bridge and returns it with its hub and journal.
+// startBridge runs a real bridge with pageRules and a 2s cancel grace,
+// and returns it with its hub and journal.
 func startBridge(t *testing.T) (*bridge.Bridge, *fakeHub, *journal.Journal) {
+	t.Helper()
+	return startBridgeWith(t, pageRules, 2*time.Second)
+}
+
+// startBridgeWith runs a real bridge with rules (YAML) and a cancel grace.
+func startBridgeWith(t *testing.T, rulesYAML string, grace time.Duration) (*bridge.Bridge, *fakeHub, *journal.Journal) {
 	t.Helper()
 	quiet := slog.New(slog.DiscardHandler)
 	srv, err := server.New(server.Config{Key: key, Assistant: scripted.New(scripted.Config{Logger: quiet}), Workspace: t.TempDir(), Logger: quiet})
@@ -74,7 +81,7 @@ func startBridge(t *testing.T) (*bridge.Bridge, *fakeHub, *journal.Journal) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file, err := rulestest.Parse([]byte(pageRules))
+	file, err := rulestest.Parse([]byte(rulesYAML))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +94,7 @@ func startBridge(t *testing.T) (*bridge.Bridge, *fakeHub, *journal.Journal) {
 		t.Fatal(err)
 	}
 	fh := &fakeHub{events: make(chan hub.Event, 10)}
-	b, err := bridge.New(bridge.Options{Hub: fh, Automate: client, Journal: j, Rules: set, CancelGrace: 2 * time.Second,
+	b, err := bridge.New(bridge.Options{Hub: fh, Automate: client, Journal: j, Rules: set, CancelGrace: grace,
 		DeviceID: "device-under-test", Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +207,7 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 		t.Errorf("the page under a foreign host name answered %d, want 403 for the Host", result.ForeignHost)
 	}
 	joined := strings.Join(result.Events, "\n")
-	for _, want := range []string{"received DeviceCommand \"" + command + "\"", "run started", "cancel requested (hubgate cancel)"} {
+	for _, want := range []string{"received DeviceCommand \"" + command + "\"", "run started", "cancel requested (the status page)"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the live events lack %q:\n%s", want, joined)
 		}

@@ -8,12 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
@@ -204,45 +202,8 @@ func newRulesCommand(a *app) *cobra.Command {
 	return cmd
 }
 
-// rulesTestResult is `rules test --json`.
-type rulesTestResult struct {
-	Command string `json:"command"`
-	// Action is the routing decision (rules.Action): "run" (a rule or the
-	// unmatched action would start a run), "ignore" (nothing handles it),
-	// "cancel" (a StopOutputs macro cancels the current run), "refuse"
-	// (a custom action for another device type) or "error" (the rule's
-	// template failed).
-	Action  string `json:"action"`
-	Rule    string `json:"rule,omitempty"`
-	Matched bool   `json:"matched"` // a rule matched (not the unmatched action)
-	// Macro is the command's macro as the daemon would see it: as given
-	// (--macro, --event), or found in --profile; Found says how
-	// (rules.Found: delivered, id, command, name).
-	Macro    *deviceapi.Macro `json:"macro,omitempty"`
-	Found    string           `json:"found,omitempty"`
-	Busy     string           `json:"busy,omitempty"`
-	QueueMax int              `json:"queueLimit,omitempty"`
-	MaxAge   string           `json:"maxAge,omitempty"`
-	// Notify is the notify policy that applies (the rule's, else
-	// bridge.notify's; rules.NotifyPolicies) and NotifyFrom where it comes
-	// from ("rule" or "bridge.notify"); Speak whether the rule's answers
-	// are spoken.
-	Notify     string               `json:"notify,omitempty"`
-	NotifyFrom string               `json:"notifyFrom,omitempty"`
-	Speak      bool                 `json:"speak"`
-	Request    *automate.RunRequest `json:"request,omitempty"`
-	// Reason says why the command would not run (ignore, refuse, error);
-	// Error is the render error of "error" alone.
-	Reason string `json:"reason,omitempty"`
-	Error  string `json:"error,omitempty"`
-	// DeviceType is the device type custom actions are checked against
-	// (--device-type, else the paired device's); "" when unchecked.
-	DeviceType string `json:"deviceType,omitempty"`
-	ConfigSrc  string `json:"config"`
-	// busyText is the busy policy in words (rules.Rule.DescribeBusy), for
-	// the text output.
-	busyText string
-}
+// rulesTestResult is `rules test --json` (rules.Explanation).
+type rulesTestResult = rules.Explanation
 
 func newRulesTestCommand(a *app) *cobra.Command {
 	var (
@@ -310,12 +271,12 @@ configuration, the macro or the profile is invalid or cannot be read, 2 for an
 			if !cmd.Flags().Changed("device-type") {
 				deviceType = a.pairedDeviceType()
 			}
-			res := routeCommand(set.WithDeviceType(deviceType), rules.Command{Text: args[0], Macro: macro, Received: time.Now()}, cfg.Bridge.Notify)
+			res := set.WithDeviceType(deviceType).Explain(rules.Command{Text: args[0], Macro: macro, Received: time.Now()}, cfg.Bridge.Notify)
 			res.ConfigSrc = cfg.File()
 			if asJSON {
 				return writeJSONTo(a.stdio.Out, res)
 			}
-			printRulesTest(a.stdio.Out, res)
+			res.WriteText(a.stdio.Out)
 			return nil
 		},
 	}
@@ -361,83 +322,4 @@ func readInput(stdin io.Reader, file string) ([]byte, error) {
 		return io.ReadAll(stdin)
 	}
 	return os.ReadFile(file)
-}
-
-// routeCommand is the bridge's routing decision (rules.Set.Decide) of cmd
-// with what `rules test` shows of it; defaultNotify is bridge.notify.
-func routeCommand(set *rules.Set, cmd rules.Command, defaultNotify string) rulesTestResult {
-	d := set.Decide(cmd)
-	res := rulesTestResult{Command: cmd.Text, Action: string(d.Action), Macro: d.Command.Macro, Found: string(d.Found),
-		Reason: d.Reason(), DeviceType: set.DeviceType()}
-	if defaultNotify == "" {
-		defaultNotify = rules.NotifyAnswers
-	}
-	res.Notify, res.NotifyFrom = defaultNotify, "bridge.notify"
-	if d.Action == rules.ActionError {
-		res.Error = d.Err.Error()
-	}
-	rule := d.Rule
-	if rule == nil {
-		return res
-	}
-	res.Rule, res.Matched, res.Speak = rule.Name(), d.Matched, rule.Speak()
-	if p := rule.Notify(); p != "" {
-		res.Notify, res.NotifyFrom = p, "rule"
-	}
-	res.Busy, res.busyText = string(rule.Busy()), rule.DescribeBusy()
-	if rule.Busy() == rules.BusyQueue {
-		res.QueueMax = rule.QueueLimit()
-		res.MaxAge = rule.MaxAge().String()
-	}
-	if d.Action == rules.ActionRun {
-		res.Request = &d.Request
-	}
-	return res
-}
-
-func printRulesTest(w io.Writer, r rulesTestResult) {
-	fmt.Fprintf(w, "command  %q\n", r.Command)
-	if m := r.Macro; m != nil {
-		how := map[string]string{string(rules.FoundDelivered): "as given", string(rules.FoundByID): "found in the profile by its id",
-			string(rules.FoundByCommand): "found in the profile by its commands", string(rules.FoundByName): "found in the profile by its name"}[r.Found]
-		fmt.Fprintf(w, "macro    %q (id %s, %d events), %s\n", m.Name, m.ID, len(m.Events), how)
-	}
-	notify := fmt.Sprintf("notify   %s (%s)", r.Notify, r.NotifyFrom)
-	switch rules.Action(r.Action) {
-	case rules.ActionCancel:
-		fmt.Fprintln(w, "action   cancel: the macro has a StopOutputs event, so it cancels the current run (not routed)")
-		return
-	case rules.ActionIgnore:
-		fmt.Fprintln(w, "action   ignored: no rule matches and bridge.unmatched.action is ignore")
-		return
-	case rules.ActionRefuse:
-		fmt.Fprintf(w, "action   refused: %s\n", r.Reason)
-		if r.Notify != rules.NotifyNone {
-			notify += ": the person is told it was not run"
-		}
-		fmt.Fprintln(w, notify)
-		return
-	}
-	if r.Matched {
-		fmt.Fprintf(w, "rule     %s\n", r.Rule)
-	} else {
-		fmt.Fprintln(w, "rule     none matched: the unmatched action runs it")
-	}
-	fmt.Fprintf(w, "busy     %s\n", r.busyText)
-	fmt.Fprintln(w, notify)
-	speak := "no"
-	if r.Speak {
-		speak = "yes: the answer is spoken"
-	}
-	fmt.Fprintf(w, "speak    %s\n", speak)
-	if r.Action == string(rules.ActionError) {
-		told := ""
-		if r.Notify != rules.NotifyNone {
-			told = "; the person is told"
-		}
-		fmt.Fprintf(w, "error    %s (the command fails%s)\n", r.Error, told)
-		return
-	}
-	b, _ := json.MarshalIndent(r.Request, "         ", "  ")
-	fmt.Fprintf(w, "request  POST /v1/runs (not sent)\n         %s\n", strings.TrimSpace(string(b)))
 }

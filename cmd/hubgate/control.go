@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
@@ -389,16 +390,39 @@ func newCancelCommand(a *app) *cobra.Command {
 			if err != nil {
 				return daemonError(err)
 			}
-			if !res.Stopped {
-				fmt.Fprintln(a.stdio.Out, "nothing runs")
-				return nil
-			}
-			fmt.Fprintf(a.stdio.Out, "%s requested for command #%d: %s\n", res.Mode, res.CommandID, res.Message)
+			fmt.Fprintln(a.stdio.Out, cancelText(res, time.Now()))
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "terminate the run at once (kills the worker) instead of a soft cancel")
 	return cmd
+}
+
+// cancelText is what `hubgate cancel` prints of res: what was asked, how
+// long the run may go on (the cancel grace) and how to stop it now.
+func cancelText(res bridge.CancelResult, now time.Time) string {
+	switch {
+	case !res.Stopped:
+		return "nothing runs"
+	case res.Mode == automate.CancelModeTerminate:
+		return fmt.Sprintf("force cancel sent for command #%d: the run is terminated now", res.CommandID)
+	}
+	head := fmt.Sprintf("cancel requested for command #%d", res.CommandID)
+	if res.Already {
+		head = fmt.Sprintf("a cancel of command #%d was already requested", res.CommandID)
+		if res.ForceAt.IsZero() {
+			return head + " and forced: the run is terminated now"
+		}
+	}
+	wait := "the run stops at its next step"
+	if res.GraceMs > 0 {
+		left := time.Duration(res.GraceMs) * time.Millisecond
+		if !res.ForceAt.IsZero() {
+			left = max(res.ForceAt.Sub(now), 0)
+		}
+		wait = fmt.Sprintf("the run stops at its next step; it may go on for up to %s, then hubgate forces it", left.Round(time.Second))
+	}
+	return head + ": " + wait + " (hubgate cancel --force stops it now)"
 }
 
 // writeJSONTo prints v as the indented JSON of a --json output.

@@ -47,7 +47,7 @@ func daemonOptions(cfg *configs.Config, p daemonParams, log *slog.Logger) (daemo
 			Workspace: cfg.Automate.Workspace, WorkspaceRestriction: cfg.Automate.WorkspaceRestriction,
 			ToolWait: cfg.Automate.ToolWait, AppVersion: version(), Product: cfg.Automate.Product},
 		Outputs: daemon.OutputOptions{Notify: cfg.Bridge.Notify, SpeechCommand: cfg.Bridge.Speech.Command,
-			SpeechMaxChars: cfg.Bridge.Speech.MaxChars, StatusPage: cfg.Bridge.StatusPage.Enabled,
+			SpeechMaxChars: cfg.Bridge.Speech.MaxChars, ProgressAfter: cfg.Bridge.ProgressAfter, StatusPage: cfg.Bridge.StatusPage.Enabled,
 			StatusPagePort: cfg.Bridge.StatusPage.Port},
 		Logger: log,
 	}

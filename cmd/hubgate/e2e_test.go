@@ -445,10 +445,13 @@ func TestStopListening(t *testing.T) {
 		h.push("work 3", nil)
 		waitRunning(t, s, d, "work 3")
 		// hubgate cancel ends it (a soft cancel through the control socket).
-		if r := runCmd(t, s.environ(), "", "--config", s.configPath, "cancel"); r.code != 0 {
+		// It says how long the run may go on and how to force, once.
+		r := runCmd(t, s.environ(), "", "--config", s.configPath, "cancel")
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "cancel requested for command #") || strings.Count(r.stdout, "cancel requested") != 1 ||
+			!strings.Contains(r.stdout, "it may go on for up to ") || !strings.Contains(r.stdout, "hubgate cancel --force stops it now") {
 			t.Errorf("hubgate cancel: %+v", r)
 		}
-		if e := waitSettled(t, s, "work 3"); e.Status != automate.StatusCanceled {
+		if e := waitSettled(t, s, "work 3"); e.Status != automate.StatusCanceled || !strings.Contains(e.Note, "stopped by hubgate cancel") {
 			t.Errorf("hubgate cancel: %s", e2eDump([]journal.Entry{e}))
 		}
 		if n := runsStarted(d, 2); n != 2 {

@@ -102,12 +102,22 @@ func TestWatchShowsTheAnswerAsTheJournalRecordsIt(t *testing.T) {
 	for i := range 5 {
 		h.push("hello", nil)
 		var kinds []string
+		steps := 0
 		fin := nextLine(t, lines, "the finished run", func(e bridge.Event) bool {
-			kinds = append(kinds, string(e.Kind))
+			switch e.Kind {
+			case bridge.EventStep:
+				if len(kinds) > 0 && kinds[len(kinds)-1] == "started" {
+					steps++
+				}
+			case bridge.EventRunStatus: // as many as the server reported
+			default:
+				kinds = append(kinds, string(e.Kind))
+			}
 			return e.Kind == bridge.EventFinished
 		})
-		if got, want := strings.Join(kinds, " "), "received decided started finished"; got != want {
-			t.Errorf("run %d: events %s, want %s", i, got, want)
+		// The run's steps come between its start and its end.
+		if got, want := strings.Join(kinds, " "), "received decided started finished"; got != want || steps == 0 {
+			t.Errorf("run %d: events %s with %d steps, want %s with its steps", i, got, steps, want)
 		}
 		if fin.event.Answer != "Hello from the watched daemon" || fin.event.Status != "completed" || fin.event.Command != "hello" {
 			t.Fatalf("finished event %+v", fin.event)
