@@ -86,6 +86,13 @@ type Options struct {
 	Target control.AutomateTarget
 	// DeviceID is the paired device, for status.
 	DeviceID string
+	// Ask offers ask_person to the runs of rules that do not say (the
+	// bridge.ask default). Zero: off.
+	Ask bool
+	// AskTimeout is how long a question waits for the person before the
+	// agent is told nobody answered; at most MaxAskTimeout. Zero:
+	// DefaultAskTimeout.
+	AskTimeout time.Duration
 	// EventBuffer is how many events a subscriber may fall behind before
 	// it loses events (see Subscribe). Zero: DefaultEventBuffer.
 	EventBuffer int
@@ -116,6 +123,7 @@ type Bridge struct {
 	listenAsked   time.Time // when the hub asked (listenWish)
 	counters      control.Counters
 	notifications []Notification
+	asking        *question // the ask_person question waiting for the person
 
 	events *eventBus
 }
@@ -178,6 +186,12 @@ func New(opts Options) (*Bridge, error) {
 	}
 	if opts.Listening == "" {
 		opts.Listening = ListenFollowVendor
+	}
+	if opts.AskTimeout <= 0 {
+		opts.AskTimeout = DefaultAskTimeout
+	}
+	if opts.AskTimeout > MaxAskTimeout {
+		return nil, fmt.Errorf("bridge: AskTimeout %s is longer than the server's round of %s", opts.AskTimeout, MaxAskTimeout)
 	}
 	b := &Bridge{opts: opts, log: opts.Logger, now: opts.Now, tools: opts.Tools,
 		wake: make(chan struct{}, 1), done: make(chan runDone, 1), events: newEventBus(opts.EventBuffer, 0)}
@@ -320,6 +334,9 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 	var renderErr error
 	if route.Action == rules.ActionError {
 		renderErr = route.Err
+	}
+	if !stop && b.answerFromHub(ctx, ev) {
+		return // the answer to the question of the run in flight
 	}
 	rec := journal.Command{Seq: ev.Seq, Session: ev.Session, InvocationID: ev.InvocationID, ReceivedAt: ev.Received, Text: ev.Command,
 		Decision: journal.DecisionReceived}
@@ -645,7 +662,11 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 	ce := commandEvent(control.EventCancelRequested, r.pending)
 	ce.Note = why
 	b.emit(ce)
-	go b.sendCancel(r, false) // off the event loop: it asks /health first
+	go func() { // off the event loop: it asks /health first
+		b.sendCancel(r, false)
+		// A question of the run ends now, once the server knows.
+		b.withdraw(r, "the run is being cancelled ("+why+")")
+	}()
 	return fmt.Sprintf("cancel requested for command %d (%s)", r.id, why)
 }
 
@@ -716,6 +737,7 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (control.CancelResult, 
 			b.emit(ce)
 		}
 		b.sendCancel(r, true)
+		b.withdraw(r, "the run is being cancelled (hubgate cancel --force)")
 		res.Mode, res.Message = automate.CancelModeTerminate, "force cancel sent"
 		return res, nil
 	}

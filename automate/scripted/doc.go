@@ -31,6 +31,9 @@
 // "line 1\nline 2"); #!read and #!delete take the rest of the line as the
 // path, #!write and #!move take one token (quote paths with blanks). When
 // several directives set the answer (#!answer, #!recall), the last wins.
+// In #!answer's text, ${result} stands for the text of the run's latest
+// client tool result ("" before any), e.g. the person's reply to a
+// caller's ask_person tool.
 //
 // A directive that cannot be parsed (bad JSON, missing arguments, unknown
 // name) is a failed step whose resultSummary says why; the run goes on. The

@@ -87,6 +87,21 @@ type Backend interface {
 	Cancel(ctx context.Context, force bool) (CancelResult, error)
 }
 
+// Answerer is what a Backend may also do: answer the question the run in
+// flight asked the person (the bridge's ask_person tool), from the status
+// page's answer box.
+type Answerer interface {
+	Answer(ctx context.Context, text, via string) (AnswerResult, error)
+}
+
+// AnswerResult is the answer to an Answer request.
+type AnswerResult struct {
+	// Answered: a question was pending and text became its answer.
+	Answered  bool   `json:"answered"`
+	CommandID int64  `json:"commandId,omitempty"` // the command whose run asked
+	Message   string `json:"message"`
+}
+
 // Reconnecter is what a Backend may also do: reconnect the hub at once
 // after a new pairing or an unpairing (POST /v1/reconnect). A Backend
 // without it answers that request with 501.
@@ -217,12 +232,15 @@ type Counters struct {
 	Completed  uint64 `json:"completed"` // runs that ended completed
 	Failed     uint64 `json:"failed"`    // runs that ended failed or terminated, failed requests, and commands decided failed
 	Canceled   uint64 `json:"canceled"`
+	// Answers counts commands that answered a question of the run in
+	// flight (decision answer) instead of starting a run.
+	Answers uint64 `json:"answers"`
 	// Unrecorded counts commands the journal could not record: they were
 	// not run (nothing runs unrecorded) and the person was told.
 	Unrecorded uint64 `json:"unrecorded"`
 	// Last is the latest reason behind each count that has one, by the
 	// count's JSON name (started, queued, dropped, ignored, refused,
-	// abandoned, failed, duplicates, unrecorded).
+	// abandoned, failed, answer, duplicates, unrecorded).
 	Last map[string]LastReason `json:"last,omitempty"`
 }
 

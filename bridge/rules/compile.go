@@ -49,6 +49,7 @@ type Rule struct {
 	hasMacroCriteria   bool
 	run                *compiledRun
 	clientTools        []automate.ClientTool
+	answers            *regexp.Regexp // Spec.Answers, anchored; nil: any command
 }
 
 type compiledRun struct {
@@ -204,6 +205,13 @@ func (c *compiler) rule(spec Spec, tools map[string]*commandTool) *Rule {
 		c.add("notify", "must be one of %s; got %q", strings.Join(NotifyPolicies, ", "), spec.Notify)
 	}
 	r.run, r.clientTools = c.runTemplate("run", spec.Run, false, tools)
+	if spec.Answers != "" {
+		re, err := regexp.Compile(`^(?:` + spec.Answers + `)$`)
+		if err != nil {
+			c.add("answers", "is not a valid RE2 expression: %v", err)
+		}
+		r.answers = re
+	}
 	if len(c.problems) > before {
 		return nil
 	}
