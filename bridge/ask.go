@@ -20,7 +20,8 @@ import (
 // the agent hears "no answer" and finishes the run on its own terms.
 const DefaultAskTimeout = 100 * time.Second
 
-// MaxAskTimeout is the longest Options.AskTimeout: the server's round.
+// MaxAskTimeout is the Automate server's round for client tool results:
+// Options.AskTimeout must be below it.
 const MaxAskTimeout = 2 * time.Minute
 
 // question is the ask_person call the run in flight waits on (Bridge.asking).

@@ -90,7 +90,7 @@ type Options struct {
 	// bridge.ask default). Zero: off.
 	Ask bool
 	// AskTimeout is how long a question waits for the person before the
-	// agent is told nobody answered; at most MaxAskTimeout. Zero:
+	// agent is told nobody answered; below MaxAskTimeout. Zero:
 	// DefaultAskTimeout.
 	AskTimeout time.Duration
 	// EventBuffer is how many events a subscriber may fall behind before
@@ -190,8 +190,8 @@ func New(opts Options) (*Bridge, error) {
 	if opts.AskTimeout <= 0 {
 		opts.AskTimeout = DefaultAskTimeout
 	}
-	if opts.AskTimeout > MaxAskTimeout {
-		return nil, fmt.Errorf("bridge: AskTimeout %s is longer than the server's round of %s", opts.AskTimeout, MaxAskTimeout)
+	if opts.AskTimeout >= MaxAskTimeout {
+		return nil, fmt.Errorf("bridge: AskTimeout %s must be below the server's round of %s", opts.AskTimeout, MaxAskTimeout)
 	}
 	b := &Bridge{opts: opts, log: opts.Logger, now: opts.Now, tools: opts.Tools,
 		wake: make(chan struct{}, 1), done: make(chan runDone, 1), events: newEventBus(opts.EventBuffer, 0)}

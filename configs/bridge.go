@@ -62,6 +62,13 @@ type BridgeConfig struct {
 	// Under answers and failures every command that is not run is notified
 	// with why; none silences that too.
 	Notify string `yaml:"notify"`
+	// Ask offers the ask_person tool to the runs of rules that do not set
+	// ask: (false, the default: existing rules behave as before).
+	Ask bool `yaml:"ask"`
+	// AskTimeout is how long a question of ask_person waits for the
+	// person before the agent is told nobody answered; below the Automate
+	// server's two-minute round (bridge.MaxAskTimeout). 0 means 100s.
+	AskTimeout time.Duration `yaml:"ask_timeout"`
 	// Speech configures how rules with speak: true speak their answers.
 	Speech SpeechConfig `yaml:"speech"`
 	// StatusPage is the daemon's status page on 127.0.0.1 (`hubgate open`).
@@ -105,6 +112,9 @@ var (
 // Limits of the bridge section.
 const (
 	MaxCancelGrace = 10 * time.Minute
+	// MaxAskTimeout: bridge.ask_timeout must be below the Automate
+	// server's round for client tool results (bridge.MaxAskTimeout).
+	MaxAskTimeout = 2 * time.Minute
 	// MaxJournalKeepDays is a century: beyond it, say 0 (keep everything).
 	MaxJournalKeepDays = 36500
 	// MaxSocketPath is the longest Unix socket path (sun_path holds 108
@@ -194,6 +204,9 @@ func (c *Config) validateBridge() []FieldError {
 	b := c.Bridge
 	if b.CancelGrace <= 0 || b.CancelGrace > MaxCancelGrace {
 		bad("bridge.cancel_grace", "must be a positive duration up to %s; got %s", MaxCancelGrace, b.CancelGrace)
+	}
+	if b.AskTimeout < 0 || b.AskTimeout >= MaxAskTimeout {
+		bad("bridge.ask_timeout", "must be 0 (100s) or a positive duration below %s (the Automate server's round for tool results); got %s", MaxAskTimeout, b.AskTimeout)
 	}
 	if b.JournalKeepDays < 0 || b.JournalKeepDays > MaxJournalKeepDays {
 		bad("bridge.journal_keep_days", "must be 0 (keep everything) to %d days; got %d", MaxJournalKeepDays, b.JournalKeepDays)
