@@ -27,8 +27,9 @@ const MaxAskTimeout = 2 * time.Minute
 // question is the ask_person call the run in flight waits on (Bridge.asking).
 type question struct {
 	commandID int64
-	command   string
 	rule      *rules.Rule
+	asked     rules.Question
+	deadline  time.Time
 	answer    chan reply // buffered: whoever takes the question sends once
 }
 
@@ -98,7 +99,9 @@ func (b *Bridge) ask(ctx context.Context, r *runState, c automate.ToolCall) (aut
 	if err != nil {
 		return automate.ToolResult{ID: c.ID, Error: err.Error()}, nil
 	}
-	q := &question{commandID: r.id, command: r.cmd.Text, rule: r.rule, answer: make(chan reply, 1)}
+	timeout := b.opts.AskTimeout
+	deadline := b.now().Add(timeout)
+	q := &question{commandID: r.id, rule: r.rule, asked: parsed, deadline: deadline, answer: make(chan reply, 1)}
 	b.mu.Lock()
 	if b.asking != nil {
 		b.mu.Unlock()
@@ -106,8 +109,6 @@ func (b *Bridge) ask(ctx context.Context, r *runState, c automate.ToolCall) (aut
 	}
 	b.asking = q
 	b.mu.Unlock()
-	timeout := b.opts.AskTimeout
-	deadline := b.now().Add(timeout)
 	ev := commandEvent(control.EventQuestion, r.pending)
 	ev.Question, ev.Choices, ev.Deadline = parsed.Question, parsed.Choices, &deadline
 	b.log.Info("the agent asks the person", "command_id", r.id, "call_id", c.ID, "timeout", timeout)

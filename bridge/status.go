@@ -59,6 +59,9 @@ func (b *Bridge) Status(ctx context.Context) (control.Status, error) {
 		}
 		st.Current = &control.CurrentRun{CommandID: r.id, Rule: r.rule.Name(), Command: r.cmd.Text, RequestID: r.requestID,
 			Status: status, StartedAt: r.startedAt}
+		if q := b.asking; q != nil && q.commandID == r.id {
+			st.Current.Question = &control.PendingQuestion{Question: q.asked.Question, Choices: q.asked.Choices, Deadline: q.deadline}
+		}
 	}
 	return st, nil
 }

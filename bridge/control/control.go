@@ -190,6 +190,16 @@ type CurrentRun struct {
 	Status    string    `json:"status"`              // RunRunning or RunParked
 	StartedAt time.Time `json:"startedAt"`
 	Command   string    `json:"command"`
+	// Question is what the run asked the person (ask_person) and waits
+	// for; nil when it waits for nothing.
+	Question *PendingQuestion `json:"question,omitempty"`
+}
+
+// PendingQuestion is a question of the run in flight, waiting for an answer.
+type PendingQuestion struct {
+	Question string    `json:"question"`
+	Choices  []string  `json:"choices,omitempty"`
+	Deadline time.Time `json:"deadline"`
 }
 
 // QueuedCommand is one command waiting in the queue.

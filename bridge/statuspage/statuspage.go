@@ -86,6 +86,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -268,6 +269,7 @@ func New(opts Options) (*Handler, error) {
 	mux.HandleFunc("GET /api/state", h.state)
 	mux.HandleFunc("GET /api/events", h.events)
 	mux.HandleFunc("POST /api/cancel", h.cancel)
+	mux.HandleFunc("POST /api/answer", h.answer)
 	h.mux = mux
 	return h, nil
 }
@@ -532,6 +534,42 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 	}
 	h.log.Info("statuspage: cancel", "command_id", res.CommandID, "mode", res.Mode)
 	writeJSON(w, http.StatusOK, res)
+}
+
+// maxAnswer bounds an answer typed in the page's answer box (bytes).
+const maxAnswer = 4000
+
+// answer answers the question the run in flight asked the person
+// (ask_person): {"text": "..."}. 501 when the backend cannot.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
+	a, ok := h.opts.Backend.(control.Answerer)
+	if !ok {
+		writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "this daemon takes no answers"})
+		return
+	}
+	var body struct {
+		Text string `json:"text"`
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAnswer+64))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	if err := json.Unmarshal(b, &body); err != nil || strings.TrimSpace(body.Text) == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "the body must be {\"text\": \"your answer\"} with some text"})
+		return
+	}
+	res, err := a.Answer(r.Context(), strings.TrimSpace(body.Text), "status page")
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	h.log.Info("statuspage: answer", "command_id", res.CommandID, "answered", res.Answered)
+	code := http.StatusOK
+	if !res.Answered {
+		code = http.StatusConflict // no question waits
+	}
+	writeJSON(w, code, res)
 }
 
 // pageJSON is how the page's API answers.
