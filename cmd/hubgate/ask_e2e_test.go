@@ -1,6 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -38,7 +42,9 @@ func TestAskPersonEndToEnd(t *testing.T) {
 	h := startHub(t)
 	s := newDaemonSetup(t, h, daemonConfig{Bridge: askRules})
 	startListening(t, s)
-	lines, _ := startWatch(t, s)
+	lines, _ := startWatch(t, s, "--history", "50")
+	// The history shows the hub listening: the stream is live.
+	nextLine(t, lines, "the hub state", func(e control.Event) bool { return e.Kind == control.EventHub && e.Hub.Status == "listening" })
 	send := func(command string) {
 		t.Helper()
 		r := runCmd(t, env(t), "", "mock", "send", "--url", h.url, "--device", h.id(), "--command", command)
@@ -85,5 +91,63 @@ func TestAskPersonEndToEnd(t *testing.T) {
 	}
 	if took := time.Since(start); took >= 2*time.Minute {
 		t.Errorf("the unanswered run took %s: not within the server's round", took)
+	}
+}
+
+// The co-hosted openai engine offers ask_person to its model as a caller
+// tool: a fake OpenAI-compatible upstream calls it, the person answers
+// with `hubgate mock send`, and the model's closing message (made from
+// the tool message it was sent) carries the reply.
+func TestAskPersonWithTheOpenAIEngine(t *testing.T) {
+	fake := &ollamaFake{reply: func(req map[string]any, n int) (map[string]any, string) {
+		msgs, _ := req["messages"].([]any)
+		last, _ := msgs[len(msgs)-1].(map[string]any)
+		if last["role"] == "tool" {
+			return map[string]any{"role": "assistant", "content": fmt.Sprintf("you chose %v", last["content"])}, "stop"
+		}
+		return map[string]any{"role": "assistant", "content": "", "tool_calls": []any{map[string]any{
+			"id": "call_ask", "type": "function", "function": map[string]any{"name": "ask_person",
+				"arguments": `{"question":"Which colour?","choices":["red","blue"]}`}}}}, "tool_calls"
+	}}
+	up := httptest.NewServer(fake.handler())
+	defer up.Close()
+	h := startHub(t)
+	s := newDaemonSetup(t, h, daemonConfig{
+		Automate: fmt.Sprintf("engine: openai\nopenai:\n  upstream: %s/v1\n  model: qwen3:8b\n  stream: false\n  conversation_store: %s",
+			up.URL, filepath.Join(t.TempDir(), "conv.json")),
+		Bridge: `rules:
+  - name: pick
+    match: {command: pick}
+    ask: true
+    run:
+      prompt: "Ask me which colour I want, then tell me."
+`})
+	startListening(t, s)
+	lines, _ := startWatch(t, s, "--history", "50")
+	// The history shows the hub listening: the stream is live.
+	nextLine(t, lines, "the hub state", func(e control.Event) bool { return e.Kind == control.EventHub && e.Hub.Status == "listening" })
+	h.push("pick", nil)
+	q := nextLine(t, lines, "the question", func(e control.Event) bool { return e.Kind == control.EventQuestion }).event
+	if q.Question != "Which colour?" || strings.Join(q.Choices, ",") != "red,blue" {
+		t.Fatalf("question event %+v", q)
+	}
+	r := runCmd(t, env(t), "", "mock", "send", "--url", h.url, "--device", h.id(), "--command", "blue")
+	if r.code != 0 {
+		t.Fatalf("mock send: %+v", r)
+	}
+	fin := nextLine(t, lines, "the run's end", func(e control.Event) bool { return e.Kind == control.EventFinished }).event
+	if fin.CommandID != q.CommandID || fin.Status != "completed" || !strings.Contains(fin.Answer, "you chose blue") {
+		t.Fatalf("finished event %+v", fin)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	var offered []string
+	tools, _ := fake.chats[0]["tools"].([]any)
+	for _, tl := range tools {
+		fn, _ := tl.(map[string]any)["function"].(map[string]any)
+		offered = append(offered, fmt.Sprint(fn["name"]))
+	}
+	if !slices.Contains(offered, "ask_person") {
+		t.Errorf("the model was offered %v, without ask_person", offered)
 	}
 }
