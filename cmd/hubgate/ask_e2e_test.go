@@ -36,7 +36,7 @@ ask: true
 // `watch --json`; a command that the rule's answers: does not accept is
 // routed as usual; `hubgate mock send` answers; the run resumes and its
 // answer carries the reply; the answering command has one journal row,
-// decided answer, and started no run. Unanswered, the agent hears "no
+// decided answer, and started no run; `hubgate answer` answers too. Unanswered, the agent hears "no
 // answer" after bridge.ask_timeout and the run completes on its own terms.
 func TestAskPersonEndToEnd(t *testing.T) {
 	h := startHub(t)
@@ -80,6 +80,21 @@ func TestAskPersonEndToEnd(t *testing.T) {
 	}
 	if got := journalEntry(t, s.journal, asker); got.Answer != "you chose Blue" {
 		t.Errorf("the asking run's row: %+v", got)
+	}
+
+	// `hubgate answer` feeds the same path (and says when nothing waits).
+	if r := runCmd(t, s.environ(), "", "--config", s.configPath, "answer", "red"); r.code != ExitError || !strings.Contains(r.stderr, "no question is waiting") {
+		t.Errorf("hubgate answer without a question: %+v", r)
+	}
+	send("pick")
+	q = nextLine(t, lines, "the question again", func(e control.Event) bool { return e.Kind == control.EventQuestion }).event
+	if r := runCmd(t, s.environ(), "", "--config", s.configPath, "answer", "red"); r.code != 0 ||
+		r.stdout != fmt.Sprintf("answered the question of command #%d\n", q.CommandID) {
+		t.Errorf("hubgate answer: %+v", r)
+	}
+	fin = nextLine(t, lines, "the second run's end", func(e control.Event) bool { return e.Kind == control.EventFinished }).event
+	if fin.CommandID != q.CommandID || fin.Answer != "you chose red" {
+		t.Fatalf("finished event %+v", fin)
 	}
 
 	start := time.Now()
