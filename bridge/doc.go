@@ -77,4 +77,23 @@
 //     escalated to a force cancel. A cancel asked for right after a run
 //     started, before its POST reached the server, waits for it.
 //   - A command tool without a workdir runs in the user's home directory.
+//   - Asking the person (ask.go): on runs whose rule allows it
+//     (rules.Rule.Ask, default Options.Ask, off so that existing rules
+//     behave as before) the run declares ask_person. When the agent calls
+//     it, the bridge publishes an EventQuestion (question, choices,
+//     deadline; the notifier shows and speaks it) and waits. The person's
+//     next hub command that the rule's answers: accepts becomes the tool
+//     result: it gets its one journal row, decided answer, is counted
+//     (Counters.Answers) and starts no run; a StopOutputs macro is never an
+//     answer. Bridge.Answer (the status page's answer box, `hubgate
+//     answer`) feeds the same path and makes no journal row (it is not a
+//     hub command); the EventAnswered says how each answer came. The tool
+//     call is journaled as every client tool call is: the run's park and
+//     resume. After Options.AskTimeout (100 s, below the server's
+//     two-minute round) the result is "No answer: the person did not
+//     answer within N s.", so the agent finishes the run on its own terms.
+//     One question at a time: a second ask_person call while one waits is
+//     answered with an error. A cancel of the run withdraws its question
+//     once the cancel is sent, and gives up the round (the server has
+//     released the parked run; a resume would find nothing).
 package bridge

@@ -206,11 +206,13 @@ func (c *compiler) rule(spec Spec, tools map[string]*commandTool) *Rule {
 	}
 	r.run, r.clientTools = c.runTemplate("run", spec.Run, false, tools)
 	if spec.Answers != "" {
-		re, err := regexp.Compile(`^(?:` + spec.Answers + `)$`)
+		_, err := regexp.Compile(spec.Answers) // its own error names the expression as written
+		if err == nil {
+			r.answers, err = regexp.Compile(`^(?:` + spec.Answers + `)$`)
+		}
 		if err != nil {
 			c.add("answers", "is not a valid RE2 expression: %v", err)
 		}
-		r.answers = re
 	}
 	if len(c.problems) > before {
 		return nil

@@ -139,6 +139,18 @@
 // 64 KiB). Render puts the definitions (name, description, parameters) of
 // the rule's client tools in the request.
 //
+// # Asking the person
+//
+// ask: true (Spec.Ask; absent means the bridge.ask default, off) lets the
+// rule's runs ask the person a question: the bridge adds the built-in
+// ask_person tool (AskPersonTool: {question: string, choices?: [string]};
+// ParseAsk) to the run's client tools; no rule lists it in client_tools
+// and no command tool may take its name. answers: (Spec.Answers) is an
+// RE2 expression, anchored like command_regex, that a hub command must
+// match to answer a pending question of the rule's run (Rule.Answers);
+// empty means every command answers. A command that does not match is
+// routed as usual.
+//
 // # Catalogue
 //
 // A DeviceCommand's macro may be missing or carry only an id. Catalog holds
