@@ -56,12 +56,7 @@ func ParseNotify(arguments json.RawMessage) (Notification, error) {
 		Message *string `json:"message"`
 		Level   *string `json:"level"`
 	}
-	if len(bytes.TrimSpace(arguments)) == 0 {
-		arguments = json.RawMessage(`{}`)
-	}
-	dec := json.NewDecoder(bytes.NewReader(arguments))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&args); err != nil {
+	if err := decodeArguments(arguments, &args); err != nil {
 		return Notification{}, &ToolError{Tool: NotifyToolName, Err: fmt.Errorf("arguments must be an object {\"message\": string, \"level\"?: \"info\"|\"warning\"}: %v", err)}
 	}
 	n := Notification{Level: NotifyInfo}
@@ -79,6 +74,17 @@ func ParseNotify(arguments json.RawMessage) (Notification, error) {
 		n.Level = *args.Level
 	}
 	return n, nil
+}
+
+// decodeArguments decodes a built-in tool's call arguments into v,
+// strictly (no unknown field); none at all are {}.
+func decodeArguments(arguments json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(arguments)) == 0 {
+		arguments = json.RawMessage(`{}`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(arguments))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
 }
 
 // AskPersonToolName is the built-in client tool through which the agent
@@ -123,12 +129,7 @@ func ParseAsk(arguments json.RawMessage) (Question, error) {
 		Question *string  `json:"question"`
 		Choices  []string `json:"choices"`
 	}
-	if len(bytes.TrimSpace(arguments)) == 0 {
-		arguments = json.RawMessage(`{}`)
-	}
-	dec := json.NewDecoder(bytes.NewReader(arguments))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&args); err != nil {
+	if err := decodeArguments(arguments, &args); err != nil {
 		return Question{}, &ToolError{Tool: AskPersonToolName, Err: fmt.Errorf("arguments must be an object {\"question\": string, \"choices\"?: [string]}: %v", err)}
 	}
 	switch {
