@@ -199,8 +199,9 @@ func (b *Bridge) Answer(_ context.Context, text, via string) (control.AnswerResu
 // when one is pending and its rule's answers: accepts the text. The
 // command gets its one journal row, decided answer, and is not routed. It
 // reports whether it handled the command (answered, or journaled why
-// not); false: route it as usual.
-func (b *Bridge) answerFromHub(ctx context.Context, ev hub.Event) bool {
+// not); false: route it as usual. listenNote (the hub had asked to stop
+// listening) is kept on its row, as on every command acted on.
+func (b *Bridge) answerFromHub(ctx context.Context, ev hub.Event, listenNote string) bool {
 	b.mu.Lock()
 	q := b.asking
 	b.mu.Unlock()
@@ -209,7 +210,7 @@ func (b *Bridge) answerFromHub(ctx context.Context, ev hub.Event) bool {
 	}
 	note := fmt.Sprintf("the answer to the question of command %d", q.commandID)
 	rec := journal.Command{Seq: ev.Seq, Session: ev.Session, InvocationID: ev.InvocationID, ReceivedAt: ev.Received,
-		Text: ev.Command, Rule: q.rule.Name(), Decision: journal.DecisionAnswer, Note: note}
+		Text: ev.Command, Rule: q.rule.Name(), Decision: journal.DecisionAnswer, Note: joinNote(note, listenNote)}
 	if ev.Macro != nil {
 		rec.MacroID, rec.MacroName = ev.Macro.ID, ev.Macro.Name
 	}
@@ -236,11 +237,11 @@ func (b *Bridge) answerFromHub(ctx context.Context, ev hub.Event) bool {
 	}
 	b.mu.Lock()
 	b.counters.Answers++
-	b.reasonLocked(string(journal.DecisionAnswer), id, rec.Text, note)
+	b.reasonLocked(string(journal.DecisionAnswer), id, rec.Text, rec.Note)
 	b.mu.Unlock()
-	b.log.Info("command decided", "command_id", id, "decision", journal.DecisionAnswer, "note", note)
+	b.log.Info("command decided", "command_id", id, "decision", journal.DecisionAnswer, "note", rec.Note)
 	decided := received
-	decided.Kind, decided.Decision, decided.Note = control.EventDecided, journal.DecisionAnswer, note
+	decided.Kind, decided.Decision, decided.Note = control.EventDecided, journal.DecisionAnswer, rec.Note
 	b.emit(decided)
 	q.answer <- reply{text: ev.Command, via: fmt.Sprintf("hub command #%d", id)}
 	return true

@@ -335,7 +335,7 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event) {
 	if route.Action == rules.ActionError {
 		renderErr = route.Err
 	}
-	if !stop && b.answerFromHub(ctx, ev) {
+	if accept, listenNote := b.listenGate(); !stop && accept && b.answerFromHub(ctx, ev, listenNote) {
 		return // the answer to the question of the run in flight
 	}
 	rec := journal.Command{Seq: ev.Seq, Session: ev.Session, InvocationID: ev.InvocationID, ReceivedAt: ev.Received, Text: ev.Command,

@@ -85,7 +85,7 @@
 //     next hub command that the rule's answers: accepts becomes the tool
 //     result: it gets its one journal row, decided answer, is counted
 //     (Counters.Answers) and starts no run; a StopOutputs macro is never an
-//     answer. Bridge.Answer (the status page's answer box, `hubgate
+//     answer, nor is a command the listening policy refuses. Bridge.Answer (the status page's answer box, `hubgate
 //     answer`) feeds the same path and makes no journal row (it is not a
 //     hub command); the EventAnswered says how each answer came. The tool
 //     call is journaled as every client tool call is: the run's park and
