@@ -54,6 +54,12 @@ func (b *Bridge) withAskTool(p *pending) automate.RunRequest {
 	if !b.askAllowed(p) || slices.ContainsFunc(req.ClientTools, func(t automate.ClientTool) bool { return t.Name == rules.AskPersonToolName }) {
 		return req
 	}
+	if len(req.ClientTools) >= automate.MaxClientTools {
+		// The server would refuse the whole run: it runs without asking.
+		b.log.Warn("the rule lists the most client tools a run may declare; ask_person not offered", "rule", p.rule.Name(),
+			"max", automate.MaxClientTools)
+		return req
+	}
 	req.ClientTools = append(slices.Clone(req.ClientTools), rules.AskPersonTool())
 	return req
 }

@@ -88,6 +88,9 @@ func TestAskPersonEndToEnd(t *testing.T) {
 	}
 	send("pick")
 	q = nextLine(t, lines, "the question again", func(e control.Event) bool { return e.Kind == control.EventQuestion }).event
+	if r := runCmd(t, s.environ(), "", "--config", s.configPath, "status"); !strings.Contains(r.stdout, `question   "Which colour?": answer by `) {
+		t.Errorf("hubgate status does not show the question: %+v", r)
+	}
 	if r := runCmd(t, s.environ(), "", "--config", s.configPath, "answer", "red"); r.code != 0 ||
 		r.stdout != fmt.Sprintf("answered the question of command #%d\n", q.CommandID) {
 		t.Errorf("hubgate answer: %+v", r)
