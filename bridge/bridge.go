@@ -88,6 +88,13 @@ type Options struct {
 	// Notify is bridge.notify, the notify policy of rules that set none,
 	// as Explain shows it (SetNotify changes it). Zero: answers.
 	Notify string
+	// Ask offers ask_person to the runs of rules that do not say (the
+	// bridge.ask default). Zero: off.
+	Ask bool
+	// AskTimeout is how long a question waits for the person before the
+	// agent is told nobody answered; below MaxAskTimeout. Zero:
+	// DefaultAskTimeout.
+	AskTimeout time.Duration
 	// EventBuffer is how many events a subscriber may fall behind before
 	// it loses events (see Subscribe). Zero: DefaultEventBuffer.
 	EventBuffer int
@@ -121,6 +128,7 @@ type Bridge struct {
 	counters      Counters
 	notifications []Notification
 	recent        []RecentRun // newest first
+	asking        *question   // the ask_person question waiting for the person
 
 	events *eventBus
 }
@@ -190,6 +198,12 @@ func New(opts Options) (*Bridge, error) {
 	}
 	if opts.Listening == "" {
 		opts.Listening = ListenFollowVendor
+	}
+	if opts.AskTimeout <= 0 {
+		opts.AskTimeout = DefaultAskTimeout
+	}
+	if opts.AskTimeout >= MaxAskTimeout {
+		return nil, fmt.Errorf("bridge: AskTimeout %s must be below the server's round of %s", opts.AskTimeout, MaxAskTimeout)
 	}
 	b := &Bridge{opts: opts, log: opts.Logger, now: opts.Now, tools: opts.Tools,
 		wake: make(chan struct{}, 1), done: make(chan runDone, 1), local: make(chan localCommand), stopped: make(chan struct{}), events: newEventBus(opts.EventBuffer, 0)}
@@ -338,6 +352,11 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event, origin string)
 	var renderErr error
 	if route.Action == rules.ActionError {
 		renderErr = route.Err
+	}
+	if accept, listenNote := b.listenGate(); !stop && accept {
+		if id, answered := b.answerFromHub(ctx, ev, listenNote); answered {
+			return id // the answer to the question of the run in flight, journaled as such
+		}
 	}
 	rec := journal.Command{Seq: ev.Seq, Session: ev.Session, InvocationID: ev.InvocationID, ReceivedAt: ev.Received, Text: ev.Command,
 		Decision: journal.DecisionReceived}
@@ -668,7 +687,11 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 	ce := commandEvent(EventCancelRequested, r.pending)
 	ce.Note = why
 	b.emit(ce)
-	go b.sendCancel(r, false) // off the event loop: it asks /health first
+	go func() { // off the event loop: it asks /health first
+		b.sendCancel(r, false)
+		// A question of the run ends now, once the server knows.
+		b.withdraw(r, "the run is being cancelled ("+why+")")
+	}()
 	return fmt.Sprintf("cancel requested for command %d (%s)", r.id, why)
 }
 
@@ -756,6 +779,7 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
 			b.emit(ce)
 		}
 		b.sendCancel(r, true)
+		b.withdraw(r, "the run is being cancelled (hubgate cancel --force)")
 		res.Mode, res.Message = automate.CancelModeTerminate, "force cancel sent"
 		return res, nil
 	}

@@ -104,4 +104,23 @@
 //     hub identity, and its note says "local command: tried on <where>"
 //     (a note, not a new column: history and the page show it, and the
 //     journal's schema does not change).
+//   - Asking the person (ask.go): on runs whose rule allows it
+//     (rules.Rule.Ask, default Options.Ask, off so that existing rules
+//     behave as before) the run declares ask_person. When the agent calls
+//     it, the bridge publishes an EventQuestion (question, choices,
+//     deadline; the notifier shows and speaks it) and waits. The person's
+//     next hub command that the rule's answers: accepts becomes the tool
+//     result: it gets its one journal row, decided answer, is counted
+//     (Counters.Answers) and starts no run; a StopOutputs macro is never an
+//     answer, nor is a command the listening policy refuses. Bridge.Answer (the status page's answer box, `hubgate
+//     answer`) feeds the same path and makes no journal row (it is not a
+//     hub command); the EventAnswered says how each answer came. The tool
+//     call is journaled as every client tool call is: the run's park and
+//     resume. After Options.AskTimeout (100 s, below the server's
+//     two-minute round) the result is "No answer: the person did not
+//     answer within N s.", so the agent finishes the run on its own terms.
+//     One question at a time: a second ask_person call while one waits is
+//     answered with an error. A cancel of the run withdraws its question
+//     once the cancel is sent, and gives up the round (the server has
+//     released the parked run; a resume would find nothing).
 package bridge

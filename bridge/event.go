@@ -44,6 +44,14 @@ const (
 	// EventNotify: the notify tool reported Message (Level) during the
 	// run of CommandID.
 	EventNotify EventKind = "notify"
+	// EventQuestion: the run of CommandID asked the person Question
+	// (the ask_person tool), offering Choices, and waits for an answer
+	// until Deadline.
+	EventQuestion EventKind = "question"
+	// EventAnswered: the question of CommandID was answered with Reply;
+	// Note says how (a hub command, the status page, `hubgate answer`),
+	// or that nobody answered in time (Reply empty).
+	EventAnswered EventKind = "answered"
 	// EventHub: the hub connection changed state (Hub, with its reason).
 	EventHub EventKind = "hub"
 	// EventListening: the hub asked to start or stop listening
@@ -93,7 +101,11 @@ type Event struct {
 	// StoppedBy says who or what cancelled a finished run ("hubgate
 	// cancel", "the status page", "StopOutputs macro", "restart: ...",
 	// "shutdown"); empty when nobody did.
-	StoppedBy string `json:"stoppedBy,omitempty"` // EventFinished
+	StoppedBy string     `json:"stoppedBy,omitempty"` // EventFinished
+	Question  string     `json:"question,omitempty"`  // EventQuestion
+	Choices   []string   `json:"choices,omitempty"`   // EventQuestion
+	Deadline  *time.Time `json:"deadline,omitempty"`  // EventQuestion
+	Reply     string     `json:"reply,omitempty"`     // EventAnswered
 
 	Hub       *HubStatus `json:"hub,omitempty"`       // EventHub
 	Listening *bool      `json:"listening,omitempty"` // EventListening
@@ -128,7 +140,8 @@ type Line struct {
 	// Step names the line for machine readers (the demo's JSON "event"):
 	// received, decision, run-started, run-parked, run-resumed,
 	// cancel-requested, run-finished, run-failed, answer, final-answer,
-	// stop-outputs, notify, hub, listening, unrecorded, lost, or the
+	// stop-outputs, notify, question, answered, hub, listening,
+	// unrecorded, lost, or the
 	// event's kind.
 	Step string
 	// Text is what a person reads: "[#<command id>] " first when the
@@ -184,6 +197,21 @@ func (e Event) Lines() []Line {
 			return []Line{line("notify", "%s", e.Message)}
 		}
 		return []Line{line("notify", "notify: %s", e.Message)}
+	case EventQuestion:
+		choices := ""
+		if len(e.Choices) > 0 {
+			choices = " (choices: " + strings.Join(e.Choices, ", ") + ")"
+		}
+		by := ""
+		if e.Deadline != nil {
+			by = " by " + e.Deadline.Local().Format(time.TimeOnly)
+		}
+		return []Line{line("question", "question: %s%s; answer with your next command%s", e.Question, choices, by)}
+	case EventAnswered:
+		if e.Reply == "" {
+			return []Line{line("answered", "question not answered: %s", e.Note)}
+		}
+		return []Line{line("answered", "answered %q (%s)", e.Reply, e.Note)}
 	case EventHub:
 		return []Line{line("hub", "hub: %s", e.Hub.text())}
 	case EventListening:

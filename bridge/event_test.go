@@ -76,13 +76,16 @@ func TestEventLineSteps(t *testing.T) {
 }
 
 func TestEventOutcome(t *testing.T) {
-	for e, want := range map[Event]string{
-		{Status: automate.StatusCompleted}:                              "completed",
-		{Status: automate.StatusFailed, ErrorCode: "MODEL_UNAVAILABLE"}: "failed (MODEL_UNAVAILABLE)",
-		{Error: "EOF"}: "failed",
+	for _, c := range []struct {
+		e    Event
+		want string
+	}{
+		{Event{Status: automate.StatusCompleted}, "completed"},
+		{Event{Status: automate.StatusFailed, ErrorCode: "MODEL_UNAVAILABLE"}, "failed (MODEL_UNAVAILABLE)"},
+		{Event{Error: "EOF"}, "failed"},
 	} {
-		if got := e.Outcome(); got != want {
-			t.Errorf("%+v: %q, want %q", e, got, want)
+		if got := c.e.Outcome(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.e, got, c.want)
 		}
 	}
 }

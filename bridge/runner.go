@@ -24,12 +24,12 @@ func (b *Bridge) execute(r *runState) runDone {
 		ctx = automate.LeaveRunning(ctx)
 	}
 	log := b.log.With("command_id", r.id, "rule", r.rule.Name())
-	rec, err := b.opts.Automate.RunWithTools(ctx, r.req, automate.ToolLoop{
+	rec, err := b.opts.Automate.RunWithTools(ctx, b.withAskTool(r.pending), automate.ToolLoop{
 		Progress: b.progress(r),
 		Execute: func(ctx context.Context, calls []automate.ToolCall) ([]automate.ToolResult, error) {
 			// A tool that fails answers the agent with an error; the
-			// round itself never fails.
-			return b.tools.Execute(ctx, calls), nil
+			// round itself fails only when a cancel withdrew a question.
+			return b.executeCalls(ctx, r, calls)
 		},
 		OnParked: func(parked *automate.RunRecord) {
 			b.mu.Lock()

@@ -62,6 +62,9 @@ func (b *Bridge) Status(ctx context.Context) (Status, error) {
 			st.Current.Cancel = &CancelState{By: r.stoppedBy, At: r.cancelAt, GraceMs: b.opts.CancelGrace.Milliseconds(),
 				ForceAt: r.cancelAt.Add(b.opts.CancelGrace), Forced: r.forced}
 		}
+		if q := b.asking; q != nil && q.commandID == r.id {
+			st.Current.Question = &PendingQuestion{Question: q.asked.Question, Choices: q.asked.Choices, Deadline: q.deadline}
+		}
 	}
 	st.Recent = append([]RecentRun{}, b.recent...)
 	return st, nil

@@ -91,6 +91,24 @@ type CurrentRun struct {
 	Steps []StepInfo `json:"steps"`
 	// Cancel is set once a cancel was requested.
 	Cancel *CancelState `json:"cancel,omitempty"`
+	// Question is what the run asked the person (ask_person) and waits
+	// for; nil when it waits for nothing.
+	Question *PendingQuestion `json:"question,omitempty"`
+}
+
+// PendingQuestion is a question of the run in flight, waiting for an answer.
+type PendingQuestion struct {
+	Question string    `json:"question"`
+	Choices  []string  `json:"choices,omitempty"`
+	Deadline time.Time `json:"deadline"`
+}
+
+// AnswerResult is the answer to an answer (Bridge.Answer): whether a
+// question waited and took it.
+type AnswerResult struct {
+	Answered  bool   `json:"answered"`
+	CommandID int64  `json:"commandId,omitempty"` // the command whose run asked
+	Message   string `json:"message"`
 }
 
 // CancelState is a requested cancel of the current run: who asked, when,
@@ -158,12 +176,15 @@ type Counters struct {
 	Completed  uint64 `json:"completed"` // runs that ended completed
 	Failed     uint64 `json:"failed"`    // runs that ended failed or terminated, failed requests, and commands decided failed
 	Canceled   uint64 `json:"canceled"`
+	// Answers counts commands that answered a question of the run in
+	// flight (decision answer) instead of starting a run.
+	Answers uint64 `json:"answers"`
 	// Unrecorded counts commands the journal could not record: they were
 	// not run (nothing runs unrecorded) and the person was told.
 	Unrecorded uint64 `json:"unrecorded"`
 	// Last is the latest reason behind each count that has one, by the
 	// count's JSON name (started, queued, dropped, ignored, refused,
-	// abandoned, failed, duplicates, unrecorded).
+	// abandoned, failed, answer, duplicates, unrecorded).
 	Last map[string]LastReason `json:"last,omitempty"`
 }
 

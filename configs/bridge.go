@@ -66,6 +66,13 @@ type BridgeConfig struct {
 	// ProgressAfter: a run longer than this gets one progress
 	// notification with its current step (bridge/notify); 0: none.
 	ProgressAfter time.Duration `yaml:"progress_after"`
+	// Ask offers the ask_person tool to the runs of rules that do not set
+	// ask: (false, the default: existing rules behave as before).
+	Ask bool `yaml:"ask"`
+	// AskTimeout is how long a question of ask_person waits for the
+	// person before the agent is told nobody answered; below the Automate
+	// server's two-minute round (bridge.MaxAskTimeout). 0 means 100s.
+	AskTimeout time.Duration `yaml:"ask_timeout"`
 	// Speech configures how rules with speak: true speak their answers.
 	Speech SpeechConfig `yaml:"speech"`
 	// StatusPage is the daemon's status page on 127.0.0.1 (`hubgate open`).
@@ -111,6 +118,9 @@ const (
 	MaxCancelGrace = 10 * time.Minute
 	// MaxProgressAfter bounds bridge.progress_after.
 	MaxProgressAfter = 24 * time.Hour
+	// MaxAskTimeout: bridge.ask_timeout must be below the Automate
+	// server's round for client tool results (bridge.MaxAskTimeout).
+	MaxAskTimeout = 2 * time.Minute
 	// MaxJournalKeepDays is a century: beyond it, say 0 (keep everything).
 	MaxJournalKeepDays = 36500
 	// MaxSocketPath is the longest Unix socket path (sun_path holds 108
@@ -202,6 +212,9 @@ func (c *Config) validateBridge(checkRules RuleChecker) []FieldError {
 	}
 	if b.ProgressAfter < 0 || b.ProgressAfter > MaxProgressAfter {
 		bad("bridge.progress_after", "must be 0s (no progress notification) or a positive duration up to %s; got %s", MaxProgressAfter, b.ProgressAfter)
+	}
+	if b.AskTimeout < 0 || b.AskTimeout >= MaxAskTimeout {
+		bad("bridge.ask_timeout", "must be 0 (100s) or a positive duration below %s (the Automate server's round for tool results); got %s", MaxAskTimeout, b.AskTimeout)
 	}
 	if b.JournalKeepDays < 0 || b.JournalKeepDays > MaxJournalKeepDays {
 		bad("bridge.journal_keep_days", "must be 0 (keep everything) to %d days; got %d", MaxJournalKeepDays, b.JournalKeepDays)

@@ -343,7 +343,7 @@ func TestBadRulesRejectedAtLoad(t *testing.T) {
     - name: b
       run: {prompt: p}
 `, []string{
-			`bridge.rules[0].mtch: unknown key; known keys of bridge.rules[0]: name, match, busy, queue_limit, max_age, run_on_recovery, notify, speak, run (FILE:4)`,
+			`bridge.rules[0].mtch: unknown key; known keys of bridge.rules[0]: name, match, busy, queue_limit, max_age, run_on_recovery, notify, speak, ask, answers, run (FILE:4)`,
 			`bridge.rules[1].match: rule "b": needs at least one criterion (command, command_glob, command_regex, macro_name, macro_id, event_type or custom_action) (FILE:6)`,
 		}},
 		{"shapes", `bridge:

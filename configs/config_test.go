@@ -101,6 +101,7 @@ func TestLoadDefaults(t *testing.T) {
 			Journal:       filepath.Join(f.home, ".local", "share", "hubgate", "journal.db"),
 			ControlSocket: filepath.Join(f.configDir, "hubgate", "control.sock"),
 			Notify:        "answers",
+			AskTimeout:    100 * time.Second,
 			Speech:        SpeechConfig{MaxChars: 400},
 			StatusPage:    StatusPageConfig{Enabled: true},
 		},

@@ -268,6 +268,29 @@ func TestClientTool(t *testing.T) {
 	}
 }
 
+// #!answer's ${result} is the latest client tool result's text ("" before
+// any; a failed call does not change it).
+func TestAnswerCarriesTheToolResult(t *testing.T) {
+	e := newEngine(Config{})
+	env := newEnv()
+	env.respond = func(_ context.Context, calls []assistant.ClientCall) ([]automate.ToolResult, error) {
+		if calls[0].Name == "broken" {
+			return []automate.ToolResult{{ID: "c", Error: "down"}}, nil
+		}
+		return []automate.ToolResult{automate.TextResult("c", "blue")}, nil
+	}
+	for prompt, want := range map[string]string{
+		"#!answer [${result}]": "[]",
+		"#!tool ask_person {\"question\":\"Which?\"}\n#!tool broken\n#!answer you chose ${result}, ${result}": "you chose blue, blue",
+	} {
+		tk := task(prompt)
+		tk.ClientTools = declared("ask_person", "broken")
+		if res := mustRun(t, e, tk, env); res.Answer != want {
+			t.Errorf("%q: answer %q, want %q", prompt, res.Answer, want)
+		}
+	}
+}
+
 func TestClientToolsRound(t *testing.T) {
 	e := newEngine(Config{})
 	env := newEnv()

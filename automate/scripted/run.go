@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -32,7 +33,10 @@ type run struct {
 	steps  []automate.Step // the plan, updated as steps run
 	chain  toolkit.ContentChain
 	answer *string // set by #!answer / #!recall
-	trace  []json.RawMessage
+	// lastResult is the text of the latest client tool result, for
+	// #!answer's ${result}.
+	lastResult string
+	trace      []json.RawMessage
 
 	started   time.Time     // planning began
 	firstStep time.Time     // the first step began
@@ -95,7 +99,7 @@ func (r *run) execute() (*assistant.Result, error) {
 	r.env.SetStatus(automate.WorkflowExecutingComplete)
 	switch {
 	case r.answer != nil:
-		r.res.Answer = *r.answer
+		r.res.Answer = strings.ReplaceAll(*r.answer, resultToken, r.lastResult)
 	case r.sc.firstLine != "":
 		r.res.Answer = "Done: " + r.sc.firstLine
 	default:
@@ -350,10 +354,14 @@ func (r *run) clientTools(d *directive, first int) error {
 			r.finish(st, automate.StepFailed, "Error: "+truncate(res.Error, maxSummary))
 			continue
 		}
-		r.finish(st, automate.StepSuccess, truncate(res.ResultText(), maxSummary))
+		r.lastResult = res.ResultText()
+		r.finish(st, automate.StepSuccess, truncate(r.lastResult, maxSummary))
 	}
 	return nil
 }
+
+// resultToken in #!answer's text stands for the latest client tool result.
+const resultToken = "${result}"
 
 // ask runs #!ask: request_user_input answered from hitlAnswers.
 func (r *run) ask(d *directive, st *automate.Step) error {

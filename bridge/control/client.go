@@ -86,6 +86,14 @@ func (c *Client) Cancel(ctx context.Context, force bool) (bridge.CancelResult, e
 	return res, err
 }
 
+// Answer answers the question the daemon's run in flight asked the person
+// (ask_person); the result says whether one was waiting.
+func (c *Client) Answer(ctx context.Context, text string) (AnswerResult, error) {
+	var res AnswerResult
+	err := c.do(ctx, http.MethodPost, "/v1/answer", answerBody{Text: text}, &res)
+	return res, err
+}
+
 // Reconnect asks the daemon to reconnect its hub now with the paired
 // device, read again (after `hubgate pair` or `unpair`).
 func (c *Client) Reconnect(ctx context.Context) (ReconnectResult, error) {

@@ -39,6 +39,21 @@ type Backend interface {
 	Cancel(ctx context.Context, force bool) (bridge.CancelResult, error)
 }
 
+// Answerer is what a Backend may also do: answer the question the run in
+// flight asked the person (the bridge's ask_person tool), from the status
+// page's answer box.
+type Answerer interface {
+	Answer(ctx context.Context, text, via string) (AnswerResult, error)
+}
+
+// AnswerResult is the answer to an Answer request.
+type AnswerResult struct {
+	// Answered: a question was pending and text became its answer.
+	Answered  bool   `json:"answered"`
+	CommandID int64  `json:"commandId,omitempty"` // the command whose run asked
+	Message   string `json:"message"`
+}
+
 // Reconnecter is what a Backend may also do: reconnect the hub at once
 // after a new pairing or an unpairing (POST /v1/reconnect). A Backend
 // without it answers that request with 501.

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -188,6 +189,28 @@ func newMux(b Backend, log *slog.Logger, stopping <-chan struct{}) http.Handler 
 		}
 		writeJSON(w, http.StatusOK, res)
 	})
+	mux.HandleFunc("POST /v1/answer", func(w http.ResponseWriter, r *http.Request) {
+		a, ok := b.(Answerer)
+		if !ok {
+			writeError(w, http.StatusNotImplemented, "this daemon takes no answers")
+			return
+		}
+		var req answerBody
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err == nil {
+			err = json.Unmarshal(body, &req)
+		}
+		if err != nil || strings.TrimSpace(req.Text) == "" {
+			writeError(w, http.StatusBadRequest, "the body must be {\"text\": \"the answer\"} with some text")
+			return
+		}
+		res, err := a.Answer(r.Context(), strings.TrimSpace(req.Text), "hubgate answer")
+		if err != nil {
+			backendError(w, log, "answer", err)
+			return
+		}
+		writeJSON(w, http.StatusOK, res)
+	})
 	mux.HandleFunc("POST /v1/reconnect", func(w http.ResponseWriter, r *http.Request) {
 		rc, ok := b.(Reconnecter)
 		if !ok {
@@ -213,6 +236,10 @@ type historyBody struct {
 
 type cancelBody struct {
 	Force bool `json:"force"`
+}
+
+type answerBody struct {
+	Text string `json:"text"`
 }
 
 type errorBody struct {

@@ -118,6 +118,10 @@ type BridgeOptions struct {
 	// Listening: what StopListening does to later commands (Reload
 	// changes it). Zero: bridge.ListenFollowVendor.
 	Listening bridge.ListeningPolicy
+	// Ask: rules that do not say offer ask_person. AskTimeout: how long a
+	// question waits. Zero: off; bridge.DefaultAskTimeout.
+	Ask        bool
+	AskTimeout time.Duration
 }
 
 // AutomateOptions say where runs go: the co-hosted Automate server (the
@@ -348,8 +352,8 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	d.hubs = newHubSwitch(log, hc)
 	bopts := bridge.Options{Hub: d.hubs, Automate: client, Journal: j, Rules: o.Rules.WithDeviceType(o.DeviceTypeID),
 		CancelGrace: o.Bridge.CancelGrace, StopListeningCancels: o.Bridge.StopListeningCancels,
-		OnShutdown: o.Bridge.OnShutdown, Listening: o.Bridge.Listening, Target: target, DeviceID: o.DeviceID,
-		Notify: o.Outputs.Notify, Logger: log.With("component", "bridge"), Now: o.Now}
+		OnShutdown: o.Bridge.OnShutdown, Listening: o.Bridge.Listening, Ask: o.Bridge.Ask, AskTimeout: o.Bridge.AskTimeout,
+		Target: target, DeviceID: o.DeviceID, Notify: o.Outputs.Notify, Logger: log.With("component", "bridge"), Now: o.Now}
 	b, err := bridge.New(bopts)
 	if err != nil {
 		return err

@@ -62,7 +62,7 @@ func (e Entry) Settled() bool {
 		return true
 	case RunNone:
 		switch e.Decision {
-		case DecisionDropped, DecisionIgnored, DecisionRefused, DecisionFailed, DecisionAbandoned:
+		case DecisionDropped, DecisionIgnored, DecisionRefused, DecisionFailed, DecisionAbandoned, DecisionAnswer:
 			return true
 		}
 	}

@@ -65,13 +65,17 @@ const (
 	DecisionRefused   Decision = "refused"   // not run on purpose: the command is not for this device, or a setting forbids it now
 	DecisionFailed    Decision = "failed"    // a run was attempted and the request failed (no run)
 	DecisionAbandoned Decision = "abandoned" // queued or undecided, given up (restart, shutdown)
+	// DecisionAnswer: not run; the command was the person's answer to the
+	// question the run in flight asked (the bridge's ask_person tool) and
+	// became that tool call's result. The note names the asking command.
+	DecisionAnswer Decision = "answer"
 )
 
 // Valid reports whether d is one of the decisions above.
 func (d Decision) Valid() bool {
 	switch d {
 	case DecisionReceived, DecisionStarted, DecisionQueued, DecisionDropped,
-		DecisionIgnored, DecisionRefused, DecisionFailed, DecisionAbandoned:
+		DecisionIgnored, DecisionRefused, DecisionFailed, DecisionAbandoned, DecisionAnswer:
 		return true
 	}
 	return false

@@ -19,7 +19,7 @@ const pruneEvery = time.Hour
 // settled is the condition of a row nothing will change any more: its run
 // ended (finished, or interrupted and reconciled), or it never had one and
 // its decision is final. Queued, undecided and in-flight rows never are.
-const settled = `(run IN ('finished', 'interrupted') OR (run = '' AND decision IN ('dropped', 'ignored', 'refused', 'failed', 'abandoned')))`
+const settled = `(run IN ('finished', 'interrupted') OR (run = '' AND decision IN ('dropped', 'ignored', 'refused', 'failed', 'abandoned', 'answer')))`
 
 // Prune deletes the settled commands received before before, in batches,
 // and returns how many it deleted. Ids are never reused (AUTOINCREMENT).

@@ -229,6 +229,15 @@ func (s *Service) Handle(ctx context.Context, e bridge.Event) {
 		if policy != rules.NotifyNone {
 			s.show(ctx, e, Message{Summary: summary(e, "not run"), Body: clipBody(e.Note), Urgency: UrgencyCritical})
 		}
+	case bridge.EventQuestion:
+		// The agent waits for the person: shown unless the rule's policy
+		// is none, spoken when the rule speaks.
+		if policy != rules.NotifyNone {
+			s.show(ctx, e, Message{Summary: summary(e, "asks"), Body: clipBody(questionBody(e)), Urgency: UrgencyCritical})
+		}
+		if speak {
+			s.say(e, spokenQuestion(e))
+		}
 	case bridge.EventLost:
 		s.log.Warn("notifications fell behind the bridge; some were not shown (see hubgate history)", "lost_events", e.Lost)
 	case bridge.EventNotify:
@@ -307,6 +316,28 @@ func (s *Service) say(e bridge.Event, text string) {
 	if _, err := s.opts.Speaker.Say(text); err != nil {
 		s.log.Warn("speech failed", "command_id", e.CommandID, "err", err)
 	}
+}
+
+// questionBody is the text of a question's notification: the question,
+// its choices, how to answer and by when.
+func questionBody(e bridge.Event) string {
+	body := e.Question
+	if len(e.Choices) > 0 {
+		body += "\nChoices: " + strings.Join(e.Choices, ", ")
+	}
+	body += "\nAnswer with your next command, or on the status page"
+	if e.Deadline != nil {
+		body += ", by " + e.Deadline.Local().Format(time.TimeOnly)
+	}
+	return body
+}
+
+// spokenQuestion is a question as spoken: the question, then its choices.
+func spokenQuestion(e bridge.Event) string {
+	if len(e.Choices) == 0 {
+		return e.Question
+	}
+	return e.Question + " " + strings.Join(e.Choices, ", or ") + "?"
 }
 
 // summary is a notification's title: the command as the person gave it.

@@ -21,6 +21,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/internal/testenv"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // need fails the test in CI (CI=true) when cond is false, and skips it
@@ -190,4 +191,38 @@ func TestARefusedCommandIsTold(t *testing.T) {
 			t.Errorf("policy %s: shown %+v, want %+v", policy, d.got, want)
 		}
 	}
+}
+
+// The agent's question (ask_person) is shown with its choices and how to
+// answer, unless the policy is none, and spoken when the rule speaks.
+func TestAQuestionIsShownAndSpoken(t *testing.T) {
+	sh := testenv.RequireProgram(t, "sh")
+	out := filepath.Join(t.TempDir(), "spoken")
+	sp, err := notify.NewSpeaker(notify.SpeakerOptions{Command: []string{sh, "-c", `printf %s "$1" > "$2"`, "sh", "{text}", out}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	deadline := time.Date(2026, 11, 26, 17, 0, 0, 0, time.Local)
+	q := bridge.Event{Kind: bridge.EventQuestion, CommandID: 4, Command: "pick", Rule: "pick",
+		Question: "Which colour?", Choices: []string{"red", "green"}, Deadline: &deadline}
+	for _, policy := range []string{rules.NotifyAnswers, rules.NotifyNone} {
+		d := &recordingDesktop{}
+		s := notify.New(notify.Options{Desktop: d, Speaker: sp, Logger: slog.New(slog.DiscardHandler),
+			Rule: func(string) (string, bool) { return policy, true }})
+		s.Handle(context.Background(), q)
+		want := []notify.Message{{Summary: "hubgate · pick: asks",
+			Body: "Which colour?\nChoices: red, green\nAnswer with your next command, or on the status page, by 17:00:00", Urgency: notify.UrgencyCritical}}
+		if policy == rules.NotifyNone {
+			want = nil
+		}
+		if !reflect.DeepEqual(d.got, want) {
+			t.Errorf("policy %s: shown %+v, want %+v", policy, d.got, want)
+		}
+	}
+	var spoken []byte
+	testutil.WaitFor(t, "the question spoken", func() bool {
+		spoken, _ = os.ReadFile(out)
+		return string(spoken) == "Which colour? red, or green?"
+	})
 }

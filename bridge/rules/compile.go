@@ -49,6 +49,7 @@ type Rule struct {
 	hasMacroCriteria   bool
 	run                *compiledRun
 	clientTools        []automate.ClientTool
+	answers            *regexp.Regexp // Spec.Answers, anchored; nil: any command
 }
 
 type compiledRun struct {
@@ -204,6 +205,15 @@ func (c *compiler) rule(spec Spec, tools map[string]*commandTool) *Rule {
 		c.add("notify", "must be one of %s; got %q", strings.Join(NotifyPolicies, ", "), spec.Notify)
 	}
 	r.run, r.clientTools = c.runTemplate("run", spec.Run, false, tools)
+	if spec.Answers != "" {
+		_, err := regexp.Compile(spec.Answers) // its own error names the expression as written
+		if err == nil {
+			r.answers, err = regexp.Compile(`^(?:` + spec.Answers + `)$`)
+		}
+		if err != nil {
+			c.add("answers", "is not a valid RE2 expression: %v", err)
+		}
+	}
 	if len(c.problems) > before {
 		return nil
 	}

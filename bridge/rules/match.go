@@ -361,6 +361,19 @@ func (r *Rule) Notify() string { return r.spec.Notify }
 // Speak says whether a completed run's answer is spoken.
 func (r *Rule) Speak() bool { return r.spec.Speak }
 
+// Ask says whether the rule's runs are offered the ask_person tool; def is
+// the bridge.ask default, for a rule that says nothing.
+func (r *Rule) Ask(def bool) bool {
+	if r.spec.Ask != nil {
+		return *r.spec.Ask
+	}
+	return def
+}
+
+// Answers says whether the command text answers a pending question of
+// this rule's run (Spec.Answers; every command when it is empty).
+func (r *Rule) Answers(text string) bool { return r.answers == nil || r.answers.MatchString(text) }
+
 // Expired reports whether a command received at received is older than
 // MaxAge at now.
 func (r *Rule) Expired(received, now time.Time) bool { return now.Sub(received) > r.maxAge }

@@ -71,8 +71,18 @@ type Spec struct {
 	// the notify tool's messages), failures (all but answers) or none; ""
 	// means the bridge.notify default.
 	Notify string `yaml:"notify,omitempty" json:"notify,omitempty"`
-	// Speak: a completed run's answer is spoken aloud (bridge/notify).
+	// Speak: a completed run's answer is spoken aloud (bridge/notify),
+	// and so is a question the agent asks (Ask).
 	Speak bool `yaml:"speak,omitempty" json:"speak,omitempty"`
+	// Ask offers the run the ask_person tool (AskPersonTool): the agent
+	// may ask the person a question and the run waits for the answer. Nil
+	// means the bridge.ask default (off).
+	Ask *bool `yaml:"ask,omitempty" json:"ask,omitempty"`
+	// Answers restricts which hub commands answer a pending question of
+	// this rule's run: an RE2 expression that must match the WHOLE command
+	// text (anchored like command_regex; use (?i) for case-insensitive).
+	// "" means every command answers while a question is pending.
+	Answers string `yaml:"answers,omitempty" json:"answers,omitempty"`
 	// Run is the RunRequest template.
 	Run RunTemplate `yaml:"run" json:"run"`
 }

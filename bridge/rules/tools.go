@@ -56,12 +56,7 @@ func ParseNotify(arguments json.RawMessage) (Notification, error) {
 		Message *string `json:"message"`
 		Level   *string `json:"level"`
 	}
-	if len(bytes.TrimSpace(arguments)) == 0 {
-		arguments = json.RawMessage(`{}`)
-	}
-	dec := json.NewDecoder(bytes.NewReader(arguments))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&args); err != nil {
+	if err := decodeArguments(arguments, &args); err != nil {
 		return Notification{}, &ToolError{Tool: NotifyToolName, Err: fmt.Errorf("arguments must be an object {\"message\": string, \"level\"?: \"info\"|\"warning\"}: %v", err)}
 	}
 	n := Notification{Level: NotifyInfo}
@@ -81,6 +76,78 @@ func ParseNotify(arguments json.RawMessage) (Notification, error) {
 	return n, nil
 }
 
+// decodeArguments decodes a built-in tool's call arguments into v,
+// strictly (no unknown field); none at all are {}.
+func decodeArguments(arguments json.RawMessage, v any) error {
+	if len(bytes.TrimSpace(arguments)) == 0 {
+		arguments = json.RawMessage(`{}`)
+	}
+	dec := json.NewDecoder(bytes.NewReader(arguments))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// AskPersonToolName is the built-in client tool through which the agent
+// asks the person a question (rules with ask: true).
+const AskPersonToolName = "ask_person"
+
+// Limits of an ask_person call.
+const (
+	MaxQuestion = 1000 // characters of the question
+	MaxChoices  = 10
+	MaxChoice   = 100 // characters of one choice
+)
+
+var askParameters = json.RawMessage(`{"type":"object","properties":{` +
+	`"question":{"type":"string","description":"The question for the person, one short sentence they can answer aloud."},` +
+	`"choices":{"type":"array","items":{"type":"string"},"maxItems":10,"description":"Optional answers to offer; the person may still answer otherwise."}},` +
+	`"required":["question"],"additionalProperties":false}`)
+
+// AskPersonTool is the definition of the built-in ask_person tool as sent
+// in a run's clientTools.
+func AskPersonTool() automate.ClientTool {
+	return automate.ClientTool{
+		Name: AskPersonToolName,
+		Description: "Ask the person a question when you need a fact only they know, and wait for the answer. " +
+			"Returns their answer as text, or a sentence saying they did not answer in time.",
+		Parameters: slices.Clone(askParameters),
+	}
+}
+
+// Question is a decoded ask_person call.
+type Question struct {
+	Question string
+	Choices  []string
+}
+
+// ParseAsk decodes and checks the arguments of an ask_person call: question
+// is a non-blank string of at most MaxQuestion characters, choices at most
+// MaxChoices non-blank strings of at most MaxChoice characters. Its error
+// text is meant for the agent.
+func ParseAsk(arguments json.RawMessage) (Question, error) {
+	var args struct {
+		Question *string  `json:"question"`
+		Choices  []string `json:"choices"`
+	}
+	if err := decodeArguments(arguments, &args); err != nil {
+		return Question{}, &ToolError{Tool: AskPersonToolName, Err: fmt.Errorf("arguments must be an object {\"question\": string, \"choices\"?: [string]}: %v", err)}
+	}
+	switch {
+	case args.Question == nil || strings.TrimSpace(*args.Question) == "":
+		return Question{}, &ToolError{Tool: AskPersonToolName, Err: errors.New("question is required")}
+	case utf8.RuneCountInString(*args.Question) > MaxQuestion:
+		return Question{}, &ToolError{Tool: AskPersonToolName, Err: fmt.Errorf("question must be at most %d characters", MaxQuestion)}
+	case len(args.Choices) > MaxChoices:
+		return Question{}, &ToolError{Tool: AskPersonToolName, Err: fmt.Errorf("at most %d choices", MaxChoices)}
+	}
+	for _, ch := range args.Choices {
+		if strings.TrimSpace(ch) == "" || utf8.RuneCountInString(ch) > MaxChoice {
+			return Question{}, &ToolError{Tool: AskPersonToolName, Err: fmt.Errorf("each choice must be a non-blank string of at most %d characters", MaxChoice)}
+		}
+	}
+	return Question{Question: strings.TrimSpace(*args.Question), Choices: args.Choices}, nil
+}
+
 // commandTool is a compiled command tool.
 type commandTool struct {
 	spec    CommandToolSpec // defaults filled
@@ -97,6 +164,8 @@ func (c *compiler) tool(t CommandToolSpec) *commandTool {
 		c.add("name", "%s", msg)
 	case t.Name == NotifyToolName:
 		c.add("name", "notify is the built-in tool; choose another name")
+	case t.Name == AskPersonToolName:
+		c.add("name", "ask_person is the built-in tool of rules with ask: true; choose another name")
 	}
 	switch {
 	case strings.TrimSpace(t.Description) == "":

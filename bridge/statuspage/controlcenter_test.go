@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -131,23 +130,6 @@ func TestStatusPageControlCenterInHeadlessChromium(t *testing.T) {
 	if len(h) != 2 || !strings.Contains(h[1].Note, "local command: tried on the status page") || h[1].Answer != "all steps done" {
 		t.Errorf("journal: %+v", h)
 	}
-}
-
-// post sends a JSON body to the page with the session's headers.
-func post(t *testing.T, page *statuspage.Server, path, body string, header http.Header) (int, string) {
-	t.Helper()
-	req, err := http.NewRequest("POST", "http://"+page.Addr().String()+path, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = header
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
 
 // A command tried on the page needs the CSRF token, is routed by the

@@ -311,6 +311,7 @@ func New(opts Options) (*Handler, error) {
 	mux.HandleFunc("POST /api/cancel", h.cancel)
 	mux.HandleFunc("POST /api/command", h.command)
 	mux.HandleFunc("POST /api/rules-test", h.rulesTest)
+	mux.HandleFunc("POST /api/answer", h.answer)
 	h.mux = mux
 	return h, nil
 }
@@ -662,6 +663,48 @@ func (h *Handler) rulesTest(w http.ResponseWriter, r *http.Request) {
 	}
 	res, out := c.ExplainCommand(text)
 	writeJSON(w, http.StatusOK, RulesTestResult{Explanation: res, Text: out})
+}
+
+// Answerer is a backend that takes the person's answer to the question
+// of the run in flight (the bridge: ask_person).
+type Answerer interface {
+	Answer(ctx context.Context, text, via string) (bridge.AnswerResult, error)
+}
+
+// maxAnswer bounds an answer typed in the page's answer box (bytes).
+const maxAnswer = 4000
+
+// answer answers the question the run in flight asked the person
+// (ask_person): {"text": "..."}. 501 when the backend cannot.
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
+	a, ok := h.opts.Backend.(Answerer)
+	if !ok {
+		writeJSON(w, http.StatusNotImplemented, map[string]string{"error": "this daemon takes no answers"})
+		return
+	}
+	var body struct {
+		Text string `json:"text"`
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxAnswer+64))
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	if err := json.Unmarshal(b, &body); err != nil || strings.TrimSpace(body.Text) == "" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "the body must be {\"text\": \"your answer\"} with some text"})
+		return
+	}
+	res, err := a.Answer(r.Context(), strings.TrimSpace(body.Text), "status page")
+	if err != nil {
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
+		return
+	}
+	h.log.Info("statuspage: answer", "command_id", res.CommandID, "answered", res.Answered)
+	code := http.StatusOK
+	if !res.Answered {
+		code = http.StatusConflict // no question waits
+	}
+	writeJSON(w, code, res)
 }
 
 // pageJSON is how the page's API answers.

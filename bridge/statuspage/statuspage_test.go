@@ -59,6 +59,11 @@ rules:
     match: {command: hello}
     run:
       prompt: "hi\n#!answer Hello from the status page test"
+  - name: pick
+    match: {command: pick}
+    ask: true
+    run:
+      prompt: "p\n#!tool ask_person {\"question\":\"Which colour?\",\"choices\":[\"red\",\"blue\"]}\n#!answer you chose ${result}"
 `
 
 // startBridge runs a real bridge with pageRules and a 2s cancel grace,

@@ -189,6 +189,10 @@ func printStatus(w io.Writer, st bridge.Status) {
 	if st.Current != nil {
 		fmt.Fprintf(w, "current    #%d %q (rule %s) %s since %s\n", st.Current.CommandID, st.Current.Command, st.Current.Rule,
 			st.Current.Status, st.Current.StartedAt.Local().Format(time.TimeOnly))
+		if q := st.Current.Question; q != nil {
+			fmt.Fprintf(w, "question   %q: answer by %s (hubgate answer TEXT, or your next command)\n", q.Question,
+				q.Deadline.Local().Format(time.TimeOnly))
+		}
 	} else {
 		fmt.Fprintln(w, "current    none")
 	}

@@ -254,6 +254,9 @@ type daemonConfig struct {
 	Product string
 	// Key is the Automate access key. Zero: a key of this test only.
 	Key string
+	// Automate is the YAML of the automate section's other keys (engine,
+	// openai, ...), without indentation.
+	Automate string
 	// Bridge is the YAML of the bridge section's other keys (rules,
 	// cancel_grace, ...), without indentation.
 	Bridge string
@@ -297,6 +300,11 @@ func newDaemonSetup(tb testing.TB, h *e2eHub, c daemonConfig) *daemonSetup {
 	}
 	if c.Product != "" {
 		target += fmt.Sprintf("  product: %s\n", c.Product)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(c.Automate), "\n") {
+		if line != "" {
+			target += "  " + line + "\n"
+		}
 	}
 	var bridge strings.Builder
 	for _, line := range strings.Split(strings.TrimRight(c.Bridge, "\n"), "\n") {

@@ -18,11 +18,13 @@ import (
 )
 
 // ollamaFake is a minimal Ollama: its catalog endpoints, and chat
-// completions that first ask for write_file and then close.
+// completions that first ask for write_file and then close (or, with
+// reply, what reply answers to the n-th chat request).
 type ollamaFake struct {
 	mu    sync.Mutex
 	chats []map[string]any
 	auth  []string
+	reply func(req map[string]any, n int) (msg map[string]any, finish string)
 }
 
 func (f *ollamaFake) handler() http.Handler {
@@ -49,7 +51,10 @@ func (f *ollamaFake) handler() http.Handler {
 		f.mu.Unlock()
 		msg := map[string]any{"role": "assistant", "content": "Done, the note is written."}
 		finish := "stop"
-		if n == 1 {
+		switch {
+		case f.reply != nil:
+			msg, finish = f.reply(req, n)
+		case n == 1:
 			msg = map[string]any{"role": "assistant", "content": "I will write the note.", "tool_calls": []any{map[string]any{
 				"id": "call_1", "type": "function", "function": map[string]any{"name": "write_file", "arguments": `{"path":"note.txt","content":"hello"}`}}}}
 			finish = "tool_calls"

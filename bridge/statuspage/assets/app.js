@@ -63,6 +63,7 @@
 
   function renderCurrent(st) {
     current = st.current;
+    showQuestion(current && current.question);
     const cur = $('current');
     cur.replaceChildren();
     if (current) {
@@ -212,6 +213,44 @@
     }
     refresh();
   }
+
+  // The answer box: the question the run in flight asked (ask_person),
+  // its choices as buttons, and a text answer; POST /api/answer.
+  function showQuestion(q) {
+    $('ask').hidden = !q;
+    if (!q) return;
+    $('ask-question').textContent = q.question;
+    const choices = $('ask-choices');
+    choices.replaceChildren();
+    for (const c of q.choices || []) {
+      const b = el('button', c, 'choice');
+      b.type = 'button';
+      b.addEventListener('click', () => sendAnswer(c));
+      choices.append(b, ' ');
+    }
+    $('ask-deadline').textContent = 'Answer by ' + time(q.deadline) + '.';
+  }
+
+  async function sendAnswer(text) {
+    if (!text.trim()) return;
+    $('ask-result').textContent = 'sending…';
+    try {
+      const r = await fetch('/api/answer', {
+        method: 'POST', credentials: 'same-origin',
+        headers: { 'Content-Type': 'application/json', 'X-Hubgate-CSRF': csrf },
+        body: JSON.stringify({ text }),
+      });
+      const res = await r.json();
+      $('ask-result').textContent = res.message || res.error || r.statusText;
+      if (r.ok) $('ask-text').value = '';
+    } catch (err) {
+      $('ask-result').textContent = String(err);
+    }
+    refresh();
+  }
+
+  $('ask-send').addEventListener('click', () => sendAnswer($('ask-text').value));
+  $('ask-text').addEventListener('keydown', (e) => { if (e.key === 'Enter') sendAnswer($('ask-text').value); });
 
   function setupCancel() {
     $('cancel').addEventListener('click', () => cancel(false));
