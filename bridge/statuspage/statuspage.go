@@ -1,82 +1,15 @@
-// Package statuspage owns the daemon's status page: a small web page on
-// 127.0.0.1 that shows the hub connection's state and reason, whether the
-// device listens and, apart, what the hub last asked (start or stop
-// listening), the current run with its steps as they happen (tool,
-// arguments, result summary, produced file) and a cancel button (a
-// requested cancel shows who asked and its grace counting down to the
-// force cancel, with "Force now"), the queue, the recent runs with their
-// steps, the recent history with answers and notes (who stopped a run,
-// local commands), all times with their date, and the latest events,
-// kept live by server-sent events fed by the bridge's event stream (the
-// latest 50 first, then each event with its one text form,
-// bridge.Event.Describe, which the page shows as it is). When the
-// backend is a Commander (the bridge), the page also has a "try a
-// command" box (POST /api/command: routed as the hub's commands are,
-// journaled as a local command tried on "the status page") and the
-// routing rules with a live rules test (POST /api/rules-test: what
-// `hubgate rules test` prints). Plain HTML, CSS and a little JS embedded
-// in the binary (go:embed); no build step. Each section of index.html has
-// its own render or setup function in app.js.
+// Package statuspage owns the daemon's status page on 127.0.0.1: the hub
+// connection and what the hub asked, the current run with its live steps
+// and a cancel with its grace counting down, the queue, recent runs and
+// history, the latest events, a "try a command" box, the rules with a live
+// rules test, and the answer box of a question the agent asked. It is kept
+// live by server-sent events fed by the bridge's event stream. It belongs
+// to its owner only: on Linux every request must come from a socket of the
+// daemon's uid; a one-time login, a session cookie and a per-session CSRF
+// token for every POST. Plain HTML, CSS and JS embedded; no build step.
 //
-// # Who can reach it
-//
-//   - It listens on 127.0.0.1 only (Listen refuses any other address).
-//   - It belongs to the user who runs the daemon. On Linux, every request,
-//     /login included, must come from a TCP peer whose socket that user
-//     holds: the kernel tells (internal/loopbackpeer: sock_diag, else
-//     /proc/net/tcp), asked once per connection at its first request.
-//     Another user gets 403 whatever they carry (a valid code, cookie or
-//     token), and so does a peer the kernel cannot name (it closed
-//     meanwhile). On other systems no such check is made (the system does
-//     not tell): the cookie and the codes below are all there is.
-//   - Every request must carry a Host header naming a loopback name
-//     (127.0.0.1, localhost, [::1]) with the port it was accepted on:
-//     anything else is refused with 403, which defeats DNS rebinding (a
-//     foreign name that resolves to 127.0.0.1 still sends its own name).
-//   - Access needs a session cookie (HttpOnly, SameSite=Strict, Path=/):
-//     a random nonce and its MAC under a key made per start; a request
-//     without a valid one is refused with 401.
-//   - A browser gets a session from a one-time login address, which
-//     `hubgate open` asks the daemon for over the control socket (only the
-//     daemon's user reaches it). On Linux it is the code-free /login: the
-//     peer check is the proof of who asks, and asking for the address
-//     arms it for LoginCodeTTL and one login (one armed login at most:
-//     asking again moves its end), so the browser's command line, which
-//     other local users can read, carries no secret at all (and a snap or
-//     Flatpak browser, which cannot read our private files, opens it like
-//     any other). Elsewhere it is /login?code=..., a code of 256 random
-//     bits valid for LoginCodeTTL and one use: there the browser's command
-//     line shows the code until the browser spends it, a race another
-//     local user can run. Codes are kept in memory only (at most
-//     maxLoginCodes outstanding: more drop the oldest), compared in
-//     constant time, never logged. A valid login
-//     sets the cookie and answers 303 to / (a code leaves the address bar
-//     and the history); a browser that already has a session is sent on
-//     and spends nothing; anything else answers 403 and sets nothing.
-//   - Or from the token address (/?token=..., `hubgate open --print`), for
-//     this user's eyes only (e.g. a browser behind an SSH port forward):
-//     the page answers it with a session cookie and replaces the address so
-//     the token does not stay in the address bar.
-//   - The cookie is not the POST token. Each session has a CSRF token (a
-//     second MAC of its nonce), embedded in the page and never set as a
-//     cookie; POSTs (cancel, command, rules test) need it in the X-Hubgate-CSRF header,
-//     compared in constant time, besides the cookie (the cookie alone gets
-//     403), and, when the browser sends one, an Origin equal to the page's
-//     own. Another origin cannot read the page, and a custom header forces
-//     a preflight that is never granted.
-//   - No CORS: no Access-Control-* header is ever sent, so other origins
-//     cannot read an answer.
-//   - Strict headers: a Content-Security-Policy allowing only the page's
-//     own script, style and event stream, no framing, no referrer (the
-//     first address may carry the token or a code), no caching.
-//
-// Known limits: browsers do not separate cookies by port, so the session
-// cookie is also sent to other servers on 127.0.0.1 that the same browser
-// visits. Its name carries the port (several daemons do not clash); on
-// Linux a stolen cookie is of no use to another user (the peer check), and
-// it never gives the CSRF token away. A program of the owner that relays
-// connections for other users (an open proxy on a loopback port, a
-// forwarded port) lends them its user: the peer check then sees the owner.
+// Who can reach it, what remains on each OS, and the choices where the
+// issue is silent: docs/statuspage.md.
 package statuspage
 
 import (
