@@ -173,6 +173,10 @@ type runDone struct {
 	// finished is the run's EventFinished, published by the loop once the
 	// slot is free: whoever sees it may send the next command.
 	finished *Event
+	// outcome is journaled by the loop as it frees the slot (recordEnd):
+	// whoever reads the run as finished in the journal may send the next
+	// command too, and it is not refused as busy.
+	outcome *journal.Outcome
 }
 
 // New returns a bridge for opts.
@@ -600,6 +604,7 @@ func (b *Bridge) runEnded(ctx context.Context, d runDone) {
 	}
 	b.mu.Unlock()
 	d.run.cancel()
+	b.recordEnd(ctx, d)
 	if d.finished != nil {
 		b.emit(*d.finished)
 	}
@@ -819,10 +824,21 @@ func (b *Bridge) shutdown() error {
 	return nil
 }
 
-// ended publishes the end of a run the shutdown waited for.
+// ended journals and publishes the end of a run the shutdown waited for.
 func (b *Bridge) ended(d runDone) {
+	b.recordEnd(context.Background(), d)
 	if d.finished != nil {
 		b.emit(*d.finished)
+	}
+}
+
+// recordEnd journals how d's run ended (nothing for a 409: no run).
+func (b *Bridge) recordEnd(ctx context.Context, d runDone) {
+	if d.outcome == nil {
+		return
+	}
+	if err := b.opts.Journal.RunFinished(context.WithoutCancel(ctx), d.run.id, *d.outcome); err != nil {
+		b.log.Error("journal: run outcome not recorded", "command_id", d.run.id, "err", err)
 	}
 }
 

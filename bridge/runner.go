@@ -73,9 +73,6 @@ func (b *Bridge) execute(r *runState) runDone {
 	b.mu.Lock()
 	out.StoppedBy = r.stoppedBy
 	b.mu.Unlock()
-	if jerr := b.opts.Journal.RunFinished(context.WithoutCancel(ctx), r.id, out); jerr != nil {
-		log.Error("journal: run outcome not recorded", "err", jerr)
-	}
 	b.mu.Lock()
 	if out.Status == automate.StatusCompleted {
 		b.counters.Completed++
@@ -90,7 +87,7 @@ func (b *Bridge) execute(r *runState) runDone {
 	b.mu.Lock()
 	b.keepRecentLocked(r, fin)
 	b.mu.Unlock()
-	return runDone{run: r, finished: &fin}
+	return runDone{run: r, finished: &fin, outcome: &out}
 }
 
 // progress follows r's steps and workflow status: each step change and

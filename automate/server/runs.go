@@ -67,7 +67,10 @@ type run struct {
 	endErr     error               // an error answer instead of a record (timeout, init failure)
 	changed    chan struct{}       // closed and replaced on every phase change
 	feeds      []*feed             // streamed answers following the run (stream.go)
-	lastStatus string              // the engine's last reported status
+	// starter is the feed of the streamed answer that started the run,
+	// subscribed before the engine runs, so that it sees every step from
+	// its first state (nil for a plain answer).
+	starter *feed
 }
 
 func newRequestID() string { return "automate-run-" + uuid.NewString() }
@@ -120,6 +123,9 @@ func (s *Server) startRun(spec *runSpec) (*run, error) {
 	r.timer = time.AfterFunc(timeout, func() { r.cancel(causeTimeout) })
 	s.log.Info("run started", "request_id", r.id, "task_id", spec.taskID, "prompt_chars", len(task.Prompt),
 		"client_tools", len(task.ClientTools), "mcp_servers", len(task.McpServers), "timeout_ms", spec.timeoutMs)
+	if spec.stream {
+		r.starter = r.subscribe() // before the engine reports anything
+	}
 	go r.execute()
 	return r, nil
 }

@@ -462,7 +462,7 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if spec.stream {
-		s.streamAnswer(w, r, run, run.subscribe(true), false)
+		s.streamAnswer(w, r, run, run.starter, false)
 		return
 	}
 	s.answer(w, r, run, nativeAnswer)
@@ -491,7 +491,7 @@ func (s *Server) handleResume(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if stream {
-		f := run.subscribe(false) // before the run resumes: no step is missed
+		f := run.subscribe() // before the run resumes: no step is missed
 		run.deliver(results)
 		s.streamAnswer(w, r, run, f, true)
 		return

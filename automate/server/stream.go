@@ -51,30 +51,18 @@ func (f *feed) take() []progress {
 // publishLocked hands p to every feed of the run; r.mu is held, so feeds
 // see progress in the order the engine reported it.
 func (r *run) publishLocked(p progress) {
-	if p.status != "" {
-		r.lastStatus = p.status
-	}
 	for _, f := range r.feeds {
 		f.push(p)
 	}
 }
 
-// subscribe adds a feed to the run. With catchUp it starts with the steps
-// and the status reported so far (a run that started before its answer
-// subscribed).
-func (r *run) subscribe(catchUp bool) *feed {
+// subscribe adds a feed to the run: it sees the progress reported from
+// now on (a streamed run subscribes before its engine starts, a resume
+// before the run resumes, so that no step is missed).
+func (r *run) subscribe() *feed {
 	f := &feed{signal: make(chan struct{}, 1)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if catchUp {
-		if r.lastStatus != "" {
-			f.items = append(f.items, progress{status: r.lastStatus})
-		}
-		for i := range r.steps {
-			st := r.steps[i]
-			f.items = append(f.items, progress{step: &st})
-		}
-	}
 	r.feeds = append(r.feeds, f)
 	return f
 }

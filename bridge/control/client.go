@@ -88,8 +88,8 @@ func (c *Client) Cancel(ctx context.Context, force bool) (bridge.CancelResult, e
 
 // Answer answers the question the daemon's run in flight asked the person
 // (ask_person); the result says whether one was waiting.
-func (c *Client) Answer(ctx context.Context, text string) (AnswerResult, error) {
-	var res AnswerResult
+func (c *Client) Answer(ctx context.Context, text string) (bridge.AnswerResult, error) {
+	var res bridge.AnswerResult
 	err := c.do(ctx, http.MethodPost, "/v1/answer", answerBody{Text: text}, &res)
 	return res, err
 }

@@ -43,15 +43,7 @@ type Backend interface {
 // flight asked the person (the bridge's ask_person tool), from the status
 // page's answer box.
 type Answerer interface {
-	Answer(ctx context.Context, text, via string) (AnswerResult, error)
-}
-
-// AnswerResult is the answer to an Answer request.
-type AnswerResult struct {
-	// Answered: a question was pending and text became its answer.
-	Answered  bool   `json:"answered"`
-	CommandID int64  `json:"commandId,omitempty"` // the command whose run asked
-	Message   string `json:"message"`
+	Answer(ctx context.Context, text, via string) (bridge.AnswerResult, error)
 }
 
 // Reconnecter is what a Backend may also do: reconnect the hub at once

@@ -450,6 +450,18 @@ type backend struct {
 	page *statuspage.Server // nil without a status page
 }
 
+// The optional abilities the control endpoint and the status page look
+// for at run time (a missing one answers 501): checked here, at build time.
+var (
+	_ control.Backend      = (*backend)(nil)
+	_ control.Watcher      = (*backend)(nil)
+	_ control.Reconnecter  = (*backend)(nil)
+	_ control.Answerer     = (*backend)(nil)
+	_ statuspage.Backend   = (*bridge.Bridge)(nil)
+	_ statuspage.Answerer  = (*bridge.Bridge)(nil)
+	_ statuspage.Commander = (*bridge.Bridge)(nil)
+)
+
 func (b *backend) Status(ctx context.Context) (bridge.Status, error) {
 	st, err := b.Bridge.Status(ctx)
 	if err == nil {
