@@ -79,6 +79,10 @@ async function main() {
     await page.waitForFunction((cmd) => [...document.querySelectorAll('#history tr')].some((tr) =>
       tr.children[2].textContent === cmd && /^terminated/.test(tr.children[4].textContent)), slowCommand, { timeout: 20000 });
     result.forceResult = await page.textContent('#cancel-result');
+    // The page follows the daemon's events: the current-run card clears at
+    // the event that frees the slot, which may come just after the row.
+    await page.waitForFunction(() => /Nothing runs/.test(document.getElementById('current').textContent), null, { timeout: 10000 })
+      .catch(() => {});
     result.currentAfterForce = await page.textContent('#current');
     result.history = await page.$$eval('#history tr', (trs) => trs.map((tr) => [...tr.children].map((td) => td.textContent)));
     result.events = await page.$$eval('#events li', (lis) => lis.map((li) => li.textContent));
