@@ -7,13 +7,13 @@ import (
 	"net"
 	"net/url"
 	"path"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/internal/lazyregexp"
 )
 
 // Upstream flavors (Backend.FlavorID).
@@ -244,7 +244,7 @@ func parseParamSize(s string) *float64 {
 	return &f
 }
 
-var nameParamsRE = regexp.MustCompile(`(?i)(?:^|[^a-z0-9.])(\d+(?:\.\d+)?)([bm])(?:$|[^a-z0-9])`)
+var nameParamsRE = lazyregexp.New(`(?i)(?:^|[^a-z0-9.])(\d+(?:\.\d+)?)([bm])(?:$|[^a-z0-9])`)
 
 // paramsFromName reads a parameter count such as "7b" or "0.5B" from a
 // model name; nil when there is none.

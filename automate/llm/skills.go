@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
@@ -238,16 +239,18 @@ func score(query map[string]bool, c candidate) int {
 	return s
 }
 
-var stopWords = map[string]bool{}
-
-func init() {
+// stopWords are made on first use, as the regular expressions
+// (lazyregexp): few hubgate processes run a model.
+var stopWords = sync.OnceValue(func() map[string]bool {
+	words := map[string]bool{}
 	for _, w := range strings.Fields(`the and for with that this from your you are was were will would can could should
 		have has had not but all any into onto out about over under then than them they their there these those what when
 		where which who whom why how its it's our ours his her hers him she he use using used make made please also just
 		some such each other more most very via per may might must shall let lets get got does did doing done`) {
-		stopWords[w] = true
+		words[w] = true
 	}
-}
+	return words
+})
 
 // terms cuts text into its relevance terms.
 func terms(text string) map[string]bool {
@@ -256,7 +259,7 @@ func terms(text string) map[string]bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	})
 	for _, w := range words {
-		if len([]rune(w)) < 3 || stopWords[w] {
+		if len([]rune(w)) < 3 || stopWords()[w] {
 			continue
 		}
 		out[stem(w)] = true

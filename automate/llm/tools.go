@@ -10,7 +10,6 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
 	"github.com/hubgate/hubgate/automate/toolkit"
+	"github.com/hubgate/hubgate/internal/lazyregexp"
 )
 
 // Tool names this package adds to the toolkit's built-ins.
@@ -207,11 +207,11 @@ type fetchResult struct {
 }
 
 var (
-	scriptRE   = regexp.MustCompile(`(?is)<(script|style|noscript|svg|head)\b.*?</(script|style|noscript|svg|head)\s*>`)
-	tagRE      = regexp.MustCompile(`(?s)<[^>]*>`)
-	blankRunRE = regexp.MustCompile(`\n[ \t\r\f]*\n(\s*\n)+`)
-	spaceRunRE = regexp.MustCompile(`[ \t\f\r]+`)
-	breakRE    = regexp.MustCompile(`(?i)<(br|/p|/div|/li|/h[1-6]|/tr|/title)\b[^>]*>`)
+	scriptRE   = lazyregexp.New(`(?is)<(script|style|noscript|svg|head)\b.*?</(script|style|noscript|svg|head)\s*>`)
+	tagRE      = lazyregexp.New(`(?s)<[^>]*>`)
+	blankRunRE = lazyregexp.New(`\n[ \t\r\f]*\n(\s*\n)+`)
+	spaceRunRE = lazyregexp.New(`[ \t\f\r]+`)
+	breakRE    = lazyregexp.New(`(?i)<(br|/p|/div|/li|/h[1-6]|/tr|/title)\b[^>]*>`)
 )
 
 // htmlText reduces HTML to readable text.

@@ -12,10 +12,11 @@ import (
 	"mime"
 	"net"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hubgate/hubgate/internal/lazyregexp"
 )
 
 // errKind classifies a failed upstream request.
@@ -101,17 +102,17 @@ var (
 	// size", type exceed_context_size_error), vLLM and OpenAI ("maximum
 	// context length is N tokens"), LM Studio ("context length"), and
 	// generic "prompt is too long" / "too many tokens".
-	contextRE = regexp.MustCompile(`(?i)context[ _-]?(length|size|window|overflow)|exceed[s]?[ _](the )?(available )?context|maximum context|prompt is too long|too many tokens|n_ctx`)
+	contextRE = lazyregexp.New(`(?i)context[ _-]?(length|size|window|overflow)|exceed[s]?[ _](the )?(available )?context|maximum context|prompt is too long|too many tokens|n_ctx`)
 	// modelRE matches "the model is unknown or cannot load" messages
 	// (Ollama: `model "x" not found, try pulling it first`, "llama runner
 	// process has terminated: error loading model"; vLLM/OpenAI: "The model
 	// `x` does not exist").
-	modelRE = regexp.MustCompile(`(?i)model\b.*\b(not found|does not exist|not exist)|no such model|(failed|error) (to )?load(ing)? (the )?model|try pulling`)
+	modelRE = lazyregexp.New(`(?i)model\b.*\b(not found|does not exist|not exist)|no such model|(failed|error) (to )?load(ing)? (the )?model|try pulling`)
 )
 
 // reasoningRefusalRE matches a refusal of the reasoning parameter
 // (Ollama: `"x" does not support thinking`).
-var reasoningRefusalRE = regexp.MustCompile(`(?i)reasoning|think|effort`)
+var reasoningRefusalRE = lazyregexp.New(`(?i)reasoning|think|effort`)
 
 // classifyHTTP turns an error answer of the upstream into an UpstreamError.
 func classifyHTTP(status int, body []byte) *UpstreamError {

@@ -5,10 +5,12 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"strings"
+	"sync"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/swaggest/swgui"
-	"github.com/swaggest/swgui/v5emb"
+	"github.com/swaggest/swgui/v5/static"
+	"github.com/vearutop/statigz"
 )
 
 // Where the explorer lives.
@@ -26,36 +28,87 @@ const (
 const explorerCSP = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; " +
 	"img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'"
 
-// explorerRoutes serves Swagger UI (github.com/swaggest/swgui, its files
-// embedded in the binary) over the generated document, with a Sign in
-// button above it.
+// explorerRoutes serves Swagger UI (github.com/swaggest/swgui's build, its
+// files embedded in the binary) over the generated document, with a Sign
+// in button above it.
 func (s *Server) explorerRoutes(r chi.Router) {
-	ui := v5emb.NewHandlerWithConfig(swgui.Config{
-		Title:       "Device service (hubgate mock)",
-		SwaggerJSON: OpenAPIPath,
-		BasePath:    explorerPath + "/",
-		SettingsUI: map[string]string{
-			"defaultModelsExpandDepth": "1",
-			"docExpansion":             `"list"`,
-			"displayRequestDuration":   "true",
-			"tryItOutEnabled":          "true",
-			"filter":                   "true",
-		},
-		AppendHead:  signInStyle,
-		PrependHTML: s.signInBar(),
-	})
+	page := []byte(explorerPage(s.signInBar()))
 	index := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.Header().Set("Content-Security-Policy", explorerCSP)
 		w.Header().Set("Cache-Control", "no-cache")
-		r2 := r.Clone(r.Context())
-		r2.URL.Path = explorerPath + "/"
-		ui.ServeHTTP(w, r2)
+		w.Write(page)
 	}
 	r.Get("/", index)
 	r.Get("/index.html", index)
 	r.Get("/v1/swagger.json", s.handleOpenAPI)
 	r.Get("/openapi.json", s.handleOpenAPI)
-	r.Get("/*", ui.ServeHTTP) // Swagger UI's scripts, styles and icons
+	r.Get("/*", func(w http.ResponseWriter, r *http.Request) { // Swagger UI's scripts, styles and icons
+		explorerAssets().ServeHTTP(w, r)
+	})
+}
+
+// explorerAssets serves Swagger UI's files from swgui/v5/static (gzipped:
+// sent as they are to a browser that takes gzip, unpacked for one that
+// does not). Built on the explorer's first request, not at start as
+// swgui's v5emb package does: statigz reads and hashes every file, 231 KB
+// and the pages of 1.5 MB of embedded files that no other hubgate
+// process (the daemon above all) should pay for.
+var explorerAssets = sync.OnceValue(func() http.Handler {
+	return http.StripPrefix(explorerPath+"/", statigz.FileServer(static.FS))
+})
+
+// explorerPage is the explorer's index: Swagger UI's standalone bootstrap
+// (as swgui's template, without its proxy and scheme hooks) reading
+// OpenAPIPath, with the sign-in bar above it. The sign-in script finds the
+// UI as window.ui.
+func explorerPage(signInBar template.HTML) string {
+	var b strings.Builder
+	b.WriteString(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<title>Device service (hubgate mock) - Swagger UI</title>
+<link rel="stylesheet" type="text/css" href="` + explorerPath + `/swagger-ui.css">
+<link rel="icon" type="image/png" href="` + explorerPath + `/favicon-32x32.png" sizes="32x32"/>
+<link rel="icon" type="image/png" href="` + explorerPath + `/favicon-16x16.png" sizes="16x16"/>
+<style>
+html { box-sizing: border-box; overflow: -moz-scrollbars-vertical; overflow-y: scroll; }
+*, *:before, *:after { box-sizing: inherit; }
+body { margin: 0; background: #fafafa; }
+</style>
+`)
+	b.WriteString(string(signInStyle))
+	b.WriteString("\n</head>\n<body>\n")
+	b.WriteString(string(signInBar))
+	b.WriteString(`
+<div id="swagger-ui"></div>
+<script src="` + explorerPath + `/swagger-ui-bundle.js"></script>
+<script src="` + explorerPath + `/swagger-ui-standalone-preset.js"></script>
+<script>
+window.onload = function () {
+  window.ui = SwaggerUIBundle({
+    url: location.origin + "` + OpenAPIPath + `",
+    dom_id: "#swagger-ui",
+    deepLinking: true,
+    presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
+    plugins: [SwaggerUIBundle.plugins.DownloadUrl],
+    layout: "StandaloneLayout",
+    showExtensions: true,
+    showCommonExtensions: true,
+    validatorUrl: null,
+    defaultModelsExpandDepth: 1,
+    docExpansion: "list",
+    displayRequestDuration: true,
+    tryItOutEnabled: true,
+    filter: true
+  });
+};
+</script>
+</body>
+</html>
+`)
+	return b.String()
 }
 
 // explorerRedirect is the explorer's own sign-in redirect address, as the

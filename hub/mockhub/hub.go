@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/philippseith/signalr"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/hubgate/hubgate/deviceapi"
 )
@@ -494,7 +495,40 @@ type push struct {
 	id     string // an invocation awaiting a result (PushAwaiting); "" for a send
 	target string
 	args   []any
+	// journal is the arguments as journal JSON, made once for every
+	// connection and copy (see marshalOnce); nil: made by send.
+	journal json.RawMessage
 }
+
+// marshalOnce marshals p's arguments once for every connection and copy
+// it goes to and for the journal: a JSON connection writes the bytes, a
+// MessagePack one encodes the value (marshalledArg). An argument that
+// does not marshal stays as it is, for the send to report its error.
+func (p *push) marshalOnce() {
+	args := make([]any, len(p.args))
+	journal := []byte{'['}
+	for i, a := range p.args {
+		b, err := json.Marshal(a)
+		if err != nil {
+			return
+		}
+		args[i] = marshalledArg{v: a, json: b}
+		if i > 0 {
+			journal = append(journal, ',')
+		}
+		journal = append(journal, b...)
+	}
+	p.args, p.journal = args, rawPayload(append(journal, ']'))
+}
+
+// marshalledArg is a push argument with its JSON made in advance.
+type marshalledArg struct {
+	v    any
+	json json.RawMessage
+}
+
+func (a marshalledArg) MarshalJSON() ([]byte, error)             { return a.json, nil }
+func (a marshalledArg) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.Encode(a.v) }
 
 func (c *hubConn) enqueue(p push) {
 	c.mu.Lock()
@@ -524,8 +558,12 @@ func (c *hubConn) send() {
 			c.queue = c.queue[1:]
 			c.mu.Unlock()
 			err := c.hc.SendInvocation(p.id, p.target, p.args)
+			journal := p.journal
+			if journal == nil {
+				journal = payload(p.args)
+			}
 			ev := Event{Source: SourceHub, Direction: DirectionOut, Action: p.target, DeviceID: c.tr.deviceID, TokenID: c.tr.tokenID,
-				ConnectionID: c.id, Payload: payload(p.args)}
+				ConnectionID: c.id, Payload: journal}
 			if err != nil {
 				ev.Error = err.Error()
 			}
@@ -687,6 +725,7 @@ func (s *Server) pushCopies(deviceID, connID string, p push, copies int) (int, e
 		}
 		return 0, ErrNoConnection
 	}
+	p.marshalOnce()
 	for _, c := range to {
 		if p.id != "" {
 			c.tr.awaitResult(p.id)
