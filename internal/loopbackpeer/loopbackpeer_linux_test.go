@@ -3,10 +3,12 @@
 package loopbackpeer
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/netip"
 	"os"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -69,15 +71,40 @@ func TestUIDOfThePeer(t *testing.T) {
 // A listener on the peer's port is not the peer (the kernel's exact
 // lookup falls back on listeners).
 func TestAListenerIsNotAPeer(t *testing.T) {
-	server, client := connected(t, "tcp4", "127.0.0.1:0")
-	local, remote := ends(server)
-	port := remote.Port()
-	client.Close()
-	l, err := net.Listen("tcp4", netip.AddrPortFrom(remote.Addr(), port).String())
+	// The listener holds the client's port from the start: both bind it
+	// with SO_REUSEPORT (same user), so no other program can take the
+	// port between the client's close and the lookup, and nothing skips.
+	reuse := func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}
+	l, err := (&net.ListenConfig{Control: reuse}).Listen(context.Background(), "tcp4", "127.0.0.1:0")
 	if err != nil {
-		t.Skipf("the client's port is taken again: %v", err)
+		t.Fatal(err)
 	}
 	defer l.Close()
+	srv, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	d := net.Dialer{LocalAddr: l.Addr(), Control: reuse}
+	client, err := d.Dial("tcp4", srv.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := srv.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	local, remote := ends(server)
+	client.Close()
+	server.Close()
 	for name, lookup := range map[string]func(l, r netip.AddrPort) (int, error){"sock_diag": diagUID, "proc": procUID} {
 		if uid, err := lookup(local, remote); !errors.Is(err, ErrNotFound) {
 			t.Errorf("%s: a listener on the peer's port answered %d %v, want ErrNotFound", name, uid, err)
