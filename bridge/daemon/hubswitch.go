@@ -119,7 +119,7 @@ func (h *hubSwitch) forward() {
 			case h.events <- ev:
 			case <-h.quit:
 				// The daemon stops: the clients' streams are drained so
-				// that their Run ends.
+				// that no dispatcher stays blocked on its channel.
 				h.mu.Lock()
 				rest := h.line
 				h.line = nil
