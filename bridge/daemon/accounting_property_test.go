@@ -118,6 +118,48 @@ func TestEveryCommandAccountedFor(t *testing.T) {
 	t.Logf("%d sequences in %s", runs, time.Since(start).Round(time.Millisecond))
 }
 
+// TestObeyWishCrossesRepairs is the sequence of seed 1795713693819627124,
+// scripted: under bridge.listening: obey, the hub's last Start/Stop
+// Listening decides the next command however many hub clients replaced
+// each other since (each re-pair swaps the client; the new one
+// auto-listens, which must not reset the hub's wish). The seed failed
+// because the model counted a StartListening the hub lost with the
+// connection (pushed, then the token disabled before it was sent); the
+// listening step now waits for the bridge to receive the request.
+func TestObeyWishCrossesRepairs(t *testing.T) {
+	f := newFixture(t)
+	w := &propertyWorld{mock: f.mock, url: f.url, engine: &countingEngine{
+		Assistant: scripted.New(scripted.Config{Logger: slog.New(slog.DiscardHandler)}), runs: map[string]int{}}}
+	for _, tc := range []struct {
+		name  string
+		seed  uint64 // a command's text comes from it; the engine counts runs by text
+		steps []int
+	}{
+		// The next command runs: StartListening came last.
+		{"start after stop", 1795713693819627124, []int{evRepair, evStopListening, evRepair, evStartListening, evRepair, evCommand, evDuplicate, evRestart}},
+		// The next commands are refused: the new clients' auto-listen is
+		// not the hub asking.
+		{"stop survives", 1795713693819627125, []int{evStopListening, evRepair, evCommand, evRepair, evDuplicate, evStartListening, evCommand}},
+	} {
+		seed := tc.seed
+		t.Run(tc.name, func(t *testing.T) {
+			s := &seqState{t: t, w: w, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), obey: true}
+			w.run(s, len(tc.steps), func(i int) int { return tc.steps[i] })
+			var refused int
+			for _, c := range s.commands {
+				if c.refused {
+					refused++
+				}
+			}
+			// The model's expectations are what check compared the journal
+			// with; here they must be the ones the scenario is about.
+			if want := map[string]int{"start after stop": 0, "stop survives": 2}[tc.name]; refused != want {
+				t.Fatalf("the model expected %d refusals, want %d: %+v", refused, want, s.commands)
+			}
+		})
+	}
+}
+
 // seqState is one sequence: its daemon, the model of what the hub asked,
 // and every command delivered.
 type seqState struct {
@@ -150,6 +192,15 @@ type sentCommand struct {
 func (w *propertyWorld) sequence(t *testing.T, seed uint64) {
 	s := &seqState{t: t, w: w, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 	s.obey = s.rng.IntN(2) == 0
+	// Each kind is drawn as its step comes, after the previous step's
+	// own draws: a seed replays the sequence it always did.
+	w.run(s, 3+s.rng.IntN(6), func(int) int { return s.rng.IntN(evKinds) })
+}
+
+// run runs n steps, kind(i) the i-th, on a new device and daemon, then
+// checks every command against the model.
+func (w *propertyWorld) run(s *seqState, n int, kind func(i int) int) {
+	t, seed := s.t, s.seed
 	dev, tok, err := w.mock.CreateDevice("", "property "+strconv.FormatUint(seed, 10))
 	if err != nil {
 		t.Fatal(err)
@@ -211,10 +262,9 @@ unmatched:
 			s.d.Close()
 		}
 	}()
-	n := 3 + s.rng.IntN(6)
-	for range n {
+	for i := range n {
 		began := time.Now()
-		s.step(s.rng.IntN(evKinds))
+		s.step(kind(i))
 		if d := time.Since(began); d > time.Second {
 			t.Logf("slow step (%s): %s\n%s", d.Round(time.Millisecond), s.log[len(s.log)-1], trace.String())
 		}
@@ -351,9 +401,19 @@ func (s *seqState) step(kind int) {
 		if on {
 			target = "StartListening"
 		}
+		before := time.Now()
 		if err := s.w.mock.Push(s.device, target); err != nil {
 			s.fatalf("push %s: %v", target, err)
 		}
+		// The hub queues the push on the connection; a drop or a
+		// disabled token right after it loses it with the connection
+		// (the hub does not send it again), and the bridge rightly
+		// keeps its last wish. The model holds only what was delivered,
+		// as it does for commands (awaitReceived).
+		s.wait("the bridge to receive "+target, func() bool {
+			asked := s.status().HubAsked
+			return asked != nil && asked.Listen == on && !asked.At.Before(before)
+		})
 		s.bridgeWish, s.hubWants = &on, on
 		// The next command is judged by it in event order; the hub
 		// client's announcement follows on its own.

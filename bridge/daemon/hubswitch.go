@@ -10,18 +10,34 @@ import (
 	"github.com/hubgate/hubgate/hub"
 )
 
+// hubClient is what the switch uses of a hub client (*hub.Client).
+type hubClient interface {
+	Run(ctx context.Context) error
+	Events() <-chan hub.Event
+	Listening() bool
+	State() hub.State
+	Device() *deviceapi.UserDevice
+	Subscribe(ctx context.Context) <-chan hub.State
+}
+
 // hubSwitch is the bridge's hub: the current hub client, which a reconnect
 // replaces (a new pairing, a new token) without the bridge noticing. Events
-// of a replaced client are forwarded until its stream ends, then the new
-// client's; the stream closes only when the current client stops on its
-// own (the bridge then stops, as it did with one client).
+// of a replaced client are forwarded until its stream ends, then those of
+// the client that replaced it, in the order the clients were run however
+// quickly they replace each other; the stream closes only when the
+// current client stops on its own (the bridge then stops, as it did with
+// one client).
 type hubSwitch struct {
 	log    *slog.Logger
 	events chan hub.Event
 	quit   chan struct{}
 
-	mu      sync.Mutex
-	cur     *hub.Client
+	mu  sync.Mutex
+	cur hubClient
+	// line holds the clients run, in order, whose streams are not
+	// forwarded to their end yet (line[0] is being forwarded): a client
+	// replaced while an older one still drains is not skipped.
+	line    []hubClient
 	stopCur func() // stops cur's Run and waits for it
 	stopped bool   // stop was called: a client run later is stopped at once
 	// retiring counts replaced clients still sending their
@@ -31,7 +47,7 @@ type hubSwitch struct {
 }
 
 // newHubSwitch makes c the current client; run starts it.
-func newHubSwitch(log *slog.Logger, c *hub.Client) *hubSwitch {
+func newHubSwitch(log *slog.Logger, c hubClient) *hubSwitch {
 	return &hubSwitch{log: log, events: make(chan hub.Event), quit: make(chan struct{}), cur: c}
 }
 
@@ -39,7 +55,7 @@ func newHubSwitch(log *slog.Logger, c *hub.Client) *hubSwitch {
 // the first time, the forwarder. The previous client is stopped after c is
 // current (its DeviceStoppedListening is sent, its queued events still
 // reach the bridge).
-func (h *hubSwitch) run(c *hub.Client) {
+func (h *hubSwitch) run(c hubClient) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -62,6 +78,7 @@ func (h *hubSwitch) run(c *hub.Client) {
 	h.forwarding = true
 	prevStop := h.stopCur
 	h.cur, h.stopCur = c, stopC
+	h.line = append(h.line, c)
 	if prevStop != nil {
 		// Its DeviceStoppedListening may take up to the hub client's
 		// ShutdownTimeout; the new connection does not wait for it.
@@ -91,37 +108,45 @@ func (h *hubSwitch) stop() {
 }
 
 // forward sends each client's events on h.events, in order, client after
-// client.
+// client in the order they were run.
 func (h *hubSwitch) forward() {
-	h.mu.Lock()
-	c := h.cur
-	h.mu.Unlock()
 	for {
+		h.mu.Lock()
+		c := h.line[0]
+		h.mu.Unlock()
 		for ev := range c.Events() {
 			select {
 			case h.events <- ev:
 			case <-h.quit:
-				go func() {
-					for range c.Events() {
-					}
-				}()
+				// The daemon stops: the clients' streams are drained so
+				// that no dispatcher stays blocked on its channel.
+				h.mu.Lock()
+				rest := h.line
+				h.line = nil
+				h.mu.Unlock()
+				for _, c := range rest {
+					go func() {
+						for range c.Events() {
+						}
+					}()
+				}
 				return
 			}
 		}
 		h.mu.Lock()
-		next := h.cur
+		h.line = h.line[1:]
+		last := len(h.line) == 0
 		h.mu.Unlock()
-		if next == c {
+		if last {
 			// The current client stopped on its own (or the daemon
 			// stops): the bridge's stream ends with it.
 			close(h.events)
 			return
 		}
-		c = next
 	}
 }
 
-func (h *hubSwitch) current() *hub.Client {
+func (h *hubSwitch) current() hubClient {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.cur
@@ -141,7 +166,7 @@ func (h *hubSwitch) Subscribe(ctx context.Context) <-chan hub.State {
 	out := make(chan hub.State, 16)
 	go func() {
 		defer close(out)
-		var last *hub.Client
+		var last hubClient
 		for {
 			c := h.current()
 			if c == last {
