@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -21,6 +22,11 @@ func base64RawURL(s string) ([]byte, error) { return base64.RawURLEncoding.Decod
 func newTokenOnly(t *testing.T, h http.HandlerFunc) string {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /signin/token", h)
+	// The sign-in page, as a real service serves it: Login checks it while
+	// the person signs in, and a 404 there would end the sign-in.
+	mux.HandleFunc("GET /signin", func(w http.ResponseWriter, _ *http.Request) {
+		io.WriteString(w, "<html><body>Sign in</body></html>")
+	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv.URL
