@@ -18,7 +18,9 @@ import (
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
+	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
 	"github.com/hubgate/hubgate/internal/atomicfile"
+	"github.com/hubgate/hubgate/internal/cliout"
 )
 
 // errConfigExists: `config init` found a file and was not told to replace
@@ -296,7 +298,7 @@ configuration, the macro or the profile is invalid or cannot be read, 2 for an
 					return err
 				}
 			}
-			if macro, err = mockMacroWithEvents(macro, args[0], events); err != nil {
+			if macro, err = mockcli.MacroWithEvents(macro, args[0], events); err != nil {
 				return err
 			}
 			if profileFile != "" {
@@ -313,7 +315,7 @@ configuration, the macro or the profile is invalid or cannot be read, 2 for an
 			res := routeCommand(set.WithDeviceType(deviceType), rules.Command{Text: args[0], Macro: macro, Received: time.Now()}, cfg.Bridge.Notify)
 			res.ConfigSrc = cfg.File()
 			if asJSON {
-				return writeJSONTo(a.stdio.Out, res)
+				return cliout.WriteJSON(a.stdio.Out, res)
 			}
 			printRulesTest(a.stdio.Out, res)
 			return nil
@@ -344,7 +346,7 @@ func (a *app) pairedDeviceType() string {
 // file or stdin ("-"); what names it in errors ("a macro"). Errors are
 // configuration errors (exit 3) naming the flag.
 func readJSONFlag[T any](stdin io.Reader, flag, what, file string) (*T, error) {
-	data, err := readInput(stdin, file)
+	data, err := cliout.ReadInput(stdin, file)
 	if err != nil {
 		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: flag, Message: "cannot read " + what + ": " + err.Error()}}}
 	}
@@ -353,14 +355,6 @@ func readJSONFlag[T any](stdin io.Reader, flag, what, file string) (*T, error) {
 		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: flag, Message: "not " + what + "'s JSON: " + err.Error(), Source: file}}}
 	}
 	return v, nil
-}
-
-// readInput reads a file, or stdin for "-".
-func readInput(stdin io.Reader, file string) ([]byte, error) {
-	if file == "-" {
-		return io.ReadAll(stdin)
-	}
-	return os.ReadFile(file)
 }
 
 // routeCommand is the bridge's routing decision (rules.Set.Decide) of cmd

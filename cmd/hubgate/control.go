@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub"
+	"github.com/hubgate/hubgate/internal/cliout"
 )
 
 // errNotRunning: the daemon's control endpoint does not answer.
@@ -90,7 +90,7 @@ The exit code says the state, for scripts:
 				return a.statusError(asJSON, err)
 			}
 			if asJSON {
-				if err := writeJSONTo(a.stdio.Out, st); err != nil {
+				if err := cliout.WriteJSON(a.stdio.Out, st); err != nil {
 					return err
 				}
 			} else {
@@ -115,7 +115,7 @@ The exit code says the state, for scripts:
 // asJSON, and returns it.
 func (a *app) statusError(asJSON bool, err error) error {
 	if asJSON {
-		_ = writeJSONTo(a.stdio.Out, statusErrorBody{Running: false, Error: err.Error(), ExitCode: exitCode(err)})
+		_ = cliout.WriteJSON(a.stdio.Out, statusErrorBody{Running: false, Error: err.Error(), ExitCode: exitCode(err)})
 	}
 	return err
 }
@@ -321,7 +321,7 @@ func newHistoryCommand(a *app) *cobra.Command {
 				if entries == nil {
 					entries = []journal.Entry{}
 				}
-				return writeJSONTo(a.stdio.Out, entries)
+				return cliout.WriteJSON(a.stdio.Out, entries)
 			}
 			printHistory(a.stdio.Out, entries)
 			return nil
@@ -399,13 +399,6 @@ func newCancelCommand(a *app) *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "terminate the run at once (kills the worker) instead of a soft cancel")
 	return cmd
-}
-
-// writeJSONTo prints v as the indented JSON of a --json output.
-func writeJSONTo(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func clip(s string, n int) string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
 )
 
 // app is what every command shares: the streams, the environment, and the
@@ -186,4 +187,13 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// newMockCommand wires `hubgate mock` (hub/mockhub/mockcli) to the
+// process: its streams, environment and logger.
+func newMockCommand(a *app) *cobra.Command {
+	return mockcli.NewCommand(mockcli.Options{In: a.stdio.In, Out: a.stdio.Out, Err: a.stdio.Err, Getenv: a.getenv,
+		Logger: func() *slog.Logger {
+			return a.logger(&configs.Config{Log: configs.LogConfig{Level: a.logLevel, Format: a.logFormat}})
+		}})
 }

@@ -33,8 +33,9 @@ const module = "github.com/hubgate/hubgate/"
 var allowed = map[string][]string{
 	// cmd wires: besides the two facades, the commands that talk to a
 	// running daemon or read its journal, serve the Automate contract
-	// alone, test rules, run the mock or install the service.
-	"cmd/hubgate": {"bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "hub/mockhub", "internal/demo",
+	// alone, test rules or install the service; the mock's command line
+	// is the mock's (hub/mockhub/mockcli).
+	"cmd/hubgate": {"bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "hub/mockhub/mockcli", "internal/demo",
 		"bridge", "bridge/control", "bridge/journal", "bridge/rules", "automate", "automate/server",
 		"automate/assistant", "automate/scripted", "automate/llm", "deviceapi", "hub", "oauth", "internal/"},
 	// The demo assembles a whole installation in one process, as cmd
@@ -57,6 +58,7 @@ var allowed = map[string][]string{
 	"hub":                     {"deviceapi", "internal/"},
 	"hub/mockhub":             {"deviceapi", "internal/"},
 	"hub/mockhub/mockhubtest": {"hub/mockhub", "internal/"},
+	"hub/mockhub/mockcli":     {"hub/mockhub", "deviceapi", "internal/"},
 	"deviceapi":               {"internal/"},
 	"oauth":                   {"internal/"},
 
