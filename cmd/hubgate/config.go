@@ -246,16 +246,15 @@ type rulesTestResult struct {
 	busyText string
 }
 
-func newRulesTestCommand(a *app) *cobra.Command {
-	var (
-		macroFile, profileFile, deviceType string
-		events                             []string
-		asJSON                             bool
-	)
-	cmd := &cobra.Command{
-		Use:   `test "<command>"`,
-		Short: "Show which rule a command matches and the run request it would send (sends nothing)",
-		Long: `Route a command as the daemon would when the hub delivers it, and show which
+// oneCommandArg takes exactly one argument: the command to test.
+func oneCommandArg(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return &usageError{fmt.Errorf("%s takes one command (quote it), got %d arguments", cmd.CommandPath(), len(args))}
+	}
+	return nil
+}
+
+const rulesTestLong = `Route a command as the daemon would when the hub delivers it, and show which
 rule matches, its busy policy, whether the person is notified (notify) and the
 answer spoken (speak), and the RunRequest it would send to the Automate server.
 Nothing is sent and no daemon is needed.
@@ -276,13 +275,19 @@ empty when the rule has none: the journal assigns one per command.
 
 Exit code 0 whatever the outcome (--json says it in "action"), 3 when the
 configuration, the macro or the profile is invalid or cannot be read, 2 for an
---event that is not a MacroEvent's JSON.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return &usageError{fmt.Errorf("%s takes one command (quote it), got %d arguments", cmd.CommandPath(), len(args))}
-			}
-			return nil
-		},
+--event that is not a MacroEvent's JSON.`
+
+func newRulesTestCommand(a *app) *cobra.Command {
+	var (
+		macroFile, profileFile, deviceType string
+		events                             []string
+		asJSON                             bool
+	)
+	cmd := &cobra.Command{
+		Use:   `test "<command>"`,
+		Short: "Show which rule a command matches and the run request it would send (sends nothing)",
+		Long:  rulesTestLong,
+		Args:  oneCommandArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := a.loadConfig(nil)
 			if err != nil {
