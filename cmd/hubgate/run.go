@@ -104,10 +104,13 @@ func (a *app) run(ctx context.Context) error {
 	if hint := noRuleHint(cfg, opts.Rules); hint != "" {
 		log.Warn(hint)
 	}
-	if err := superviseDaemon(ctx, d, reload, log); err != nil {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := daemon.Supervise(ctx, d, sigs, reload, log); err != nil {
 		return alreadyRunning(err)
 	}
-	return wrongDevice(d)
+	return d.WrongDevice()
 }
 
 // daemonInputs resolves what the daemon needs beyond the configuration:
@@ -172,80 +175,6 @@ func (p *pairedDevice) read(context.Context) (string, string, error) {
 	p.id = st.DeviceID
 	p.mu.Unlock()
 	return st.DeviceID, st.APIURL, nil
-}
-
-// wrongDevice is the error of a daemon whose hub stopped because VerifySelf
-// answered another device than the paired one (a device token of another
-// device): a supervisor must not see success (exit 11, ExitNeedsRepair).
-func wrongDevice(d *daemon.Daemon) error {
-	h := d.Info().Hub
-	if h == nil {
-		return nil
-	}
-	if st := h.State(); st.Cause == hub.CauseWrongDevice {
-		err := st.Err
-		if err == nil || !errors.Is(err, hub.ErrWrongDevice) {
-			err = fmt.Errorf("%w: %s", hub.ErrWrongDevice, st.Reason)
-		}
-		return fmt.Errorf("the daemon stopped: %w; the device token is not the paired device's: run 'hubgate pair --reuse' (or --replace) to pair again", err)
-	}
-	return nil
-}
-
-// superviseDaemon starts d and runs it until ctx ends, a SIGINT or SIGTERM
-// arrives, or the bridge stops on its own; SIGHUP calls reload. A second
-// SIGINT or SIGTERM during the stop terminates the current run; a third
-// one returns without waiting any longer (the kernel drops the instance
-// lock with the process; the next start removes the stale socket).
-func superviseDaemon(ctx context.Context, d *daemon.Daemon, reload func(), log *slog.Logger) error {
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	if err := d.Start(ctx); err != nil {
-		return err
-	}
-	closed := make(chan error, 1)
-	interrupts := 0
-	stop := func() {
-		interrupts++
-		if interrupts == 1 {
-			go func() { closed <- d.Close() }()
-		}
-	}
-	ctxDone, bridgeDone := ctx.Done(), d.Done()
-	for {
-		select {
-		case <-ctxDone:
-			ctxDone = nil
-			if interrupts == 0 {
-				stop()
-			}
-		case <-bridgeDone:
-			bridgeDone = nil
-			if interrupts == 0 {
-				stop()
-			}
-		case s := <-sigs:
-			switch {
-			case s == syscall.SIGHUP && interrupts == 0:
-				reload()
-			case s == syscall.SIGHUP:
-				log.Info("SIGHUP ignored: the daemon is stopping")
-			default:
-				stop()
-				switch interrupts {
-				case 2:
-					log.Warn("second interrupt: terminating the current run and stopping now")
-					d.Force(context.Background())
-				case 3:
-					log.Warn("third interrupt: exiting without waiting for the stop to finish")
-					return errors.New("stopped without waiting for a clean stop")
-				}
-			}
-		case err := <-closed:
-			return err
-		}
-	}
 }
 
 // reloadDaemon loads the configuration again and applies it to d: it
