@@ -19,13 +19,8 @@ import (
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
-	"github.com/hubgate/hubgate/internal/atomicfile"
 	"github.com/hubgate/hubgate/internal/cliout"
 )
-
-// errConfigExists: `config init` found a file and was not told to replace
-// it.
-var errConfigExists = errors.New("the config file exists")
 
 func newConfigCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
@@ -65,7 +60,7 @@ error (exit code 2) and nothing is written.`,
 			if err != nil {
 				return err
 			}
-			if err := writeStarterConfig(path, force); err != nil {
+			if err := configs.WriteStarter(path, force); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdio.Out, "wrote %s\n", path)
@@ -75,42 +70,6 @@ error (exit code 2) and nothing is written.`,
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file (kept as <file>.bak)")
 	return cmd
-}
-
-// writeStarterConfig writes the starter file at path: with O_EXCL unless
-// force, so that a file created meanwhile is never replaced either.
-func writeStarterConfig(path string, force bool) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create the config folder: %w", err)
-	}
-	data := configs.StarterYAML()
-	if !force {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%w: %s; nothing was written. 'hubgate config init --force' replaces it (keeping it as %s.bak); 'hubgate config check' checks it", errConfigExists, path, filepath.Base(path))
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			os.Remove(path)
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			os.Remove(path)
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		return nil
-	}
-	if old, err := os.ReadFile(path); err == nil {
-		if err := atomicfile.WriteFile(path+".bak", old, 0o600); err != nil {
-			return fmt.Errorf("keep the old file as %s.bak: %w", path, err)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return atomicfile.WriteFile(path, data, 0o600)
 }
 
 func newConfigPathCommand(a *app) *cobra.Command {

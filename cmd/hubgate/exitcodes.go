@@ -64,7 +64,7 @@ var exitTable = []struct {
 	{func(err error) bool { var u *usageError; return errors.As(err, &u) }, ExitUsage},
 	{func(err error) bool { var u *pairing.UsageError; return errors.As(err, &u) }, ExitUsage},
 	{func(err error) bool { var u *mockcli.UsageError; return errors.As(err, &u) }, ExitUsage},
-	{func(err error) bool { return errors.Is(err, errConfigExists) }, ExitUsage},
+	{func(err error) bool { return errors.Is(err, configs.ErrConfigExists) }, ExitUsage},
 	{func(err error) bool { return errors.Is(err, errNotPaired) }, ExitNotPaired},
 	{func(err error) bool { return errors.Is(err, errNotRunning) }, ExitNotRunning},
 	{func(err error) bool { var c *configError; return errors.As(err, &c) }, ExitConfig},
