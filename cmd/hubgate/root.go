@@ -12,6 +12,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
+	"github.com/hubgate/hubgate/internal/buildinfo"
 )
 
 // app is what every command shares: the streams, the environment, and the
@@ -36,7 +37,7 @@ local AI assistant behind a loopback Automate server, which hubgate also hosts.`
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetVersionTemplate(readBuildVersion().long() + "\n")
+	root.SetVersionTemplate(buildinfo.Read().Long() + "\n")
 	root.SetFlagErrorFunc(flagError)
 	groupCommand(root)
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/hubgate/config.yaml)")
@@ -54,7 +55,7 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print the version",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), readBuildVersion().long())
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), buildinfo.Read().Long())
 			return err
 		},
 	}
