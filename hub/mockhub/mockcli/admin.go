@@ -244,18 +244,25 @@ func MacroWithEvents(macro *deviceapi.Macro, command string, events []string) (*
 	return macro, nil
 }
 
+// fileForDevice is what profile and settings push: the JSON of --file
+// (required) and the device it goes to (pickDevice).
+func (a *cli) fileForDevice(ctx context.Context, c *mockhub.AdminClient, cmd *cobra.Command, file, device string) (string, []byte, error) {
+	if err := required(cmd, "file"); err != nil {
+		return "", nil, err
+	}
+	b, err := a.readJSONFile(file)
+	if err != nil {
+		return "", nil, err
+	}
+	id, err := a.pickDevice(ctx, c, device)
+	return id, b, err
+}
+
 func newProfileCommand(a *cli) *cobra.Command {
 	var device, file string
 	cmd, _ := a.adminCommand("profile", "Set a device's current profile and push DeviceProfileUpdate", true,
 		func(ctx context.Context, c *mockhub.AdminClient, m *clientFlags, cmd *cobra.Command) error {
-			if err := required(cmd, "file"); err != nil {
-				return err
-			}
-			b, err := a.readJSONFile(file)
-			if err != nil {
-				return err
-			}
-			id, err := a.pickDevice(ctx, c, device)
+			id, b, err := a.fileForDevice(ctx, c, cmd, file, device)
 			if err != nil {
 				return err
 			}
@@ -305,14 +312,7 @@ func newSettingsCommand(a *cli) *cobra.Command {
 	var device, file string
 	cmd, _ := a.adminCommand("settings", "Push DeviceSettingsUpdate with any JSON value", true,
 		func(ctx context.Context, c *mockhub.AdminClient, m *clientFlags, cmd *cobra.Command) error {
-			if err := required(cmd, "file"); err != nil {
-				return err
-			}
-			b, err := a.readJSONFile(file)
-			if err != nil {
-				return err
-			}
-			id, err := a.pickDevice(ctx, c, device)
+			id, b, err := a.fileForDevice(ctx, c, cmd, file, device)
 			if err != nil {
 				return err
 			}
