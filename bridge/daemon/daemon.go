@@ -10,11 +10,10 @@
 // context).
 //
 // It takes plain values (the caller maps its configuration onto Options)
-// and parses no flags and subscribes to no signals (Supervise takes them
-// on a channel). Start takes the lock of the control socket first (or
-// the caller, earlier still: Lock, then Options.Lock), so that a second
-// daemon stops before it opens or binds anything
-// (control.AlreadyRunningError names the running one's PID),
+// and parses no flags and handles no signals. Start takes the lock of the
+// control socket first (or the caller, earlier still: Lock, then
+// Options.Lock), so that a second daemon stops before it opens or binds
+// anything (control.AlreadyRunningError names the running one's PID),
 // then kills the run children that a previous life killed by SIGKILL left
 // behind (internal/proc.TrackGroups, recorded in JournalPath + ".children"),
 // then brings the parts up in dependency order and returns once every one of
