@@ -86,7 +86,7 @@ func (a *app) run(ctx context.Context) error {
 		return err
 	}
 	if p.engine != nil {
-		defer p.engine.close()
+		defer p.engine.Close()
 	}
 	opts, err := daemonOptions(cfg, p, log)
 	if err != nil {

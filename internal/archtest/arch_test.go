@@ -36,7 +36,7 @@ var allowed = map[string][]string{
 	// alone, test rules or install the service; the mock's command line
 	// is the mock's (hub/mockhub/mockcli).
 	"cmd/hubgate": {"bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "hub/mockhub/mockcli", "internal/demo",
-		"bridge", "bridge/control", "bridge/journal", "bridge/rules", "automate", "automate/server",
+		"bridge", "bridge/control", "bridge/journal", "bridge/rules", "automate", "automate/server", "automate/engine",
 		"automate/assistant", "automate/scripted", "automate/llm", "deviceapi", "hub", "oauth", "internal/"},
 	// The demo assembles a whole installation in one process, as cmd
 	// does: the mock, pairing (with configs' secret store), the daemon.
@@ -70,6 +70,8 @@ var allowed = map[string][]string{
 	"automate/server":    {"automate", "automate/assistant", "internal/"},
 	"automate/scripted":  {"automate", "automate/assistant", "automate/toolkit", "internal/"},
 	"automate/llm":       {"automate", "automate/assistant", "automate/toolkit", "internal/"},
+	// engine chooses between the engines; nothing but cmd imports it.
+	"automate/engine": {"automate", "automate/assistant", "automate/scripted", "automate/llm", "internal/"},
 
 	// configs is configuration: it holds the rules' schema (bridge/rules'
 	// Spec types) and validates against the Automate contract's vocabulary
