@@ -175,38 +175,27 @@ func serveOverrides(cmd *cobra.Command, f serveFlags) ([]configs.Override, error
 	return overrides, nil
 }
 
-// serveUntilStopped runs until ctx ends (SIGINT, SIGTERM) or serving fails,
-// re-reading the access key on SIGHUP, then closes run.
+// serveUntilStopped serves until ctx ends (SIGINT, SIGTERM) or serving
+// fails, re-reading the access key on SIGHUP, then closes run.
 func (a *app) serveUntilStopped(ctx context.Context, log *slog.Logger, run *server.Running, store configs.SecretStore, source configs.KeySource) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	for {
-		select {
-		case <-hup:
-			if source == configs.KeyFromEphemeral {
-				log.Warn("SIGHUP ignored: the key is ephemeral")
-				continue
-			}
-			key, newSource, err := a.serveKey(ctx, store, false)
-			if err == nil {
-				err = run.Server().SetKey(key)
-			}
-			if err != nil {
-				log.Error("reload access key", "err", err)
-				continue
-			}
-			log.Info("access key reloaded", "key_source", string(newSource))
-		case <-run.Done():
-			if err := run.Close(context.Background()); err != nil {
-				log.Warn("stopping the runs", "err", err)
-			}
-			return fmt.Errorf("automate server: %w", run.Err())
-		case <-ctx.Done():
-			log.Info("stopping automate server")
-			return run.Close(context.Background())
+	return run.ServeUntil(ctx, hup, func() {
+		if source == configs.KeyFromEphemeral {
+			log.Warn("SIGHUP ignored: the key is ephemeral")
+			return
 		}
-	}
+		key, newSource, err := a.serveKey(ctx, store, false)
+		if err == nil {
+			err = run.Server().SetKey(key)
+		}
+		if err != nil {
+			log.Error("reload access key", "err", err)
+			return
+		}
+		log.Info("access key reloaded", "key_source", string(newSource))
+	})
 }
 
 // serveKey finds the access key for serve.
