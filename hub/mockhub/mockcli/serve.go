@@ -160,6 +160,9 @@ func (a *cli) serve(ctx context.Context, f ServeOptions) error {
 	defer srv.Close()
 	base := a.announce(srv, ln.Addr().(*net.TCPAddr), f.StateFile)
 	serving := localhttp.Serve(srv.NewHTTPServer(), ln)
+	// The base URL on stdout is the sign that the mock serves, after
+	// everything it says on stderr.
+	fmt.Fprintln(a.Out, base)
 	log.Info("mock listening", "url", base)
 
 	select {
@@ -174,15 +177,13 @@ func (a *cli) serve(ctx context.Context, f ServeOptions) error {
 	return nil
 }
 
-// announce prints the mock's base URL on stdout and what it serves on
-// stderr; it returns the base URL.
+// announce says on stderr what the mock serves; it returns the base URL.
 func (a *cli) announce(srv *mockhub.Server, addr *net.TCPAddr, stateFile string) string {
 	host := addr.IP.String()
 	if addr.IP.IsUnspecified() {
 		host = "127.0.0.1"
 	}
 	base := "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
-	fmt.Fprintln(a.Out, base)
 	eff := srv.Config()
 	fmt.Fprintf(a.Err, "hubgate: mock remote service at %s (client id %s, device type %s); admin API %s/mock, console %s/mock/console, explorer %s/swagger\n",
 		base, eff.ClientID, eff.DeviceTypeID, base, base, base)
