@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -167,4 +168,25 @@ func (r *Running) Close(ctx context.Context) error {
 		}
 	})
 	return r.closeErr
+}
+
+// ServeUntil serves until ctx ends or serving fails, calling reload on
+// each value of hup (the caller subscribes it: SIGHUP), then closes r.
+// Serving that failed returns its error (after Close); the end of ctx
+// returns Close's.
+func (r *Running) ServeUntil(ctx context.Context, hup <-chan os.Signal, reload func()) error {
+	for {
+		select {
+		case <-hup:
+			reload()
+		case <-r.Done():
+			if err := r.Close(context.Background()); err != nil {
+				r.log.Warn("stopping the runs", "err", err)
+			}
+			return fmt.Errorf("automate server: %w", r.Err())
+		case <-ctx.Done():
+			r.log.Info("stopping automate server")
+			return r.Close(context.Background())
+		}
+	}
 }

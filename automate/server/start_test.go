@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -311,4 +313,33 @@ func TestServingFailureIsReported(t *testing.T) {
 		}
 		closeRunning(t, r)
 	})
+}
+
+// ServeUntil calls reload on each value of hup, returns nil (Close's
+// result) when ctx ends, and the serving error when serving fails.
+func TestServeUntil(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		o := startOptions(t, nil)
+		o.Listener = brokenListener{}
+		r, err := server.Start(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.ServeUntil(context.Background(), nil, func() {}); !errors.Is(err, errAcceptBroke) {
+			t.Errorf("a failed serve: %v, want the listener's failure", err)
+		}
+	})
+	o := startOptions(t, nil)
+	o.Port = -1
+	r, err := server.Start(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	hup := make(chan os.Signal, 1)
+	hup <- syscall.SIGHUP
+	reloads := 0
+	if err := r.ServeUntil(ctx, hup, func() { reloads++; cancel() }); err != nil || reloads != 1 {
+		t.Errorf("ServeUntil: %v after %d reloads", err, reloads)
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/automate/engine"
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/configs"
 )
@@ -112,7 +113,7 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 	if err != nil {
 		return err
 	}
-	defer eng.close()
+	defer eng.Close()
 	run, err := server.Start(serveStartOptions(cmd, f, cfg, eng, key, log))
 	if err != nil {
 		return err
@@ -128,7 +129,7 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 }
 
 // serveStartOptions are the Automate server's options for serve.
-func serveStartOptions(cmd *cobra.Command, f serveFlags, cfg *configs.Config, eng *assistantEngine, key string, log *slog.Logger) server.StartOptions {
+func serveStartOptions(cmd *cobra.Command, f serveFlags, cfg *configs.Config, eng *engine.Engine, key string, log *slog.Logger) server.StartOptions {
 	launch := server.LaunchSelection{ModelName: f.model, Family: f.family, SizeCode: f.size}
 	if cfg.Automate.Engine == "openai" {
 		launch.ModelName = "" // --model is the engine's own selection (automate.openai.model), not a pin
@@ -141,9 +142,9 @@ func serveStartOptions(cmd *cobra.Command, f serveFlags, cfg *configs.Config, en
 	// file per port: the next serve on a port (4317, the default, for
 	// most) reaps what a killed one left.
 	return server.StartOptions{Port: port, LedgerDir: filepath.Dir(cfg.Bridge.Journal), Config: server.Config{
-		Key: key, Product: cfg.Automate.Product, Assistant: eng.engine, Workspace: cfg.Automate.Workspace,
+		Key: key, Product: cfg.Automate.Product, Assistant: eng.Assistant, Workspace: cfg.Automate.Workspace,
 		WorkspaceRestriction: cfg.Automate.WorkspaceRestriction, ToolWait: cfg.Automate.ToolWait, AppVersion: version(),
-		ConfiguredMcpServers: eng.mcpServers, LaunchSelection: launch, Logger: log}}
+		ConfiguredMcpServers: eng.McpServers, LaunchSelection: launch, Logger: log}}
 }
 
 // serveOverrides maps serve's flags onto configuration overrides.
@@ -174,38 +175,27 @@ func serveOverrides(cmd *cobra.Command, f serveFlags) ([]configs.Override, error
 	return overrides, nil
 }
 
-// serveUntilStopped runs until ctx ends (SIGINT, SIGTERM) or serving fails,
-// re-reading the access key on SIGHUP, then closes run.
+// serveUntilStopped serves until ctx ends (SIGINT, SIGTERM) or serving
+// fails, re-reading the access key on SIGHUP, then closes run.
 func (a *app) serveUntilStopped(ctx context.Context, log *slog.Logger, run *server.Running, store configs.SecretStore, source configs.KeySource) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	for {
-		select {
-		case <-hup:
-			if source == configs.KeyFromEphemeral {
-				log.Warn("SIGHUP ignored: the key is ephemeral")
-				continue
-			}
-			key, newSource, err := a.serveKey(ctx, store, false)
-			if err == nil {
-				err = run.Server().SetKey(key)
-			}
-			if err != nil {
-				log.Error("reload access key", "err", err)
-				continue
-			}
-			log.Info("access key reloaded", "key_source", string(newSource))
-		case <-run.Done():
-			if err := run.Close(context.Background()); err != nil {
-				log.Warn("stopping the runs", "err", err)
-			}
-			return fmt.Errorf("automate server: %w", run.Err())
-		case <-ctx.Done():
-			log.Info("stopping automate server")
-			return run.Close(context.Background())
+	return run.ServeUntil(ctx, hup, func() {
+		if source == configs.KeyFromEphemeral {
+			log.Warn("SIGHUP ignored: the key is ephemeral")
+			return
 		}
-	}
+		key, newSource, err := a.serveKey(ctx, store, false)
+		if err == nil {
+			err = run.Server().SetKey(key)
+		}
+		if err != nil {
+			log.Error("reload access key", "err", err)
+			return
+		}
+		log.Info("access key reloaded", "key_source", string(newSource))
+	})
 }
 
 // serveKey finds the access key for serve.

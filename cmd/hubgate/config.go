@@ -16,12 +16,9 @@ import (
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
-	"github.com/hubgate/hubgate/internal/atomicfile"
+	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
+	"github.com/hubgate/hubgate/internal/cliout"
 )
-
-// errConfigExists: `config init` found a file and was not told to replace
-// it.
-var errConfigExists = errors.New("the config file exists")
 
 func newConfigCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
@@ -61,7 +58,7 @@ error (exit code 2) and nothing is written.`,
 			if err != nil {
 				return err
 			}
-			if err := writeStarterConfig(path, force); err != nil {
+			if err := configs.WriteStarter(path, force); err != nil {
 				return err
 			}
 			fmt.Fprintf(a.stdio.Out, "wrote %s\n", path)
@@ -71,42 +68,6 @@ error (exit code 2) and nothing is written.`,
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file (kept as <file>.bak)")
 	return cmd
-}
-
-// writeStarterConfig writes the starter file at path: with O_EXCL unless
-// force, so that a file created meanwhile is never replaced either.
-func writeStarterConfig(path string, force bool) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return fmt.Errorf("create the config folder: %w", err)
-	}
-	data := configs.StarterYAML()
-	if !force {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("%w: %s; nothing was written. 'hubgate config init --force' replaces it (keeping it as %s.bak); 'hubgate config check' checks it", errConfigExists, path, filepath.Base(path))
-		}
-		if err != nil {
-			return err
-		}
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			os.Remove(path)
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		if err := f.Close(); err != nil {
-			os.Remove(path)
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		return nil
-	}
-	if old, err := os.ReadFile(path); err == nil {
-		if err := atomicfile.WriteFile(path+".bak", old, 0o600); err != nil {
-			return fmt.Errorf("keep the old file as %s.bak: %w", path, err)
-		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return atomicfile.WriteFile(path, data, 0o600)
 }
 
 func newConfigPathCommand(a *app) *cobra.Command {
@@ -205,16 +166,15 @@ func newRulesCommand(a *app) *cobra.Command {
 // rulesTestResult is `rules test --json` (rules.Explanation).
 type rulesTestResult = rules.Explanation
 
-func newRulesTestCommand(a *app) *cobra.Command {
-	var (
-		macroFile, profileFile, deviceType string
-		events                             []string
-		asJSON                             bool
-	)
-	cmd := &cobra.Command{
-		Use:   `test "<command>"`,
-		Short: "Show which rule a command matches and the run request it would send (sends nothing)",
-		Long: `Route a command as the daemon would when the hub delivers it, and show which
+// oneCommandArg takes exactly one argument: the command to test.
+func oneCommandArg(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return &usageError{fmt.Errorf("%s takes one command (quote it), got %d arguments", cmd.CommandPath(), len(args))}
+	}
+	return nil
+}
+
+const rulesTestLong = `Route a command as the daemon would when the hub delivers it, and show which
 rule matches, its busy policy, whether the person is notified (notify) and the
 answer spoken (speak), and the RunRequest it would send to the Automate server.
 Nothing is sent and no daemon is needed.
@@ -235,13 +195,19 @@ empty when the rule has none: the journal assigns one per command.
 
 Exit code 0 whatever the outcome (--json says it in "action"), 3 when the
 configuration, the macro or the profile is invalid or cannot be read, 2 for an
---event that is not a MacroEvent's JSON.`,
-		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) != 1 {
-				return &usageError{fmt.Errorf("%s takes one command (quote it), got %d arguments", cmd.CommandPath(), len(args))}
-			}
-			return nil
-		},
+--event that is not a MacroEvent's JSON.`
+
+func newRulesTestCommand(a *app) *cobra.Command {
+	var (
+		macroFile, profileFile, deviceType string
+		events                             []string
+		asJSON                             bool
+	)
+	cmd := &cobra.Command{
+		Use:   `test "<command>"`,
+		Short: "Show which rule a command matches and the run request it would send (sends nothing)",
+		Long:  rulesTestLong,
+		Args:  oneCommandArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg, err := a.loadConfig(nil)
 			if err != nil {
@@ -257,7 +223,7 @@ configuration, the macro or the profile is invalid or cannot be read, 2 for an
 					return err
 				}
 			}
-			if macro, err = mockMacroWithEvents(macro, args[0], events); err != nil {
+			if macro, err = mockcli.MacroWithEvents(macro, args[0], events); err != nil {
 				return err
 			}
 			if profileFile != "" {
@@ -274,7 +240,7 @@ configuration, the macro or the profile is invalid or cannot be read, 2 for an
 			res := set.WithDeviceType(deviceType).Explain(rules.Command{Text: args[0], Macro: macro, Received: time.Now()}, cfg.Bridge.Notify)
 			res.ConfigSrc = cfg.File()
 			if asJSON {
-				return writeJSONTo(a.stdio.Out, res)
+				return cliout.WriteJSON(a.stdio.Out, res)
 			}
 			res.WriteText(a.stdio.Out)
 			return nil
@@ -305,7 +271,7 @@ func (a *app) pairedDeviceType() string {
 // file or stdin ("-"); what names it in errors ("a macro"). Errors are
 // configuration errors (exit 3) naming the flag.
 func readJSONFlag[T any](stdin io.Reader, flag, what, file string) (*T, error) {
-	data, err := readInput(stdin, file)
+	data, err := cliout.ReadInput(stdin, file)
 	if err != nil {
 		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: flag, Message: "cannot read " + what + ": " + err.Error()}}}
 	}
@@ -314,12 +280,4 @@ func readJSONFlag[T any](stdin io.Reader, flag, what, file string) (*T, error) {
 		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: flag, Message: "not " + what + "'s JSON: " + err.Error(), Source: file}}}
 	}
 	return v, nil
-}
-
-// readInput reads a file, or stdin for "-".
-func readInput(stdin io.Reader, file string) ([]byte, error) {
-	if file == "-" {
-		return io.ReadAll(stdin)
-	}
-	return os.ReadFile(file)
 }

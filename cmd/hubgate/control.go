@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +17,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub"
+	"github.com/hubgate/hubgate/internal/cliout"
 )
 
 // errNotRunning: the daemon's control endpoint does not answer.
@@ -91,11 +89,11 @@ The exit code says the state, for scripts:
 				return a.statusError(asJSON, err)
 			}
 			if asJSON {
-				if err := writeJSONTo(a.stdio.Out, st); err != nil {
+				if err := cliout.WriteJSON(a.stdio.Out, st); err != nil {
 					return err
 				}
 			} else {
-				printStatus(a.stdio.Out, st)
+				st.WriteText(a.stdio.Out)
 			}
 			if err := statusCondition(st); err != nil {
 				return &quietError{err}
@@ -116,7 +114,7 @@ The exit code says the state, for scripts:
 // asJSON, and returns it.
 func (a *app) statusError(asJSON bool, err error) error {
 	if asJSON {
-		_ = writeJSONTo(a.stdio.Out, statusErrorBody{Running: false, Error: err.Error(), ExitCode: exitCode(err)})
+		_ = cliout.WriteJSON(a.stdio.Out, statusErrorBody{Running: false, Error: err.Error(), ExitCode: exitCode(err)})
 	}
 	return err
 }
@@ -170,81 +168,6 @@ func statusCondition(st bridge.Status) error {
 		return errNotListening
 	}
 	return nil
-}
-
-func printStatus(w io.Writer, st bridge.Status) {
-	hub := st.Hub.Status
-	if st.Hub.Reason != "" {
-		hub += " (" + st.Hub.Reason + ")"
-	}
-	if st.Hub.NeedsRepair {
-		hub += "; the device token was refused: run 'hubgate pair' again"
-	}
-	automateLine := st.Automate.Mode + " " + st.Automate.Endpoint
-	if st.Automate.Product != "" {
-		automateLine += " (product " + st.Automate.Product + ")"
-	}
-	fmt.Fprintf(w, "device     %s\nhub        %s\nlistening  %s\nautomate   %s\nuptime     %s\n",
-		st.DeviceID, hub, listeningLine(st), automateLine, (time.Duration(st.UptimeMs) * time.Millisecond).Round(time.Second))
-	if st.Current != nil {
-		fmt.Fprintf(w, "current    #%d %q (rule %s) %s since %s\n", st.Current.CommandID, st.Current.Command, st.Current.Rule,
-			st.Current.Status, st.Current.StartedAt.Local().Format(time.TimeOnly))
-		if q := st.Current.Question; q != nil {
-			fmt.Fprintf(w, "question   %q: answer by %s (hubgate answer TEXT, or your next command)\n", q.Question,
-				q.Deadline.Local().Format(time.TimeOnly))
-		}
-	} else {
-		fmt.Fprintln(w, "current    none")
-	}
-	if st.WaitingForServer {
-		fmt.Fprintln(w, "waiting    a run hubgate did not start holds the Automate server")
-	}
-	fmt.Fprintf(w, "queue      %d waiting\n", len(st.Queue))
-	for _, q := range st.Queue {
-		fmt.Fprintf(w, "           #%d %q (rule %s) since %s\n", q.CommandID, q.Command, q.Rule, q.QueuedAt.Local().Format(time.TimeOnly))
-	}
-	c := st.Counters
-	fmt.Fprintf(w, "counts     received %d, started %d, completed %d, failed %d, queued %d, refused %d, duplicates %d, dropped %d, ignored %d, abandoned %d, canceled %d, unrecorded %d\n",
-		c.Received, c.Started, c.Completed, c.Failed, c.Queued, c.Refused, c.Duplicates, c.Dropped, c.Ignored, c.Abandoned, c.Canceled, c.Unrecorded)
-	first := true
-	for _, name := range []string{"started", "queued", "refused", "duplicates", "failed", "dropped", "ignored", "abandoned", "unrecorded"} {
-		r, ok := c.Last[name]
-		if !ok {
-			continue
-		}
-		label := ""
-		if first {
-			label, first = "last", false
-		}
-		cmd := fmt.Sprintf("%q", r.Command)
-		if r.CommandID != 0 {
-			cmd = fmt.Sprintf("#%d %s", r.CommandID, cmd)
-		}
-		fmt.Fprintf(w, "%-10s %-10s %s %s: %s\n", label, name, r.At.Local().Format(time.TimeOnly), cmd, r.Reason)
-	}
-	for _, n := range st.Notifications {
-		fmt.Fprintf(w, "notify     %s [%s] %s\n", n.At.Local().Format(time.TimeOnly), n.Level, n.Message)
-	}
-}
-
-// listeningLine says whether commands are acted on, and what the hub
-// asked (which is not the connection's state).
-func listeningLine(st bridge.Status) string {
-	out := "yes: commands are acted on"
-	if !st.Listening {
-		out = "no: commands are refused"
-	}
-	if a := st.HubAsked; a != nil {
-		asked := "to start listening"
-		if !a.Listen {
-			asked = "to stop listening"
-		}
-		out += fmt.Sprintf("; the hub asked %s at %s", asked, a.At.Local().Format(time.TimeOnly))
-	}
-	if st.ListeningPolicy != "" {
-		out += " (bridge.listening: " + st.ListeningPolicy + ")"
-	}
-	return out
 }
 
 // daemonAnswer is what a running daemon did when told that the pairing
@@ -326,9 +249,9 @@ func newHistoryCommand(a *app) *cobra.Command {
 				if entries == nil {
 					entries = []journal.Entry{}
 				}
-				return writeJSONTo(a.stdio.Out, entries)
+				return cliout.WriteJSON(a.stdio.Out, entries)
 			}
-			printHistory(a.stdio.Out, entries)
+			journal.WriteHistoryText(a.stdio.Out, entries)
 			return nil
 		},
 	}
@@ -348,34 +271,6 @@ func readJournal(cmd *cobra.Command, path string, limit int) ([]journal.Entry, e
 	}
 	defer j.Close()
 	return j.History(cmd.Context(), journal.HistoryQuery{Limit: limit})
-}
-
-func printHistory(w io.Writer, entries []journal.Entry) {
-	if len(entries) == 0 {
-		fmt.Fprintln(w, "no commands journaled yet")
-		return
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tRECEIVED\tCOMMAND\tRULE\tDECISION\tRUN\tANSWER / NOTE")
-	for _, e := range entries {
-		run := string(e.Run)
-		if e.Status != "" {
-			run = string(e.Status)
-			if e.ErrorCode != "" {
-				run += " " + e.ErrorCode
-			}
-		}
-		text := e.Answer
-		if e.FinalAnswer != nil {
-			text = *e.FinalAnswer
-		}
-		if text == "" {
-			text = firstNonEmpty(e.Error, e.Note)
-		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.ReceivedAt.Local().Format("2006-01-02 15:04:05"),
-			clip(e.Command, 30), e.Rule, e.Decision, run, clip(text, 60))
-	}
-	tw.Flush()
 }
 
 func newCancelCommand(a *app) *cobra.Command {
@@ -427,21 +322,6 @@ func cancelText(res bridge.CancelResult, now time.Time) string {
 		wait = fmt.Sprintf("the run stops at its next step; it may go on for up to %s, then hubgate forces it", left.Round(time.Second))
 	}
 	return head + ": " + wait + " (hubgate cancel --force stops it now)"
-}
-
-// writeJSONTo prints v as the indented JSON of a --json output.
-func writeJSONTo(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
-
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
 }
 
 func firstNonEmpty(ss ...string) string {

@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 
+	"github.com/hubgate/hubgate/automate/engine"
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/daemon"
 	"github.com/hubgate/hubgate/configs"
@@ -19,7 +20,7 @@ type daemonParams struct {
 	automateKey string
 	// engine is the co-hosted server's engine; nil with automate.target
 	// external.
-	engine *assistantEngine
+	engine *engine.Engine
 	// deviceTypeID is the paired device's type: custom actions for
 	// another type are refused. Zero: not checked.
 	deviceTypeID string
@@ -53,14 +54,14 @@ func daemonOptions(cfg *configs.Config, p daemonParams, log *slog.Logger) (daemo
 		Logger: log,
 	}
 	if p.engine != nil {
-		o.Automate.Assistant, o.Automate.ConfiguredMcpServers = p.engine.engine, p.engine.mcpServers
+		o.Automate.Assistant, o.Automate.ConfiguredMcpServers = p.engine.Assistant, p.engine.McpServers
 	}
 	return o, nil
 }
 
 // cohostedEngine builds the co-hosted server's engine, or nil with
 // automate.target external; the caller closes it after the daemon.
-func cohostedEngine(cfg *configs.Config, getenv func(string) string, log *slog.Logger) (*assistantEngine, error) {
+func cohostedEngine(cfg *configs.Config, getenv func(string) string, log *slog.Logger) (*engine.Engine, error) {
 	if cfg.Automate.Target == "external" {
 		return nil, nil
 	}

@@ -22,19 +22,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -105,10 +101,10 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 	defer signal.Stop(sigpipe)
 	ctx, stopAll := context.WithCancelCause(ctx)
 	defer stopAll(nil)
-	n := &demoPrinter{w: a.stdio.Out, json: f.json, failed: func(werr error) {
+	n := &demo.Printer{W: a.stdio.Out, JSON: f.json, Failed: func(werr error) {
 		stopAll(fmt.Errorf("%w: %w", errDemoStdout, werr))
 	}}
-	err = demo.Run(ctx, demo.Options{Command: f.command, Once: f.once, Narrate: n.print,
+	err = demo.Run(ctx, demo.Options{Command: f.command, Once: f.once, Narrate: n.Print,
 		Invocation: demoInvocation(), Version: version(), Logger: log})
 	if c := context.Cause(ctx); errors.Is(c, errDemoStdout) {
 		return c
@@ -151,52 +147,4 @@ func demoInvocation() string {
 		return "go run ./cmd/hubgate"
 	}
 	return "hubgate"
-}
-
-// demoPrinter prints the demo's narrative on stdout, as text or JSON lines;
-// it is safe for concurrent use.
-type demoPrinter struct {
-	mu   sync.Mutex
-	w    io.Writer
-	json bool
-	// failed is called once with the first write error; later steps are
-	// not written. Zero: write errors are ignored.
-	failed func(error)
-	broken bool
-}
-
-// print prints one step: its text, or (JSON) an object with the step's
-// name, its text and its fields.
-func (n *demoPrinter) print(s demo.Step) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.broken {
-		return
-	}
-	if !n.json {
-		n.write([]byte(s.Text + "\n"))
-		return
-	}
-	obj := map[string]any{}
-	for k, v := range s.Fields {
-		obj[k] = v
-	}
-	obj["time"] = s.At.UTC().Format(time.RFC3339Nano)
-	obj["event"] = s.Name
-	obj["message"] = strings.TrimSpace(s.Text)
-	b, err := json.Marshal(obj)
-	if err != nil {
-		b, _ = json.Marshal(map[string]any{"event": s.Name, "message": strings.TrimSpace(s.Text)})
-	}
-	n.write(append(b, '\n'))
-}
-
-// write writes b, noting the first failure (n.mu is held).
-func (n *demoPrinter) write(b []byte) {
-	if _, err := n.w.Write(b); err != nil {
-		n.broken = true
-		if n.failed != nil {
-			n.failed(err)
-		}
-	}
 }

@@ -1,65 +1,41 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/automate/assistant"
+	"github.com/hubgate/hubgate/automate/engine"
 	"github.com/hubgate/hubgate/automate/llm"
 	"github.com/hubgate/hubgate/automate/scripted"
 	"github.com/hubgate/hubgate/configs"
-	"github.com/hubgate/hubgate/internal/proc"
 )
 
-// assistantEngine is the configured engine of an Automate server, with the
-// names of the user's configured MCP servers (inline servers may not take
-// them) and what to do when the server is gone.
-type assistantEngine struct {
-	engine     assistant.Assistant
-	mcpServers []string
-	close      func()
-}
-
-// buildAssistant makes the engine automate.engine names: the scripted one
-// (with automate.models_file), or the OpenAI-compatible upstream engine of
-// automate.openai, whose API key is read from the environment variable
-// api_key_env names.
-func buildAssistant(cfg *configs.Config, getenv func(string) string, log *slog.Logger) (*assistantEngine, error) {
-	switch cfg.Automate.Engine {
+// buildAssistant makes the engine automate.engine names (automate/engine):
+// the scripted one (with automate.models_file), or the OpenAI-compatible
+// upstream engine of automate.openai, whose API key is read from the
+// environment variable api_key_env names.
+func buildAssistant(cfg *configs.Config, getenv func(string) string, log *slog.Logger) (*engine.Engine, error) {
+	o := cfg.Automate.OpenAI
+	opts := engine.Options{Kind: cfg.Automate.Engine, Getenv: getenv, Logger: log}
+	switch opts.Kind {
 	case "openai":
-		o := cfg.Automate.OpenAI
-		lc := llmConfig(o, log.With("component", "engine"))
-		if o.APIKeyEnv != "" {
-			// The key is ours now: no child (a run's command, an MCP
-			// server, the speech command) inherits it.
-			proc.AlsoSecret(o.APIKeyEnv)
-			lc.APIKey = getenv(o.APIKeyEnv)
-			if lc.APIKey == "" {
-				log.Warn("automate.openai.api_key_env names a variable that is not set; no key is sent", "variable", o.APIKeyEnv)
-			}
-		}
-		eng := llm.New(lc)
-		log.Info("automate engine: openai", "upstream", o.Upstream, "model", o.Model, "mcp_servers", len(o.McpServers), "skills_dir", o.SkillsDir)
-		return &assistantEngine{engine: eng, mcpServers: o.McpServerNames(), close: func() { eng.Close() }}, nil
+		opts.OpenAI, opts.APIKeyEnv, opts.McpServers = llmConfig(o), o.APIKeyEnv, o.McpServerNames()
 	case "scripted", "":
-		engineCfg := scripted.Config{Logger: log.With("component", "engine")}
 		if cfg.Automate.ModelsFile != "" {
 			cat, err := scripted.LoadCatalogFile(cfg.Automate.ModelsFile)
 			if err != nil {
 				return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: "automate.models_file", Message: err.Error(), Source: cfg.Source("automate.models_file")}}}
 			}
-			engineCfg.Catalog = cat
+			opts.Catalog = cat
 		}
-		return &assistantEngine{engine: scripted.New(engineCfg), close: func() {}}, nil
 	}
-	return nil, fmt.Errorf("unknown automate.engine %q", cfg.Automate.Engine)
+	return engine.New(opts)
 }
 
 // llmConfig maps the automate.openai section onto the engine's Config
-// (without the API key). Zero values of the file that mean "none" become
-// the engine's negative values.
-func llmConfig(o configs.OpenAIConfig, log *slog.Logger) llm.Config {
+// (without the API key and the logger). Zero values of the file that mean
+// "none" become the engine's negative values.
+func llmConfig(o configs.OpenAIConfig) llm.Config {
 	none := func(v int) int {
 		if v == 0 {
 			return -1
@@ -83,7 +59,6 @@ func llmConfig(o configs.OpenAIConfig, log *slog.Logger) llm.Config {
 		SkillBudget:       none(o.SkillBudget),
 		McpServerBudget:   none(o.McpServerBudget),
 		ConversationStore: o.ConversationStore,
-		Logger:            log,
 	}
 	for _, k := range o.KnownModels {
 		m := automate.ModelOption{Name: k.Name, Family: k.Family, SupportsTools: k.SupportsTools}

@@ -11,6 +11,7 @@ import (
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
 	"github.com/hubgate/hubgate/internal/demo"
 	"github.com/hubgate/hubgate/oauth"
 )
@@ -62,10 +63,12 @@ var exitTable = []struct {
 }{
 	{func(err error) bool { var u *usageError; return errors.As(err, &u) }, ExitUsage},
 	{func(err error) bool { var u *pairing.UsageError; return errors.As(err, &u) }, ExitUsage},
-	{func(err error) bool { return errors.Is(err, errConfigExists) }, ExitUsage},
+	{func(err error) bool { var u *mockcli.UsageError; return errors.As(err, &u) }, ExitUsage},
+	{func(err error) bool { return errors.Is(err, configs.ErrConfigExists) }, ExitUsage},
 	{func(err error) bool { return errors.Is(err, errNotPaired) }, ExitNotPaired},
 	{func(err error) bool { return errors.Is(err, errNotRunning) }, ExitNotRunning},
 	{func(err error) bool { var c *configError; return errors.As(err, &c) }, ExitConfig},
+	{func(err error) bool { var i *mockcli.InputError; return errors.As(err, &i) }, ExitConfig},
 	{func(err error) bool { var v *configs.ValidationError; return errors.As(err, &v) }, ExitConfig},
 	{func(err error) bool { var s *pairing.SettingsError; return errors.As(err, &s) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrInvalidAccessKey) }, ExitConfig},
@@ -96,7 +99,8 @@ func exitCode(err error) int {
 
 func reportError(w io.Writer, err error) {
 	var q *quietError
-	if errors.As(err, &q) {
+	var r *mockcli.ReportedError
+	if errors.As(err, &q) || errors.As(err, &r) {
 		return
 	}
 	fmt.Fprintf(w, "hubgate: %v\n", err)

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -218,24 +217,6 @@ func TestVersionNamesTheRevision(t *testing.T) {
 	if !strings.Contains(short, rev[:12]) || !strings.Contains(short, "dirty") ||
 		!strings.Contains(string(out), "(commit "+rev+", ") || !strings.Contains(string(out), "with uncommitted changes") {
 		t.Fatalf("--version of a changed source build %q does not name revision %s and the change", out, rev)
-	}
-}
-
-func TestBuildVersionOf(t *testing.T) {
-	for _, c := range []struct {
-		bi    *debug.BuildInfo
-		short string
-	}{
-		{nil, "dev"},
-		{&debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "v1.2.3"},
-		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "dev"},
-		{&debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
-			{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}, "dev+0123456789ab.dirty"},
-		{&debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}}}, "dev+abc"},
-	} {
-		if got := buildVersionOf(c.bi, c.bi != nil).short(); got != c.short {
-			t.Errorf("%+v: %q, want %q", c.bi, got, c.short)
-		}
 	}
 }
 

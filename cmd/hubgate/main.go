@@ -21,7 +21,7 @@ import (
 func main() {
 	ctx, stop := context.Background(), context.CancelFunc(func() {})
 	if isDaemon(os.Args[1:]) {
-		useOneProc() // `run` handles its own signals (superviseDaemon)
+		useOneProc() // `run` handles its own signals (daemon.Supervise)
 		// A closed terminal's SIGHUP must not kill it before it listens
 		// for SIGHUP (a reload) itself.
 		signal.Ignore(syscall.SIGHUP)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
 	"github.com/hubgate/hubgate/internal/testenv"
 )
 
@@ -43,7 +44,7 @@ func TestMockToken(t *testing.T) {
 	}
 
 	r = runCmd(t, e, "", "mock", "token", "--url", p.url, "--device", dev.ID, "--json")
-	var out mockTokens
+	var out mockcli.Tokens
 	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &out) != nil || out.User.AccessToken == "" || out.User.RefreshToken == "" ||
 		out.User.AccessTokenExpiration == "" || out.Device == nil || out.Device.UserDeviceID != dev.ID || out.Device.Token == "" {
 		t.Fatalf("mock token --device --json: %+v", r)

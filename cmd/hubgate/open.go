@@ -27,12 +27,7 @@ import (
 // runtime directory. --print prints the token address instead (for this
 // user's eyes, e.g. a browser behind an SSH port forward).
 
-func newOpenCommand(a *app) *cobra.Command {
-	var print bool
-	cmd := &cobra.Command{
-		Use:   "open",
-		Short: "Open the running daemon's live status page in the browser",
-		Long: `Open the running daemon's status page: hub connection, listening, the current run
+const openLong = `Open the running daemon's status page: hub connection, listening, the current run
 with a cancel button, the queue and the recent answers, updated live.
 
 The page listens on 127.0.0.1 only, needs an access cookie and, on Linux, answers
@@ -46,8 +41,15 @@ what this command prints.
 --print prints the page's long-lived address, with its access token, instead of
 starting a browser: keep it to yourself (e.g. open it in a browser on your own
 machine through an SSH port forward, ssh -L). Exit code 9 when the daemon is not
-running.`,
-		Args: noArgs,
+running.`
+
+func newOpenCommand(a *app) *cobra.Command {
+	var print bool
+	cmd := &cobra.Command{
+		Use:   "open",
+		Short: "Open the running daemon's live status page in the browser",
+		Long:  openLong,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, c, err := a.dialControl()
 			if err != nil {

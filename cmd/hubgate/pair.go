@@ -21,7 +21,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +35,7 @@ import (
 
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
+	"github.com/hubgate/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/oauth"
 )
 
@@ -168,37 +168,9 @@ type pairEnv struct {
 	pauseAt     func(step string)  // nil: none; see EnvPairStops
 }
 
-// EnvPairStops names a file for the crash tests of the commit protocol:
-// when set, `pair` appends the name of each step to it (each remote step,
-// each secret write, the state file, each delete) and, before doing the
-// step, waits for one line on the named pipe "<file>.go", so that a test
-// can kill it at that exact instant or let it go on. Never set in normal
-// use.
-const EnvPairStops = "HUBGATE_TEST_PAIR_STOPS"
-
-// pauseForTest appends step to the file at path, then waits for a line
-// on the pipe path+".go" (EnvPairStops).
-func pauseForTest(path, step string) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return
-	}
-	f.WriteString(step + "\n")
-	f.Close()
-	// A pipe opened while the test's writer of the previous step is still
-	// open gives EOF without a line once that writer closes: open again.
-	for {
-		g, err := os.Open(path + ".go")
-		if err != nil {
-			return
-		}
-		line, _ := bufio.NewReader(g).ReadString('\n')
-		g.Close()
-		if line != "" {
-			return
-		}
-	}
-}
+// EnvPairStops names the file of the crash tests' step stops
+// (pairing.EnvStepStops); never set in normal use.
+const EnvPairStops = pairing.EnvStepStops
 
 // stop is the test hook before each step (EnvPairStops).
 func (e pairEnv) stop(step string) {
@@ -227,7 +199,7 @@ func (a *app) pairEnv(cfg *configs.Config) pairEnv {
 		e.interactive = isTerminal(f) // not /dev/null, a character device too
 	}
 	if path := a.getenv(EnvPairStops); path != "" {
-		e.pauseAt = func(step string) { pauseForTest(path, step) }
+		e.pauseAt = pairing.PauseAtStepFile(path)
 	}
 	return e
 }
@@ -254,9 +226,7 @@ func (a *app) pair(ctx context.Context, f pairFlags) error {
 	}
 	a.closePair(ctx, cfg, res)
 	if f.jsonOut {
-		enc := json.NewEncoder(a.stdio.Out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return cliout.WriteJSON(a.stdio.Out, res)
 	}
 	return nil
 }

@@ -7,10 +7,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
+	"github.com/hubgate/hubgate/internal/buildinfo"
+	"github.com/hubgate/hubgate/internal/cliout"
 )
 
 // app is what every command shares: the streams, the environment, and the
@@ -35,7 +37,7 @@ local AI assistant behind a loopback Automate server, which hubgate also hosts.`
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetVersionTemplate(readBuildVersion().long() + "\n")
+	root.SetVersionTemplate(buildinfo.Read().Long() + "\n")
 	root.SetFlagErrorFunc(flagError)
 	groupCommand(root)
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/hubgate/config.yaml)")
@@ -53,7 +55,7 @@ func newVersionCommand() *cobra.Command {
 		Short: "Print the version",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), readBuildVersion().long())
+			_, err := fmt.Fprintln(cmd.OutOrStdout(), buildinfo.Read().Long())
 			return err
 		},
 	}
@@ -133,57 +135,18 @@ func flagError(c *cobra.Command, err error) error {
 	// pflag's *NotExistError, without importing pflag for its type.
 	var unknown interface{ GetSpecifiedName() string }
 	if errors.As(err, &unknown) && unknown.GetSpecifiedName() != "" {
-		if s := closestFlag(c, unknown.GetSpecifiedName()); s != "" {
+		if s := cliout.ClosestFlag(c, unknown.GetSpecifiedName()); s != "" {
 			hint = fmt.Sprintf(" (did you mean --%s?)", s)
 		}
 	}
 	return &usageError{fmt.Errorf("%w%s; see '%s --help'", err, hint, c.CommandPath())}
 }
 
-// closestFlag is the visible flag of c (its own and the inherited ones)
-// nearest to name, ignoring case: one that starts with name, else one
-// within an edit distance of 2; "" when none is.
-func closestFlag(c *cobra.Command, name string) string {
-	typed := strings.ToLower(name)
-	if typed == "" {
-		return ""
-	}
-	best, bestDist := "", 3
-	visit := func(f *pflag.Flag) {
-		if f.Hidden || f.Name == name {
-			return
-		}
-		d := editDistance(typed, strings.ToLower(f.Name))
-		if strings.HasPrefix(f.Name, typed) {
-			d = min(d, 1) // a flag name cut short
-		}
-		if d < bestDist { // VisitAll goes in name order: the first of equals wins
-			best, bestDist = f.Name, d
-		}
-	}
-	c.Flags().VisitAll(visit)
-	c.InheritedFlags().VisitAll(visit)
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b (bytes: flag
-// names are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+// newMockCommand wires `hubgate mock` (hub/mockhub/mockcli) to the
+// process: its streams, environment and logger.
+func newMockCommand(a *app) *cobra.Command {
+	return mockcli.NewCommand(mockcli.Options{In: a.stdio.In, Out: a.stdio.Out, Err: a.stdio.Err, Getenv: a.getenv,
+		Logger: func() *slog.Logger {
+			return a.logger(&configs.Config{Log: configs.LogConfig{Level: a.logLevel, Format: a.logFormat}})
+		}})
 }

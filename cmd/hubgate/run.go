@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -82,18 +81,18 @@ func (a *app) run(ctx context.Context) error {
 			lock.Release()
 		}
 	}()
-	p, target, err := a.daemonInputs(ctx, cfg, log)
+	p, follow, err := a.daemonInputs(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
 	if p.engine != nil {
-		defer p.engine.close()
+		defer p.engine.Close()
 	}
 	opts, err := daemonOptions(cfg, p, log)
 	if err != nil {
 		return err
 	}
-	opts.Pairing = target.read
+	opts.Pairing = rereadPairing(follow)
 	opts.Lock = lock
 	d, err := daemon.New(opts)
 	if err != nil {
@@ -104,16 +103,19 @@ func (a *app) run(ctx context.Context) error {
 	if hint := noRuleHint(cfg, opts.Rules); hint != "" {
 		log.Warn(hint)
 	}
-	if err := superviseDaemon(ctx, d, reload, log); err != nil {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+	if err := daemon.Supervise(ctx, d, sigs, reload, log); err != nil {
 		return alreadyRunning(err)
 	}
-	return wrongDevice(d)
+	return d.WrongDevice()
 }
 
 // daemonInputs resolves what the daemon needs beyond the configuration:
 // the paired device (the state file), its token source, the Automate
 // access key and the co-hosted engine (the caller closes it).
-func (a *app) daemonInputs(ctx context.Context, cfg *configs.Config, log *slog.Logger) (daemonParams, *pairedDevice, error) {
+func (a *app) daemonInputs(ctx context.Context, cfg *configs.Config, log *slog.Logger) (daemonParams, *pairing.Follower, error) {
 	state, err := pairing.LoadState("")
 	if errors.Is(err, pairing.ErrNoState) {
 		return daemonParams{}, nil, errNotPaired
@@ -130,9 +132,9 @@ func (a *app) daemonInputs(ctx context.Context, cfg *configs.Config, log *slog.L
 	if err != nil {
 		return daemonParams{}, nil, err
 	}
-	target := &pairedDevice{id: state.DeviceID}
+	follow := pairing.NewFollower(store, "", state.DeviceID)
 	return daemonParams{deviceID: state.DeviceID, deviceTypeID: state.DeviceTypeID, apiURL: state.APIURL,
-		deviceToken: a.deviceToken(store, target), automateKey: key, engine: engine}, target, nil
+		deviceToken: a.deviceToken(follow), automateKey: key, engine: engine}, follow, nil
 }
 
 // alreadyRunning says what to do about another daemon holding the
@@ -142,110 +144,6 @@ func alreadyRunning(err error) error {
 		return fmt.Errorf("%w; hubgate runs once per user: stop that one first ('hubgate service status' if it runs as a service), or give this one another bridge.control_socket", err)
 	}
 	return err
-}
-
-// pairedDevice is the device the daemon's current hub client is for: the
-// state file's at the start, then the one each reconnect request read.
-type pairedDevice struct {
-	mu sync.Mutex
-	id string
-}
-
-func (p *pairedDevice) get() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.id
-}
-
-// read reads the paired device from the state file again (a reconnect
-// request after `pair` or `unpair`, daemon.Options.Pairing); the next
-// device tokens are that device's.
-func (p *pairedDevice) read(context.Context) (string, string, error) {
-	st, err := pairing.LoadState("")
-	if errors.Is(err, pairing.ErrNoState) {
-		return "", "", fmt.Errorf("%w: %w", daemon.ErrUnpaired, err)
-	}
-	if err != nil {
-		return "", "", err
-	}
-	p.mu.Lock()
-	p.id = st.DeviceID
-	p.mu.Unlock()
-	return st.DeviceID, st.APIURL, nil
-}
-
-// wrongDevice is the error of a daemon whose hub stopped because VerifySelf
-// answered another device than the paired one (a device token of another
-// device): a supervisor must not see success (exit 11, ExitNeedsRepair).
-func wrongDevice(d *daemon.Daemon) error {
-	h := d.Info().Hub
-	if h == nil {
-		return nil
-	}
-	if st := h.State(); st.Cause == hub.CauseWrongDevice {
-		err := st.Err
-		if err == nil || !errors.Is(err, hub.ErrWrongDevice) {
-			err = fmt.Errorf("%w: %s", hub.ErrWrongDevice, st.Reason)
-		}
-		return fmt.Errorf("the daemon stopped: %w; the device token is not the paired device's: run 'hubgate pair --reuse' (or --replace) to pair again", err)
-	}
-	return nil
-}
-
-// superviseDaemon starts d and runs it until ctx ends, a SIGINT or SIGTERM
-// arrives, or the bridge stops on its own; SIGHUP calls reload. A second
-// SIGINT or SIGTERM during the stop terminates the current run; a third
-// one returns without waiting any longer (the kernel drops the instance
-// lock with the process; the next start removes the stale socket).
-func superviseDaemon(ctx context.Context, d *daemon.Daemon, reload func(), log *slog.Logger) error {
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	if err := d.Start(ctx); err != nil {
-		return err
-	}
-	closed := make(chan error, 1)
-	interrupts := 0
-	stop := func() {
-		interrupts++
-		if interrupts == 1 {
-			go func() { closed <- d.Close() }()
-		}
-	}
-	ctxDone, bridgeDone := ctx.Done(), d.Done()
-	for {
-		select {
-		case <-ctxDone:
-			ctxDone = nil
-			if interrupts == 0 {
-				stop()
-			}
-		case <-bridgeDone:
-			bridgeDone = nil
-			if interrupts == 0 {
-				stop()
-			}
-		case s := <-sigs:
-			switch {
-			case s == syscall.SIGHUP && interrupts == 0:
-				reload()
-			case s == syscall.SIGHUP:
-				log.Info("SIGHUP ignored: the daemon is stopping")
-			default:
-				stop()
-				switch interrupts {
-				case 2:
-					log.Warn("second interrupt: terminating the current run and stopping now")
-					d.Force(context.Background())
-				case 3:
-					log.Warn("third interrupt: exiting without waiting for the stop to finish")
-					return errors.New("stopped without waiting for a clean stop")
-				}
-			}
-		case err := <-closed:
-			return err
-		}
-	}
 }
 
 // reloadDaemon loads the configuration again and applies it to d: it
@@ -320,26 +218,29 @@ func useOneProc() {
 	}
 }
 
-// deviceToken reads the device token on every (re)connect, so that a token
-// replaced by `hubgate pair --reuse` is picked up without a restart. It
-// reads the committed pairing as a whole (pairing.ReadDeviceToken: the state
-// file, its slot's token, the state file again), and gives a token only
-// when that pairing is the device of the current hub client (target): a
-// client of the previous device, reconnecting between a new pairing's
-// commit and the daemon's switch to it, waits instead of presenting the
-// new device's token as its own.
-func (a *app) deviceToken(store configs.SecretStore, target *pairedDevice) hub.TokenSource {
+// deviceToken is the device token of the followed device
+// (pairing.Follower), or EnvDeviceToken's when set.
+func (a *app) deviceToken(follow *pairing.Follower) hub.TokenSource {
 	return func(ctx context.Context) (string, error) {
 		if v := a.getenv(EnvDeviceToken); v != "" {
 			return v, nil
 		}
-		c, err := pairing.ReadDeviceToken(ctx, store, "")
+		tok, err := follow.DeviceToken(ctx)
 		if err != nil {
-			return "", fmt.Errorf("read the device token (set %s to run without the secret store): %w", EnvDeviceToken, err)
+			return "", fmt.Errorf("%w (set %s to run without the secret store)", err, EnvDeviceToken)
 		}
-		if want := target.get(); c.DeviceID != want {
-			return "", fmt.Errorf("the paired device is now %s, not %s: 'hubgate pair' tells the daemon to switch (else restart it)", c.DeviceID, want)
+		return tok, nil
+	}
+}
+
+// rereadPairing is daemon.Options.Pairing: the paired device as the state
+// file now says; none is daemon.ErrUnpaired.
+func rereadPairing(follow *pairing.Follower) func(context.Context) (string, string, error) {
+	return func(ctx context.Context) (string, string, error) {
+		id, apiURL, err := follow.Read(ctx)
+		if errors.Is(err, pairing.ErrNoState) {
+			err = fmt.Errorf("%w: %w", daemon.ErrUnpaired, err)
 		}
-		return c.Token, nil
+		return id, apiURL, err
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hubgate/hubgate/internal/cliout"
 )
 
 // `status --json` prints one JSON object whatever goes wrong, also a
@@ -61,7 +63,7 @@ func TestClosestFlag(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := closestFlag(pair, tc.typed); got != tc.want {
+		if got := cliout.ClosestFlag(pair, tc.typed); got != tc.want {
 			t.Errorf("closestFlag(%q) = %q, want %q", tc.typed, got, tc.want)
 		}
 	}

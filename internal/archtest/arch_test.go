@@ -33,9 +33,10 @@ const module = "github.com/hubgate/hubgate/"
 var allowed = map[string][]string{
 	// cmd wires: besides the two facades, the commands that talk to a
 	// running daemon or read its journal, serve the Automate contract
-	// alone, test rules, run the mock or install the service.
-	"cmd/hubgate": {"bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "hub/mockhub", "internal/demo",
-		"bridge", "bridge/control", "bridge/journal", "bridge/rules", "automate", "automate/server",
+	// alone, test rules or install the service; the mock's command line
+	// is the mock's (hub/mockhub/mockcli).
+	"cmd/hubgate": {"bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "hub/mockhub/mockcli", "internal/demo",
+		"bridge", "bridge/control", "bridge/journal", "bridge/rules", "automate", "automate/server", "automate/engine",
 		"automate/assistant", "automate/scripted", "automate/llm", "deviceapi", "hub", "oauth", "internal/"},
 	// The demo assembles a whole installation in one process, as cmd
 	// does: the mock, pairing (with configs' secret store), the daemon.
@@ -57,6 +58,7 @@ var allowed = map[string][]string{
 	"hub":                     {"deviceapi", "internal/"},
 	"hub/mockhub":             {"deviceapi", "internal/"},
 	"hub/mockhub/mockhubtest": {"hub/mockhub", "internal/"},
+	"hub/mockhub/mockcli":     {"hub/mockhub", "deviceapi", "internal/"},
 	"deviceapi":               {"internal/"},
 	"oauth":                   {"internal/"},
 
@@ -68,6 +70,8 @@ var allowed = map[string][]string{
 	"automate/server":    {"automate", "automate/assistant", "internal/"},
 	"automate/scripted":  {"automate", "automate/assistant", "automate/toolkit", "internal/"},
 	"automate/llm":       {"automate", "automate/assistant", "automate/toolkit", "internal/"},
+	// engine chooses between the engines; nothing but cmd imports it.
+	"automate/engine": {"automate", "automate/assistant", "automate/scripted", "automate/llm", "internal/"},
 
 	// configs is configuration: it holds the rules' schema (bridge/rules'
 	// Spec types) and validates against the Automate contract's vocabulary

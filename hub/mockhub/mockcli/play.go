@@ -1,4 +1,4 @@
-package main
+package mockcli
 
 import (
 	"context"
@@ -20,49 +20,51 @@ type playResult struct {
 	Failure *mockhub.ScenarioFailure `json:"failure,omitempty"`
 }
 
-// newMockPlayCommand wires `hubgate mock play FILE`: the scenario engine
+const playLong = "Play a scenario against the running mock (--url, default $" + EnvURL + " or http://" + mockhub.DefaultListen + "): " +
+	"pushes, faults, waits and expectations on what the device does, judged on the mock's journal. " +
+	"Start `hubgate mock` (with --state, so your client stays paired), then play, then start your client: what happens after the play began counts " +
+	"(an expectation of connected also holds for a client connected already). " +
+	"`hubgate mock record FILE` writes one from a live session.\n\n" +
+	"A scenario:\n\n" +
+	"  device: ID                 # optional: default the only connected device, else the first to connect\n" +
+	"  within: 10s                # optional: the default deadline of an expectation\n" +
+	"  steps:\n" +
+	"    - expect: {connected: true, within: 1m}\n" +
+	"    - expect: {invoke: VerifySelf}\n" +
+	"    - push: {macroName: Space}      # or command, macro, profile, settings, startListening, stopListening\n" +
+	"    - expect: {invoke: DeviceStartedListening, args: [], within: 5s}   # args match the call's, objects by subset\n" +
+	"    - fault: {drop: true}           # as `hubgate mock fault`: drop, refuseFor, freeze, expireServiceTokens, serviceErrorFor\n" +
+	"    - expect: {reconnect: true, within: 30s}\n" +
+	"    - wait: 2s\n" +
+	"    - expect: {listening: true, for: 3s}\n\n" +
+	"Exit 0 when every expectation held; 1 with a report of the first that did not (its step and line, the expectation, what the journal showed); 3 for a bad file."
+
+// newPlayCommand wires `hubgate mock play FILE`: the scenario engine
 // is mockhub.Play, driving a running mock over its admin API.
-func newMockPlayCommand(a *app) *cobra.Command {
-	m := &mockClientFlags{}
+func newPlayCommand(a *cli) *cobra.Command {
+	m := &clientFlags{}
 	var device string
 	cmd := &cobra.Command{
 		Use:   "play FILE",
 		Short: "Play a scenario (YAML) against the running mock and the device that connects to it; exit 1 with a report when an expectation fails",
-		Long: "Play a scenario against the running mock (--url, default $" + envMockURL + " or http://" + mockhub.DefaultListen + "): " +
-			"pushes, faults, waits and expectations on what the device does, judged on the mock's journal. " +
-			"Start `hubgate mock` (with --state, so your client stays paired), then play, then start your client: what happens after the play began counts " +
-			"(an expectation of connected also holds for a client connected already). " +
-			"`hubgate mock record FILE` writes one from a live session.\n\n" +
-			"A scenario:\n\n" +
-			"  device: ID                 # optional: default the only connected device, else the first to connect\n" +
-			"  within: 10s                # optional: the default deadline of an expectation\n" +
-			"  steps:\n" +
-			"    - expect: {connected: true, within: 1m}\n" +
-			"    - expect: {invoke: VerifySelf}\n" +
-			"    - push: {macroName: Space}      # or command, macro, profile, settings, startListening, stopListening\n" +
-			"    - expect: {invoke: DeviceStartedListening, args: [], within: 5s}   # args match the call's, objects by subset\n" +
-			"    - fault: {drop: true}           # as `hubgate mock fault`: drop, refuseFor, freeze, expireServiceTokens, serviceErrorFor\n" +
-			"    - expect: {reconnect: true, within: 30s}\n" +
-			"    - wait: 2s\n" +
-			"    - expect: {listening: true, for: 3s}\n\n" +
-			"Exit 0 when every expectation held; 1 with a report of the first that did not (its step and line, the expectation, what the journal showed); 3 for a bad file.",
-		Args: cobra.ExactArgs(1),
+		Long:  playLong,
+		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := a.mockAdmin(m)
+			c, err := a.admin(m)
 			if err != nil {
 				return err
 			}
 			b, err := os.ReadFile(args[0])
 			if err != nil {
-				return &configError{fmt.Errorf("scenario: %w", err)}
+				return &InputError{fmt.Errorf("scenario: %w", err)}
 			}
 			sc, err := mockhub.ParseScenario(b)
 			if err != nil {
-				return &configError{fmt.Errorf("%s: %w", args[0], err)}
+				return &InputError{fmt.Errorf("%s: %w", args[0], err)}
 			}
 			cfg := mockhub.PlayConfig{Admin: c, Device: device}
 			if !m.json {
-				cfg.Progress = func(line string) { fmt.Fprintln(a.stdio.Out, line) }
+				cfg.Progress = func(line string) { fmt.Fprintln(a.Out, line) }
 			}
 			err = mockhub.Play(cmd.Context(), sc, cfg)
 			var failure *mockhub.ScenarioFailure
@@ -70,16 +72,16 @@ func newMockPlayCommand(a *app) *cobra.Command {
 				return err
 			}
 			if m.json {
-				if perr := a.mockPrintJSON(playResult{Passed: failure == nil, Steps: len(sc.Steps), Failure: failure}); perr != nil {
+				if perr := a.printJSON(playResult{Passed: failure == nil, Steps: len(sc.Steps), Failure: failure}); perr != nil {
 					return perr
 				}
 			} else if failure != nil {
-				fmt.Fprintf(a.stdio.Out, "FAIL %v\n", failure)
+				fmt.Fprintf(a.Out, "FAIL %v\n", failure)
 			} else {
-				fmt.Fprintf(a.stdio.Out, "PASS %d steps\n", len(sc.Steps))
+				fmt.Fprintf(a.Out, "PASS %d steps\n", len(sc.Steps))
 			}
 			if failure != nil {
-				return &quietError{failure}
+				return &ReportedError{failure}
 			}
 			return nil
 		},
@@ -89,10 +91,10 @@ func newMockPlayCommand(a *app) *cobra.Command {
 	return cmd
 }
 
-// newMockRecordCommand wires `hubgate mock record FILE`: what happens on
+// newRecordCommand wires `hubgate mock record FILE`: what happens on
 // the running mock until interrupted (or --for), written as a scenario.
-func newMockRecordCommand(a *app) *cobra.Command {
-	m := &mockClientFlags{}
+func newRecordCommand(a *cli) *cobra.Command {
+	m := &clientFlags{}
 	var device string
 	var span time.Duration
 	cmd := &cobra.Command{
@@ -101,9 +103,9 @@ func newMockRecordCommand(a *app) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if span < 0 {
-				return &usageError{errors.New("--for must be >= 0")}
+				return &UsageError{errors.New("--for must be >= 0")}
 			}
-			c, err := a.mockAdmin(m)
+			c, err := a.admin(m)
 			if err != nil {
 				return err
 			}
@@ -112,7 +114,7 @@ func newMockRecordCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(a.stdio.Err, "hubgate: recording the mock's journal; interrupt (Ctrl-C) to stop and write", args[0])
+			fmt.Fprintln(a.Err, "hubgate: recording the mock's journal; interrupt (Ctrl-C) to stop and write", args[0])
 			wait := ctx
 			if span > 0 {
 				var cancel context.CancelFunc
@@ -130,9 +132,9 @@ func newMockRecordCommand(a *app) *cobra.Command {
 				return err
 			}
 			if m.json {
-				return a.mockPrintJSON(sc)
+				return a.printJSON(sc)
 			}
-			_, err = fmt.Fprintf(a.stdio.Out, "wrote %d steps to %s\n", len(sc.Steps), args[0])
+			_, err = fmt.Fprintf(a.Out, "wrote %d steps to %s\n", len(sc.Steps), args[0])
 			return err
 		},
 	}

@@ -1,4 +1,4 @@
-package main
+package mockcli
 
 import (
 	"context"
@@ -10,17 +10,17 @@ import (
 	"github.com/hubgate/hubgate/hub/mockhub"
 )
 
-// mockTokens is what `hubgate mock token --json` prints.
-type mockTokens struct {
+// Tokens is what `hubgate mock token --json` prints.
+type Tokens struct {
 	User   mockhub.TokenResponse  `json:"user"`             // the user's access and refresh tokens
 	Device *deviceapi.DeviceToken `json:"device,omitempty"` // with --device: a new device token
 }
 
-func newMockTokenCommand(a *app) *cobra.Command {
+func newTokenCommand(a *cli) *cobra.Command {
 	var device string
-	cmd, _ := a.mockCommand("token", "Print an access token of the mock's user (and with --device a new device token), without a browser", true,
-		func(ctx context.Context, c *mockhub.AdminClient, m *mockClientFlags, _ *cobra.Command) error {
-			var out mockTokens
+	cmd, _ := a.adminCommand("token", "Print an access token of the mock's user (and with --device a new device token), without a browser", true,
+		func(ctx context.Context, c *mockhub.AdminClient, m *clientFlags, _ *cobra.Command) error {
+			var out Tokens
 			if device != "" { // first, so that an unknown device mints nothing
 				tok, err := c.CreateToken(ctx, device)
 				if err != nil {
@@ -34,11 +34,11 @@ func newMockTokenCommand(a *app) *cobra.Command {
 			}
 			out.User = user
 			if m.json {
-				return a.mockPrintJSON(out)
+				return a.printJSON(out)
 			}
-			fmt.Fprintln(a.stdio.Out, out.User.AccessToken)
+			fmt.Fprintln(a.Out, out.User.AccessToken)
 			if out.Device != nil {
-				fmt.Fprintln(a.stdio.Out, out.Device.Token)
+				fmt.Fprintln(a.Out, out.Device.Token)
 			}
 			return nil
 		})

@@ -1,0 +1,77 @@
+// Package engine owns the choice of the engine behind an Automate server
+// (`hubgate run` co-hosted, `hubgate automate serve`): the scripted one,
+// or the agent loop over an OpenAI-compatible model server, from plain
+// values, with the names of the configured MCP servers the server needs
+// beside it and how to close it.
+package engine
+
+import (
+	"fmt"
+	"log/slog"
+
+	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/assistant"
+	"github.com/hubgate/hubgate/automate/llm"
+	"github.com/hubgate/hubgate/automate/scripted"
+	"github.com/hubgate/hubgate/internal/proc"
+)
+
+// Options are the engine's settings.
+type Options struct {
+	// Kind is "scripted" (also "") or "openai".
+	Kind string
+	// Catalog replaces the scripted engine's model catalog (nil: its own).
+	Catalog []automate.ModelOption
+	// OpenAI is the openai engine's configuration, without its API key:
+	// that is read from the environment variable APIKeyEnv names ("":
+	// none is sent).
+	OpenAI    llm.Config
+	APIKeyEnv string
+	// McpServers are the names of the user's configured MCP servers
+	// (inline servers may not take them).
+	McpServers []string
+	Getenv     func(string) string // nil: no API key is read
+	Logger     *slog.Logger        // nil: discarded
+}
+
+// Engine is a built engine.
+type Engine struct {
+	Assistant  assistant.Assistant
+	McpServers []string
+	close      func()
+}
+
+// Close stops what the engine runs (the openai engine's MCP servers).
+func (e *Engine) Close() { e.close() }
+
+// New builds the engine o.Kind names.
+func New(o Options) (*Engine, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	switch o.Kind {
+	case "openai":
+		lc := o.OpenAI
+		if lc.Logger == nil {
+			lc.Logger = log.With("component", "engine")
+		}
+		if o.APIKeyEnv != "" {
+			// The key is ours now: no child (a run's command, an MCP
+			// server, the speech command) inherits it.
+			proc.AlsoSecret(o.APIKeyEnv)
+			if o.Getenv != nil {
+				lc.APIKey = o.Getenv(o.APIKeyEnv)
+			}
+			if lc.APIKey == "" {
+				log.Warn("automate.openai.api_key_env names a variable that is not set; no key is sent", "variable", o.APIKeyEnv)
+			}
+		}
+		eng := llm.New(lc)
+		log.Info("automate engine: openai", "upstream", lc.Upstream, "model", lc.Model, "mcp_servers", len(lc.McpServers), "skills_dir", lc.SkillsDir)
+		return &Engine{Assistant: eng, McpServers: o.McpServers, close: func() { eng.Close() }}, nil
+	case "scripted", "":
+		return &Engine{Assistant: scripted.New(scripted.Config{Logger: log.With("component", "engine"), Catalog: o.Catalog}), close: func() {}}, nil
+	}
+	return nil, fmt.Errorf("unknown automate.engine %q", o.Kind)
+}

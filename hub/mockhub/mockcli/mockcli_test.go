@@ -1,0 +1,154 @@
+package mockcli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
+)
+
+// run executes the command tree on args with opts, `hubgate mock`'s own
+// run replaced by runF when it is not nil.
+func run(t *testing.T, opts Options, runF func(context.Context, ServeOptions) error, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	opts.Out, opts.Err = &out, &out
+	if opts.Getenv == nil {
+		opts.Getenv = func(string) string { return "" }
+	}
+	var cmd *cobra.Command
+	if runF != nil {
+		cmd = newCommand(&cli{opts}, runF)
+	} else {
+		cmd = NewCommand(opts)
+	}
+	cmd.SetArgs(args)
+	cmd.SetOut(&out)
+	cmd.SetErr(&out)
+	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	err := cmd.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+func TestFlagsBecomeServeOptions(t *testing.T) {
+	var got ServeOptions
+	_, err := run(t, Options{}, func(_ context.Context, o ServeOptions) error { got = o; return nil },
+		"--listen", "127.0.0.1:0", "--state", "s.json", "--deny-consent", "--redirect-uri", "http://127.0.0.1:1/",
+		"--redirect-uri", "http://127.0.0.1:2/", "--hub-timeout", "5s", "--direct-hub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Listen != "127.0.0.1:0" || got.StateFile != "s.json" || !got.DenyConsent || got.Timeout != 5*time.Second ||
+		!got.DirectHub || len(got.RedirectURIs) != 2 || got.RedirectURIs[1] != "http://127.0.0.1:2/" {
+		t.Errorf("options: %+v", got)
+	}
+}
+
+func TestMockConfig(t *testing.T) {
+	a := &cli{Options{Getenv: func(k string) string {
+		if k == EnvClientSecret {
+			return "from-env"
+		}
+		return ""
+	}}}
+	cfg, err := a.mockConfig(ServeOptions{Listen: "127.0.0.1:43123", DenyConsent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.ClientSecret != "from-env" || cfg.ServiceAddr != "127.0.0.1:0" || cfg.Consent == nil || cfg.Consent(mockhub.ConsentRequest{}) {
+		t.Errorf("config: secret %q service %q consent %v", cfg.ClientSecret, cfg.ServiceAddr, cfg.Consent != nil)
+	}
+	if cfg, _ := a.mockConfig(ServeOptions{Listen: "127.0.0.1:1", ClientSecret: "flag"}); cfg.ClientSecret != "flag" {
+		t.Errorf("--client-secret: %q", cfg.ClientSecret)
+	}
+	for _, f := range []ServeOptions{{Listen: "nonsense"}, {Listen: "127.0.0.1:1", ServiceAddr: "nonsense"}} {
+		var u *UsageError
+		if _, err := a.mockConfig(f); !errors.As(err, &u) {
+			t.Errorf("%+v: %v, want a UsageError", f, err)
+		}
+	}
+}
+
+func TestUsageErrorsAreTyped(t *testing.T) {
+	for _, args := range [][]string{
+		{"bogus"},
+		{"devices", "extra"},
+		{"send", "--url", "http://127.0.0.1:1", "--device", "x"},
+		{"send", "--url", "not a url", "--device", "x", "--command", "y"},
+		{"fault", "--url", "http://127.0.0.1:1"},
+		{"fault", "--url", "http://127.0.0.1:1", "--freeze", "-1s"},
+		{"events", "--url", "http://127.0.0.1:1", "--since", "-2"},
+		{"record", "--url", "http://127.0.0.1:1", "--for", "-1s", "out.yaml"},
+	} {
+		var u *UsageError
+		if _, err := run(t, Options{}, nil, args...); !errors.As(err, &u) {
+			t.Errorf("%v: %v, want a UsageError", args, err)
+		}
+	}
+}
+
+func TestFaultFlags(t *testing.T) {
+	var fl faultFlags
+	cmd := &cobra.Command{}
+	cmd.Flags().DurationVar(&fl.freeze, "freeze", 0, "")
+	cmd.Flags().DurationVar(&fl.refuseFor, "refuse-for", 0, "")
+	cmd.Flags().DurationVar(&fl.serviceError, "service-error-for", 0, "")
+	if err := cmd.Flags().Parse([]string{"--freeze", "0s"}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fl.faults(cmd)
+	if err != nil || f.Freeze == nil || *f.Freeze != 0 || f.RefuseFor != nil || f.ServiceErrorFor != nil {
+		t.Errorf("--freeze 0s (thaw): %+v %v", f, err)
+	}
+}
+
+func TestMacroWithEvents(t *testing.T) {
+	m, err := MacroWithEvents(nil, "water", []string{`{"eventType":"Type","typedPhrase":"the plants"}`})
+	if err != nil || m.Name != "water" || len(m.Commands) != 1 || m.Commands[0] != "water" || len(m.Events) != 1 || m.Events[0].EventType != "Type" {
+		t.Errorf("macro: %+v %v", m, err)
+	}
+	var u *UsageError
+	if _, err := MacroWithEvents(nil, "x", []string{`"a string"`}); !errors.As(err, &u) || !strings.Contains(err.Error(), "--event #1") {
+		t.Errorf("a non-object event: %v", err)
+	}
+	if m, err := MacroWithEvents(nil, "x", nil); m != nil || err != nil {
+		t.Errorf("no events: %+v %v", m, err)
+	}
+}
+
+func TestSendPicksTheOnlyDevice(t *testing.T) {
+	mock := mockhubtest.Start(t, mockhubtest.Options{})
+	opts := Options{Getenv: func(k string) string {
+		if k == EnvURL {
+			return mock.URL
+		}
+		return ""
+	}}
+	if _, err := run(t, opts, nil, "send", "--command", "x"); err == nil || !strings.Contains(err.Error(), "no device yet") {
+		t.Errorf("no device: %v", err)
+	}
+	out, err := run(t, opts, nil, "create-device", "--name", "one")
+	var created mockhub.CreatedDevice
+	if err != nil || json.Unmarshal([]byte(out), &created) != nil || created.Device.ID == "" {
+		t.Fatalf("create-device: %q %v", out, err)
+	}
+	// The only device is picked: the mock itself answers that it has no
+	// hub connection to push to.
+	if _, err = run(t, opts, nil, "send", "--command", "x"); err == nil || !strings.Contains(err.Error(), "no hub connection") {
+		t.Errorf("send to the only device: %v", err)
+	}
+	if _, err := run(t, opts, nil, "create-device", "--name", "two"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, opts, nil, "send", "--command", "x"); err == nil || !strings.Contains(err.Error(), "has 2 devices") || !strings.Contains(err.Error(), created.Device.ID) {
+		t.Errorf("two devices: %v", err)
+	}
+}

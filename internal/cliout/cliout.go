@@ -1,0 +1,77 @@
+// Package cliout owns the small conventions every hubgate command line
+// shares: the indented JSON of a --json answer, reading a file argument
+// where "-" means standard input, and the flag a mistyped one meant.
+package cliout
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// WriteJSON prints v as the indented JSON of a --json output.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// ReadInput reads a file, or stdin for "-".
+func ReadInput(stdin io.Reader, file string) ([]byte, error) {
+	if file == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(file)
+}
+
+// ClosestFlag is the visible flag of c (its own and the inherited ones)
+// nearest to name, ignoring case: one that starts with name, else one
+// within an edit distance of 2; "" when none is.
+func ClosestFlag(c *cobra.Command, name string) string {
+	typed := strings.ToLower(name)
+	if typed == "" {
+		return ""
+	}
+	best, bestDist := "", 3
+	visit := func(f *pflag.Flag) {
+		if f.Hidden || f.Name == name {
+			return
+		}
+		d := editDistance(typed, strings.ToLower(f.Name))
+		if strings.HasPrefix(f.Name, typed) {
+			d = min(d, 1) // a flag name cut short
+		}
+		if d < bestDist { // VisitAll goes in name order: the first of equals wins
+			best, bestDist = f.Name, d
+		}
+	}
+	c.Flags().VisitAll(visit)
+	c.InheritedFlags().VisitAll(visit)
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b (bytes: flag
+// names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
