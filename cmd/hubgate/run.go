@@ -100,7 +100,7 @@ func (a *app) run(ctx context.Context) error {
 	}
 	handed = true
 	reload := func() { cfg = a.reloadDaemon(d, cfg, p, log) }
-	if hint := noRuleHint(cfg, opts.Rules); hint != "" {
+	if hint := opts.Rules.NoRunHint(cfg.File()); hint != "" {
 		log.Warn(hint)
 	}
 	sigs := make(chan os.Signal, 4)
@@ -182,7 +182,7 @@ func (a *app) reloadDaemon(d *daemon.Daemon, cur *configs.Config, p daemonParams
 	if len(restart) > 0 {
 		log.Warn("SIGHUP: these settings changed but apply only after a restart: "+strings.Join(restart, "; "), "file", cfg.File())
 	}
-	if hint := noRuleHint(cfg, opts.Rules); hint != "" {
+	if hint := opts.Rules.NoRunHint(cfg.File()); hint != "" {
 		log.Warn(hint)
 	}
 	return cfg
