@@ -94,6 +94,19 @@ func (c *CLI) dial() (Endpoints, *control.Client, error) {
 	return ep, control.Dial(ep.ControlSocket), nil
 }
 
+// call dials the daemon, runs f on its control client and closes it: no
+// daemon answering is ErrNotRunning.
+func call[T any](c *CLI, f func(*control.Client) (T, error)) (T, error) {
+	_, cl, err := c.dial()
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer cl.Close()
+	v, err := f(cl)
+	return v, daemonError(err)
+}
+
 // daemonError maps a control call's error: no daemon answering is
 // ErrNotRunning.
 func daemonError(err error) error {

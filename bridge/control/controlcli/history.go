@@ -77,14 +77,9 @@ func (c *CLI) newCancelCommand() *cobra.Command {
 		Short: "Cancel the daemon's current run (soft; --force terminates it at once)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, cl, err := c.dial()
+			res, err := call(c, func(cl *control.Client) (bridge.CancelResult, error) { return cl.Cancel(cmd.Context(), force) })
 			if err != nil {
 				return err
-			}
-			defer cl.Close()
-			res, err := cl.Cancel(cmd.Context(), force)
-			if err != nil {
-				return daemonError(err)
 			}
 			fmt.Fprintln(c.opts.Out, cancelText(res, time.Now()))
 			return nil
@@ -136,14 +131,9 @@ question is waiting, 9 when the daemon is not running.`,
 			if text == "" {
 				return &UsageError{errors.New("an answer needs some text")}
 			}
-			_, cl, err := c.dial()
+			res, err := call(c, func(cl *control.Client) (bridge.AnswerResult, error) { return cl.Answer(cmd.Context(), text) })
 			if err != nil {
 				return err
-			}
-			defer cl.Close()
-			res, err := cl.Answer(cmd.Context(), text)
-			if err != nil {
-				return daemonError(err)
 			}
 			if !res.Answered {
 				return ErrNoQuestion

@@ -51,18 +51,13 @@ func (c *CLI) newOpenCommand() *cobra.Command {
 		Long:  openLong,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, cl, err := c.dial()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			page, err := cl.StatusPage(cmd.Context())
+			page, err := call(c, func(cl *control.Client) (control.StatusPage, error) { return cl.StatusPage(cmd.Context()) })
 			var se *control.ServerError
 			if errors.As(err, &se) && se.StatusCode == 404 {
 				return fmt.Errorf("the daemon serves no status page: %s", se.Message)
 			}
 			if err != nil {
-				return daemonError(err)
+				return err
 			}
 			if print {
 				fmt.Fprintln(c.opts.Out, page.URL)

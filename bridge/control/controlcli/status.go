@@ -1,13 +1,13 @@
 package controlcli
 
 import (
-	"context"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/internal/cliout"
 )
@@ -39,7 +39,7 @@ func (c *CLI) newStatusCommand() *cobra.Command {
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := c.daemonStatus(cmd.Context())
+			st, err := call(c, func(cl *control.Client) (bridge.Status, error) { return cl.Status(cmd.Context()) })
 			if err != nil {
 				return c.statusError(asJSON, err)
 			}
@@ -105,20 +105,6 @@ type StatusErrorBody struct {
 	Running  bool   `json:"running"`
 	Error    string `json:"error"`
 	ExitCode int    `json:"exitCode"`
-}
-
-// daemonStatus asks the running daemon for its status.
-func (c *CLI) daemonStatus(ctx context.Context) (bridge.Status, error) {
-	_, cl, err := c.dial()
-	if err != nil {
-		return bridge.Status{}, err
-	}
-	defer cl.Close()
-	st, err := cl.Status(ctx)
-	if err != nil {
-		return bridge.Status{}, daemonError(err)
-	}
-	return st, nil
 }
 
 // statusCondition is what the status's exit code says: nil when the
