@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/hubgate/hubgate/hub"
@@ -82,4 +83,18 @@ func (d *Daemon) WrongDevice() error {
 		return fmt.Errorf("the daemon stopped: %w; the device token is not the paired device's: run 'hubgate pair --reuse' (or --replace) to pair again", err)
 	}
 	return nil
+}
+
+// LogReload logs what a SIGHUP's reload of file did: the changes it
+// applied (Daemon.Reload's lines) and the settings that changed but apply
+// only after a restart.
+func LogReload(log *slog.Logger, file string, changed, restart []string) {
+	if len(changed) == 0 {
+		log.Info("SIGHUP: configuration reloaded; the rules did not change", "file", file)
+	} else {
+		log.Info("SIGHUP: configuration reloaded: "+strings.Join(changed, "; "), "file", file, "changes", len(changed))
+	}
+	if len(restart) > 0 {
+		log.Warn("SIGHUP: these settings changed but apply only after a restart: "+strings.Join(restart, "; "), "file", file)
+	}
 }

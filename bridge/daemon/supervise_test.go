@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -31,5 +32,24 @@ func TestSuperviseReloadsOnSIGHUPAndStopsOnSIGTERM(t *testing.T) {
 	}
 	if err := d.WrongDevice(); err != nil {
 		t.Errorf("WrongDevice after a clean stop: %v", err)
+	}
+}
+
+// LogReload says what the reload applied and, as a warning, what waits
+// for a restart; a reload that changed no rule says so.
+func TestLogReloadSaysChangesAndWhatNeedsARestart(t *testing.T) {
+	var buf strings.Builder
+	LogReload(slog.New(slog.NewTextHandler(&buf, nil)), "/c.yaml", []string{"rule a added", "rule b removed"}, []string{"log"})
+	out := buf.String()
+	for _, want := range []string{`level=INFO msg="SIGHUP: configuration reloaded: rule a added; rule b removed" file=/c.yaml changes=2`,
+		`level=WARN msg="SIGHUP: these settings changed but apply only after a restart: log" file=/c.yaml`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	buf.Reset()
+	LogReload(slog.New(slog.NewTextHandler(&buf, nil)), "/c.yaml", nil, nil)
+	if out := buf.String(); !strings.Contains(out, "the rules did not change") || strings.Contains(out, "WARN") {
+		t.Errorf("no change: %s", out)
 	}
 }

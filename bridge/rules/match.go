@@ -387,3 +387,19 @@ func (r *Rule) Recoverable(received, now time.Time) bool {
 // Spec returns the rule's spec with the defaults filled in (Busy,
 // QueueLimit, MaxAge; for the unmatched rule also the default prompt).
 func (r *Rule) Spec() Spec { return r.spec }
+
+// NoRunHint says how to fix a rule set that can never start a run (no
+// rule and unmatched commands ignored), loaded from file ("" when there
+// is none); "" when some command can.
+func (s *Set) NoRunHint(file string) string {
+	if len(s.rules) > 0 {
+		return ""
+	}
+	if _, ok := s.Unmatched(Command{Text: "x"}); ok {
+		return ""
+	}
+	if file == "" {
+		return "no routing rule, and unmatched commands are ignored: every command will be ignored. 'hubgate config init' writes a starter config that runs them."
+	}
+	return fmt.Sprintf("no routing rule in %s, and unmatched commands are ignored: every command will be ignored. Add rules under bridge.rules, or set bridge.unmatched.action: run ('hubgate config init --force' writes a starter config, keeping yours as .bak).", file)
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control/controlcli"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
@@ -125,7 +126,7 @@ func TestCommandAfterStopListening(t *testing.T) {
 		lines, _ := startWatch(t, s, "--history", "100")
 		h.pushListening(false)
 		asked := nextLine(t, lines, "the listening request", func(e bridge.Event) bool { return e.Kind == bridge.EventListening })
-		if line := formatEvent(asked.event); *asked.event.Listening || !strings.Contains(line, "the hub asked to stop listening: commands still run") {
+		if line := controlcli.FormatEvent(asked.event); *asked.event.Listening || !strings.Contains(line, "the hub asked to stop listening: commands still run") {
 			t.Errorf("watch: %q", line)
 		}
 		h.push("after stop", nil)

@@ -129,28 +129,12 @@ does not exist, no permission).`,
 			}
 			fmt.Fprintf(a.stdio.Out, "%s: valid\n%d rules, %d command tools; unmatched commands are %s\n",
 				file, len(set.Rules()), len(set.CommandToolNames()), unmatched)
-			if hint := noRuleHint(cfg, set); hint != "" {
+			if hint := set.NoRunHint(cfg.File()); hint != "" {
 				fmt.Fprintln(a.stdio.Err, "warning: "+hint)
 			}
 			return nil
 		},
 	}
-}
-
-// noRuleHint says how to fix a rule set that can never start a run (no
-// rule and unmatched commands ignored); "" when some command can.
-func noRuleHint(cfg *configs.Config, set *rules.Set) string {
-	if len(set.Rules()) > 0 {
-		return ""
-	}
-	if _, ok := set.Unmatched(rules.Command{Text: "x"}); ok {
-		return ""
-	}
-	where := cfg.File()
-	if where == "" {
-		return "no routing rule, and unmatched commands are ignored: every command will be ignored. 'hubgate config init' writes a starter config that runs them."
-	}
-	return fmt.Sprintf("no routing rule in %s, and unmatched commands are ignored: every command will be ignored. Add rules under bridge.rules, or set bridge.unmatched.action: run ('hubgate config init --force' writes a starter config, keeping yours as .bak).", where)
 }
 
 func newRulesCommand(a *app) *cobra.Command {

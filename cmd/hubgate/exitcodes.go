@@ -7,6 +7,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge/control/controlcli"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
@@ -64,9 +65,10 @@ var exitTable = []struct {
 	{func(err error) bool { var u *usageError; return errors.As(err, &u) }, ExitUsage},
 	{func(err error) bool { var u *pairing.UsageError; return errors.As(err, &u) }, ExitUsage},
 	{func(err error) bool { var u *mockcli.UsageError; return errors.As(err, &u) }, ExitUsage},
+	{func(err error) bool { var u *controlcli.UsageError; return errors.As(err, &u) }, ExitUsage},
 	{func(err error) bool { return errors.Is(err, configs.ErrConfigExists) }, ExitUsage},
 	{func(err error) bool { return errors.Is(err, errNotPaired) }, ExitNotPaired},
-	{func(err error) bool { return errors.Is(err, errNotRunning) }, ExitNotRunning},
+	{func(err error) bool { return errors.Is(err, controlcli.ErrNotRunning) }, ExitNotRunning},
 	{func(err error) bool { var c *configError; return errors.As(err, &c) }, ExitConfig},
 	{func(err error) bool { var i *mockcli.InputError; return errors.As(err, &i) }, ExitConfig},
 	{func(err error) bool { var v *configs.ValidationError; return errors.As(err, &v) }, ExitConfig},
@@ -77,9 +79,9 @@ var exitTable = []struct {
 	{func(err error) bool { return errors.Is(err, control.ErrAlreadyRunning) }, ExitUnavailable},
 	{func(err error) bool { return errors.Is(err, pairing.ErrBusy) }, ExitUnavailable},
 	{func(err error) bool { return errors.Is(err, hub.ErrWrongDevice) }, ExitNeedsRepair},
-	{func(err error) bool { return errors.Is(err, errNeedsRepair) }, ExitNeedsRepair},
-	{func(err error) bool { return errors.Is(err, errNotConnected) }, ExitNotConnected},
-	{func(err error) bool { return errors.Is(err, errNotListening) }, ExitNotListening},
+	{func(err error) bool { return errors.Is(err, controlcli.ErrNeedsRepair) }, ExitNeedsRepair},
+	{func(err error) bool { return errors.Is(err, controlcli.ErrNotConnected) }, ExitNotConnected},
+	{func(err error) bool { return errors.Is(err, controlcli.ErrNotListening) }, ExitNotListening},
 	{oauth.IsSignInError, ExitSignIn},
 	{func(err error) bool { var a *deviceapi.APIError; return errors.As(err, &a) }, ExitRemote},
 	{func(err error) bool { var d *demo.RunError; return errors.As(err, &d) }, ExitRunFailed},
@@ -100,7 +102,8 @@ func exitCode(err error) int {
 func reportError(w io.Writer, err error) {
 	var q *quietError
 	var r *mockcli.ReportedError
-	if errors.As(err, &q) || errors.As(err, &r) {
+	var s *controlcli.ReportedError
+	if errors.As(err, &q) || errors.As(err, &r) || errors.As(err, &s) {
 		return
 	}
 	fmt.Fprintf(w, "hubgate: %v\n", err)

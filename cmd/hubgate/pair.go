@@ -142,7 +142,7 @@ it in the app if you no longer want it.`,
 			if err := runUnpair(cmd.Context(), a.pairEnv(nil), keepSecret); err != nil {
 				return err
 			}
-			a.tellDaemonPairing(cmd.Context(), true)
+			a.control().TellDaemonPairing(cmd.Context(), true)
 			return nil
 		},
 	}
@@ -270,19 +270,19 @@ const (
 // with exit 5); without a daemon, 'hubgate run' starts one, after
 // 'hubgate config init' when there is no config file yet.
 func (a *app) closePair(ctx context.Context, cfg *configs.Config, res *pairResult) {
-	d := a.tellDaemon(ctx)
+	d := a.control().TellDaemon(ctx)
 	say := func(format string, args ...any) { fmt.Fprintf(a.stdio.Err, "hubgate: "+format+"\n", args...) }
 	switch {
-	case d.running && d.err == nil:
-		say("the running daemon (pid %d): %s", d.pid, d.message)
+	case d.Running && d.Err == nil:
+		say("the running daemon (pid %d): %s", d.PID, d.Message)
 		res.Next = nextStatus
-		say("next: nothing to start: the running daemon (pid %d) now uses this pairing; 'hubgate status' shows its connection", d.pid)
-	case d.running:
-		say("the running daemon did not take the new pairing (%v)", d.err)
+		say("next: nothing to start: the running daemon (pid %d) now uses this pairing; 'hubgate status' shows its connection", d.PID)
+	case d.Running:
+		say("the running daemon did not take the new pairing (%v)", d.Err)
 		res.Next = nextRestart
 		say("next: restart the running daemon (stop it, then 'hubgate run', or restart the service with its manager) so that it uses this pairing")
-	case d.err != nil:
-		say("could not tell a running daemon: %v", d.err)
+	case d.Err != nil:
+		say("could not tell a running daemon: %v", d.Err)
 		res.Next = nextRun
 		say("next: run 'hubgate run' to connect the device and take its commands (or restart a daemon that runs)")
 	case cfg.File() == "":

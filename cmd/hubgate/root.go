@@ -43,9 +43,9 @@ local AI assistant behind a loopback Automate server, which hubgate also hosts.`
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/hubgate/config.yaml)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides the config)")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "log format: text or json (overrides the config)")
-	root.AddCommand(newAutomateCommand(a), newVersionCommand(), newPairCommand(a), newUnpairCommand(a), newMockCommand(a), newRunCommand(a), newDemoCommand(a), newStatusCommand(a), newHistoryCommand(a), newCancelCommand(a), newAnswerCommand(a))
+	root.AddCommand(newAutomateCommand(a), newVersionCommand(), newPairCommand(a), newUnpairCommand(a), newMockCommand(a), newRunCommand(a), newDemoCommand(a))
 	root.AddCommand(newConfigCommand(a), newRulesCommand(a), newServiceCommand(a))
-	root.AddCommand(newWatchCommand(a), newOpenCommand(a))
+	root.AddCommand(a.control().Commands()...)
 	return root
 }
 

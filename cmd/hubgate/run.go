@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"reflect"
 	"runtime"
-	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -100,7 +99,7 @@ func (a *app) run(ctx context.Context) error {
 	}
 	handed = true
 	reload := func() { cfg = a.reloadDaemon(d, cfg, p, log) }
-	if hint := noRuleHint(cfg, opts.Rules); hint != "" {
+	if hint := opts.Rules.NoRunHint(cfg.File()); hint != "" {
 		log.Warn(hint)
 	}
 	sigs := make(chan os.Signal, 4)
@@ -174,15 +173,8 @@ func (a *app) reloadDaemon(d *daemon.Daemon, cur *configs.Config, p daemonParams
 	if cfg.Log != cur.Log {
 		restart = append(restart, "log")
 	}
-	if len(changed) == 0 {
-		log.Info("SIGHUP: configuration reloaded; the rules did not change", "file", cfg.File())
-	} else {
-		log.Info("SIGHUP: configuration reloaded: "+strings.Join(changed, "; "), "file", cfg.File(), "changes", len(changed))
-	}
-	if len(restart) > 0 {
-		log.Warn("SIGHUP: these settings changed but apply only after a restart: "+strings.Join(restart, "; "), "file", cfg.File())
-	}
-	if hint := noRuleHint(cfg, opts.Rules); hint != "" {
+	daemon.LogReload(log, cfg.File(), changed, restart)
+	if hint := opts.Rules.NoRunHint(cfg.File()); hint != "" {
 		log.Warn(hint)
 	}
 	return cfg

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/bridge/control/controlcli"
 	"github.com/hubgate/hubgate/configs/service"
 )
 
@@ -129,12 +130,12 @@ func newServiceStatusCommand(a *app) *cobra.Command {
 			}
 			if !m.Installed() {
 				fmt.Fprintf(a.stdio.Out, "not installed (%s does not exist); 'hubgate service install' installs it\n", m.File())
-				return &quietError{errNotRunning}
+				return &quietError{controlcli.ErrNotRunning}
 			}
 			active, desc := m.State(cmd.Context())
 			fmt.Fprintf(a.stdio.Out, "installed: %s\n%s\nlogs: %s\n", m.File(), desc, m.LogsHint())
 			if !active {
-				return &quietError{errNotRunning}
+				return &quietError{controlcli.ErrNotRunning}
 			}
 			return nil
 		},

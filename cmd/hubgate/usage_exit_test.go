@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubgate/hubgate/bridge/control/controlcli"
 	"github.com/hubgate/hubgate/internal/cliout"
 )
 
@@ -20,7 +21,7 @@ func TestStatusJSONOnUsageErrors(t *testing.T) {
 		{"status", "--json=true", "--jsn"},
 	} {
 		r := runCmd(t, env(t), "", args...)
-		var body statusErrorBody
+		var body controlcli.StatusErrorBody
 		if err := json.Unmarshal([]byte(r.stdout), &body); err != nil {
 			t.Errorf("%v: stdout is not one JSON object (%v): %q", args, err, r.stdout)
 			continue

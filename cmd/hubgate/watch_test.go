@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control/controlcli"
 	"github.com/hubgate/hubgate/bridge/journal"
 )
 
@@ -190,7 +191,7 @@ func TestFormatEventIsTheTextFormAfterTheTime(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.Local)
 	e := bridge.Event{At: at, Kind: bridge.EventFinished, CommandID: 4, Status: "completed", Answer: "one\ntwo", DurationMs: 12}
 	want := "03:04:05 [#4] run finished: completed in 12 ms\n03:04:05 [#4] answer: one\n      two"
-	if got := formatEvent(e); got != want {
+	if got := controlcli.FormatEvent(e); got != want {
 		t.Errorf("formatEvent:\n got %q\nwant %q", got, want)
 	}
 }

@@ -34,8 +34,9 @@ var allowed = map[string][]string{
 	// cmd wires: besides the two facades, the commands that talk to a
 	// running daemon or read its journal, serve the Automate contract
 	// alone, test rules or install the service; the mock's command line
-	// is the mock's (hub/mockhub/mockcli).
-	"cmd/hubgate": {"bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "hub/mockhub/mockcli", "internal/demo",
+	// is the mock's (hub/mockhub/mockcli), the control socket's is
+	// bridge/control/controlcli.
+	"cmd/hubgate": {"bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "hub/mockhub/mockcli", "bridge/control/controlcli", "internal/demo",
 		"bridge", "bridge/control", "bridge/journal", "bridge/rules", "automate", "automate/server", "automate/engine",
 		"automate/assistant", "automate/scripted", "automate/llm", "deviceapi", "hub", "oauth", "internal/"},
 	// The demo assembles a whole installation in one process, as cmd
@@ -52,8 +53,10 @@ var allowed = map[string][]string{
 	"bridge/rules/rulestest": {"bridge/rules", "internal/"},
 	"bridge/journal":         {"automate", "internal/"},
 	"bridge/control":         {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
-	"bridge/notify":          {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
-	"bridge/statuspage":      {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
+	// The control socket's command line; only cmd imports it.
+	"bridge/control/controlcli": {"bridge", "bridge/control", "bridge/journal", "automate", "hub", "oauth", "internal/"},
+	"bridge/notify":             {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
+	"bridge/statuspage":         {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
 
 	"hub":                     {"deviceapi", "internal/"},
 	"hub/mockhub":             {"deviceapi", "internal/"},

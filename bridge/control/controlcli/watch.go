@@ -1,4 +1,4 @@
-package main
+package controlcli
 
 import (
 	"encoding/json"
@@ -20,7 +20,7 @@ import (
 // as one JSON object per line (bridge.Event). It runs until interrupted;
 // when the daemon is not running, or stops, it exits 9.
 
-func newWatchCommand(a *app) *cobra.Command {
+func (c *CLI) newWatchCommand() *cobra.Command {
 	var (
 		asJSON  bool
 		history int
@@ -39,23 +39,23 @@ Exit code 9 when the daemon is not running or when it stops.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if history < 0 || history > control.MaxWatchHistory {
-				return &usageError{fmt.Errorf("--history must be between 0 and %d", control.MaxWatchHistory)}
+				return &UsageError{fmt.Errorf("--history must be between 0 and %d", control.MaxWatchHistory)}
 			}
-			_, c, err := a.dialControl()
+			_, cl, err := c.dial()
 			if err != nil {
 				return err
 			}
-			defer c.Close()
-			enc := json.NewEncoder(a.stdio.Out)
-			err = c.Watch(cmd.Context(), history, func(e bridge.Event) error {
+			defer cl.Close()
+			enc := json.NewEncoder(c.opts.Out)
+			err = cl.Watch(cmd.Context(), history, func(e bridge.Event) error {
 				if asJSON {
 					return enc.Encode(e)
 				}
-				_, err := io.WriteString(a.stdio.Out, formatEvent(e)+"\n")
+				_, err := io.WriteString(c.opts.Out, FormatEvent(e)+"\n")
 				return err
 			})
 			if errors.Is(err, control.ErrNotRunning) {
-				return fmt.Errorf("%w: %v", errNotRunning, err)
+				return fmt.Errorf("%w: %v", ErrNotRunning, err)
 			}
 			return err
 		},
@@ -65,9 +65,9 @@ Exit code 9 when the daemon is not running or when it stops.`,
 	return cmd
 }
 
-// formatEvent renders one event for a person: the event stream's one
+// FormatEvent renders one event for a person: the event stream's one
 // text form (bridge.Event.Lines), each line after the local time.
-func formatEvent(e bridge.Event) string {
+func FormatEvent(e bridge.Event) string {
 	at := e.At.Local().Format(time.TimeOnly)
 	lines := e.Lines()
 	out := make([]string, len(lines))

@@ -1,4 +1,4 @@
-package main
+package controlcli
 
 import (
 	"errors"
@@ -43,7 +43,7 @@ starting a browser: keep it to yourself (e.g. open it in a browser on your own
 machine through an SSH port forward, ssh -L). Exit code 9 when the daemon is not
 running.`
 
-func newOpenCommand(a *app) *cobra.Command {
+func (c *CLI) newOpenCommand() *cobra.Command {
 	var print bool
 	cmd := &cobra.Command{
 		Use:   "open",
@@ -51,21 +51,16 @@ func newOpenCommand(a *app) *cobra.Command {
 		Long:  openLong,
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, c, err := a.dialControl()
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			page, err := c.StatusPage(cmd.Context())
+			page, err := call(c, func(cl *control.Client) (control.StatusPage, error) { return cl.StatusPage(cmd.Context()) })
 			var se *control.ServerError
 			if errors.As(err, &se) && se.StatusCode == 404 {
 				return fmt.Errorf("the daemon serves no status page: %s", se.Message)
 			}
 			if err != nil {
-				return daemonError(err)
+				return err
 			}
 			if print {
-				fmt.Fprintln(a.stdio.Out, page.URL)
+				fmt.Fprintln(c.opts.Out, page.URL)
 				return nil
 			}
 			if page.LoginURL == "" {
@@ -83,7 +78,7 @@ func newOpenCommand(a *app) *cobra.Command {
 			if _, err := proc.StartDetached(argv[0], argv[1:], nil); err != nil {
 				return fmt.Errorf("start the browser (%s): %w; 'hubgate open --print' prints the address", argv[0], err)
 			}
-			fmt.Fprintf(a.stdio.Out, "opened the status page (%s)\n", redactCode(page.LoginURL))
+			fmt.Fprintf(c.opts.Out, "opened the status page (%s)\n", redactCode(page.LoginURL))
 			return nil
 		},
 	}

@@ -1,0 +1,122 @@
+package controlcli
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/hub"
+	"github.com/hubgate/hubgate/internal/cliout"
+)
+
+const statusLong = `Show the running daemon's state: hub connection, listening, current run, queue.
+
+The exit code says the state, for scripts:
+  0   the daemon runs and acts on the commands that arrive
+  9   the daemon is not running
+  11  the hub refused the device token: run 'hubgate pair' again
+  12  the hub is not connected (connecting or reconnecting)
+  13  the hub is connected but commands are refused: the hub asked to stop
+      listening and bridge.listening is obey (by default commands still run)
+  3   the configuration is invalid (1 for other errors)
+
+--json always prints one JSON object: the status, or {"running": false,
+"error": "...", "exitCode": N} when there is no status to show.`
+
+func (c *CLI) newStatusCommand() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Show the running daemon's state: hub connection, listening, current run, queue",
+		Long:  statusLong,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if err := noArgs(cmd, args); err != nil {
+				return c.statusError(asJSON, err)
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := call(c, func(cl *control.Client) (bridge.Status, error) { return cl.Status(cmd.Context()) })
+			if err != nil {
+				return c.statusError(asJSON, err)
+			}
+			if asJSON {
+				if err := cliout.WriteJSON(c.opts.Out, st); err != nil {
+					return err
+				}
+			} else {
+				st.WriteText(c.opts.Out)
+			}
+			if err := statusCondition(st); err != nil {
+				return &ReportedError{err}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as one JSON object (an error object when there is none)")
+	// A flag mistake stops the parsing, perhaps before --json: whether
+	// JSON was asked for is read from the command line itself. The
+	// mistake itself is told as every command's (the parent's function).
+	cmd.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		if p := cmd.Parent(); p != nil {
+			err = p.FlagErrorFunc()(cmd, err)
+		} else {
+			err = &UsageError{err}
+		}
+		return c.statusError(jsonRequested(c.opts.Args), err)
+	})
+	return cmd
+}
+
+// statusError prints err as the error object of `status --json` when
+// asJSON, and returns it.
+func (c *CLI) statusError(asJSON bool, err error) error {
+	if asJSON {
+		code := 1
+		if c.opts.ExitCode != nil {
+			code = c.opts.ExitCode(err)
+		}
+		_ = cliout.WriteJSON(c.opts.Out, StatusErrorBody{Running: false, Error: err.Error(), ExitCode: code})
+	}
+	return err
+}
+
+// jsonRequested reports whether args set --json (before any "--").
+func jsonRequested(args []string) bool {
+	on := false
+	for _, arg := range args {
+		if arg == "--" {
+			break
+		}
+		if arg == "--json" {
+			on = true
+		} else if v, ok := strings.CutPrefix(arg, "--json="); ok {
+			on, _ = strconv.ParseBool(v)
+		}
+	}
+	return on
+}
+
+// StatusErrorBody is `status --json` when no daemon answered.
+type StatusErrorBody struct {
+	Running  bool   `json:"running"`
+	Error    string `json:"error"`
+	ExitCode int    `json:"exitCode"`
+}
+
+// statusCondition is what the status's exit code says: nil when the
+// device listens.
+func statusCondition(st bridge.Status) error {
+	switch {
+	case st.Hub.NeedsRepair:
+		return ErrNeedsRepair
+	case st.Hub.Status != string(hub.StatusConnected) && st.Hub.Status != string(hub.StatusListening):
+		return ErrNotConnected
+	case !st.Listening:
+		return ErrNotListening
+	}
+	return nil
+}
