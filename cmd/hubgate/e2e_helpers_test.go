@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
@@ -462,26 +463,51 @@ func (d *daemonProc) waitListening() {
 			since = page.Last
 			continue
 		}
-		if d.hubState("listening") {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		d.waitHubState("listening")
+		return
 	}
 	d.tb.Fatalf("hubgate run not listening within %s:\n%s", e2eWait, d.Stderr())
 }
 
-// hubState reports whether the daemon's latest "hub state" log line has
-// the status.
-func (d *daemonProc) hubState(status string) bool {
-	recs := d.logRecords("hub state")
-	return len(recs) > 0 && recs[len(recs)-1]["status"] == status
-}
-
-// waitHubState waits until the daemon's latest hub state has the status.
+// waitHubState waits until the daemon's hub connection has the status,
+// asking the control socket: its status, again at each hub event of its
+// event stream (with its history, so that a change made while the stream
+// connects is not missed).
 func (d *daemonProc) waitHubState(status string) {
 	d.tb.Helper()
-	if !testutil.Eventually(e2eWait, func() bool { return d.hubState(status) }) {
-		d.tb.Fatalf("the daemon's hub state never became %s:\n%s", status, d.Stderr())
+	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+	defer cancel()
+	c := control.Dial(d.s.socket)
+	changed := make(chan struct{}, 1)
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- c.Watch(ctx, control.MaxWatchHistory, func(ev bridge.Event) error {
+			if ev.Kind == bridge.EventHub {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			}
+			return nil
+		})
+	}()
+	last := "unknown"
+	for {
+		st, err := c.Status(ctx)
+		if err == nil && st.Hub.Status == status {
+			return
+		} else if err == nil {
+			last = st.Hub.Status
+		}
+		select {
+		case <-changed:
+		case err := <-watchErr:
+			d.tb.Fatalf("the daemon's event stream ended (%v) with its hub state %s, want %s:\n%s", err, last, status, d.Stderr())
+		case <-d.done:
+			d.tb.Fatalf("hubgate run exited (%d) with its hub state %s, want %s:\n%s", d.cmd.ProcessState.ExitCode(), last, status, d.Stderr())
+		case <-ctx.Done():
+			d.tb.Fatalf("the daemon's hub state stayed %s, never %s, within %s:\n%s", last, status, e2eWait, d.Stderr())
+		}
 	}
 }
 
