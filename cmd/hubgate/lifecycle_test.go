@@ -245,8 +245,11 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 		t.Fatalf("status of a listening daemon: %d %v", code, obj)
 	}
 	h.pushListening(false)
-	if !testutil.Eventually(e2eWait, func() bool { c, _, _ := status(); return c == ExitNotListening }) {
-		code, obj, _ := status()
+	lines, _ := startWatch(t, s, "--history", "100") // history: the request may be past
+	nextLine(t, lines, "the bridge seeing StopListening", func(e bridge.Event) bool {
+		return e.Kind == bridge.EventListening && e.Listening != nil && !*e.Listening
+	})
+	if code, obj, _ := status(); code != ExitNotListening {
 		t.Fatalf("status after StopListening: %d %v", code, obj)
 	}
 	r := runCmd(t, env, "", "--config", s.configPath, "status")
@@ -258,8 +261,8 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 	if st, body := h.admin("POST", "/mock/faults", map[string]any{"drop": true, "refuseFor": "1h"}, nil); st != 200 {
 		t.Fatalf("faults: %d %s", st, body)
 	}
-	if !testutil.Eventually(e2eWait, func() bool { c, _, _ := status(); return c == ExitNotConnected }) {
-		code, obj, _ := status()
+	d.waitHubState("reconnecting")
+	if code, obj, _ := status(); code != ExitNotConnected {
 		t.Fatalf("status while the hub refuses: %d %v", code, obj)
 	}
 	if r := runCmd(t, env, "", "--config", s.configPath, "status"); r.code != ExitNotConnected || !strings.Contains(r.stdout, "reconnecting") {
