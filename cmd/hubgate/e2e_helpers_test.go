@@ -475,6 +475,15 @@ func (d *daemonProc) waitListening() {
 // connects is not missed).
 func (d *daemonProc) waitHubState(status string) {
 	d.tb.Helper()
+	if d.s.sysProcAttr != nil {
+		// A daemon of another user refuses this process's connections (a
+		// control socket answers its own user only): ask with its
+		// `hubgate status --json`, run as that user.
+		if !testutil.Eventually(e2eWait, func() bool { return d.status().Hub.Status == status }) {
+			d.tb.Fatalf("the daemon's hub state never became %s:\n%s", status, d.Stderr())
+		}
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
 	defer cancel()
 	c := control.Dial(d.s.socket)
@@ -522,13 +531,18 @@ func (d *daemonProc) bridgeLogs(msg string) []map[string]any {
 	return out
 }
 
-// status is the daemon's `hubgate status --json`. The control socket is
+// status is the daemon's `hubgate status --json`, run as the daemon's user. The control socket is
 // named by HUBGATE_CONTROL_SOCKET, not by the daemon's config file, which
 // a test may have broken on purpose.
 func (d *daemonProc) status() bridge.Status {
 	d.tb.Helper()
-	cmd := exec.Command(binary, "status", "--json")
+	bin := d.s.binary
+	if bin == "" {
+		bin = binary
+	}
+	cmd := exec.Command(bin, "status", "--json")
 	cmd.Env = append(d.s.environ(), "HUBGATE_CONTROL_SOCKET="+d.s.socket)
+	cmd.SysProcAttr = d.s.sysProcAttr // the daemon's user: its socket answers only that user
 	out, err := cmd.Output()
 	var st bridge.Status
 	if err != nil || json.Unmarshal(out, &st) != nil {
