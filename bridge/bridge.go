@@ -152,6 +152,11 @@ type runState struct {
 	cancel    context.CancelFunc
 	startedAt time.Time
 
+	// known is closed when the run's request id is known or its runner
+	// returned (markKnown): a cancel asked before then waits for it.
+	known     chan struct{}
+	knownOnce sync.Once
+
 	// guarded by Bridge.mu
 	requestID       string
 	parked          bool
@@ -576,7 +581,7 @@ func (b *Bridge) launch(ctx context.Context, p *pending, startedAt time.Time) {
 	// The run's context is not the loop's: a shutdown decides explicitly
 	// what happens to the run (OnShutdown).
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r := &runState{pending: p, ctx: rctx, cancel: cancel, startedAt: startedAt}
+	r := &runState{pending: p, ctx: rctx, cancel: cancel, startedAt: startedAt, known: make(chan struct{})}
 	b.mu.Lock()
 	b.current = r
 	b.counters.Started++
@@ -590,7 +595,11 @@ func (b *Bridge) launch(ctx context.Context, p *pending, startedAt time.Time) {
 	started := commandEvent(EventStarted, p)
 	started.TaskID = p.req.TaskID
 	b.emit(started)
-	go func() { b.done <- b.execute(r) }()
+	go func() {
+		d := b.execute(r)
+		r.markKnown()
+		b.done <- d
+	}()
 }
 
 // runEnded frees the slot after a runner finished and starts what waits.
@@ -717,8 +726,9 @@ func (b *Bridge) markCancelLocked(r *runState, why string) {
 func (b *Bridge) sendCancel(r *runState, force bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.opts.CancelGrace+10*time.Second)
 	defer cancel()
-	deadline := b.now().Add(b.opts.CancelGrace)
-	for {
+	grace := time.NewTimer(b.opts.CancelGrace)
+	defer grace.Stop()
+	for waited := false; ; waited = true {
 		b.mu.Lock()
 		id, current := r.requestID, b.current == r
 		b.mu.Unlock()
@@ -736,16 +746,24 @@ func (b *Bridge) sendCancel(r *runState, force bool) {
 		case res.Active:
 			return
 		}
-		if id != "" || b.now().After(deadline) {
+		if id != "" || waited {
 			return // the server no longer runs it
 		}
+		// Not on the server yet: ask again once its request id is known
+		// (or its runner returned), within the grace.
 		select {
+		case <-r.known:
+		case <-grace.C:
+			return
 		case <-ctx.Done():
 			return
-		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
+
+// markKnown wakes a cancel waiting for r's request id: called once the id
+// is set, and when r's runner returned (with or without one).
+func (r *runState) markKnown() { r.knownOnce.Do(func() { close(r.known) }) }
 
 // Cancel cancels the current run (the control endpoint's cancel): a soft
 // cancel escalated after the grace, or a force cancel at once. Who asked

@@ -35,6 +35,7 @@ func (b *Bridge) execute(r *runState) runDone {
 			b.mu.Lock()
 			r.requestID, r.parked = parked.RequestID, true
 			b.mu.Unlock()
+			r.markKnown()
 			if jerr := b.opts.Journal.RunParked(context.WithoutCancel(ctx), r.id, parked.RequestID, parked.ResumeToken); jerr != nil {
 				log.Error("journal: parked run not recorded", "err", jerr)
 			}
@@ -102,6 +103,9 @@ func (b *Bridge) progress(r *runState) *automate.Progress {
 				r.requestID = s.RequestID
 			}
 			b.mu.Unlock()
+			if s.RequestID != "" {
+				r.markKnown()
+			}
 		},
 		OnStep: func(s automate.Step) {
 			info := StepOf(s)

@@ -160,14 +160,16 @@ func TestAnswersReachARealNotificationServerOverDBus(t *testing.T) {
 	close(events)
 	<-ran // every answer of the server is counted
 
-	// No receiver any more: one warning, then the log only, and no hang.
+	// No receiver any more: one warning, then the log only, and no hang:
+	// the bus answers the one attempt at once (no receiver), it does not
+	// run into the call's timeout, and the next two make no attempt
+	// (failed stays 1 below).
 	release()
-	start := time.Now()
 	for i := range 3 {
 		s.Handle(ctx, finished(int64(10+i), "after", "weather", "nobody shows this"))
 	}
-	if d := time.Since(start); d > notify.DefaultTimeout {
-		t.Errorf("three notifications without a server took %s", d)
+	if strings.Contains(logs.String(), context.DeadlineExceeded.Error()) {
+		t.Errorf("a desktop call ran into its timeout instead of being refused by the bus:\n%s", logs.String())
 	}
 	if n := strings.Count(logs.String(), "desktop notifications are not available"); n != 1 {
 		t.Errorf("%d warnings, want 1; log:\n%s", n, logs.String())

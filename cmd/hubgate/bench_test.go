@@ -124,8 +124,8 @@ func BenchmarkHubPushToRunRequest(b *testing.B) {
     run: {prompt: "#!answer ok"}
 `})
 	d := startListening(b, s)
-	if recs := d.logRecords("hubgate running"); len(recs) != 1 || recs[0]["automate"] != bs.url {
-		b.Fatalf("the daemon did not find the bench server %s: %v", bs.url, recs)
+	if st := d.status(); st.Automate.Endpoint != bs.url {
+		b.Fatalf("the daemon did not find the bench server %s: %+v", bs.url, st.Automate)
 	}
 	j, err := journal.OpenReadOnly(s.journal)
 	if err != nil {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
@@ -462,26 +463,60 @@ func (d *daemonProc) waitListening() {
 			since = page.Last
 			continue
 		}
-		if d.hubState("listening") {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
+		d.waitHubState("listening")
+		return
 	}
 	d.tb.Fatalf("hubgate run not listening within %s:\n%s", e2eWait, d.Stderr())
 }
 
-// hubState reports whether the daemon's latest "hub state" log line has
-// the status.
-func (d *daemonProc) hubState(status string) bool {
-	recs := d.logRecords("hub state")
-	return len(recs) > 0 && recs[len(recs)-1]["status"] == status
-}
-
-// waitHubState waits until the daemon's latest hub state has the status.
+// waitHubState waits until the daemon's hub connection has the status,
+// asking the control socket: its status, again at each hub event of its
+// event stream (with its history, so that a change made while the stream
+// connects is not missed).
 func (d *daemonProc) waitHubState(status string) {
 	d.tb.Helper()
-	if !testutil.Eventually(e2eWait, func() bool { return d.hubState(status) }) {
-		d.tb.Fatalf("the daemon's hub state never became %s:\n%s", status, d.Stderr())
+	if d.s.sysProcAttr != nil {
+		// A daemon of another user refuses this process's connections (a
+		// control socket answers its own user only): ask with its
+		// `hubgate status --json`, run as that user.
+		if !testutil.Eventually(e2eWait, func() bool { return d.status().Hub.Status == status }) {
+			d.tb.Fatalf("the daemon's hub state never became %s:\n%s", status, d.Stderr())
+		}
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+	defer cancel()
+	c := control.Dial(d.s.socket)
+	changed := make(chan struct{}, 1)
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- c.Watch(ctx, control.MaxWatchHistory, func(ev bridge.Event) error {
+			if ev.Kind == bridge.EventHub {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			}
+			return nil
+		})
+	}()
+	last := "unknown"
+	for {
+		st, err := c.Status(ctx)
+		if err == nil && st.Hub.Status == status {
+			return
+		} else if err == nil {
+			last = st.Hub.Status
+		}
+		select {
+		case <-changed:
+		case err := <-watchErr:
+			d.tb.Fatalf("the daemon's event stream ended (%v) with its hub state %s, want %s:\n%s", err, last, status, d.Stderr())
+		case <-d.done:
+			d.tb.Fatalf("hubgate run exited (%d) with its hub state %s, want %s:\n%s", d.cmd.ProcessState.ExitCode(), last, status, d.Stderr())
+		case <-ctx.Done():
+			d.tb.Fatalf("the daemon's hub state stayed %s, never %s, within %s:\n%s", last, status, e2eWait, d.Stderr())
+		}
 	}
 }
 
@@ -496,13 +531,18 @@ func (d *daemonProc) bridgeLogs(msg string) []map[string]any {
 	return out
 }
 
-// status is the daemon's `hubgate status --json`. The control socket is
+// status is the daemon's `hubgate status --json`, run as the daemon's user. The control socket is
 // named by HUBGATE_CONTROL_SOCKET, not by the daemon's config file, which
 // a test may have broken on purpose.
 func (d *daemonProc) status() bridge.Status {
 	d.tb.Helper()
-	cmd := exec.Command(binary, "status", "--json")
+	bin := d.s.binary
+	if bin == "" {
+		bin = binary
+	}
+	cmd := exec.Command(bin, "status", "--json")
 	cmd.Env = append(d.s.environ(), "HUBGATE_CONTROL_SOCKET="+d.s.socket)
+	cmd.SysProcAttr = d.s.sysProcAttr // the daemon's user: its socket answers only that user
 	out, err := cmd.Output()
 	var st bridge.Status
 	if err != nil || json.Unmarshal(out, &st) != nil {

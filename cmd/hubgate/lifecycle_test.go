@@ -245,8 +245,11 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 		t.Fatalf("status of a listening daemon: %d %v", code, obj)
 	}
 	h.pushListening(false)
-	if !testutil.Eventually(e2eWait, func() bool { c, _, _ := status(); return c == ExitNotListening }) {
-		code, obj, _ := status()
+	lines, _ := startWatch(t, s, "--history", "100") // history: the request may be past
+	nextLine(t, lines, "the bridge seeing StopListening", func(e bridge.Event) bool {
+		return e.Kind == bridge.EventListening && e.Listening != nil && !*e.Listening
+	})
+	if code, obj, _ := status(); code != ExitNotListening {
 		t.Fatalf("status after StopListening: %d %v", code, obj)
 	}
 	r := runCmd(t, env, "", "--config", s.configPath, "status")
@@ -258,8 +261,8 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 	if st, body := h.admin("POST", "/mock/faults", map[string]any{"drop": true, "refuseFor": "1h"}, nil); st != 200 {
 		t.Fatalf("faults: %d %s", st, body)
 	}
-	if !testutil.Eventually(e2eWait, func() bool { c, _, _ := status(); return c == ExitNotConnected }) {
-		code, obj, _ := status()
+	d.waitHubState("reconnecting")
+	if code, obj, _ := status(); code != ExitNotConnected {
 		t.Fatalf("status while the hub refuses: %d %v", code, obj)
 	}
 	if r := runCmd(t, env, "", "--config", s.configPath, "status"); r.code != ExitNotConnected || !strings.Contains(r.stdout, "reconnecting") {
@@ -480,13 +483,18 @@ cancel_grace: 10m
 	h.push("long", nil)
 	es := waitJournalState(t, s.journal, "the long run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
 	id := es[0].ID
+	lines, _ := startWatch(t, s, "--history", "100") // history: no event is missed while it connects
 	d.cmd.Process.Signal(syscall.SIGINT)
-	want := "stopping: waiting up to 605 s for run #" + strconv.FormatInt(id, 10)
-	if !testutil.Eventually(e2eWait, func() bool { return strings.Contains(d.Stderr(), want) }) {
-		t.Fatalf("no %q line:\n%s", want, d.Stderr())
-	}
+	// The first SIGINT was handled once the bridge's shutdown asks the run
+	// to cancel (after the daemon said what it waits for).
+	nextLine(t, lines, "the shutdown's cancel", func(e bridge.Event) bool {
+		return e.Kind == bridge.EventCancelRequested && e.CommandID == id && e.Note == "shutdown"
+	})
 	if code := d.stop(syscall.SIGINT); code != 0 {
 		t.Errorf("exit %d", code)
+	}
+	if want := "stopping: waiting up to 605 s for run #" + strconv.FormatInt(id, 10); !strings.Contains(d.Stderr(), want) {
+		t.Errorf("no %q line:\n%s", want, d.Stderr())
 	}
 	if !strings.Contains(d.Stderr(), "second interrupt") {
 		t.Errorf("no word of the second interrupt:\n%s", d.Stderr())

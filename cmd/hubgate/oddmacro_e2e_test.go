@@ -90,7 +90,7 @@ func TestOddMacroProfileConnectsAndGoodMacrosRun(t *testing.T) {
 	if e := waitSettled(t, s, "broken whole"); e.Decision != journal.DecisionIgnored || e.Rule == "broken" || e.Status != "" || string(e.Macro) != brokenWhole {
 		t.Errorf("broken whole: %s", e2eDump([]journal.Entry{e}))
 	}
-	if !d.hubState("listening") {
+	if d.status().Hub.Status != "listening" {
 		t.Errorf("the daemon stopped listening:\n%s", d.Stderr())
 	}
 
