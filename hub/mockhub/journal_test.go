@@ -22,7 +22,7 @@ import (
 func TestJournalHasEveryCallInOrderWithRedactedPayloads(t *testing.T) {
 	start := time.Date(2026, 11, 26, 9, 0, 0, 0, time.UTC)
 	now := start
-	_, ts := newMock(t, mockhub.Config{Now: func() time.Time { return now }})
+	m, ts := newMock(t, mockhub.Config{Now: func() time.Time { return now }})
 	admin := &mockhub.AdminClient{BaseURL: ts.URL}
 	ctx := context.Background()
 
@@ -54,6 +54,15 @@ func TestJournalHasEveryCallInOrderWithRedactedPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	hc.next(wait) // the push arrived
+	// The mock journals a push once its write returned, which can be just
+	// after the client read it: wait for the entry, not for the clock.
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	if _, err := m.WaitEvent(wctx, 0, func(e mockhub.Event) bool {
+		return e.Direction == mockhub.DirectionOut && e.Action == "DeviceCommand"
+	}); err != nil {
+		t.Fatalf("the push is not in the journal: %v", err)
+	}
 	secrets := []string{c, p.verifier, p.challenge, a.AccessToken, a.RefreshToken, tok.Token, created.Token.Token,
 		neg.accessToken, mockhub.DefaultClientSecret}
 
