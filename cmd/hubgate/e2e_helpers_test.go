@@ -520,6 +520,39 @@ func (d *daemonProc) waitHubState(status string) {
 	}
 }
 
+// waitEvent waits for an event of the daemon's event stream that match
+// accepts and returns it. The stream starts with its history, so that an
+// event published before it connected is seen; match sees the events in
+// order, one at a time (it may count).
+func (d *daemonProc) waitEvent(what string, match func(bridge.Event) bool) bridge.Event {
+	d.tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+	defer cancel()
+	found := make(chan bridge.Event, 1)
+	watchErr := make(chan error, 1)
+	errFound := errors.New("found")
+	go func() {
+		watchErr <- control.Dial(d.s.socket).Watch(ctx, control.MaxWatchHistory, func(ev bridge.Event) error {
+			if match(ev) {
+				found <- ev
+				return errFound
+			}
+			return nil
+		})
+	}()
+	select {
+	case ev := <-found:
+		return ev
+	case err := <-watchErr:
+		d.tb.Fatalf("the daemon's event stream ended (%v) before %s:\n%s", err, what, d.Stderr())
+	case <-d.done:
+		d.tb.Fatalf("hubgate run exited (%d) before %s:\n%s", d.cmd.ProcessState.ExitCode(), what, d.Stderr())
+	case <-ctx.Done():
+		d.tb.Fatalf("no %s on the daemon's event stream within %s:\n%s", what, e2eWait, d.Stderr())
+	}
+	return bridge.Event{}
+}
+
 // bridgeLogs returns the bridge's log records with msg.
 func (d *daemonProc) bridgeLogs(msg string) []map[string]any {
 	var out []map[string]any
