@@ -233,7 +233,7 @@ func TestBusySingleUnderABurst(t *testing.T) {
 	d := startListening(t, s)
 
 	texts := pushBurst(h, "single", 5)
-	es := waitJournalState(t, s.journal, "the first run completed and the rest dropped", func(es []journal.Entry) bool {
+	es := waitJournalState(t, s, "the first run completed and the rest dropped", func(es []journal.Entry) bool {
 		return len(es) == 5 && e2eSettledAll(es)
 	})
 	first := e2eEntry(t, es, texts[0])
@@ -257,7 +257,7 @@ func TestBusyQueueUnderABurst(t *testing.T) {
 	d := startListening(t, s)
 
 	texts := pushBurst(h, "queue", 5)
-	es := waitJournalState(t, s.journal, "three runs completed and two dropped", func(es []journal.Entry) bool {
+	es := waitJournalState(t, s, "three runs completed and two dropped", func(es []journal.Entry) bool {
 		return len(es) == 5 && e2eSettledAll(es)
 	})
 	ran := []journal.Entry{e2eEntry(t, es, texts[0]), e2eEntry(t, es, texts[1]), e2eEntry(t, es, texts[2])}
@@ -296,12 +296,12 @@ func TestBusyRestartUnderABurst(t *testing.T) {
 
 	// The first run is in flight before the burst that replaces it.
 	h.push("restart 0", nil)
-	waitJournalState(t, s.journal, "the first run started", func(es []journal.Entry) bool {
+	waitJournalState(t, s, "the first run started", func(es []journal.Entry) bool {
 		return len(es) == 1 && es[0].Run == journal.RunRunning
 	})
 	texts := append([]string{"restart 0"}, pushBurst(h, "restart", 4)...)
 	last := texts[len(texts)-1]
-	es := waitJournalState(t, s.journal, "every command settled", func(es []journal.Entry) bool {
+	es := waitJournalState(t, s, "every command settled", func(es []journal.Entry) bool {
 		return len(es) == len(texts) && e2eSettledAll(es)
 	})
 	winner := e2eEntry(t, es, last)
@@ -354,7 +354,7 @@ var stopMacro = map[string]any{"id": "m-stop", "name": "Stop", "commands": []str
 // cancel has a run to land on.
 func waitRunning(t *testing.T, s *daemonSetup, d *daemonProc, text string) journal.Entry {
 	t.Helper()
-	es := waitJournalState(t, s.journal, text+" running", func(es []journal.Entry) bool {
+	es := waitJournalState(t, s, text+" running", func(es []journal.Entry) bool {
 		for _, e := range es {
 			if e.Command == text && e.Run == journal.RunRunning {
 				return true
@@ -372,7 +372,7 @@ func waitRunning(t *testing.T, s *daemonSetup, d *daemonProc, text string) journ
 // waitSettled waits until the command's entry is settled.
 func waitSettled(t *testing.T, s *daemonSetup, text string) journal.Entry {
 	t.Helper()
-	es := waitJournalState(t, s.journal, text+" settled", func(es []journal.Entry) bool {
+	es := waitJournalState(t, s, text+" settled", func(es []journal.Entry) bool {
 		for _, e := range es {
 			if e.Command == text {
 				return e2eSettled(e)
@@ -556,7 +556,7 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 	h.push("later 1", nil)
 	h.push("keep 1", nil)
 	h.push("long 2", nil)
-	before := waitJournalState(t, s.journal, "two queued, one dropped", func(es []journal.Entry) bool {
+	before := waitJournalState(t, s, "two queued, one dropped", func(es []journal.Entry) bool {
 		return len(es) == 4 && es[1].Decision == journal.DecisionQueued && es[2].Decision == journal.DecisionQueued && es[3].Decision == journal.DecisionDropped
 	})
 
@@ -596,7 +596,7 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 	}
 
 	d2 := startListening(t, s)
-	es := waitJournalState(t, s.journal, "recovered", func(es []journal.Entry) bool { return len(es) == 4 && e2eSettledAll(es) })
+	es := waitJournalState(t, s, "recovered", func(es []journal.Entry) bool { return len(es) == 4 && e2eSettledAll(es) })
 	if e := e2eEntry(t, es, "long 1"); e.Run != journal.RunInterrupted || e.Status != "" || !strings.Contains(e.Note, "not sent again") {
 		t.Errorf("the run in flight: %s", e2eDump([]journal.Entry{e}))
 	}

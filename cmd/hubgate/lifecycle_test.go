@@ -6,6 +6,7 @@ package main
 // new user's first hour from pair to a first answered command.
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,7 +29,6 @@ import (
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
 	"github.com/hubgate/hubgate/internal/testenv"
-	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 func TestConfigInitPathAndCheck(t *testing.T) {
@@ -277,7 +277,7 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 	if st, body := h.admin("POST", "/mock/tokens/"+h.device.Token.ID+"/disable", nil, &dis); st != 200 {
 		t.Fatalf("disable: %d %s", st, body)
 	}
-	if !testutil.Eventually(e2eWait, func() bool { c, _, _ := status(); return c == ExitNeedsRepair }) {
+	if !onDaemonEvents(s.socket, func() bool { c, _, _ := status(); return c == ExitNeedsRepair }) {
 		code, obj, _ := status()
 		t.Fatalf("status with a refused token: %d %v\n%s", code, obj, d.Stderr())
 	}
@@ -387,7 +387,7 @@ func TestSIGHUPReloadsRulesWhileARunIsInFlight(t *testing.T) {
 	d := startListening(t, s)
 	connects := h.countActions(d.since, "connected")
 	h.push("slow", nil)
-	es := waitJournalState(t, s.journal, "the slow run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
+	es := waitJournalState(t, s, "the slow run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
 	slowID := es[0].ID
 	before := d.status()
 	if before.Current == nil || before.Current.CommandID != slowID || before.Hub.Status != "listening" {
@@ -428,7 +428,7 @@ unmatched: {action: ignore}
 	stillInFlight("the refused reload")
 	h.push("lights off", nil)
 	// Both wait behind the slow run, matched by the reloaded rule.
-	if !testutil.Eventually(e2eWait, func() bool { return len(d.status().Queue) == 2 }) {
+	if !onDaemonEvents(s.socket, func() bool { return len(d.status().Queue) == 2 }) {
 		t.Fatalf("the lights commands are not queued: %+v\n%s", d.status(), e2eDump(journalEntries(t, s.journal)))
 	}
 	stillInFlight("the lights commands")
@@ -438,7 +438,7 @@ unmatched: {action: ignore}
 	if r := runCmd(t, append(s.environ(), "HUBGATE_CONTROL_SOCKET="+s.socket), "", "cancel", "--force"); r.code != 0 {
 		t.Fatalf("hubgate cancel --force: %d %s", r.code, r.stderr)
 	}
-	es = waitJournalState(t, s.journal, "three settled commands", func(es []journal.Entry) bool {
+	es = waitJournalState(t, s, "three settled commands", func(es []journal.Entry) bool {
 		return len(es) == 3 && e2eSettled(es[0]) && e2eSettled(es[1]) && e2eSettled(es[2])
 	})
 	if es[0].ID != slowID || es[0].Status != automate.StatusTerminated {
@@ -482,7 +482,7 @@ cancel_grace: 10m
 `})
 	d := startListening(t, s)
 	h.push("long", nil)
-	es := waitJournalState(t, s.journal, "the long run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
+	es := waitJournalState(t, s, "the long run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
 	id := es[0].ID
 	lines, _ := startWatch(t, s, "--history", "100") // history: no event is missed while it connects
 	d.cmd.Process.Signal(syscall.SIGINT)
@@ -545,6 +545,19 @@ func newUserSetup(t *testing.T) (*mockhub.Server, string, []string) {
 		"HUBGATE_AUTOMATE_PORT=" + strconv.Itoa(freeLoopbackPort(t))}
 }
 
+// waitMockEvent waits for the first entry of m's journal above since that
+// match accepts, and returns it.
+func waitMockEvent(t *testing.T, m *mockhub.Server, since int64, what string, match func(mockhub.Event) bool) mockhub.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+	defer cancel()
+	ev, err := m.WaitEvent(ctx, since, match)
+	if err != nil {
+		t.Fatalf("no %s in the mock's journal within %s: %v", what, e2eWait, err)
+	}
+	return ev
+}
+
 // TestNewUserFromPairToAFirstAnsweredCommand is a new user's first hour,
 // with no file edited by hand: pair against the mock, config init, run, a
 // command from the app answered; then a re-pairing that the running daemon
@@ -569,12 +582,9 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 		t.Fatalf("config init: %d %s", r.code, r.stderr)
 	}
 	d := startRunProc(t, e, "run")
-	if !testutil.Eventually(e2eWait, func() bool {
-		dev, ok := m.Device(first.DeviceID)
-		return ok && dev.IsListening
-	}) {
-		t.Fatalf("the device never listened:\n%s", d.Stderr())
-	}
+	waitMockEvent(t, m, 0, "the device listening", func(ev mockhub.Event) bool {
+		return ev.Action == "DeviceStartedListening" && ev.DeviceID == first.DeviceID
+	})
 	if strings.Contains(d.Stderr(), "every command will be ignored") {
 		t.Errorf("run warned about rules after config init:\n%s", d.Stderr())
 	}
@@ -593,12 +603,9 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 	if !strings.Contains(r.stderr, want) {
 		t.Fatalf("pair does not say what the daemon did (%q):\n%s", want, r.stderr)
 	}
-	if !testutil.Eventually(e2eWait, func() bool {
-		dev, ok := m.Device(second.DeviceID)
-		return ok && dev.IsListening
-	}) {
-		t.Fatalf("the new device never listened:\n%s", d.Stderr())
-	}
+	waitMockEvent(t, m, 0, "the new device listening", func(ev mockhub.Event) bool {
+		return ev.Action == "DeviceStartedListening" && ev.DeviceID == second.DeviceID
+	})
 	if dev, _ := m.Device(first.DeviceID); dev.IsConnected {
 		t.Errorf("the old device is still connected")
 	}
@@ -636,16 +643,9 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 	// connection made with the token.
 	listeningWith := func(tokenID string, since int64) {
 		t.Helper()
-		if !testutil.Eventually(e2eWait, func() bool {
-			for _, ev := range m.Events(since) {
-				if ev.Action == "DeviceStartedListening" && ev.DeviceID == first.DeviceID && ev.TokenID == tokenID {
-					return true
-				}
-			}
-			return false
-		}) {
-			t.Fatalf("the device never listened with token %s:\n%s", tokenID, d.Stderr())
-		}
+		waitMockEvent(t, m, since, "the device listening with token "+tokenID, func(ev mockhub.Event) bool {
+			return ev.Action == "DeviceStartedListening" && ev.DeviceID == first.DeviceID && ev.TokenID == tokenID
+		})
 	}
 	listeningWith(first.TokenID, 0)
 	evs := m.Events(0)
@@ -664,16 +664,9 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 		t.Fatalf("pair --reuse does not say what the daemon did (%q):\n%s", want, r.stderr)
 	}
 	listeningWith(second.TokenID, since)
-	if !testutil.Eventually(e2eWait, func() bool {
-		for _, ev := range m.Events(since) {
-			if ev.Action == "disconnected" && ev.TokenID == first.TokenID {
-				return true
-			}
-		}
-		return false
-	}) {
-		t.Errorf("the connection with the old token was not closed:\n%s", d.Stderr())
-	}
+	waitMockEvent(t, m, since, "the old token's connection closed", func(ev mockhub.Event) bool {
+		return ev.Action == "disconnected" && ev.TokenID == first.TokenID
+	})
 	// A command from the app is answered over the new connection.
 	entries := askOnce(t, e, m, first.DeviceID, d)
 	if entries[0].Status != automate.StatusCompleted || entries[0].Answer != "Done: what is on my calendar" {
@@ -716,14 +709,15 @@ func pairAndRun(t *testing.T) pairedUser {
 // once it holds that command settled (it must be the journal's only one).
 func askOnce(t *testing.T, e []string, m *mockhub.Server, device string, d *runProc) []journal.Entry {
 	t.Helper()
-	if !testutil.Eventually(e2eWait, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
+	socket := defaultSocketOf(e)
+	if !onDaemonEvents(socket, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
 		t.Fatalf("status never said listening:\n%s", d.Stderr())
 	}
 	if err := m.PushCommand(device, "hey what is on my calendar", nil); err != nil {
 		t.Fatal(err)
 	}
 	var entries []journal.Entry
-	if !testutil.Eventually(e2eWait, func() bool {
+	if !onDaemonEvents(socket, func() bool {
 		r := runCmd(t, e, "", "history", "--json")
 		entries = nil
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &entries) == nil && len(entries) == 1 && entries[0].Status != ""
