@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hubgate/hubgate/deviceapi"
@@ -306,42 +307,51 @@ func TestEventLogOrderAndRedaction(t *testing.T) {
 	}
 }
 
+// The long poll waits while nothing happens and returns once a client
+// does something. In a bubble: synctest.Wait proves the call is waiting
+// before the client acts, without a sleep.
 func TestEventsLongPoll(t *testing.T) {
-	s, ts := newMock(t, mockhub.Config{})
-	admin := &mockhub.AdminClient{BaseURL: ts.URL}
-	got := make(chan mockhub.EventsPage, 1)
-	go func() {
-		page, err := admin.Events(context.Background(), 0, 50*time.Second)
+	synctest.Test(t, func(t *testing.T) {
+		// DirectHub: no SignalR service on a real socket, which would
+		// keep the bubble from ever being idle.
+		s, err := mockhub.New(mockhub.Config{Logger: testLogger(), DirectHub: true})
 		if err != nil {
-			t.Error(err)
+			t.Fatal(err)
 		}
-		got <- page
-	}()
-	// The waiting call returns once a client does something.
-	testutil.Eventually(wait, func() bool {
-		call(t, "GET", ts.URL+"/api/Device/userDevices/x", "", nil, nil)
-		return len(got) > 0
-	})
-	select {
-	case page := <-got:
-		if len(page.Events) == 0 || page.Events[0].Source != mockhub.SourceREST {
+		hc := testutil.ServePipe(t, s)
+		t.Cleanup(func() { s.Close() })
+		admin := &mockhub.AdminClient{BaseURL: "http://127.0.0.1", HTTPClient: hc}
+		got := make(chan mockhub.EventsPage, 1)
+		go func() {
+			page, err := admin.Events(context.Background(), 0, 50*time.Second)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- page
+		}()
+		synctest.Wait()
+		if len(got) != 0 {
+			t.Fatalf("the long poll returned with nothing to say: %+v", <-got)
+		}
+		resp, err := hc.Get("http://127.0.0.1/api/Device/userDevices/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if page := <-got; len(page.Events) == 0 || page.Events[0].Source != mockhub.SourceREST {
 			t.Errorf("long poll: %+v", page)
 		}
-	case <-time.After(wait):
-		t.Fatal("the long poll never returned")
-	}
-	// WaitEvent finds a later match.
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	go func() {
-		if resp, err := http.Get(ts.URL + "/api/Device/userDevices/y"); err == nil {
-			resp.Body.Close()
+		// WaitEvent finds a later match.
+		go func() {
+			if resp, err := hc.Get("http://127.0.0.1/api/Device/userDevices/y"); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		e, err := s.WaitEvent(t.Context(), 0, func(e mockhub.Event) bool { return strings.HasSuffix(e.Action, "/y") })
+		if err != nil || e.Status != 401 {
+			t.Errorf("WaitEvent: %+v %v", e, err)
 		}
-	}()
-	e, err := s.WaitEvent(ctx, 0, func(e mockhub.Event) bool { return strings.HasSuffix(e.Action, "/y") })
-	if err != nil || e.Status != 401 {
-		t.Errorf("WaitEvent: %+v %v", e, err)
-	}
+	})
 }
 
 func TestEventLogIsBounded(t *testing.T) {
