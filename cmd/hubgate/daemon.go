@@ -6,6 +6,7 @@ import (
 	"github.com/hubgate/hubgate/automate/engine"
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/daemon"
+	"github.com/hubgate/hubgate/bridge/rules/rulescli"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub"
 )
@@ -29,7 +30,7 @@ type daemonParams struct {
 // daemonOptions maps the configuration and the resolved inputs onto the
 // daemon's plain options.
 func daemonOptions(cfg *configs.Config, p daemonParams, log *slog.Logger) (daemon.Options, error) {
-	set, err := compileRules(cfg.Bridge)
+	set, err := rulescli.Compile(cfg.Bridge)
 	if err != nil {
 		return daemon.Options{}, err
 	}

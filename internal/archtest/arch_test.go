@@ -35,8 +35,8 @@ var allowed = map[string][]string{
 	// running daemon or read its journal, serve the Automate contract
 	// alone, test rules or install the service; the mock's command line
 	// is the mock's (hub/mockhub/mockcli), the control socket's is
-	// bridge/control/controlcli.
-	"cmd/hubgate": {"bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "hub/mockhub/mockcli", "bridge/control/controlcli", "internal/demo",
+	// bridge/control/controlcli, the rules' is bridge/rules/rulescli.
+	"cmd/hubgate": {"bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "hub/mockhub/mockcli", "bridge/control/controlcli", "bridge/rules/rulescli", "internal/demo",
 		"bridge", "bridge/control", "bridge/journal", "bridge/rules", "automate", "automate/server", "automate/engine",
 		"automate/assistant", "automate/scripted", "automate/llm", "deviceapi", "hub", "oauth", "internal/"},
 	// The demo assembles a whole installation in one process, as cmd
@@ -51,6 +51,10 @@ var allowed = map[string][]string{
 	"bridge":                 {"bridge/rules", "bridge/journal", "hub", "automate", "deviceapi", "internal/"},
 	"bridge/rules":           {"automate", "deviceapi", "internal/"},
 	"bridge/rules/rulestest": {"bridge/rules", "internal/"},
+	// The rules' command line (config check, rules test); only cmd
+	// imports it. It takes the configuration loaded and the macro as
+	// `mock send` builds it.
+	"bridge/rules/rulescli": {"bridge/rules", "configs", "deviceapi", "hub/mockhub/mockcli", "internal/"},
 	"bridge/journal":         {"automate", "internal/"},
 	"bridge/control":         {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
 	// The control socket's command line; only cmd imports it.
