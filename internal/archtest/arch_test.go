@@ -55,8 +55,8 @@ var allowed = map[string][]string{
 	// imports it. It takes the configuration loaded and the macro as
 	// `mock send` builds it.
 	"bridge/rules/rulescli": {"bridge/rules", "configs", "deviceapi", "hub/mockhub/mockcli", "internal/"},
-	"bridge/journal":         {"automate", "internal/"},
-	"bridge/control":         {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
+	"bridge/journal":        {"automate", "internal/"},
+	"bridge/control":        {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
 	// The control socket's command line; only cmd imports it.
 	"bridge/control/controlcli": {"bridge", "bridge/control", "bridge/journal", "automate", "hub", "oauth", "internal/"},
 	"bridge/notify":             {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
