@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/hubgate/hubgate/automate/engine"
+	"github.com/hubgate/hubgate/automate/server/servecli"
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/daemon"
 	"github.com/hubgate/hubgate/bridge/rules/rulescli"
@@ -66,5 +67,5 @@ func cohostedEngine(cfg *configs.Config, getenv func(string) string, log *slog.L
 	if cfg.Automate.Target == "external" {
 		return nil, nil
 	}
-	return buildAssistant(cfg, getenv, log)
+	return servecli.Engine(cfg, getenv, log)
 }
