@@ -19,13 +19,11 @@ import (
 // key and never reaches the log; the end of ctx stops it.
 func TestServeWithAnEphemeralKey(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, "config.yaml")
-	yaml := "automate:\n  workspace: " + filepath.Join(dir, "ws") + "\nbridge:\n  journal: " + filepath.Join(dir, "data", "journal.db") + "\n"
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
+	override := func(path, value string) configs.Override {
+		return configs.Override{Path: path, Value: filepath.Join(dir, value), Origin: "test"}
 	}
-	cfg, err := configs.Load(configs.LoadOptions{Path: path, Env: func(string) string { return "" },
-		UserConfigDir: func() (string, error) { return dir, nil }})
+	cfg, err := configs.Load(configs.LoadOptions{Env: func(string) string { return "" }, UserConfigDir: func() (string, error) { return dir, nil },
+		Overrides: []configs.Override{override("automate.workspace", "ws"), override("bridge.journal", "data/journal.db")}})
 	if err != nil {
 		t.Fatal(err)
 	}
