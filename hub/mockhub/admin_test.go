@@ -450,45 +450,54 @@ func TestCloseEndsHubConnections(t *testing.T) {
 
 // TestCloseLeavesNoGoroutines: after connections come and go, faults and
 // Close, the mock's goroutines (hub loops, senders, the library's reaper)
-// are all gone.
+// are all gone. In a bubble over an in-memory network: once synctest.Wait
+// says every goroutine of the bubble is blocked or gone, the count is
+// final; no poll.
 func TestCloseLeavesNoGoroutines(t *testing.T) {
-	http.DefaultClient.CloseIdleConnections()
-	noRedirect.CloseIdleConnections()
-	before := runtime.NumGoroutine()
-	func() {
-		s, err := mockhub.New(mockhub.Config{KeepAliveInterval: 50 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts := httptest.NewServer(s)
-		var conns []*rawConn
-		for i := range 10 {
-			_, tok, _ := s.CreateDevice("", "")
-			c, err := rawDial(t, ts.URL, hubHeaders(tok.Token))
+	synctest.Test(t, func(t *testing.T) {
+		before := runtime.NumGoroutine()
+		var pn testutil.PipeNet
+		hc := pn.Client(t)
+		func() {
+			s, err := mockhub.New(mockhub.Config{KeepAliveInterval: 50 * time.Millisecond, Listen: pn.Listen})
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.invoke("1", "VerifySelf")
-			c.next(wait)
-			if i%2 == 0 {
-				c.close()
-			} else {
-				conns = append(conns, c)
+			ln, err := pn.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
 			}
+			hs := &http.Server{Handler: s}
+			go hs.Serve(ln)
+			var conns []*rawConn
+			for i := range 10 {
+				_, tok, _ := s.CreateDevice("", "")
+				c, err := rawDialWith(t, hc, "http://"+ln.Addr().String(), hubHeaders(tok.Token))
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.invoke("1", "VerifySelf")
+				c.next(wait)
+				if i%2 == 0 {
+					c.close()
+				} else {
+					conns = append(conns, c)
+				}
+			}
+			s.Freeze(time.Minute)
+			s.DropConnections()
+			s.Freeze(0)
+			s.Close()
+			hs.Close()
+			for _, c := range conns {
+				c.closed(wait)
+			}
+			hc.CloseIdleConnections()
+		}()
+		synctest.Wait()
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<20)
+			t.Errorf("%d goroutines before, %d after Close:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 		}
-		s.Freeze(time.Minute)
-		s.DropConnections()
-		s.Freeze(0)
-		s.Close()
-		ts.Close()
-		for _, c := range conns {
-			c.closed(wait)
-		}
-		noRedirect.CloseIdleConnections()
-	}()
-	testutil.Eventually(wait, func() bool { return runtime.NumGoroutine() <= before })
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Errorf("%d goroutines before, %d after Close:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-	}
+	})
 }
