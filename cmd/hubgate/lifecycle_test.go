@@ -6,7 +6,6 @@ package main
 // new user's first hour from pair to a first answered command.
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +27,7 @@ import (
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 	"github.com/hubgate/hubgate/internal/testenv"
 )
 
@@ -545,19 +545,6 @@ func newUserSetup(t *testing.T) (*mockhub.Server, string, []string) {
 		"HUBGATE_AUTOMATE_PORT=" + strconv.Itoa(freeLoopbackPort(t))}
 }
 
-// waitMockEvent waits for the first entry of m's journal above since that
-// match accepts, and returns it.
-func waitMockEvent(t *testing.T, m *mockhub.Server, since int64, what string, match func(mockhub.Event) bool) mockhub.Event {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
-	defer cancel()
-	ev, err := m.WaitEvent(ctx, since, match)
-	if err != nil {
-		t.Fatalf("no %s in the mock's journal within %s: %v", what, e2eWait, err)
-	}
-	return ev
-}
-
 // TestNewUserFromPairToAFirstAnsweredCommand is a new user's first hour,
 // with no file edited by hand: pair against the mock, config init, run, a
 // command from the app answered; then a re-pairing that the running daemon
@@ -582,7 +569,7 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 		t.Fatalf("config init: %d %s", r.code, r.stderr)
 	}
 	d := startRunProc(t, e, "run")
-	waitMockEvent(t, m, 0, "the device listening", func(ev mockhub.Event) bool {
+	mockhubtest.WaitEvent(t, m, 0, "the device listening", func(ev mockhub.Event) bool {
 		return ev.Action == "DeviceStartedListening" && ev.DeviceID == first.DeviceID
 	})
 	if strings.Contains(d.Stderr(), "every command will be ignored") {
@@ -603,7 +590,7 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 	if !strings.Contains(r.stderr, want) {
 		t.Fatalf("pair does not say what the daemon did (%q):\n%s", want, r.stderr)
 	}
-	waitMockEvent(t, m, 0, "the new device listening", func(ev mockhub.Event) bool {
+	mockhubtest.WaitEvent(t, m, 0, "the new device listening", func(ev mockhub.Event) bool {
 		return ev.Action == "DeviceStartedListening" && ev.DeviceID == second.DeviceID
 	})
 	if dev, _ := m.Device(first.DeviceID); dev.IsConnected {
@@ -643,7 +630,7 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 	// connection made with the token.
 	listeningWith := func(tokenID string, since int64) {
 		t.Helper()
-		waitMockEvent(t, m, since, "the device listening with token "+tokenID, func(ev mockhub.Event) bool {
+		mockhubtest.WaitEvent(t, m, since, "the device listening with token "+tokenID, func(ev mockhub.Event) bool {
 			return ev.Action == "DeviceStartedListening" && ev.DeviceID == first.DeviceID && ev.TokenID == tokenID
 		})
 	}
@@ -664,7 +651,7 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 		t.Fatalf("pair --reuse does not say what the daemon did (%q):\n%s", want, r.stderr)
 	}
 	listeningWith(second.TokenID, since)
-	waitMockEvent(t, m, since, "the old token's connection closed", func(ev mockhub.Event) bool {
+	mockhubtest.WaitEvent(t, m, since, "the old token's connection closed", func(ev mockhub.Event) bool {
 		return ev.Action == "disconnected" && ev.TokenID == first.TokenID
 	})
 	// A command from the app is answered over the new connection.

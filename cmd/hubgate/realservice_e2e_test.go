@@ -10,6 +10,7 @@ import (
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 )
 
 // TestRealServiceShapeFromPairToATypedPhrase is issue 10's acceptance path
@@ -48,7 +49,7 @@ func TestRealServiceShapeFromPairToATypedPhrase(t *testing.T) {
 		mark = since[len(since)-1].Seq
 	}
 	d := startRunProc(t, e, "run")
-	waitMockEvent(t, m, mark, "the device listening", func(ev mockhub.Event) bool {
+	mockhubtest.WaitEvent(t, m, mark, "the device listening", func(ev mockhub.Event) bool {
 		return ev.Action == "DeviceStartedListening" && ev.DeviceID == st.DeviceID
 	})
 	// The daemon came through the redirect: the app's negotiate answered

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -382,7 +383,7 @@ func TestAdminClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJournal(t, s, 0, "the connection", action("connected", created.Device.ID))
+	mockhubtest.WaitEvent(t, s, 0, "the connection", action("connected", created.Device.ID))
 	macro := &deviceapi.Macro{ID: "m", Name: "M", Commands: []string{"go"}, Events: []deviceapi.MacroEvent{{EventType: "Pause", Extra: map[string]json.RawMessage{"milliseconds": json.RawMessage("50")}}}}
 	if res, err := admin.Command(ctx, created.Device.ID, "go", macro); err != nil || res.Delivered != 1 {
 		t.Fatalf("Command: %+v %v", res, err)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 )
 
 // BenchmarkPushCommand measures a DeviceCommand from PushCommand to its
@@ -15,7 +16,7 @@ func BenchmarkPushCommand(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	waitJournal(b, s, 0, "the connection", action("connected", dev.ID))
+	mockhubtest.WaitEvent(b, s, 0, "the connection", action("connected", dev.ID))
 	for b.Loop() {
 		if err := s.PushCommand(dev.ID, "bench", nil); err != nil {
 			b.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/philippseith/signalr"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -29,8 +30,8 @@ func TestDropFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJournal(t, s, 0, "the first connection", action("connected", d1.ID))
-	waitJournal(t, s, 0, "the second connection", action("connected", d2.ID))
+	mockhubtest.WaitEvent(t, s, 0, "the first connection", action("connected", d1.ID))
+	mockhubtest.WaitEvent(t, s, 0, "the second connection", action("connected", d2.ID))
 
 	var st mockhub.FaultState
 	if code, _, body := call(t, "POST", ts.URL+"/mock/faults", "", `{"drop":true}`, &st); code != 200 || st.Dropped != 2 {
@@ -48,8 +49,8 @@ func TestDropFault(t *testing.T) {
 			t.Errorf("the drop sent a close frame: %v", err)
 		}
 	}
-	waitJournal(t, s, 0, "the first disconnect", action("disconnected", d1.ID))
-	waitJournal(t, s, 0, "the second disconnect", action("disconnected", d2.ID))
+	mockhubtest.WaitEvent(t, s, 0, "the first disconnect", action("disconnected", d1.ID))
+	mockhubtest.WaitEvent(t, s, 0, "the second disconnect", action("disconnected", d2.ID))
 	// New connections are welcome at once.
 	if _, err := rawDial(t, ts.URL, hubHeaders(t1.Token)); err != nil {
 		t.Errorf("reconnect after a drop: %v", err)
@@ -67,7 +68,7 @@ func TestDropFault(t *testing.T) {
 	if err := <-c.WaitForState(wctx, signalr.ClientConnected); err != nil {
 		t.Fatal(err)
 	}
-	waitJournal(t, s, since, "the reconnection", action("connected", d2.ID))
+	mockhubtest.WaitEvent(t, s, since, "the reconnection", action("connected", d2.ID))
 	if err := s.PushCommand(d2.ID, "after drop", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +265,7 @@ func TestFreezeIsNoticedByAGoClient(t *testing.T) {
 	if _, err := s.WaitEvent(wctx, 0, func(e mockhub.Event) bool { return e.Action == "disconnected" && e.ConnectionID == oldID }); err != nil {
 		t.Fatal("the frozen connection never ended after the thaw")
 	}
-	waitJournal(t, s, oldSeq, "the new connection", func(e mockhub.Event) bool {
+	mockhubtest.WaitEvent(t, s, oldSeq, "the new connection", func(e mockhub.Event) bool {
 		return e.Action == "connected" && e.DeviceID == dev.ID && e.ConnectionID != oldID
 	})
 	if err := invoke(c, wait, nil, "VerifySelf"); err != nil {

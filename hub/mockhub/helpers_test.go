@@ -481,21 +481,6 @@ func (c *rawConn) closed(timeout time.Duration) bool {
 	}
 }
 
-// waitJournal waits for the first entry of s's journal above since that
-// match accepts, and returns it. The mock records a connection, its end
-// and each hub call once it changed its state, so the state is there to
-// read.
-func waitJournal(t testing.TB, s *mockhub.Server, since int64, what string, match func(mockhub.Event) bool) mockhub.Event {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	e, err := s.WaitEvent(ctx, since, match)
-	if err != nil {
-		t.Fatalf("no %s in the mock's journal within %s: %v", what, wait, err)
-	}
-	return e
-}
-
 // action matches a journal entry of the action for the device.
 func action(name, deviceID string) func(mockhub.Event) bool {
 	return func(e mockhub.Event) bool { return e.Action == name && e.DeviceID == deviceID }

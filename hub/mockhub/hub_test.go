@@ -16,6 +16,7 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 )
 
 type command struct {
@@ -193,7 +194,7 @@ func TestHubWithGoClient(t *testing.T) {
 	if err := <-c.Send("DeviceStartedListening"); err != nil {
 		t.Fatal(err)
 	}
-	waitJournal(t, s, 0, "DeviceStartedListening", action("DeviceStartedListening", dev.ID))
+	mockhubtest.WaitEvent(t, s, 0, "DeviceStartedListening", action("DeviceStartedListening", dev.ID))
 	if !deviceInfo(t, ts.URL, dev.ID).Device.IsListening {
 		t.Fatal("DeviceStartedListening did not set isListening")
 	}
@@ -249,9 +250,9 @@ func TestHubWithGoClient(t *testing.T) {
 	// Disconnecting clears isConnected and isListening.
 	since := lastSeq(s)
 	c.Send("DeviceStartedListening")
-	since = waitJournal(t, s, since, "DeviceStartedListening again", action("DeviceStartedListening", dev.ID)).Seq
+	since = mockhubtest.WaitEvent(t, s, since, "DeviceStartedListening again", action("DeviceStartedListening", dev.ID)).Seq
 	c.Stop()
-	waitJournal(t, s, since, "the disconnect", action("disconnected", dev.ID))
+	mockhubtest.WaitEvent(t, s, since, "the disconnect", action("disconnected", dev.ID))
 	if i := deviceInfo(t, ts.URL, dev.ID); i.Connected || i.Device.IsConnected || i.Device.IsListening || !i.Device.IsVerified {
 		t.Errorf("after the disconnect: %+v", i)
 	}
@@ -267,7 +268,7 @@ func TestHubPushesArriveInOrderWithExactWireShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitJournal(t, s, 0, "the connection", action("connected", dev.ID))
+	mockhubtest.WaitEvent(t, s, 0, "the connection", action("connected", dev.ID))
 	const n = 300
 	for i := range n {
 		switch i % 3 {
@@ -411,7 +412,7 @@ func TestDisabledTokenDropsAndIsRefused(t *testing.T) {
 	}
 	// The client loses its connection...
 	waitLeft(t, states)
-	waitJournal(t, s, 0, "the dropped connection", action("disconnected", dev.ID))
+	mockhubtest.WaitEvent(t, s, 0, "the dropped connection", action("disconnected", dev.ID))
 	// ...and reconnecting is refused with 401.
 	_, err := signalr.NewHTTPConnection(context.Background(), ts.URL+"/device",
 		signalr.WithHTTPHeaders(func() http.Header { return hubHeaders(tok.Token) }))
