@@ -250,6 +250,18 @@ func (b *Bridge) SetRules(set *rules.Set) {
 	b.tools.SetRules(set)
 }
 
+// Reloaded publishes what a configuration reload did (EventReloaded):
+// the changes it applied and the settings that apply only after a
+// restart; with refused set, that the reload was refused and why
+// (EventReloadRefused).
+func (b *Bridge) Reloaded(changes, restart []string, refused error) {
+	if refused != nil {
+		b.emit(Event{Kind: EventReloadRefused, Error: refused.Error()})
+		return
+	}
+	b.emit(Event{Kind: EventReloaded, Changes: changes, Restart: restart})
+}
+
 // Run consumes hub events until ctx ends or the hub's event stream closes.
 // It first recovers what the journal holds from an earlier life.
 func (b *Bridge) Run(ctx context.Context) error {
@@ -319,6 +331,7 @@ func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
 			b.mu.Unlock()
 			b.log.Info("macro catalogue refreshed from the profile", "macros", n)
 			warnAmbiguities(b.log, cat)
+			b.emit(Event{Kind: EventCatalogue, Macros: cat.Len(), OddMacros: n - cat.Len()})
 		}
 	case hub.KindStopListening:
 		b.hubAsked(false)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -590,6 +591,24 @@ func TestProfileCatalogueCompletesCommands(t *testing.T) {
 		h := e.waitFor("the run", finished(2))
 		if h[0].Decision != journal.DecisionIgnored || h[1].Rule != "typed" || h[1].Answer != "you typed hi there" {
 			t.Fatalf("journal:\n%s", describe(h))
+		}
+		// The refresh is on the event stream, before the command it completed.
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var kinds []bridge.EventKind
+		for ev := range e.bridge.Subscribe(ctx, bridge.SubscribeOptions{History: bridge.DefaultEventHistory}) {
+			if ev.Kind == bridge.EventCatalogue && (ev.Macros != 1 || ev.OddMacros != 0) {
+				t.Errorf("catalogue event %+v, want 1 macro", ev)
+			}
+			if ev.Kind == bridge.EventCatalogue || ev.Kind == bridge.EventReceived {
+				kinds = append(kinds, ev.Kind)
+			}
+			if len(kinds) == 3 {
+				break
+			}
+		}
+		if !slices.Equal(kinds, []bridge.EventKind{bridge.EventReceived, bridge.EventCatalogue, bridge.EventReceived}) {
+			t.Errorf("events %v, want received, catalogue, received", kinds)
 		}
 	})
 }

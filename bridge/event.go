@@ -67,6 +67,17 @@ const (
 	// EventLost: this subscriber fell behind and Lost events were dropped
 	// for it just before this one.
 	EventLost EventKind = "lost"
+	// EventCatalogue: a DeviceProfileUpdate replaced the macro catalogue:
+	// Macros are used for matching, OddMacros were kept as they came and
+	// are not.
+	EventCatalogue EventKind = "catalogue"
+	// EventReloaded: the configuration was reloaded (SIGHUP): Changes are
+	// what it changed now, Restart the settings that changed but apply
+	// only after a restart.
+	EventReloaded EventKind = "config-reloaded"
+	// EventReloadRefused: a reload was refused (Error says why); the
+	// running configuration stays.
+	EventReloadRefused EventKind = "config-refused"
 )
 
 // Event is one step of the bridge's event stream. Seq numbers the events
@@ -110,6 +121,11 @@ type Event struct {
 	Hub       *HubStatus `json:"hub,omitempty"`       // EventHub
 	Listening *bool      `json:"listening,omitempty"` // EventListening
 	Lost      uint64     `json:"lost,omitempty"`      // EventLost
+
+	Macros    int      `json:"macros,omitempty"`    // EventCatalogue
+	OddMacros int      `json:"oddMacros,omitempty"` // EventCatalogue
+	Changes   []string `json:"changes,omitempty"`   // EventReloaded
+	Restart   []string `json:"restart,omitempty"`   // EventReloaded
 }
 
 // Text is what a person should read of a finished run: the final answer
@@ -141,8 +157,8 @@ type Line struct {
 	// received, decision, run-started, run-parked, run-resumed,
 	// cancel-requested, run-finished, run-failed, answer, final-answer,
 	// stop-outputs, notify, question, answered, hub, listening,
-	// unrecorded, lost, or the
-	// event's kind.
+	// unrecorded, lost, catalogue, config-reloaded, config-restart,
+	// config-refused, or the event's kind.
 	Step string
 	// Text is what a person reads: "[#<command id>] " first when the
 	// event is about a command; continuation lines of a multi-line answer
@@ -232,6 +248,16 @@ func (e Event) Lines() []Line {
 		return []Line{line("run-status", "run status: %s", e.Note)}
 	case EventLost:
 		return []Line{line("lost", "(%d events lost: this reader fell behind; see hubgate history)", e.Lost)}
+	case EventCatalogue:
+		odd := ""
+		if e.OddMacros > 0 {
+			odd = fmt.Sprintf(" (%d more kept as they came, not used for matching)", e.OddMacros)
+		}
+		return []Line{line("catalogue", "macro catalogue refreshed from the profile: %d macros%s", e.Macros, odd)}
+	case EventReloaded:
+		return e.reloadedLines(line)
+	case EventReloadRefused:
+		return []Line{line("config-refused", "configuration refused; the running one stays: %s", e.Error)}
 	}
 	return []Line{line(string(e.Kind), "%s", e.Kind)}
 }
@@ -292,6 +318,19 @@ func (e Event) finishedLines(line func(step, format string, args ...any) Line) [
 	}
 	if e.FinalAnswer != nil && *e.FinalAnswer != e.Answer {
 		out = append(out, line("final-answer", "final answer: %s", indent(*e.FinalAnswer)))
+	}
+	return out
+}
+
+// reloadedLines are a reload's lines: what changed, and what applies only
+// after a restart.
+func (e Event) reloadedLines(line func(step, format string, args ...any) Line) []Line {
+	out := []Line{line("config-reloaded", "configuration reloaded; the rules did not change")}
+	if len(e.Changes) > 0 {
+		out[0] = line("config-reloaded", "configuration reloaded: %s", strings.Join(e.Changes, "; "))
+	}
+	if len(e.Restart) > 0 {
+		out = append(out, line("config-restart", "these settings changed but apply only after a restart: %s", strings.Join(e.Restart, "; ")))
 	}
 	return out
 }

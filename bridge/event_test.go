@@ -54,6 +54,12 @@ func TestEventTextForm(t *testing.T) {
 		{Event{Kind: EventListening, Listening: &on}, `the hub asked to start listening`},
 		{Event{Kind: EventListening, Listening: &off}, `the hub asked to stop listening`},
 		{Event{Kind: EventLost, Lost: 3}, `(3 events lost: this reader fell behind; see hubgate history)`},
+		{Event{Kind: EventCatalogue, Macros: 2, OddMacros: 1}, `macro catalogue refreshed from the profile: 2 macros (1 more kept as they came, not used for matching)`},
+		{Event{Kind: EventCatalogue, Macros: 3}, `macro catalogue refreshed from the profile: 3 macros`},
+		{Event{Kind: EventReloaded}, `configuration reloaded; the rules did not change`},
+		{Event{Kind: EventReloaded, Changes: []string{`rule "a" added`, "bridge.notify: auto -> off"}, Restart: []string{"log"}},
+			"configuration reloaded: rule \"a\" added; bridge.notify: auto -> off\nthese settings changed but apply only after a restart: log"},
+		{Event{Kind: EventReloadRefused, Error: "bridge.rules[0]: bad"}, `configuration refused; the running one stays: bridge.rules[0]: bad`},
 		{Event{Kind: "future-kind", CommandID: 1}, `[#1] future-kind`},
 	} {
 		if got := c.e.Describe(); got != c.want {

@@ -159,15 +159,12 @@ func TestStartRunsACommandAndCloseStopsEverything(t *testing.T) {
 	if err := d.Start(t.Context()); err == nil {
 		t.Fatal("a second Start succeeded")
 	}
-	testutil.WaitFor(t, "the device to listen", func() bool {
-		dev, ok := f.mock.Device(f.device)
-		return ok && dev.IsListening && info.Hub.State().Status == hub.StatusListening
-	})
+	waitListening(t, f, d, f.device)
 	if err := f.mock.PushCommand(f.device, "water the plants", nil); err != nil {
 		t.Fatal(err)
 	}
 	var entry journal.Entry
-	testutil.WaitFor(t, "the run to finish", func() bool {
+	onEvents(t, info.Bridge, "the run to finish", func() bool {
 		es, err := info.Bridge.History(t.Context(), 5)
 		if err != nil || len(es) == 0 {
 			return false
@@ -361,10 +358,34 @@ func countActions(m *mockhub.Server, since int64, device, action string) int {
 
 func waitListening(t *testing.T, f *fixture, d *Daemon, device string) {
 	t.Helper()
-	testutil.WaitFor(t, "device "+device+" to listen", func() bool {
+	// The mock marks the device listening before it answers
+	// DeviceStartedListening; the hub client listens once it has the
+	// answer, and the bridge publishes that state.
+	onEvents(t, d.Info().Bridge, "device "+device+" to listen", func() bool {
 		dev, ok := f.mock.Device(device)
 		return ok && dev.IsListening && d.Info().Hub.State().Status == hub.StatusListening
 	})
+}
+
+// onEvents checks cond now and again at each event of b's stream until it
+// holds; t fails naming what after testutil.DefaultTimeout. The stream
+// starts with its latest past event, so a change made while it subscribes
+// is not missed. cond must read what the bridge publishes an event about.
+func onEvents(t *testing.T, b *bridge.Bridge, what string, cond func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), testutil.DefaultTimeout)
+	defer cancel()
+	events := b.Subscribe(ctx, bridge.SubscribeOptions{History: 1})
+	for !cond() {
+		select {
+		case _, ok := <-events:
+			if !ok && !cond() {
+				t.Fatalf("the event stream ended before %s", what)
+			}
+		case <-ctx.Done():
+			t.Fatalf("timed out after %s waiting for %s", testutil.DefaultTimeout, what)
+		}
+	}
 }
 
 func compile(t *testing.T, yaml string) *rules.Set {
@@ -400,7 +421,7 @@ unmatched: {action: ignore}
 	if err := f.mock.PushCommand(f.device, "slow", nil); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, "the slow run to start", func() bool {
+	onEvents(t, b, "the slow run to start", func() bool {
 		st, _ := b.Status(t.Context())
 		return st.Current != nil
 	})
@@ -449,12 +470,10 @@ unmatched: {action: run, busy: queue}
 
 // waitEntries waits until the newest n journal entries are all settled
 // runs and returns them, newest first.
-func waitEntries(t *testing.T, b interface {
-	History(context.Context, int) ([]journal.Entry, error)
-}, n int) []journal.Entry {
+func waitEntries(t *testing.T, b *bridge.Bridge, n int) []journal.Entry {
 	t.Helper()
 	var es []journal.Entry
-	testutil.WaitFor(t, "runs to finish", func() bool {
+	onEvents(t, b, "runs to finish", func() bool {
 		var err error
 		es, err = b.History(t.Context(), n)
 		if err != nil || len(es) < n {
@@ -494,9 +513,12 @@ func TestReconnectSwitchesToTheNewPairing(t *testing.T) {
 		t.Fatalf("reconnect answer: %+v", res)
 	}
 	waitListening(t, f, d, dev2.ID)
-	testutil.WaitFor(t, "the old device to stop listening", func() bool {
-		return countActions(f.mock, since, f.device, "DeviceStoppedListening") == 1
+	mockhubtest.WaitEvent(t, f.mock, since, "the old device's DeviceStoppedListening", func(e mockhub.Event) bool {
+		return e.Action == "DeviceStoppedListening" && e.DeviceID == f.device
 	})
+	if n := countActions(f.mock, since, f.device, "DeviceStoppedListening"); n != 1 {
+		t.Errorf("the old device stopped listening %d times, want once", n)
+	}
 	if err := f.mock.PushCommand(dev2.ID, "from the new device", nil); err != nil {
 		t.Fatal(err)
 	}

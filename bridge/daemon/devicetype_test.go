@@ -5,7 +5,6 @@ import (
 
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/deviceapi"
-	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // Options.DeviceTypeID reaches the routing decision, and a configuration
@@ -23,7 +22,7 @@ func TestDeviceTypeRefusesOtherTypesAcrossAReload(t *testing.T) {
 	refusedAt := func(n int) journal.Entry {
 		t.Helper()
 		var es []journal.Entry
-		testutil.WaitFor(t, "the refusal", func() bool {
+		onEvents(t, b, "the refusal", func() bool {
 			es, _ = b.History(t.Context(), 10)
 			return len(es) == n && es[0].Decision == journal.DecisionRefused
 		})

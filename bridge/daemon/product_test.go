@@ -15,7 +15,6 @@ import (
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
-	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // TestCohostedServerSpeaksTheProductWord: AutomateOptions.Product reaches
@@ -65,14 +64,11 @@ func TestExternalAutoProductReportsTheWord(t *testing.T) {
 	if err != nil || st.Automate.Product != "acme" || st.Automate.Endpoint != ts.URL {
 		t.Fatalf("status automate %+v (%v)", st.Automate, err)
 	}
-	testutil.WaitFor(t, "the device to listen", func() bool {
-		dev, ok := f.mock.Device(f.device)
-		return ok && dev.IsListening
-	})
+	waitListening(t, f, d, f.device)
 	if err := f.mock.PushCommand(f.device, "water the plants", nil); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, "the run on the acme server", func() bool {
+	onEvents(t, d.Info().Bridge, "the run on the acme server", func() bool {
 		es, err := d.Info().Bridge.History(t.Context(), 5)
 		return err == nil && len(es) == 1 && es[0].Run == journal.RunFinished && es[0].Status == automate.StatusCompleted
 	})

@@ -85,16 +85,26 @@ func (d *Daemon) WrongDevice() error {
 	return nil
 }
 
-// LogReload logs what a SIGHUP's reload of file did: the changes it
-// applied (Daemon.Reload's lines) and the settings that changed but apply
-// only after a restart.
-func LogReload(log *slog.Logger, file string, changed, restart []string) {
-	if len(changed) == 0 {
+// ReportReload reports what a SIGHUP's reload of file did, in the log and
+// on the event stream (bridge.EventReloaded): the changes it applied
+// (Reload's lines) and the settings that changed but apply only after a
+// restart; or, with refused set, that the file was refused and the
+// running configuration stays (bridge.EventReloadRefused). The log line
+// comes first, so that a reader of the event finds it written.
+func (d *Daemon) ReportReload(file string, changed, restart []string, refused error) {
+	log := d.log
+	switch {
+	case refused != nil:
+		log.Error("SIGHUP: the configuration was refused; the running one stays", "file", file, "err", refused)
+	case len(changed) == 0:
 		log.Info("SIGHUP: configuration reloaded; the rules did not change", "file", file)
-	} else {
+	default:
 		log.Info("SIGHUP: configuration reloaded: "+strings.Join(changed, "; "), "file", file, "changes", len(changed))
 	}
-	if len(restart) > 0 {
+	if refused == nil && len(restart) > 0 {
 		log.Warn("SIGHUP: these settings changed but apply only after a restart: "+strings.Join(restart, "; "), "file", file)
+	}
+	if b := d.Info().Bridge; b != nil {
+		b.Reloaded(changed, restart, refused)
 	}
 }

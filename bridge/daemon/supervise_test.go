@@ -2,11 +2,15 @@ package daemon
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // SIGHUP reloads while the daemon runs; a stop signal closes it and
@@ -35,21 +39,51 @@ func TestSuperviseReloadsOnSIGHUPAndStopsOnSIGTERM(t *testing.T) {
 	}
 }
 
-// LogReload says what the reload applied and, as a warning, what waits
-// for a restart; a reload that changed no rule says so.
-func TestLogReloadSaysChangesAndWhatNeedsARestart(t *testing.T) {
-	var buf strings.Builder
-	LogReload(slog.New(slog.NewTextHandler(&buf, nil)), "/c.yaml", []string{"rule a added", "rule b removed"}, []string{"log"})
-	out := buf.String()
+// ReportReload says what the reload applied and, as a warning, what waits
+// for a restart, in the log and then on the event stream; a reload that
+// changed no rule says so; a refused one says why.
+func TestReportReloadLogsAndPublishes(t *testing.T) {
+	f := newFixture(t)
+	var buf testutil.SyncBuffer
+	f.opts.Logger = slog.New(slog.NewTextHandler(&buf, nil))
+	d := f.start(t)
+	events := d.Info().Bridge.Subscribe(t.Context(), bridge.SubscribeOptions{})
+	next := func() bridge.Event {
+		t.Helper()
+		for e := range events {
+			if e.Kind == bridge.EventReloaded || e.Kind == bridge.EventReloadRefused {
+				return e
+			}
+		}
+		t.Fatal("the event stream ended")
+		return bridge.Event{}
+	}
+
+	d.ReportReload("/c.yaml", []string{"rule a added", "rule b removed"}, []string{"log"}, nil)
+	e := next()
 	for _, want := range []string{`level=INFO msg="SIGHUP: configuration reloaded: rule a added; rule b removed" file=/c.yaml changes=2`,
 		`level=WARN msg="SIGHUP: these settings changed but apply only after a restart: log" file=/c.yaml`} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in:\n%s", want, out)
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, buf.String())
 		}
 	}
-	buf.Reset()
-	LogReload(slog.New(slog.NewTextHandler(&buf, nil)), "/c.yaml", nil, nil)
-	if out := buf.String(); !strings.Contains(out, "the rules did not change") || strings.Contains(out, "WARN") {
-		t.Errorf("no change: %s", out)
+	if got, want := e.Describe(), "configuration reloaded: rule a added; rule b removed\nthese settings changed but apply only after a restart: log"; e.Kind != bridge.EventReloaded || got != want {
+		t.Errorf("reload event %s: %q, want %q", e.Kind, got, want)
+	}
+
+	d.ReportReload("/c.yaml", nil, nil, nil)
+	if e := next(); e.Describe() != "configuration reloaded; the rules did not change" {
+		t.Errorf("no change: %q", e.Describe())
+	}
+	if !strings.Contains(buf.String(), "the rules did not change") || strings.Count(buf.String(), "WARN") != 1 {
+		t.Errorf("no change:\n%s", buf.String())
+	}
+
+	d.ReportReload("/c.yaml", nil, nil, errors.New("bridge.rules[0]: bad"))
+	if e := next(); e.Kind != bridge.EventReloadRefused || e.Describe() != "configuration refused; the running one stays: bridge.rules[0]: bad" {
+		t.Errorf("refused: %s %q", e.Kind, e.Describe())
+	}
+	if want := `level=ERROR msg="SIGHUP: the configuration was refused; the running one stays" file=/c.yaml err="bridge.rules[0]: bad"`; !strings.Contains(buf.String(), want) {
+		t.Errorf("missing %q in:\n%s", want, buf.String())
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control/controlcli"
 	"github.com/hubgate/hubgate/bridge/journal"
-	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // Issue 17's re-pairing: the device token is disabled (the mock's admin
@@ -28,7 +27,7 @@ import (
 func TestRePairingAnswersEveryCommand(t *testing.T) {
 	u := pairAndRun(t)
 	m, apiURL, e, first, d := u.mock, u.apiURL, u.env, u.first, u.run
-	if !testutil.Eventually(e2eWait, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
+	if !onDaemonEvents(defaultSocketOf(e), func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
 		t.Fatalf("status never said listening:\n%s", d.Stderr())
 	}
 	var asked []string
@@ -57,7 +56,7 @@ func TestRePairingAnswersEveryCommand(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("disable the token: %d", resp.StatusCode)
 	}
-	if !testutil.Eventually(e2eWait, func() bool {
+	if !onDaemonEvents(defaultSocketOf(e), func() bool {
 		r := runCmd(t, e, "", "status")
 		return r.code == ExitNeedsRepair && strings.Contains(r.stdout, "run 'hubgate pair' again")
 	}) {
@@ -66,7 +65,7 @@ func TestRePairingAnswersEveryCommand(t *testing.T) {
 	if r := runCmd(t, e, "", "pair", "--reuse", "--timeout", "50s"); r.code != 0 || !strings.Contains(r.stderr, "reconnecting now with device "+first.DeviceID) {
 		t.Fatalf("pair --reuse: %d\n%s", r.code, r.stderr)
 	}
-	if !testutil.Eventually(e2eWait, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
+	if !onDaemonEvents(defaultSocketOf(e), func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
 		t.Fatalf("status never said listening after pair --reuse:\n%s", d.Stderr())
 	}
 	ask(5) // more than the old connection carried
@@ -104,7 +103,7 @@ func TestRePairingAnswersEveryCommand(t *testing.T) {
 func waitHistory(t *testing.T, e []string, d *runProc, what string, cond func([]journal.Entry) bool) []journal.Entry {
 	t.Helper()
 	var entries []journal.Entry
-	if !testutil.Eventually(e2eWait, func() bool {
+	if !onDaemonEvents(defaultSocketOf(e), func() bool {
 		r := runCmd(t, e, "", "history", "--json")
 		entries = nil
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &entries) == nil && cond(entries)

@@ -3,18 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/hubgate/hubgate/automate/engine"
 	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/automate/server/servecli"
 	"github.com/hubgate/hubgate/configs"
 )
 
@@ -104,47 +102,12 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 	if cmd.Flags().Changed("models") && openai {
 		return &usageError{fmt.Errorf("--models replaces the scripted engine's catalog; the openai engine reads its catalog from the upstream")}
 	}
-	store := configs.NewKeyring(configs.KeyringOptions{Logger: log})
-	key, source, err := a.serveKey(ctx, store, f.ephemeralKey)
-	if err != nil {
-		return err
-	}
-	eng, err := buildAssistant(cfg, a.getenv, log)
-	if err != nil {
-		return err
-	}
-	defer eng.Close()
-	run, err := server.Start(serveStartOptions(cmd, f, cfg, eng, key, log))
-	if err != nil {
-		return err
-	}
-	if source == configs.KeyFromEphemeral {
-		// Shown once, to the person who asked for it, as Jupyter shows its
-		// token; never logged.
-		fmt.Fprintf(a.stdio.Err, "hubgate: access key for this process only: %s\n", key)
-	}
-	log.Info("automate access key", "key_source", string(source))
-	fmt.Fprintln(a.stdio.Out, run.URL())
-	return a.serveUntilStopped(ctx, log, run, store, source)
-}
-
-// serveStartOptions are the Automate server's options for serve.
-func serveStartOptions(cmd *cobra.Command, f serveFlags, cfg *configs.Config, eng *engine.Engine, key string, log *slog.Logger) server.StartOptions {
-	launch := server.LaunchSelection{ModelName: f.model, Family: f.family, SizeCode: f.size}
-	if cfg.Automate.Engine == "openai" {
-		launch.ModelName = "" // --model is the engine's own selection (automate.openai.model), not a pin
-	}
-	port := cfg.Automate.Port // 0: the window
-	if cmd.Flags().Changed("port") && f.port == 0 {
-		port = -1 // --port 0: any free port
-	}
-	// The ledger of the runs' process groups lives next to the journal, one
-	// file per port: the next serve on a port (4317, the default, for
-	// most) reaps what a killed one left.
-	return server.StartOptions{Port: port, LedgerDir: filepath.Dir(cfg.Bridge.Journal), Config: server.Config{
-		Key: key, Product: cfg.Automate.Product, Assistant: eng.Assistant, Workspace: cfg.Automate.Workspace,
-		WorkspaceRestriction: cfg.Automate.WorkspaceRestriction, ToolWait: cfg.Automate.ToolWait, AppVersion: version(),
-		ConfiguredMcpServers: eng.McpServers, LaunchSelection: launch, Logger: log}}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	return servecli.Serve(ctx, servecli.Options{Config: cfg, Launch: server.LaunchSelection{ModelName: f.model, Family: f.family, SizeCode: f.size},
+		AnyPort: cmd.Flags().Changed("port") && f.port == 0, EphemeralKey: f.ephemeralKey, Store: configs.NewKeyring(configs.KeyringOptions{Logger: log}),
+		Getenv: a.getenv, HUP: hup, AppVersion: version(), Logger: log, Out: a.stdio.Out, Err: a.stdio.Err})
 }
 
 // serveOverrides maps serve's flags onto configuration overrides.
@@ -173,42 +136,6 @@ func serveOverrides(cmd *cobra.Command, f serveFlags) ([]configs.Override, error
 		}
 	}
 	return overrides, nil
-}
-
-// serveUntilStopped serves until ctx ends (SIGINT, SIGTERM) or serving
-// fails, re-reading the access key on SIGHUP, then closes run.
-func (a *app) serveUntilStopped(ctx context.Context, log *slog.Logger, run *server.Running, store configs.SecretStore, source configs.KeySource) error {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	return run.ServeUntil(ctx, hup, func() {
-		if source == configs.KeyFromEphemeral {
-			log.Warn("SIGHUP ignored: the key is ephemeral")
-			return
-		}
-		key, newSource, err := a.serveKey(ctx, store, false)
-		if err == nil {
-			err = run.Server().SetKey(key)
-		}
-		if err != nil {
-			log.Error("reload access key", "err", err)
-			return
-		}
-		log.Info("access key reloaded", "key_source", string(newSource))
-	})
-}
-
-// serveKey finds the access key for serve.
-func (a *app) serveKey(ctx context.Context, store configs.SecretStore, ephemeral bool) (string, configs.KeySource, error) {
-	if ephemeral {
-		key, err := configs.GenerateAccessKey()
-		return key, configs.KeyFromEphemeral, err
-	}
-	key, source, err := configs.AutomateKey(ctx, store, a.getenv)
-	if err != nil {
-		return "", "", fmt.Errorf("cannot start the Automate server without an access key: %w", err)
-	}
-	return key, source, nil
 }
 
 func newKeyCommand(a *app) *cobra.Command {

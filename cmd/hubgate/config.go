@@ -1,23 +1,18 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/bridge/rules/rulescli"
 	"github.com/hubgate/hubgate/configs"
-	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
-	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
-	"github.com/hubgate/hubgate/internal/cliout"
 )
 
 func newConfigCommand(a *app) *cobra.Command {
@@ -115,24 +110,7 @@ does not exist, no permission).`,
 			if err != nil {
 				return err
 			}
-			set, err := compileRules(cfg.Bridge)
-			if err != nil {
-				return err
-			}
-			file := cfg.File()
-			if file == "" {
-				file = "no file (defaults only)"
-			}
-			unmatched := "ignored"
-			if _, ok := set.Unmatched(rules.Command{Text: "x"}); ok {
-				unmatched = "run as the prompt"
-			}
-			fmt.Fprintf(a.stdio.Out, "%s: valid\n%d rules, %d command tools; unmatched commands are %s\n",
-				file, len(set.Rules()), len(set.CommandToolNames()), unmatched)
-			if hint := set.NoRunHint(cfg.File()); hint != "" {
-				fmt.Fprintln(a.stdio.Err, "warning: "+hint)
-			}
-			return nil
+			return rulescli.Check(rulescli.CheckOptions{Config: cfg, Out: a.stdio.Out, Err: a.stdio.Err})
 		},
 	}
 }
@@ -197,37 +175,12 @@ func newRulesTestCommand(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			set, err := compileRules(cfg.Bridge)
-			if err != nil {
-				return err
-			}
-			var macro *deviceapi.Macro
-			if macroFile != "" {
-				if macro, err = readJSONFlag[deviceapi.Macro](a.stdio.In, "--macro", "a macro", macroFile); err != nil {
-					return err
-				}
-			}
-			if macro, err = mockcli.MacroWithEvents(macro, args[0], events); err != nil {
-				return err
-			}
-			if profileFile != "" {
-				// A profile as `mock profile --file` takes it.
-				profile, err := readJSONFlag[deviceapi.Profile](a.stdio.In, "--profile", "a profile", profileFile)
-				if err != nil {
-					return err
-				}
-				set = set.WithCatalog(profile.Configuration.Macros)
-			}
+			o := rulescli.TestOptions{Config: cfg, Command: args[0], MacroFile: macroFile, Events: events, ProfileFile: profileFile,
+				DeviceType: func() string { return deviceType }, JSON: asJSON, In: a.stdio.In, Out: a.stdio.Out}
 			if !cmd.Flags().Changed("device-type") {
-				deviceType = a.pairedDeviceType()
+				o.DeviceType = a.pairedDeviceType
 			}
-			res := set.WithDeviceType(deviceType).Explain(rules.Command{Text: args[0], Macro: macro, Received: time.Now()}, cfg.Bridge.Notify)
-			res.ConfigSrc = cfg.File()
-			if asJSON {
-				return cliout.WriteJSON(a.stdio.Out, res)
-			}
-			res.WriteText(a.stdio.Out)
-			return nil
+			return rulescli.Test(o)
 		},
 	}
 	cmd.Flags().StringVar(&macroFile, "macro", "", `the command's macro as a JSON file ("-": stdin)`)
@@ -249,19 +202,4 @@ func (a *app) pairedDeviceType() string {
 		return ""
 	}
 	return st.DeviceTypeID
-}
-
-// readJSONFlag reads the JSON value of a flag (--macro, --profile) from a
-// file or stdin ("-"); what names it in errors ("a macro"). Errors are
-// configuration errors (exit 3) naming the flag.
-func readJSONFlag[T any](stdin io.Reader, flag, what, file string) (*T, error) {
-	data, err := cliout.ReadInput(stdin, file)
-	if err != nil {
-		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: flag, Message: "cannot read " + what + ": " + err.Error()}}}
-	}
-	v := new(T)
-	if err := json.Unmarshal(data, v); err != nil {
-		return nil, &configs.ValidationError{Problems: []configs.FieldError{{Path: flag, Message: "not " + what + "'s JSON: " + err.Error(), Source: file}}}
-	}
-	return v, nil
 }

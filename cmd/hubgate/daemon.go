@@ -4,8 +4,10 @@ import (
 	"log/slog"
 
 	"github.com/hubgate/hubgate/automate/engine"
+	"github.com/hubgate/hubgate/automate/server/servecli"
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/daemon"
+	"github.com/hubgate/hubgate/bridge/rules/rulescli"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub"
 )
@@ -29,7 +31,7 @@ type daemonParams struct {
 // daemonOptions maps the configuration and the resolved inputs onto the
 // daemon's plain options.
 func daemonOptions(cfg *configs.Config, p daemonParams, log *slog.Logger) (daemon.Options, error) {
-	set, err := compileRules(cfg.Bridge)
+	set, err := rulescli.Compile(cfg.Bridge)
 	if err != nil {
 		return daemon.Options{}, err
 	}
@@ -65,5 +67,5 @@ func cohostedEngine(cfg *configs.Config, getenv func(string) string, log *slog.L
 	if cfg.Automate.Target == "external" {
 		return nil, nil
 	}
-	return buildAssistant(cfg, getenv, log)
+	return servecli.Engine(cfg, getenv, log)
 }

@@ -520,6 +520,39 @@ func (d *daemonProc) waitHubState(status string) {
 	}
 }
 
+// waitEvent waits for an event of the daemon's event stream that match
+// accepts and returns it. The stream starts with its history, so that an
+// event published before it connected is seen; match sees the events in
+// order, one at a time (it may count).
+func (d *daemonProc) waitEvent(what string, match func(bridge.Event) bool) bridge.Event {
+	d.tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+	defer cancel()
+	found := make(chan bridge.Event, 1)
+	watchErr := make(chan error, 1)
+	errFound := errors.New("found")
+	go func() {
+		watchErr <- control.Dial(d.s.socket).Watch(ctx, control.MaxWatchHistory, func(ev bridge.Event) error {
+			if match(ev) {
+				found <- ev
+				return errFound
+			}
+			return nil
+		})
+	}()
+	select {
+	case ev := <-found:
+		return ev
+	case err := <-watchErr:
+		d.tb.Fatalf("the daemon's event stream ended (%v) before %s:\n%s", err, what, d.Stderr())
+	case <-d.done:
+		d.tb.Fatalf("hubgate run exited (%d) before %s:\n%s", d.cmd.ProcessState.ExitCode(), what, d.Stderr())
+	case <-ctx.Done():
+		d.tb.Fatalf("no %s on the daemon's event stream within %s:\n%s", what, e2eWait, d.Stderr())
+	}
+	return bridge.Event{}
+}
+
 // bridgeLogs returns the bridge's log records with msg.
 func (d *daemonProc) bridgeLogs(msg string) []map[string]any {
 	var out []map[string]any
@@ -593,14 +626,79 @@ func journalEntries(tb testing.TB, path string) []journal.Entry {
 	return es
 }
 
-// waitJournalState polls the journal until cond holds and returns the entries.
-func waitJournalState(tb testing.TB, path, what string, cond func([]journal.Entry) bool) []journal.Entry {
+// waitJournalState waits until cond holds of the journal of s's daemon,
+// read again at each event of the daemon's stream (onDaemonEvents: the
+// bridge publishes each change after journaling it), and returns the
+// entries.
+func waitJournalState(tb testing.TB, s *daemonSetup, what string, cond func([]journal.Entry) bool) []journal.Entry {
 	tb.Helper()
 	var es []journal.Entry
-	if !testutil.Eventually(e2eWait, func() bool { es = journalEntries(tb, path); return cond(es) }) {
+	if !onDaemonEvents(s.eventSocket(), func() bool { es = journalEntries(tb, s.journal); return cond(es) }) {
 		tb.Fatalf("journal: %s not reached within %s; entries:\n%s", what, e2eWait, e2eDump(es))
 	}
 	return es
+}
+
+// eventSocket is the control socket whose event stream this process may
+// follow: "" for a daemon of another user (it answers its own user only).
+func (s *daemonSetup) eventSocket() string {
+	if s.sysProcAttr != nil {
+		return ""
+	}
+	return s.socket
+}
+
+// defaultSocketOf is the control socket a daemon run with environ and no
+// bridge.control_socket listens on: $XDG_RUNTIME_DIR/hubgate/control.sock
+// ("" without XDG_RUNTIME_DIR: onDaemonEvents then asks again and again).
+func defaultSocketOf(environ []string) string {
+	if rt := envValue(environ, "XDG_RUNTIME_DIR"); rt != "" {
+		return filepath.Join(rt, "hubgate", "control.sock")
+	}
+	return ""
+}
+
+// onDaemonEvents calls cond now and again at each event of the event
+// stream of the daemon at socket, until it holds or e2eWait passed, and
+// reports whether it held. The stream starts with its latest past event,
+// so a change made while it connects is not missed. Where there is no
+// stream to follow (socket "", or no daemon there yet), it asks every
+// 10 ms instead.
+func onDaemonEvents(socket string, cond func() bool) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+	defer cancel()
+	changed := make(chan struct{}, 1)
+	watchEnded := make(chan struct{})
+	go func() {
+		defer close(watchEnded)
+		if socket == "" {
+			return
+		}
+		control.Dial(socket).Watch(ctx, 1, func(bridge.Event) error {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+			return nil
+		})
+	}()
+	var poll <-chan time.Time
+	for {
+		if cond() {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-watchEnded:
+			watchEnded = nil
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			poll = tick.C
+		case <-poll:
+		case <-ctx.Done():
+			return cond()
+		}
+	}
 }
 
 func e2eDump(es []journal.Entry) string {

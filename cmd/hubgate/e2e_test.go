@@ -220,13 +220,11 @@ func pushBurst(h *e2eHub, prefix string, n int) []string {
 	return texts
 }
 
-// runsStarted counts the bridge's "run started" lines once there are at
-// least want (or 10 s passed): the log is copied from the daemon's stderr
-// asynchronously, so a line can land after the journal shows its effect.
-func runsStarted(d *daemonProc, want int) int {
-	count := func() int { return len(d.bridgeLogs("run started")) }
-	testutil.Eventually(e2eWait, func() bool { return count() >= want })
-	return count()
+// runsStarted is how many runs the daemon started, as its status counts
+// them. A run is counted before its POST is sent, so once the journal shows
+// a run's end, its start is counted.
+func runsStarted(d *daemonProc) int {
+	return int(d.status().Counters.Started)
 }
 
 func TestBusySingleUnderABurst(t *testing.T) {
@@ -235,7 +233,7 @@ func TestBusySingleUnderABurst(t *testing.T) {
 	d := startListening(t, s)
 
 	texts := pushBurst(h, "single", 5)
-	es := waitJournalState(t, s.journal, "the first run completed and the rest dropped", func(es []journal.Entry) bool {
+	es := waitJournalState(t, s, "the first run completed and the rest dropped", func(es []journal.Entry) bool {
 		return len(es) == 5 && e2eSettledAll(es)
 	})
 	first := e2eEntry(t, es, texts[0])
@@ -248,7 +246,7 @@ func TestBusySingleUnderABurst(t *testing.T) {
 			t.Errorf("%q was not dropped as busy: %s", text, e2eDump([]journal.Entry{e}))
 		}
 	}
-	if n := runsStarted(d, 1); n != 1 {
+	if n := runsStarted(d); n != 1 {
 		t.Errorf("%d runs started, want 1", n)
 	}
 }
@@ -259,7 +257,7 @@ func TestBusyQueueUnderABurst(t *testing.T) {
 	d := startListening(t, s)
 
 	texts := pushBurst(h, "queue", 5)
-	es := waitJournalState(t, s.journal, "three runs completed and two dropped", func(es []journal.Entry) bool {
+	es := waitJournalState(t, s, "three runs completed and two dropped", func(es []journal.Entry) bool {
 		return len(es) == 5 && e2eSettledAll(es)
 	})
 	ran := []journal.Entry{e2eEntry(t, es, texts[0]), e2eEntry(t, es, texts[1]), e2eEntry(t, es, texts[2])}
@@ -286,7 +284,7 @@ func TestBusyQueueUnderABurst(t *testing.T) {
 			t.Errorf("%q was not dropped for a full queue: %s", text, e2eDump([]journal.Entry{e}))
 		}
 	}
-	if n := runsStarted(d, 3); n != 3 {
+	if n := runsStarted(d); n != 3 {
 		t.Errorf("%d runs started, want 3", n)
 	}
 }
@@ -298,12 +296,12 @@ func TestBusyRestartUnderABurst(t *testing.T) {
 
 	// The first run is in flight before the burst that replaces it.
 	h.push("restart 0", nil)
-	waitJournalState(t, s.journal, "the first run started", func(es []journal.Entry) bool {
+	waitJournalState(t, s, "the first run started", func(es []journal.Entry) bool {
 		return len(es) == 1 && es[0].Run == journal.RunRunning
 	})
 	texts := append([]string{"restart 0"}, pushBurst(h, "restart", 4)...)
 	last := texts[len(texts)-1]
-	es := waitJournalState(t, s.journal, "every command settled", func(es []journal.Entry) bool {
+	es := waitJournalState(t, s, "every command settled", func(es []journal.Entry) bool {
 		return len(es) == len(texts) && e2eSettledAll(es)
 	})
 	winner := e2eEntry(t, es, last)
@@ -332,7 +330,7 @@ func TestBusyRestartUnderABurst(t *testing.T) {
 	// Only the replaced run and the last command can have run: the others
 	// were superseded while the first was being canceled, or canceled in
 	// turn.
-	if n := runsStarted(d, 2); n < 2 || n > len(texts) {
+	if n := runsStarted(d); n < 2 || n > len(texts) {
 		t.Errorf("%d runs started", n)
 	}
 }
@@ -352,10 +350,11 @@ var stopMacro = map[string]any{"id": "m-stop", "name": "Stop", "commands": []str
 	"events": []map[string]any{{"eventType": "StopOutputs"}}}
 
 // waitRunning waits until the command's run is in flight on the Automate
-// server (the server logged it started, so a cancel has a run to land on).
+// server: the server reported a step of it (the event stream's step), so a
+// cancel has a run to land on.
 func waitRunning(t *testing.T, s *daemonSetup, d *daemonProc, text string) journal.Entry {
 	t.Helper()
-	es := waitJournalState(t, s.journal, text+" running", func(es []journal.Entry) bool {
+	es := waitJournalState(t, s, text+" running", func(es []journal.Entry) bool {
 		for _, e := range es {
 			if e.Command == text && e.Run == journal.RunRunning {
 				return true
@@ -364,24 +363,16 @@ func waitRunning(t *testing.T, s *daemonSetup, d *daemonProc, text string) journ
 		return false
 	})
 	e := e2eEntry(t, es, text)
-	task := fmt.Sprintf("hubgate-%d", e.ID)
-	if !testutil.Eventually(e2eWait, func() bool {
-		for _, r := range d.logRecords("run started") {
-			if r["component"] == "automate" && r["task_id"] == task {
-				return true
-			}
-		}
-		return false
-	}) {
-		t.Fatalf("the server never started %q:\n%s", text, d.Stderr())
-	}
+	d.waitEvent(fmt.Sprintf("a step of %q's run", text), func(ev bridge.Event) bool {
+		return ev.Kind == bridge.EventStep && ev.CommandID == e.ID
+	})
 	return e
 }
 
 // waitSettled waits until the command's entry is settled.
 func waitSettled(t *testing.T, s *daemonSetup, text string) journal.Entry {
 	t.Helper()
-	es := waitJournalState(t, s.journal, text+" settled", func(es []journal.Entry) bool {
+	es := waitJournalState(t, s, text+" settled", func(es []journal.Entry) bool {
 		for _, e := range es {
 			if e.Command == text {
 				return e2eSettled(e)
@@ -461,7 +452,7 @@ func TestStopListening(t *testing.T) {
 		if e := waitSettled(t, s, "work 3"); e.Status != automate.StatusCanceled || !strings.Contains(e.Note, "stopped by hubgate cancel") {
 			t.Errorf("hubgate cancel: %s", e2eDump([]journal.Entry{e}))
 		}
-		if n := runsStarted(d, 2); n != 2 {
+		if n := runsStarted(d); n != 2 {
 			t.Errorf("%d runs started, want 2", n)
 		}
 	})
@@ -508,15 +499,8 @@ func TestARunParksForTheNotifyTool(t *testing.T) {
 	if e.Status != automate.StatusCompleted || e.Answer != `told "`+msg+`"` || e.ParkedAt.IsZero() || e.RequestID == "" {
 		t.Fatalf("the run: %s (parked at %v)", e2eDump([]journal.Entry{e}), e.ParkedAt)
 	}
-	if !testutil.Eventually(e2eWait, func() bool {
-		for _, r := range d.bridgeLogs("notify") {
-			if r["message"] == msg && r["level"] == "warning" {
-				return true
-			}
-		}
-		return false
-	}) {
-		t.Errorf("the notification is not in the daemon's log:\n%s", d.Stderr())
+	if ev := d.waitEvent("the notification", func(e bridge.Event) bool { return e.Kind == bridge.EventNotify }); ev.Message != msg || ev.Level != "warning" || ev.CommandID != e.ID {
+		t.Errorf("the notification event: %+v", ev)
 	}
 	r := runCmd(t, s.environ(), "", "--config", s.configPath, "status", "--json")
 	var st bridge.Status
@@ -531,6 +515,17 @@ func TestARunParksForTheNotifyTool(t *testing.T) {
 	}
 	if r := runCmd(t, s.environ(), "", "--config", s.configPath, "status"); r.code != 0 || !strings.Contains(r.stdout, msg) {
 		t.Errorf("hubgate status: %+v", r)
+	}
+	// Its log is whole once it stopped: the notification is in it.
+	if code := d.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
+	logged := false
+	for _, r := range d.bridgeLogs("notify") {
+		logged = logged || r["message"] == msg && r["level"] == "warning"
+	}
+	if !logged {
+		t.Errorf("the notification is not in the daemon's log:\n%s", d.Stderr())
 	}
 }
 
@@ -561,7 +556,7 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 	h.push("later 1", nil)
 	h.push("keep 1", nil)
 	h.push("long 2", nil)
-	before := waitJournalState(t, s.journal, "two queued, one dropped", func(es []journal.Entry) bool {
+	before := waitJournalState(t, s, "two queued, one dropped", func(es []journal.Entry) bool {
 		return len(es) == 4 && es[1].Decision == journal.DecisionQueued && es[2].Decision == journal.DecisionQueued && es[3].Decision == journal.DecisionDropped
 	})
 
@@ -601,7 +596,7 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 	}
 
 	d2 := startListening(t, s)
-	es := waitJournalState(t, s.journal, "recovered", func(es []journal.Entry) bool { return len(es) == 4 && e2eSettledAll(es) })
+	es := waitJournalState(t, s, "recovered", func(es []journal.Entry) bool { return len(es) == 4 && e2eSettledAll(es) })
 	if e := e2eEntry(t, es, "long 1"); e.Run != journal.RunInterrupted || e.Status != "" || !strings.Contains(e.Note, "not sent again") {
 		t.Errorf("the run in flight: %s", e2eDump([]journal.Entry{e}))
 	}
@@ -626,8 +621,8 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 		}
 		return n
 	}
-	if a, b := count(d, "automate"), count(d2, "automate"); a != 1 || b != 0 {
-		t.Errorf("the server started %q %d time(s) before the kill and %d after", "long 1", a, b)
+	if a := count(d, "automate"); a != 1 { // its log is whole: it was killed
+		t.Errorf("the server started %q %d time(s) before the kill", "long 1", a)
 	}
 	// The restarted daemon works: a new command runs.
 	h.push("keep 2", nil)
@@ -638,7 +633,11 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 	if code := d2.stop(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM after the restart: exit %d", code)
 	}
-	// Its log is whole now: the second life started "keep 1", then "keep 2".
+	// Its log is whole now: no server saw "long 1" again; the second life
+	// started "keep 1", then "keep 2".
+	if b := count(d2, "automate"); b != 0 {
+		t.Errorf("the server started %q %d time(s) after the restart", "long 1", b)
+	}
 	started := d2.bridgeLogs("run started")
 	if len(started) != 2 || started[0]["task_id"] != fmt.Sprintf("hubgate-%d", e2eEntry(t, es, "keep 1").ID) ||
 		started[1]["task_id"] != fmt.Sprintf("hubgate-%d", keep2.ID) {
@@ -733,20 +732,22 @@ func TestARunStartedElsewhere(t *testing.T) {
 	// q 1's POST was refused (409) and it was queued again (the daemon had
 	// stopped waiting for the server before the panel's second run, so it
 	// did not know the slot was held).
-	if !testutil.Eventually(e2eWait, func() bool {
-		for _, r := range d.bridgeLogs("command decided") {
-			if r["decision"] == "queued" && fmt.Sprint(r["command_id"]) == fmt.Sprint(e.ID) &&
-				strings.Contains(fmt.Sprint(r["note"]), "did not start; waiting for it") {
-				return true
-			}
+	queued := 0
+	d.waitEvent("q 1's end", func(ev bridge.Event) bool {
+		if ev.Kind == bridge.EventDecided && ev.CommandID == e.ID && ev.Decision == journal.DecisionQueued &&
+			strings.Contains(ev.Note, "did not start; waiting for it") {
+			queued++
 		}
-		return false
-	}) {
+		return ev.Kind == bridge.EventFinished && ev.CommandID == e.ID
+	})
+	if queued == 0 {
 		t.Errorf("the daemon did not queue q 1 while the run it did not start held the slot:\n%s", d.Stderr())
 	}
 	// One POST for "q 1" was refused (409) and one ran: the server started
-	// the panel's two runs and q 1 once.
-	testutil.Eventually(e2eWait, func() bool { return strings.Count(srv.Stderr(), `msg="run started"`) >= 3 })
+	// the panel's two runs and q 1 once (its log is whole once it stopped).
+	if code := srv.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("automate serve: SIGTERM exit %d", code)
+	}
 	if n := strings.Count(srv.Stderr(), `msg="run started"`); n != 3 {
 		t.Errorf("the server started %d runs, want 3:\n%s", n, srv.Stderr())
 	}

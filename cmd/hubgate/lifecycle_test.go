@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -26,8 +27,8 @@ import (
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 	"github.com/hubgate/hubgate/internal/testenv"
-	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 func TestConfigInitPathAndCheck(t *testing.T) {
@@ -276,7 +277,7 @@ func TestStatusExitCodesAndJSON(t *testing.T) {
 	if st, body := h.admin("POST", "/mock/tokens/"+h.device.Token.ID+"/disable", nil, &dis); st != 200 {
 		t.Fatalf("disable: %d %s", st, body)
 	}
-	if !testutil.Eventually(e2eWait, func() bool { c, _, _ := status(); return c == ExitNeedsRepair }) {
+	if !onDaemonEvents(s.socket, func() bool { c, _, _ := status(); return c == ExitNeedsRepair }) {
 		code, obj, _ := status()
 		t.Fatalf("status with a refused token: %d %v\n%s", code, obj, d.Stderr())
 	}
@@ -386,7 +387,7 @@ func TestSIGHUPReloadsRulesWhileARunIsInFlight(t *testing.T) {
 	d := startListening(t, s)
 	connects := h.countActions(d.since, "connected")
 	h.push("slow", nil)
-	es := waitJournalState(t, s.journal, "the slow run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
+	es := waitJournalState(t, s, "the slow run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
 	slowID := es[0].ID
 	before := d.status()
 	if before.Current == nil || before.Current.CommandID != slowID || before.Hub.Status != "listening" {
@@ -412,10 +413,8 @@ func TestSIGHUPReloadsRulesWhileARunIsInFlight(t *testing.T) {
 unmatched: {action: ignore}
 `)
 	d.cmd.Process.Signal(syscall.SIGHUP)
-	if !testutil.Eventually(e2eWait, func() bool {
-		return strings.Contains(d.Stderr(), `SIGHUP: configuration reloaded: rule \"lights\" added`)
-	}) {
-		t.Fatalf("no reload line:\n%s", d.Stderr())
+	if ev := d.waitEvent("the reload", func(e bridge.Event) bool { return e.Kind == bridge.EventReloaded }); !slices.Equal(ev.Changes, []string{`rule "lights" added`}) {
+		t.Fatalf("the reload changed %q", ev.Changes)
 	}
 	stillInFlight("the valid reload")
 	h.push("lights on", nil)
@@ -423,19 +422,13 @@ unmatched: {action: ignore}
 	// A broken file: refused, the old rules stay.
 	rewriteBridge(t, s, "rules:\n  - name: broken\n    match: {command_regex: '(unclosed'}\n    run: {prompt: x}\n")
 	d.cmd.Process.Signal(syscall.SIGHUP)
-	if !testutil.Eventually(e2eWait, func() bool {
-		return len(d.logRecords("SIGHUP: the configuration was refused; the running one stays")) == 1
-	}) {
-		t.Fatalf("no refusal line:\n%s", d.Stderr())
-	}
-	rec := d.logRecords("SIGHUP: the configuration was refused; the running one stays")[0]
-	if !strings.Contains(rec["err"].(string), "bridge.rules[0].match.command_regex") {
-		t.Errorf("the refusal does not say why: %v", rec)
+	if ev := d.waitEvent("the refusal", func(e bridge.Event) bool { return e.Kind == bridge.EventReloadRefused }); !strings.Contains(ev.Error, "bridge.rules[0].match.command_regex") {
+		t.Errorf("the refusal does not say why: %+v", ev)
 	}
 	stillInFlight("the refused reload")
 	h.push("lights off", nil)
 	// Both wait behind the slow run, matched by the reloaded rule.
-	if !testutil.Eventually(e2eWait, func() bool { return len(d.status().Queue) == 2 }) {
+	if !onDaemonEvents(s.socket, func() bool { return len(d.status().Queue) == 2 }) {
 		t.Fatalf("the lights commands are not queued: %+v\n%s", d.status(), e2eDump(journalEntries(t, s.journal)))
 	}
 	stillInFlight("the lights commands")
@@ -445,7 +438,7 @@ unmatched: {action: ignore}
 	if r := runCmd(t, append(s.environ(), "HUBGATE_CONTROL_SOCKET="+s.socket), "", "cancel", "--force"); r.code != 0 {
 		t.Fatalf("hubgate cancel --force: %d %s", r.code, r.stderr)
 	}
-	es = waitJournalState(t, s.journal, "three settled commands", func(es []journal.Entry) bool {
+	es = waitJournalState(t, s, "three settled commands", func(es []journal.Entry) bool {
 		return len(es) == 3 && e2eSettled(es[0]) && e2eSettled(es[1]) && e2eSettled(es[2])
 	})
 	if es[0].ID != slowID || es[0].Status != automate.StatusTerminated {
@@ -459,6 +452,14 @@ unmatched: {action: ignore}
 	}
 	if code := d.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("exit %d", code)
+	}
+	// Its log is whole now: it says what each reload did.
+	if !strings.Contains(d.Stderr(), `SIGHUP: configuration reloaded: rule \"lights\" added`) {
+		t.Errorf("no reload line:\n%s", d.Stderr())
+	}
+	if recs := d.logRecords("SIGHUP: the configuration was refused; the running one stays"); len(recs) != 1 ||
+		!strings.Contains(fmt.Sprint(recs[0]["err"]), "bridge.rules[0].match.command_regex") {
+		t.Errorf("the refusal's log records: %v", recs)
 	}
 }
 
@@ -481,7 +482,7 @@ cancel_grace: 10m
 `})
 	d := startListening(t, s)
 	h.push("long", nil)
-	es := waitJournalState(t, s.journal, "the long run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
+	es := waitJournalState(t, s, "the long run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
 	id := es[0].ID
 	lines, _ := startWatch(t, s, "--history", "100") // history: no event is missed while it connects
 	d.cmd.Process.Signal(syscall.SIGINT)
@@ -568,12 +569,9 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 		t.Fatalf("config init: %d %s", r.code, r.stderr)
 	}
 	d := startRunProc(t, e, "run")
-	if !testutil.Eventually(e2eWait, func() bool {
-		dev, ok := m.Device(first.DeviceID)
-		return ok && dev.IsListening
-	}) {
-		t.Fatalf("the device never listened:\n%s", d.Stderr())
-	}
+	mockhubtest.WaitEvent(t, m, 0, "the device listening", func(ev mockhub.Event) bool {
+		return ev.Action == "DeviceStartedListening" && ev.DeviceID == first.DeviceID
+	})
 	if strings.Contains(d.Stderr(), "every command will be ignored") {
 		t.Errorf("run warned about rules after config init:\n%s", d.Stderr())
 	}
@@ -592,12 +590,9 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 	if !strings.Contains(r.stderr, want) {
 		t.Fatalf("pair does not say what the daemon did (%q):\n%s", want, r.stderr)
 	}
-	if !testutil.Eventually(e2eWait, func() bool {
-		dev, ok := m.Device(second.DeviceID)
-		return ok && dev.IsListening
-	}) {
-		t.Fatalf("the new device never listened:\n%s", d.Stderr())
-	}
+	mockhubtest.WaitEvent(t, m, 0, "the new device listening", func(ev mockhub.Event) bool {
+		return ev.Action == "DeviceStartedListening" && ev.DeviceID == second.DeviceID
+	})
 	if dev, _ := m.Device(first.DeviceID); dev.IsConnected {
 		t.Errorf("the old device is still connected")
 	}
@@ -635,16 +630,9 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 	// connection made with the token.
 	listeningWith := func(tokenID string, since int64) {
 		t.Helper()
-		if !testutil.Eventually(e2eWait, func() bool {
-			for _, ev := range m.Events(since) {
-				if ev.Action == "DeviceStartedListening" && ev.DeviceID == first.DeviceID && ev.TokenID == tokenID {
-					return true
-				}
-			}
-			return false
-		}) {
-			t.Fatalf("the device never listened with token %s:\n%s", tokenID, d.Stderr())
-		}
+		mockhubtest.WaitEvent(t, m, since, "the device listening with token "+tokenID, func(ev mockhub.Event) bool {
+			return ev.Action == "DeviceStartedListening" && ev.DeviceID == first.DeviceID && ev.TokenID == tokenID
+		})
 	}
 	listeningWith(first.TokenID, 0)
 	evs := m.Events(0)
@@ -663,16 +651,9 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 		t.Fatalf("pair --reuse does not say what the daemon did (%q):\n%s", want, r.stderr)
 	}
 	listeningWith(second.TokenID, since)
-	if !testutil.Eventually(e2eWait, func() bool {
-		for _, ev := range m.Events(since) {
-			if ev.Action == "disconnected" && ev.TokenID == first.TokenID {
-				return true
-			}
-		}
-		return false
-	}) {
-		t.Errorf("the connection with the old token was not closed:\n%s", d.Stderr())
-	}
+	mockhubtest.WaitEvent(t, m, since, "the old token's connection closed", func(ev mockhub.Event) bool {
+		return ev.Action == "disconnected" && ev.TokenID == first.TokenID
+	})
 	// A command from the app is answered over the new connection.
 	entries := askOnce(t, e, m, first.DeviceID, d)
 	if entries[0].Status != automate.StatusCompleted || entries[0].Answer != "Done: what is on my calendar" {
@@ -715,14 +696,15 @@ func pairAndRun(t *testing.T) pairedUser {
 // once it holds that command settled (it must be the journal's only one).
 func askOnce(t *testing.T, e []string, m *mockhub.Server, device string, d *runProc) []journal.Entry {
 	t.Helper()
-	if !testutil.Eventually(e2eWait, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
+	socket := defaultSocketOf(e)
+	if !onDaemonEvents(socket, func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
 		t.Fatalf("status never said listening:\n%s", d.Stderr())
 	}
 	if err := m.PushCommand(device, "hey what is on my calendar", nil); err != nil {
 		t.Fatal(err)
 	}
 	var entries []journal.Entry
-	if !testutil.Eventually(e2eWait, func() bool {
+	if !onDaemonEvents(socket, func() bool {
 		r := runCmd(t, e, "", "history", "--json")
 		entries = nil
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &entries) == nil && len(entries) == 1 && entries[0].Status != ""

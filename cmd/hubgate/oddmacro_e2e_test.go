@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/hub/mockhub"
-	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // oddProfile is a profile as the Unity models type it: the Jump macro's
@@ -61,9 +61,10 @@ func TestOddMacroProfileConnectsAndGoodMacrosRun(t *testing.T) {
 	if n := setProfile(); n != 1 {
 		t.Fatalf("profile update delivered to %d connections", n)
 	}
-	testutil.WaitFor(t, "the catalogue from the profile update", func() bool {
-		return len(d.logRecords("macro catalogue refreshed from the profile")) > 0
-	})
+	// Two macros are used for matching; 42 and Broken are kept as they came.
+	if ev := d.waitEvent("the catalogue from the profile update", func(e bridge.Event) bool { return e.Kind == bridge.EventCatalogue }); ev.Macros != 2 || ev.OddMacros != 2 {
+		t.Errorf("catalogue event %+v, want 2 macros and 2 kept as they came", ev)
+	}
 
 	unityJump := `{"id":"jump","name":"Jump","commands":["jump"],"events":[{"eventType":0,"keys":["space"],"holdTimeMilliseconds":"100"},{"eventType":"1","holdTimeMilliseconds":"50"}]}`
 	for _, c := range []struct{ command, macro, rule, answer string }{

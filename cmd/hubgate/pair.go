@@ -3,9 +3,7 @@ package main
 // `hubgate pair` and `hubgate unpair`: flags, the prompt on the terminal
 // and the output. The decision, the sign-in, the device and the commit are
 // deviceapi/pairing's (Run, Unpair; its choices are written there). Here:
-//   - The last line names the next step (closePair): nothing when a
-//     running daemon took the new pairing, else 'hubgate run', after
-//     'hubgate config init' when there is no config file yet.
+//   - The last line names the next step (pairing.NextStep).
 //   - A run whose stdin is not a terminal (a pipe, /dev/null: checked with
 //     TCGETS, not by the file's mode) cannot be asked: pairing then wants
 //     --reuse or --replace. The client secret is read from stdin only with
@@ -243,54 +241,13 @@ func flagOverrides(cmd *cobra.Command, paths map[string]string) []configs.Overri
 	return out
 }
 
-// pairResult is the --json output. It never holds a secret.
-type pairResult struct {
-	DeviceID     string    `json:"deviceId"`
-	DeviceName   string    `json:"deviceName"`
-	APIURL       string    `json:"apiUrl"`
-	DeviceTypeID string    `json:"deviceTypeId"`
-	TokenID      string    `json:"tokenId"`
-	PairedAt     time.Time `json:"pairedAt"`
-	Reused       bool      `json:"reused"` // the device existed before this run
-	StateFile    string    `json:"stateFile"`
-	Next         string    `json:"next"` // the next step: hubgate run, hubgate config init (then run), hubgate status (a running daemon took the pairing), restart the daemon
-}
-
-// What a person runs after pairing (pairResult.Next).
-const (
-	nextRun        = "hubgate run"         // no daemon runs: start it
-	nextConfigInit = "hubgate config init" // and no config file yet: write one first, then run
-	nextStatus     = "hubgate status"      // the running daemon took the new pairing
-	nextRestart    = "restart the daemon"  // the running daemon did not take it
-)
-
 // closePair tells a running daemon about the new pairing and ends pair's
-// output with the next step, which depends on what the daemon did: a
-// daemon that reconnected needs nothing more (starting another would fail
-// with exit 5); without a daemon, 'hubgate run' starts one, after
-// 'hubgate config init' when there is no config file yet.
-func (a *app) closePair(ctx context.Context, cfg *configs.Config, res *pairResult) {
-	d := a.control().TellDaemon(ctx)
-	say := func(format string, args ...any) { fmt.Fprintf(a.stdio.Err, "hubgate: "+format+"\n", args...) }
-	switch {
-	case d.Running && d.Err == nil:
-		say("the running daemon (pid %d): %s", d.PID, d.Message)
-		res.Next = nextStatus
-		say("next: nothing to start: the running daemon (pid %d) now uses this pairing; 'hubgate status' shows its connection", d.PID)
-	case d.Running:
-		say("the running daemon did not take the new pairing (%v)", d.Err)
-		res.Next = nextRestart
-		say("next: restart the running daemon (stop it, then 'hubgate run', or restart the service with its manager) so that it uses this pairing")
-	case d.Err != nil:
-		say("could not tell a running daemon: %v", d.Err)
-		res.Next = nextRun
-		say("next: run 'hubgate run' to connect the device and take its commands (or restart a daemon that runs)")
-	case cfg.File() == "":
-		res.Next = nextConfigInit
-		say("next: run 'hubgate config init' (there is no config file yet), then 'hubgate run' to connect the device and take its commands")
-	default:
-		res.Next = nextRun
-		say("next: run 'hubgate run' to connect the device and take its commands")
+// output with the next step (pairing.NextStep).
+func (a *app) closePair(ctx context.Context, cfg *configs.Config, res *pairing.Summary) {
+	var lines []string
+	res.Next, lines = pairing.NextStep(pairing.DaemonTold(a.control().TellDaemon(ctx)), cfg.File() != "")
+	for _, l := range lines {
+		fmt.Fprintf(a.stdio.Err, "hubgate: %s\n", l)
 	}
 }
 
@@ -300,7 +257,7 @@ func (e pairEnv) progress(format string, args ...any) {
 }
 
 // runPair runs the pairing (pairing.Run) with cfg's settings.
-func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (*pairResult, error) {
+func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (*pairing.Summary, error) {
 	r := cfg.Remote
 	o := pairing.RunOptions{
 		StatePath:  e.statePath,
@@ -343,11 +300,7 @@ func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (
 	if err != nil {
 		return nil, err
 	}
-	st := res.State
-	return &pairResult{
-		DeviceID: st.DeviceID, DeviceName: st.DeviceName, APIURL: st.APIURL, DeviceTypeID: st.DeviceTypeID,
-		TokenID: st.TokenID, PairedAt: st.PairedAt, Reused: res.Reused, StateFile: res.StatePath, Next: nextRun,
-	}, nil
+	return res.Summary(), nil
 }
 
 // ask prints a question on stderr and reads one line of stdin; a secret

@@ -11,6 +11,7 @@ import (
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -44,11 +45,11 @@ func TestPairEndsWithTheRightNextStep(t *testing.T) {
 		last       string
 		not        string
 	}{
-		{"no daemon, no config file", false, nil, nextConfigInit, "next: run 'hubgate config init' (there is no config file yet), then 'hubgate run'", ""},
-		{"no daemon, a config file", true, nil, nextRun, "next: run 'hubgate run' to connect", "config init"},
-		{"a daemon that reconnects", true, &reconnectingDaemon{}, nextStatus, "next: nothing to start: the running daemon (pid 4242) now uses this pairing", "'hubgate run'"},
-		{"a daemon that reconnects, no config file", false, &reconnectingDaemon{}, nextStatus, "next: nothing to start", "'hubgate run'"},
-		{"a daemon that refuses", true, &reconnectingDaemon{refuse: true}, nextRestart, "next: restart the running daemon", "nothing to start"},
+		{"no daemon, no config file", false, nil, pairing.NextConfigInit, "next: run 'hubgate config init' (there is no config file yet), then 'hubgate run'", ""},
+		{"no daemon, a config file", true, nil, pairing.NextRun, "next: run 'hubgate run' to connect", "config init"},
+		{"a daemon that reconnects", true, &reconnectingDaemon{}, pairing.NextStatus, "next: nothing to start: the running daemon (pid 4242) now uses this pairing", "'hubgate run'"},
+		{"a daemon that reconnects, no config file", false, &reconnectingDaemon{}, pairing.NextStatus, "next: nothing to start", "'hubgate run'"},
+		{"a daemon that refuses", true, &reconnectingDaemon{refuse: true}, pairing.NextRestart, "next: restart the running daemon", "nothing to start"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -87,7 +88,7 @@ func TestPairEndsWithTheRightNextStep(t *testing.T) {
 			if cfg.Bridge.ControlSocket != sock {
 				t.Fatalf("control socket %q", cfg.Bridge.ControlSocket)
 			}
-			res := &pairResult{Next: nextRun}
+			res := &pairing.Summary{Next: pairing.NextRun}
 			a.closePair(context.Background(), cfg, res)
 			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 			last := lines[len(lines)-1]

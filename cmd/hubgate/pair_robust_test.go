@@ -18,7 +18,6 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
-	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // A sign-in page that refuses the request fails `pair` at once with exit
@@ -226,22 +225,27 @@ func deviceOwns(m *mockhub.Server, id, tokenID string) bool {
 // connected.
 func runConnectsAs(t *testing.T, e []string, m *mockhub.Server, id string) {
 	t.Helper()
-	p := startRunProc(t, e, "run")
-	if !testutil.Eventually(e2eWait, func() bool {
-		select {
-		case <-p.done:
-			return true
-		default:
-		}
-		d, ok := m.Device(id)
-		return ok && d.IsVerified && d.IsListening
-	}) {
-		t.Fatalf("hubgate run did not listen as %s:\n%s", id, p.Stderr())
+	var since int64
+	if evs := m.Events(0); len(evs) > 0 {
+		since = evs[len(evs)-1].Seq
 	}
+	p := startRunProc(t, e, "run")
+	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+	defer cancel()
+	listening := make(chan error, 1)
+	go func() {
+		// VerifySelf, then DeviceStartedListening: the mock marks the
+		// device verified and listening before it records each.
+		_, err := m.WaitEvent(ctx, since, func(ev mockhub.Event) bool { return ev.Action == "DeviceStartedListening" && ev.DeviceID == id })
+		listening <- err
+	}()
 	select {
 	case <-p.done:
 		t.Fatalf("hubgate run exited (%d) instead of listening as %s:\n%s", p.cmd.ProcessState.ExitCode(), id, p.Stderr())
-	default:
+	case err := <-listening:
+		if d, ok := m.Device(id); err != nil || !ok || !d.IsVerified || !d.IsListening {
+			t.Fatalf("hubgate run did not listen as %s (%v):\n%s", id, err, p.Stderr())
+		}
 	}
 	for _, d := range m.Devices() {
 		if d.Device.ID != id && d.Connected {

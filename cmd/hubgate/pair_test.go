@@ -200,7 +200,7 @@ func TestPairAgainstTheMockStoresSecretsInTheKeyring(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("pair: exit %d\nstderr: %s", r.code, r.stderr)
 	}
-	var res pairResult
+	var res pairing.Summary
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatalf("--json output %q: %v", r.stdout, err)
 	}
@@ -279,7 +279,7 @@ func TestPairRerunReuseReplaceAndUnpair(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("--reuse: %d %s", r.code, r.stderr)
 	}
-	var res pairResult
+	var res pairing.Summary
 	json.Unmarshal([]byte(r.stdout), &res)
 	newTok := pairedDeviceToken(t, e)
 	if lookupSecret(t, configs.AccountDeviceToken) != "" {
@@ -628,7 +628,7 @@ func TestPairAgainstHubgateMockProcess(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("pair: %d\n%s", r.code, r.stderr)
 	}
-	var res pairResult
+	var res pairing.Summary
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatal(err)
 	}

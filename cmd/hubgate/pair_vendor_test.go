@@ -40,11 +40,11 @@ func TestPairWithFlagsAndNoClientSecretAsTheVendorsClients(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("pair: exit %d\nstderr: %s", r.code, r.stderr)
 	}
-	var res pairResult
+	var res pairing.Summary
 	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Devices()) != 1 || res.DeviceID != m.Devices()[0].Device.ID || res.Next != nextConfigInit {
+	if len(m.Devices()) != 1 || res.DeviceID != m.Devices()[0].Device.ID || res.Next != pairing.NextConfigInit {
 		t.Fatalf("result %+v", res)
 	}
 	if lookupSecret(t, configs.AccountDeviceToken) == "" || lookupSecret(t, configs.AccountOAuthRefreshToken) == "" || lookupSecret(t, configs.AccountOAuthClientSecret) != "" {
@@ -77,7 +77,7 @@ func TestPairWithFlagsAndNoClientSecretAsTheVendorsClients(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("pair --reuse: exit %d\nstderr: %s", r.code, r.stderr)
 	}
-	var again pairResult
+	var again pairing.Summary
 	json.Unmarshal([]byte(r.stdout), &again)
 	if !again.Reused || again.DeviceID != res.DeviceID || again.APIURL != apiURL || len(m.Devices()) != 1 {
 		t.Errorf("reuse result %+v", again)

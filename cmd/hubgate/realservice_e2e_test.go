@@ -10,7 +10,7 @@ import (
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub/mockhub"
-	"github.com/hubgate/hubgate/internal/testutil"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 )
 
 // TestRealServiceShapeFromPairToATypedPhrase is issue 10's acceptance path
@@ -49,12 +49,9 @@ func TestRealServiceShapeFromPairToATypedPhrase(t *testing.T) {
 		mark = since[len(since)-1].Seq
 	}
 	d := startRunProc(t, e, "run")
-	if !testutil.Eventually(e2eWait, func() bool {
-		dev, ok := m.Device(st.DeviceID)
-		return ok && dev.IsListening
-	}) {
-		t.Fatalf("the device never listened:\n%s", d.Stderr())
-	}
+	mockhubtest.WaitEvent(t, m, mark, "the device listening", func(ev mockhub.Event) bool {
+		return ev.Action == "DeviceStartedListening" && ev.DeviceID == st.DeviceID
+	})
 	// The daemon came through the redirect: the app's negotiate answered
 	// it, the service's negotiate took the redirect's token, then the hub.
 	var order []string
@@ -86,7 +83,7 @@ func TestRealServiceShapeFromPairToATypedPhrase(t *testing.T) {
 		}
 	}
 	var entries []journal.Entry
-	if !testutil.Eventually(e2eWait, func() bool {
+	if !onDaemonEvents(defaultSocketOf(e), func() bool {
 		r := runCmd(t, e, "", "history", "--json")
 		entries = nil
 		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &entries) != nil || len(entries) != len(macros) {

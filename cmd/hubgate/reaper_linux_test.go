@@ -52,7 +52,7 @@ func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
 	if !found {
 		t.Errorf("the restart did not say it killed group %d", pgid)
 	}
-	es := waitJournalState(t, s.journal, "recovered", func(es []journal.Entry) bool { return len(es) == 1 && e2eSettledAll(es) })
+	es := waitJournalState(t, s, "recovered", func(es []journal.Entry) bool { return len(es) == 1 && e2eSettledAll(es) })
 	if es[0].Run != journal.RunInterrupted {
 		t.Errorf("the run in flight: %s", e2eDump(es))
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/bridge/rules/rulescli"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
 	"github.com/hubgate/hubgate/internal/buildinfo"
@@ -80,13 +80,7 @@ func (a *app) loadOptions(overrides []configs.Override) configs.LoadOptions {
 		overrides = append(overrides, configs.Override{Path: "log.format", Value: a.logFormat, Origin: "flag --log-format"})
 	}
 	return configs.LoadOptions{Path: a.configPath, Env: a.getenv, Overrides: overrides,
-		CheckRules: func(b configs.BridgeConfig) error { _, err := compileRules(b); return err }}
-}
-
-// compileRules compiles the bridge section's rules, command tools and
-// unmatched action (configs holds them; bridge/rules compiles them).
-func compileRules(b configs.BridgeConfig) (*rules.Set, error) {
-	return rules.Compile(b.Rules, b.CommandTools, b.Unmatched)
+		CheckRules: func(b configs.BridgeConfig) error { _, err := rulescli.Compile(b); return err }}
 }
 
 // logger builds the process logger on stderr.

@@ -148,9 +148,8 @@ func alreadyRunning(err error) error {
 // reloadDaemon loads the configuration again and applies it to d: it
 // returns the new configuration, or cur when the new file was refused.
 func (a *app) reloadDaemon(d *daemon.Daemon, cur *configs.Config, p daemonParams, log *slog.Logger) *configs.Config {
-	file := cur.File()
 	refused := func(err error) *configs.Config {
-		log.Error("SIGHUP: the configuration was refused; the running one stays", "file", file, "err", err)
+		d.ReportReload(cur.File(), nil, nil, err)
 		return cur
 	}
 	cfg, err := a.loadConfig(nil)
@@ -173,7 +172,7 @@ func (a *app) reloadDaemon(d *daemon.Daemon, cur *configs.Config, p daemonParams
 	if cfg.Log != cur.Log {
 		restart = append(restart, "log")
 	}
-	daemon.LogReload(log, cfg.File(), changed, restart)
+	d.ReportReload(cfg.File(), changed, restart, nil)
 	if hint := opts.Rules.NoRunHint(cfg.File()); hint != "" {
 		log.Warn(hint)
 	}

@@ -5,7 +5,8 @@
 // deviceapi), the secrets' account names in the secret store (a small
 // SecretStore it declares), and the pairing state file (state.go), kept
 // consistent with the store by the commit protocol (commit.go) so that a
-// crash at any instant leaves the old pairing or the new one. It never
+// crash at any instant leaves the old pairing or the new one, and what a
+// person runs next (NextStep, Summary: next.go). It never
 // prints or prompts: it reports each step through a Progress callback,
 // asks through RunOptions.Ask, and writes the sign-in address through the
 // oauth.LoginOptions it is given.

@@ -13,10 +13,12 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -306,42 +308,51 @@ func TestEventLogOrderAndRedaction(t *testing.T) {
 	}
 }
 
+// The long poll waits while nothing happens and returns once a client
+// does something. In a bubble: synctest.Wait proves the call is waiting
+// before the client acts, without a sleep.
 func TestEventsLongPoll(t *testing.T) {
-	s, ts := newMock(t, mockhub.Config{})
-	admin := &mockhub.AdminClient{BaseURL: ts.URL}
-	got := make(chan mockhub.EventsPage, 1)
-	go func() {
-		page, err := admin.Events(context.Background(), 0, 50*time.Second)
+	synctest.Test(t, func(t *testing.T) {
+		// DirectHub: no SignalR service on a real socket, which would
+		// keep the bubble from ever being idle.
+		s, err := mockhub.New(mockhub.Config{Logger: testLogger(), DirectHub: true})
 		if err != nil {
-			t.Error(err)
+			t.Fatal(err)
 		}
-		got <- page
-	}()
-	// The waiting call returns once a client does something.
-	testutil.Eventually(wait, func() bool {
-		call(t, "GET", ts.URL+"/api/Device/userDevices/x", "", nil, nil)
-		return len(got) > 0
-	})
-	select {
-	case page := <-got:
-		if len(page.Events) == 0 || page.Events[0].Source != mockhub.SourceREST {
+		hc := testutil.ServePipe(t, s)
+		t.Cleanup(func() { s.Close() })
+		admin := &mockhub.AdminClient{BaseURL: "http://127.0.0.1", HTTPClient: hc}
+		got := make(chan mockhub.EventsPage, 1)
+		go func() {
+			page, err := admin.Events(context.Background(), 0, 50*time.Second)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- page
+		}()
+		synctest.Wait()
+		if len(got) != 0 {
+			t.Fatalf("the long poll returned with nothing to say: %+v", <-got)
+		}
+		resp, err := hc.Get("http://127.0.0.1/api/Device/userDevices/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if page := <-got; len(page.Events) == 0 || page.Events[0].Source != mockhub.SourceREST {
 			t.Errorf("long poll: %+v", page)
 		}
-	case <-time.After(wait):
-		t.Fatal("the long poll never returned")
-	}
-	// WaitEvent finds a later match.
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
-	defer cancel()
-	go func() {
-		if resp, err := http.Get(ts.URL + "/api/Device/userDevices/y"); err == nil {
-			resp.Body.Close()
+		// WaitEvent finds a later match.
+		go func() {
+			if resp, err := hc.Get("http://127.0.0.1/api/Device/userDevices/y"); err == nil {
+				resp.Body.Close()
+			}
+		}()
+		e, err := s.WaitEvent(t.Context(), 0, func(e mockhub.Event) bool { return strings.HasSuffix(e.Action, "/y") })
+		if err != nil || e.Status != 401 {
+			t.Errorf("WaitEvent: %+v %v", e, err)
 		}
-	}()
-	e, err := s.WaitEvent(ctx, 0, func(e mockhub.Event) bool { return strings.HasSuffix(e.Action, "/y") })
-	if err != nil || e.Status != 401 {
-		t.Errorf("WaitEvent: %+v %v", e, err)
-	}
+	})
 }
 
 func TestEventLogIsBounded(t *testing.T) {
@@ -372,7 +383,7 @@ func TestAdminClient(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, "connection", func() bool { return s.Connections(created.Device.ID) == 1 })
+	mockhubtest.WaitEvent(t, s, 0, "the connection", action("connected", created.Device.ID))
 	macro := &deviceapi.Macro{ID: "m", Name: "M", Commands: []string{"go"}, Events: []deviceapi.MacroEvent{{EventType: "Pause", Extra: map[string]json.RawMessage{"milliseconds": json.RawMessage("50")}}}}
 	if res, err := admin.Command(ctx, created.Device.ID, "go", macro); err != nil || res.Delivered != 1 {
 		t.Fatalf("Command: %+v %v", res, err)
@@ -440,45 +451,54 @@ func TestCloseEndsHubConnections(t *testing.T) {
 
 // TestCloseLeavesNoGoroutines: after connections come and go, faults and
 // Close, the mock's goroutines (hub loops, senders, the library's reaper)
-// are all gone.
+// are all gone. In a bubble over an in-memory network: once synctest.Wait
+// says every goroutine of the bubble is blocked or gone, the count is
+// final; no poll.
 func TestCloseLeavesNoGoroutines(t *testing.T) {
-	http.DefaultClient.CloseIdleConnections()
-	noRedirect.CloseIdleConnections()
-	before := runtime.NumGoroutine()
-	func() {
-		s, err := mockhub.New(mockhub.Config{KeepAliveInterval: 50 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ts := httptest.NewServer(s)
-		var conns []*rawConn
-		for i := range 10 {
-			_, tok, _ := s.CreateDevice("", "")
-			c, err := rawDial(t, ts.URL, hubHeaders(tok.Token))
+	synctest.Test(t, func(t *testing.T) {
+		before := runtime.NumGoroutine()
+		var pn testutil.PipeNet
+		hc := pn.Client(t)
+		func() {
+			s, err := mockhub.New(mockhub.Config{KeepAliveInterval: 50 * time.Millisecond, Listen: pn.Listen})
 			if err != nil {
 				t.Fatal(err)
 			}
-			c.invoke("1", "VerifySelf")
-			c.next(wait)
-			if i%2 == 0 {
-				c.close()
-			} else {
-				conns = append(conns, c)
+			ln, err := pn.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
 			}
+			hs := &http.Server{Handler: s}
+			go hs.Serve(ln)
+			var conns []*rawConn
+			for i := range 10 {
+				_, tok, _ := s.CreateDevice("", "")
+				c, err := rawDialWith(t, hc, "http://"+ln.Addr().String(), hubHeaders(tok.Token))
+				if err != nil {
+					t.Fatal(err)
+				}
+				c.invoke("1", "VerifySelf")
+				c.next(wait)
+				if i%2 == 0 {
+					c.close()
+				} else {
+					conns = append(conns, c)
+				}
+			}
+			s.Freeze(time.Minute)
+			s.DropConnections()
+			s.Freeze(0)
+			s.Close()
+			hs.Close()
+			for _, c := range conns {
+				c.closed(wait)
+			}
+			hc.CloseIdleConnections()
+		}()
+		synctest.Wait()
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<20)
+			t.Errorf("%d goroutines before, %d after Close:\n%s", before, n, buf[:runtime.Stack(buf, true)])
 		}
-		s.Freeze(time.Minute)
-		s.DropConnections()
-		s.Freeze(0)
-		s.Close()
-		ts.Close()
-		for _, c := range conns {
-			c.closed(wait)
-		}
-		noRedirect.CloseIdleConnections()
-	}()
-	testutil.Eventually(wait, func() bool { return runtime.NumGoroutine() <= before })
-	if n := runtime.NumGoroutine(); n > before {
-		buf := make([]byte, 1<<20)
-		t.Errorf("%d goroutines before, %d after Close:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-	}
+	})
 }

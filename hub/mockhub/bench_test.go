@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
-	"github.com/hubgate/hubgate/internal/testutil"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 )
 
 // BenchmarkPushCommand measures a DeviceCommand from PushCommand to its
@@ -16,7 +16,7 @@ func BenchmarkPushCommand(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	testutil.WaitFor(b, "registration", func() bool { return s.Connections(dev.ID) == 1 })
+	mockhubtest.WaitEvent(b, s, 0, "the connection", action("connected", dev.ID))
 	for b.Loop() {
 		if err := s.PushCommand(dev.ID, "bench", nil); err != nil {
 			b.Fatal(err)

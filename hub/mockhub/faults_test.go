@@ -14,6 +14,7 @@ import (
 	"github.com/philippseith/signalr"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
@@ -29,7 +30,8 @@ func TestDropFault(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, "two connections", func() bool { return s.Connections(d1.ID) == 1 && s.Connections(d2.ID) == 1 })
+	mockhubtest.WaitEvent(t, s, 0, "the first connection", action("connected", d1.ID))
+	mockhubtest.WaitEvent(t, s, 0, "the second connection", action("connected", d2.ID))
 
 	var st mockhub.FaultState
 	if code, _, body := call(t, "POST", ts.URL+"/mock/faults", "", `{"drop":true}`, &st); code != 200 || st.Dropped != 2 {
@@ -47,9 +49,8 @@ func TestDropFault(t *testing.T) {
 			t.Errorf("the drop sent a close frame: %v", err)
 		}
 	}
-	testutil.WaitFor(t, "devices disconnected", func() bool {
-		return !deviceInfo(t, ts.URL, d1.ID).Connected && !deviceInfo(t, ts.URL, d2.ID).Connected
-	})
+	mockhubtest.WaitEvent(t, s, 0, "the first disconnect", action("disconnected", d1.ID))
+	mockhubtest.WaitEvent(t, s, 0, "the second disconnect", action("disconnected", d2.ID))
 	// New connections are welcome at once.
 	if _, err := rawDial(t, ts.URL, hubHeaders(t1.Token)); err != nil {
 		t.Errorf("reconnect after a drop: %v", err)
@@ -59,6 +60,7 @@ func TestDropFault(t *testing.T) {
 	c := dial(t, ts.URL, t2.Token, r)
 	states := make(chan signalr.ClientState, 100)
 	c.ObserveStateChanged(states)
+	since := lastSeq(s)
 	s.DropConnections()
 	waitLeft(t, states)
 	wctx, cancel := context.WithTimeout(context.Background(), wait)
@@ -66,7 +68,7 @@ func TestDropFault(t *testing.T) {
 	if err := <-c.WaitForState(wctx, signalr.ClientConnected); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, "reconnected", func() bool { return s.Connections(d2.ID) == 1 })
+	mockhubtest.WaitEvent(t, s, since, "the reconnection", action("connected", d2.ID))
 	if err := s.PushCommand(d2.ID, "after drop", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -254,15 +256,18 @@ func TestFreezeIsNoticedByAGoClient(t *testing.T) {
 	}
 	// The old connection is gone, a new one is up.
 	var oldID string
+	var oldSeq int64
 	for _, e := range first {
 		if e.Action == "connected" {
-			oldID = e.ConnectionID
+			oldID, oldSeq = e.ConnectionID, e.Seq
 		}
 	}
 	if _, err := s.WaitEvent(wctx, 0, func(e mockhub.Event) bool { return e.Action == "disconnected" && e.ConnectionID == oldID }); err != nil {
 		t.Fatal("the frozen connection never ended after the thaw")
 	}
-	testutil.WaitFor(t, "new connection", func() bool { return s.Connections(dev.ID) == 1 })
+	mockhubtest.WaitEvent(t, s, oldSeq, "the new connection", func(e mockhub.Event) bool {
+		return e.Action == "connected" && e.DeviceID == dev.ID && e.ConnectionID != oldID
+	})
 	if err := invoke(c, wait, nil, "VerifySelf"); err != nil {
 		t.Fatal(err)
 	}

@@ -273,9 +273,15 @@ func postNegotiate(u string, h http.Header, out any) error {
 }
 
 func postNegotiateCtx(ctx context.Context, u string, h http.Header, out any) error {
+	return postNegotiateWith(ctx, noRedirect, u, h, out)
+}
+
+// postNegotiateWith is postNegotiateCtx over hc (a client of the bubble's
+// in-memory network, say).
+func postNegotiateWith(ctx context.Context, hc *http.Client, u string, h http.Header, out any) error {
 	req, _ := http.NewRequestWithContext(ctx, "POST", u, nil)
 	req.Header = h.Clone()
-	resp, err := noRedirect.Do(req)
+	resp, err := hc.Do(req)
 	if err != nil {
 		return err
 	}
@@ -297,8 +303,14 @@ type negotiateAnswer struct {
 // the service's (the access token as bearer, X-Device-Token kept), as the
 // official clients follow it.
 func negotiate(base string, h http.Header) (negotiation, error) {
+	return negotiateWith(noRedirect, base, h)
+}
+
+// negotiateWith is negotiate over hc.
+func negotiateWith(hc *http.Client, base string, h http.Header) (negotiation, error) {
+	ctx := context.Background()
 	var neg negotiateAnswer
-	if err := postNegotiate(base+"/device/negotiate?negotiateVersion=1", h, &neg); err != nil {
+	if err := postNegotiateWith(ctx, hc, base+"/device/negotiate?negotiateVersion=1", h, &neg); err != nil {
 		return negotiation{}, err
 	}
 	if neg.URL == "" {
@@ -308,7 +320,7 @@ func negotiate(base string, h http.Header) (negotiation, error) {
 	n.header.Set("Authorization", "Bearer "+neg.AccessToken)
 	nu, _ := url.Parse(neg.URL)
 	nu.Path = strings.TrimSuffix(nu.Path, "/") + "/negotiate"
-	if err := postNegotiate(nu.String(), n.header, &neg); err != nil {
+	if err := postNegotiateWith(ctx, hc, nu.String(), n.header, &neg); err != nil {
 		return negotiation{}, err
 	}
 	n.connectToken = neg.ConnectionToken
@@ -348,14 +360,24 @@ func (n negotiation) wsURL() string {
 // connection.
 func rawDial(t testing.TB, base string, h http.Header) (*rawConn, error) {
 	t.Helper()
-	n, err := negotiate(base, h)
+	return rawDialWith(t, nil, base, h)
+}
+
+// rawDialWith is rawDial over hc (nil: the default clients).
+func rawDialWith(t testing.TB, hc *http.Client, base string, h http.Header) (*rawConn, error) {
+	t.Helper()
+	nc := hc
+	if nc == nil {
+		nc = noRedirect
+	}
+	n, err := negotiateWith(nc, base, h)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	dctx, dcancel := context.WithTimeout(ctx, wait)
 	defer dcancel()
-	ws, resp, err := websocket.Dial(dctx, n.wsURL(), &websocket.DialOptions{HTTPHeader: n.header.Clone()})
+	ws, resp, err := websocket.Dial(dctx, n.wsURL(), &websocket.DialOptions{HTTPHeader: n.header.Clone(), HTTPClient: hc})
 	if err != nil {
 		cancel()
 		if resp != nil {
@@ -457,4 +479,18 @@ func (c *rawConn) closed(timeout time.Duration) bool {
 			return false
 		}
 	}
+}
+
+// action matches a journal entry of the action for the device.
+func action(name, deviceID string) func(mockhub.Event) bool {
+	return func(e mockhub.Event) bool { return e.Action == name && e.DeviceID == deviceID }
+}
+
+// lastSeq is the sequence number of s's latest journal entry (0: none).
+func lastSeq(s *mockhub.Server) int64 {
+	evs := s.Events(0)
+	if len(evs) == 0 {
+		return 0
+	}
+	return evs[len(evs)-1].Seq
 }

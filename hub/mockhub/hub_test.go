@@ -16,7 +16,7 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
-	"github.com/hubgate/hubgate/internal/testutil"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 )
 
 type command struct {
@@ -194,7 +194,10 @@ func TestHubWithGoClient(t *testing.T) {
 	if err := <-c.Send("DeviceStartedListening"); err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, "isListening", func() bool { return deviceInfo(t, ts.URL, dev.ID).Device.IsListening })
+	mockhubtest.WaitEvent(t, s, 0, "DeviceStartedListening", action("DeviceStartedListening", dev.ID))
+	if !deviceInfo(t, ts.URL, dev.ID).Device.IsListening {
+		t.Fatal("DeviceStartedListening did not set isListening")
+	}
 	call(t, "POST", ts.URL+"/mock/devices/"+dev.ID+"/stop-listening", "", nil, nil)
 	recv(t, r.stops, "StopListening")
 	if err := invoke(c, wait, nil, "DeviceStoppedListening"); err != nil {
@@ -245,13 +248,14 @@ func TestHubWithGoClient(t *testing.T) {
 	}
 
 	// Disconnecting clears isConnected and isListening.
+	since := lastSeq(s)
 	c.Send("DeviceStartedListening")
-	testutil.WaitFor(t, "isListening", func() bool { return deviceInfo(t, ts.URL, dev.ID).Device.IsListening })
+	since = mockhubtest.WaitEvent(t, s, since, "DeviceStartedListening again", action("DeviceStartedListening", dev.ID)).Seq
 	c.Stop()
-	testutil.WaitFor(t, "disconnect", func() bool {
-		i := deviceInfo(t, ts.URL, dev.ID)
-		return !i.Connected && !i.Device.IsConnected && !i.Device.IsListening && i.Device.IsVerified
-	})
+	mockhubtest.WaitEvent(t, s, since, "the disconnect", action("disconnected", dev.ID))
+	if i := deviceInfo(t, ts.URL, dev.ID); i.Connected || i.Device.IsConnected || i.Device.IsListening || !i.Device.IsVerified {
+		t.Errorf("after the disconnect: %+v", i)
+	}
 	if st, _, _ := call(t, "POST", ts.URL+"/mock/devices/"+dev.ID+"/command", "", `{"command":"x"}`, nil); st != 409 {
 		t.Errorf("command without a connection: %d", st)
 	}
@@ -264,7 +268,7 @@ func TestHubPushesArriveInOrderWithExactWireShape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, "registration", func() bool { return s.Connections(dev.ID) == 1 })
+	mockhubtest.WaitEvent(t, s, 0, "the connection", action("connected", dev.ID))
 	const n = 300
 	for i := range n {
 		switch i % 3 {
@@ -408,7 +412,7 @@ func TestDisabledTokenDropsAndIsRefused(t *testing.T) {
 	}
 	// The client loses its connection...
 	waitLeft(t, states)
-	testutil.WaitFor(t, "connection dropped", func() bool { return !deviceInfo(t, ts.URL, dev.ID).Connected })
+	mockhubtest.WaitEvent(t, s, 0, "the dropped connection", action("disconnected", dev.ID))
 	// ...and reconnecting is refused with 401.
 	_, err := signalr.NewHTTPConnection(context.Background(), ts.URL+"/device",
 		signalr.WithHTTPHeaders(func() http.Header { return hubHeaders(tok.Token) }))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 	"github.com/hubgate/hubgate/internal/testenv"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
@@ -165,7 +166,7 @@ func TestOfficialSignalRClient(t *testing.T) {
 			if transport != tc.wire {
 				t.Errorf("connected over %v, want %s", transport, tc.wire)
 			}
-			testutil.WaitFor(t, "disconnect", func() bool { return !deviceInfo(t, ts.URL, dev.ID).Connected })
+			mockhubtest.WaitEvent(t, s, 0, "the disconnect", action("disconnected", dev.ID))
 
 			// Disabled token: refused.
 			if st, _, _ := call(t, "POST", ts.URL+"/mock/tokens/"+tok.ID+"/disable", "", nil, nil); st != 200 {
@@ -204,7 +205,7 @@ func TestOfficialSignalRClientDroppedByDisable(t *testing.T) {
 			if code := js.exitCode(t); code != 3 {
 				t.Errorf("node exit %d after its connection was dropped", code)
 			}
-			testutil.WaitFor(t, "disconnect", func() bool { return s.Connections(dev.ID) == 0 })
+			mockhubtest.WaitEvent(t, s, 0, "the disconnect", action("disconnected", dev.ID))
 		})
 	}
 }
@@ -231,7 +232,7 @@ func TestOfficialSignalRClientNoticesAFreeze(t *testing.T) {
 			}
 			js.exitCode(t)
 			s.Freeze(0)
-			testutil.WaitFor(t, "disconnect after the thaw", func() bool { return s.Connections(dev.ID) == 0 })
+			mockhubtest.WaitEvent(t, s, 0, "the disconnect after the thaw", action("disconnected", dev.ID))
 		})
 	}
 }
@@ -264,11 +265,14 @@ func TestOfficialSignalRClientFollowsTheRedirect(t *testing.T) {
 			if n := s.ExpireServiceTokens(); n != 1 {
 				t.Errorf("%d live service tokens, want 1", n)
 			}
+			since := lastSeq(s)
 			s.DropConnections()
 			js.expect(t, "reconnecting")
 			js.expect(t, "reconnected")
 			js.expect(t, "verified")
-			testutil.WaitFor(t, "one connection", func() bool { return s.Connections(dev.ID) == 1 })
+			// One connection: the dropped one gone, the new one there.
+			mockhubtest.WaitEvent(t, s, since, "the dropped connection's end", action("disconnected", dev.ID))
+			mockhubtest.WaitEvent(t, s, since, "the new connection", action("connected", dev.ID))
 			if err := s.PushCommand(dev.ID, "second", nil); err != nil {
 				t.Fatal(err)
 			}

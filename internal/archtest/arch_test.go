@@ -35,10 +35,11 @@ var allowed = map[string][]string{
 	// running daemon or read its journal, serve the Automate contract
 	// alone, test rules or install the service; the mock's command line
 	// is the mock's (hub/mockhub/mockcli), the control socket's is
-	// bridge/control/controlcli.
-	"cmd/hubgate": {"bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "hub/mockhub/mockcli", "bridge/control/controlcli", "internal/demo",
-		"bridge", "bridge/control", "bridge/journal", "bridge/rules", "automate", "automate/server", "automate/engine",
-		"automate/assistant", "automate/scripted", "automate/llm", "deviceapi", "hub", "oauth", "internal/"},
+	// bridge/control/controlcli, the rules' is bridge/rules/rulescli,
+	// automate serve's is automate/server/servecli.
+	"cmd/hubgate": {"bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "hub/mockhub/mockcli", "bridge/control/controlcli", "bridge/rules/rulescli", "automate/server/servecli", "internal/demo",
+		"bridge", "bridge/control", "bridge/journal", "bridge/rules", "automate/server", "automate/engine",
+		"deviceapi", "hub", "oauth", "internal/"},
 	// The demo assembles a whole installation in one process, as cmd
 	// does: the mock, pairing (with configs' secret store), the daemon.
 	"internal/demo": {"bridge/daemon", "deviceapi/pairing", "hub/mockhub", "configs", "bridge", "bridge/journal", "bridge/rules",
@@ -51,8 +52,12 @@ var allowed = map[string][]string{
 	"bridge":                 {"bridge/rules", "bridge/journal", "hub", "automate", "deviceapi", "internal/"},
 	"bridge/rules":           {"automate", "deviceapi", "internal/"},
 	"bridge/rules/rulestest": {"bridge/rules", "internal/"},
-	"bridge/journal":         {"automate", "internal/"},
-	"bridge/control":         {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
+	// The rules' command line (config check, rules test); only cmd
+	// imports it. It takes the configuration loaded and the macro as
+	// `mock send` builds it.
+	"bridge/rules/rulescli": {"bridge/rules", "configs", "deviceapi", "hub/mockhub/mockcli", "internal/"},
+	"bridge/journal":        {"automate", "internal/"},
+	"bridge/control":        {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
 	// The control socket's command line; only cmd imports it.
 	"bridge/control/controlcli": {"bridge", "bridge/control", "bridge/journal", "automate", "hub", "oauth", "internal/"},
 	"bridge/notify":             {"bridge", "bridge/journal", "bridge/rules", "automate", "internal/"},
@@ -73,6 +78,9 @@ var allowed = map[string][]string{
 	"automate/server":    {"automate", "automate/assistant", "internal/"},
 	"automate/scripted":  {"automate", "automate/assistant", "automate/toolkit", "internal/"},
 	"automate/llm":       {"automate", "automate/assistant", "automate/toolkit", "internal/"},
+	// `automate serve`'s command line and the engine the configuration
+	// names; only cmd imports it.
+	"automate/server/servecli": {"automate", "automate/server", "automate/engine", "automate/llm", "automate/scripted", "configs", "internal/"},
 	// engine chooses between the engines; nothing but cmd imports it.
 	"automate/engine": {"automate", "automate/assistant", "automate/scripted", "automate/llm", "internal/"},
 

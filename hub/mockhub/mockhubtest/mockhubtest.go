@@ -6,11 +6,13 @@
 package mockhubtest
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // Options configures Start. The zero value serves a mock with
@@ -55,4 +57,19 @@ func Start(tb testing.TB, o Options) *Mock {
 		ts.Close()
 	})
 	return &Mock{Server: m, URL: ts.URL, HTTP: ts}
+}
+
+// WaitEvent waits (at most testutil.DefaultTimeout) for the first entry
+// of m's journal above since that match accepts, and returns it; tb fails
+// naming what it waited for. The mock records a connection, its end and
+// each hub call once it changed its state, so that state is there to read.
+func WaitEvent(tb testing.TB, m *mockhub.Server, since int64, what string, match func(mockhub.Event) bool) mockhub.Event {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.DefaultTimeout)
+	defer cancel()
+	e, err := m.WaitEvent(ctx, since, match)
+	if err != nil {
+		tb.Fatalf("no %s in the mock's journal within %s: %v", what, testutil.DefaultTimeout, err)
+	}
+	return e
 }

@@ -1,0 +1,76 @@
+package rulescli
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
+)
+
+// load loads a config file of yaml, with no environment.
+func load(t *testing.T, yaml string) *configs.Config {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := configs.Load(configs.LoadOptions{Path: path, Env: func(string) string { return "" },
+		UserConfigDir: func() (string, error) { return dir, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+const lightsRule = `bridge:
+  rules:
+    - name: lights
+      match: {command_regex: '(?i)lights (?P<state>on|off)'}
+      run: {prompt: "lights {{.Named.state}}"}
+`
+
+// Check says how many rules route what, and warns when nothing can run.
+func TestCheckSaysWhatTheConfigurationRoutes(t *testing.T) {
+	var out, errOut strings.Builder
+	cfg := load(t, lightsRule)
+	if err := Check(CheckOptions{Config: cfg, Out: &out, Err: &errOut}); err != nil {
+		t.Fatal(err)
+	}
+	if want := cfg.File() + ": valid\n1 rules, 0 command tools; unmatched commands are ignored\n"; out.String() != want || errOut.Len() != 0 {
+		t.Errorf("out %q err %q, want %q", out.String(), errOut.String(), want)
+	}
+}
+
+// Test routes a command with its macro's events as the daemon would; an
+// event that is not a MacroEvent is a usage error, a macro file that
+// cannot be read a configuration error naming its flag.
+func TestTestRoutesOneCommand(t *testing.T) {
+	cfg := load(t, lightsRule)
+	var out strings.Builder
+	asked := false
+	err := Test(TestOptions{Config: cfg, Command: "lights on", Events: []string{`{"eventType":"Type","typedPhrase":"x"}`}, JSON: true,
+		DeviceType: func() string { asked = true; return "" }, Out: &out, Now: func() time.Time { return time.Unix(0, 0) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res rules.Explanation
+	if err := json.Unmarshal([]byte(out.String()), &res); err != nil || res.Rule != "lights" || res.ConfigSrc != cfg.File() || !asked {
+		t.Errorf("explanation %s (%v), device type asked: %v", out.String(), err, asked)
+	}
+	var u *mockcli.UsageError
+	if err := Test(TestOptions{Config: cfg, Command: "x", Events: []string{`"text"`}, Out: &out}); !errors.As(err, &u) {
+		t.Errorf("a bad event: %v", err)
+	}
+	var v *configs.ValidationError
+	if err := Test(TestOptions{Config: cfg, Command: "x", MacroFile: filepath.Join(t.TempDir(), "none.json"), Out: &out}); !errors.As(err, &v) || !strings.Contains(err.Error(), "--macro: cannot read a macro") {
+		t.Errorf("a missing macro file: %v", err)
+	}
+}
