@@ -190,10 +190,16 @@ func denyInspection(log *slog.Logger) {
 	}
 }
 
-// isDaemon says whether args run the daemon (`hubgate [flags] run`).
+// isDaemon says whether args run the daemon (`hubgate [flags] run`). It
+// asks cobra in a root with the global flags and only `run` beneath it:
+// any other command is then unknown, and the daemon does not build every
+// command twice (what it allocates at start stays in its idle memory).
 func isDaemon(args []string) bool {
-	c, _, err := newRootCommand(&app{getenv: os.Getenv}).Find(args)
-	return err == nil && c.Name() == "run"
+	a := &app{getenv: os.Getenv}
+	root := newBareRoot(a)
+	root.AddCommand(newRunCommand(a))
+	c, _, err := root.Find(args)
+	return err == nil && c == root.Commands()[0]
 }
 
 // useOneProc gives the daemon one P unless GOMAXPROCS is set. Its work is
