@@ -2,13 +2,15 @@ package automate
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
+
+	"github.com/hubgate/hubgate/internal/lazyregexp"
 )
 
+// Compiled on first use: every hubgate process links this package.
 var (
-	clientToolNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
-	mcpServerNameRE  = regexp.MustCompile(`^[a-z0-9-]+$`)
+	clientToolNameRE = lazyregexp.New(`^[A-Za-z0-9_-]+$`)
+	mcpServerNameRE  = lazyregexp.New(`^[a-z0-9-]+$`)
 )
 
 // ClientToolNameProblem returns the contract rule a client tool name

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -300,12 +301,24 @@ func (f *flow) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
+// pageSource is the sign-in's result page, parsed on its first use (page):
+// every hubgate process links this package, the idle daemon included.
+const pageSource = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>hubgate: {{.Title}}</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{font-family:system-ui,sans-serif;max-width:36em;margin:4em auto;padding:0 1em;color:#222}</style>
 </head><body><h1>{{.Title}}</h1><p>{{.Message}}</p></body></html>
-`))
+`
+
+var pageTemplate struct {
+	once sync.Once
+	t    *template.Template
+}
+
+func parsedPage() *template.Template {
+	pageTemplate.once.Do(func() { pageTemplate.t = template.Must(template.New("page").Parse(pageSource)) })
+	return pageTemplate.t
+}
 
 func writePage(w http.ResponseWriter, p page) {
 	h := w.Header()
@@ -315,7 +328,7 @@ func writePage(w http.ResponseWriter, p page) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
 	w.WriteHeader(p.status)
-	_ = pageTemplate.Execute(w, struct{ Title, Message string }{p.title, p.message})
+	_ = parsedPage().Execute(w, struct{ Title, Message string }{p.title, p.message})
 }
 
 // randomState returns 32 random bytes, base64url without padding.

@@ -8,9 +8,10 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/hubgate/hubgate/internal/lazyregexp"
 )
 
 // ErrSignInPage: the sign-in page itself answered an error (a client id or
@@ -89,8 +90,8 @@ func (c *Client) signInPageProbe(parent context.Context, authURL, redirect strin
 
 var (
 	// Elements whose text is not the page's message.
-	pageNoise = regexp.MustCompile(`(?is)<(head|script|style|title)\b.*?</(head|script|style|title)\s*>`)
-	pageTag   = regexp.MustCompile(`(?s)<[^>]*>`)
+	pageNoise = lazyregexp.New(`(?is)<(head|script|style|title)\b.*?</(head|script|style|title)\s*>`)
+	pageTag   = lazyregexp.New(`(?s)<[^>]*>`)
 )
 
 // pageExcerpt is the start of a page's visible text: tags and the head

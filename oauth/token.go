@@ -10,12 +10,13 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"golang.org/x/oauth2"
+
+	"github.com/hubgate/hubgate/internal/lazyregexp"
 )
 
 // maxTokenBody bounds a token endpoint answer.
@@ -162,7 +163,7 @@ func parseTokenAnswer(contentType string, body []byte, now time.Time) (*oauth2.T
 	return tok.WithExtra(extra), nil
 }
 
-var msDate = regexp.MustCompile(`^/Date\((-?\d+)([+-]\d{4})?\)/$`)
+var msDate = lazyregexp.New(`^/Date\((-?\d+)([+-]\d{4})?\)/$`)
 
 // expirationLayouts are the date forms ParseExpiration reads, the zoned
 // ones first. A form without a zone is read as UTC (what .NET's

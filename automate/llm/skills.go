@@ -240,8 +240,19 @@ func score(query map[string]bool, c candidate) int {
 }
 
 // stopWords are made on first use, as the regular expressions
-// (lazyregexp): few hubgate processes run a model.
-var stopWords = sync.OnceValue(func() map[string]bool {
+// (lazyregexp): few hubgate processes run a model. A sync.Once, not a
+// package-level sync.OnceValue, so that the package has no init work.
+func stopWords() map[string]bool {
+	stopWordSet.once.Do(func() { stopWordSet.m = makeStopWords() })
+	return stopWordSet.m
+}
+
+var stopWordSet struct {
+	once sync.Once
+	m    map[string]bool
+}
+
+func makeStopWords() map[string]bool {
 	words := map[string]bool{}
 	for _, w := range strings.Fields(`the and for with that this from your you are was were will would can could should
 		have has had not but all any into onto out about over under then than them they their there these those what when
@@ -250,7 +261,7 @@ var stopWords = sync.OnceValue(func() map[string]bool {
 		words[w] = true
 	}
 	return words
-})
+}
 
 // terms cuts text into its relevance terms.
 func terms(text string) map[string]bool {

@@ -42,7 +42,7 @@ type Stdio struct {
 // Main runs the command line args and returns the exit code. ctx ends the
 // command (SIGINT/SIGTERM in main); getenv reads the environment.
 func Main(ctx context.Context, args []string, stdio Stdio, getenv func(string) string) int {
-	root := newRootCommand(&app{stdio: stdio, getenv: getenv, args: args})
+	root := commandTree(&app{stdio: stdio, getenv: getenv, args: args}, args)
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)

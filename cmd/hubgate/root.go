@@ -27,6 +27,16 @@ type app struct {
 }
 
 func newRootCommand(a *app) *cobra.Command {
+	root := newBareRoot(a)
+	root.AddCommand(newAutomateCommand(a), newVersionCommand(), newPairCommand(a), newUnpairCommand(a), newMockCommand(a), newRunCommand(a), newDemoCommand(a))
+	root.AddCommand(newConfigCommand(a), newRulesCommand(a), newServiceCommand(a))
+	root.AddCommand(a.control().Commands()...)
+	return root
+}
+
+// newBareRoot is the hubgate command without its subcommands: its help,
+// version and global flags.
+func newBareRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "hubgate",
 		Short: "Gateway between a remote device hub and a local AI assistant",
@@ -43,9 +53,6 @@ local AI assistant behind a loopback Automate server, which hubgate also hosts.`
 	root.PersistentFlags().StringVar(&a.configPath, "config", "", "config file (default $XDG_CONFIG_HOME/hubgate/config.yaml)")
 	root.PersistentFlags().StringVar(&a.logLevel, "log-level", "", "log level: debug, info, warn, error (overrides the config)")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "", "log format: text or json (overrides the config)")
-	root.AddCommand(newAutomateCommand(a), newVersionCommand(), newPairCommand(a), newUnpairCommand(a), newMockCommand(a), newRunCommand(a), newDemoCommand(a))
-	root.AddCommand(newConfigCommand(a), newRulesCommand(a), newServiceCommand(a))
-	root.AddCommand(a.control().Commands()...)
 	return root
 }
 

@@ -191,8 +191,30 @@ func denyInspection(log *slog.Logger) {
 
 // isDaemon says whether args run the daemon (`hubgate [flags] run`).
 func isDaemon(args []string) bool {
-	c, _, err := newRootCommand(&app{getenv: os.Getenv}).Find(args)
-	return err == nil && c.Name() == "run"
+	_, ok := daemonTree(&app{getenv: os.Getenv}, args)
+	return ok
+}
+
+// commandTree is the command tree Main runs args with: for the daemon
+// the root with only `run` beneath it (the daemon builds no command it
+// cannot run: what it allocates and runs at start stays in its idle
+// memory), else the whole tree.
+func commandTree(a *app, args []string) *cobra.Command {
+	if root, ok := daemonTree(a, args); ok {
+		return root
+	}
+	return newRootCommand(a)
+}
+
+// daemonTree is the root with the global flags and only `run` beneath
+// it, and whether args select run in it (cobra finds any other command
+// unknown there).
+func daemonTree(a *app, args []string) (*cobra.Command, bool) {
+	root := newBareRoot(a)
+	run := newRunCommand(a)
+	root.AddCommand(run)
+	c, _, err := root.Find(args)
+	return root, err == nil && c == run
 }
 
 // useOneProc gives the daemon one P unless GOMAXPROCS is set. Its work is

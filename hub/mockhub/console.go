@@ -15,14 +15,24 @@ import (
 //go:embed console
 var consoleFS embed.FS
 
-var consoleTypes = map[string]string{
-	"index.html":  "text/html; charset=utf-8",
-	"console.js":  "text/javascript; charset=utf-8",
-	"console.css": "text/css; charset=utf-8",
+// consoleType is the content type of a console file ("" for none). A
+// switch, not a package-level map: a map literal is init work in every
+// hubgate process.
+func consoleType(name string) string {
+	switch name {
+	case "index.html":
+		return "text/html; charset=utf-8"
+	case "console.js":
+		return "text/javascript; charset=utf-8"
+	case "console.css":
+		return "text/css; charset=utf-8"
+	}
+	return ""
 }
 
 func serveConsoleFile(w http.ResponseWriter, name string) {
-	ct, ok := consoleTypes[name]
+	ct := consoleType(name)
+	ok := ct != ""
 	b, err := consoleFS.ReadFile(path.Join("console", name))
 	if !ok || err != nil {
 		writeProblem(w, http.StatusNotFound, errNoAsset.Error()+": "+name)

@@ -54,9 +54,17 @@ func (s *Server) explorerRoutes(r chi.Router) {
 // swgui's v5emb package does: statigz reads and hashes every file, 231 KB
 // and the pages of 1.5 MB of embedded files that no other hubgate
 // process (the daemon above all) should pay for.
-var explorerAssets = sync.OnceValue(func() http.Handler {
-	return http.StripPrefix(explorerPath+"/", statigz.FileServer(static.FS))
-})
+func explorerAssets() http.Handler {
+	explorerFiles.once.Do(func() {
+		explorerFiles.h = http.StripPrefix(explorerPath+"/", statigz.FileServer(static.FS))
+	})
+	return explorerFiles.h
+}
+
+var explorerFiles struct {
+	once sync.Once
+	h    http.Handler
+}
 
 // explorerPage is the explorer's index: Swagger UI's standalone bootstrap
 // (as swgui's template, without its proxy and scheme hooks) reading

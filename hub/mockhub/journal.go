@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 )
 
 // Journal entry kinds (Event.Source).
@@ -194,7 +195,12 @@ const redacted = "[redacted]"
 // passwords and the OAuth state (a client's CSRF secret). Names compare
 // without case, "_" or "-".
 func secretKey(name string) bool {
-	n := keyFolder.Replace(strings.ToLower(name))
+	n := strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, name)
 	switch n {
 	case "token", "accesstoken", "refreshtoken", "idtoken", "devicetoken", "connectiontoken",
 		"code", "codeverifier", "codechallenge", "clientsecret", "secret", "password", "state", "authorization":
@@ -202,8 +208,6 @@ func secretKey(name string) bool {
 	}
 	return false
 }
-
-var keyFolder = strings.NewReplacer("_", "", "-", "")
 
 // mayNameSecret reports whether a text holds a word every secret name
 // contains (without case): a text without one has nothing to redact.

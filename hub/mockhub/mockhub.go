@@ -152,7 +152,7 @@ type Server struct {
 
 	svc *service // the SignalR service the negotiate redirects to; nil with Config.DirectHub
 
-	docOnce sync.Once // the OpenAPI document, generated on first use
+	docOnce sync.Once // the OpenAPI document with this server's examples, made on first use
 	doc     []byte
 	docErr  error
 

@@ -359,6 +359,36 @@ func examplesOf(t *testing.T, doc *openapi3.T, path string) any {
 	return ex
 }
 
+// TestOpenAPIParameterExamplesFollowConfig: the parameters that take the
+// client id, the device type and the grant type have this server's
+// values as their examples (the embedded document is generated once for
+// every configuration).
+func TestOpenAPIParameterExamplesFollowConfig(t *testing.T) {
+	s, _ := newMock(t, mockhub.Config{ClientID: "client-x", DeviceTypeID: "type-x"})
+	doc, _ := loadDoc(t, s)
+	want := map[string]any{"client_id": "client-x", "deviceTypeId": "type-x", "grant_type": "code"}
+	seen := map[string]int{}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for _, p := range op.Parameters {
+				w, ok := want[p.Value.Name]
+				if !ok {
+					continue
+				}
+				seen[p.Value.Name]++
+				if p.Value.Example != w {
+					t.Errorf("%s %s: parameter %s (%s) has example %v, want %v", method, path, p.Value.Name, p.Value.In, p.Value.Example, w)
+				}
+			}
+		}
+	}
+	for name := range want {
+		if seen[name] == 0 {
+			t.Errorf("no operation has a parameter %s", name)
+		}
+	}
+}
+
 // TestOpenAPIValidatesWithSwaggerParser validates the document with
 // @apidevtools/swagger-parser (npm), a validator independent of both Go
 // libraries.

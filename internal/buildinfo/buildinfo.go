@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"sync"
 )
 
 // Version is what the build info says of this binary: the module
@@ -21,10 +22,19 @@ type Version struct {
 	goVer    string
 }
 
-// Read is the Version of the running binary.
+// Read is the Version of the running binary, read once: parsing the
+// build information allocates, and a start asks more than once.
 func Read() Version {
-	bi, ok := debug.ReadBuildInfo()
-	return Of(bi, ok)
+	read.once.Do(func() {
+		bi, ok := debug.ReadBuildInfo()
+		read.v = Of(bi, ok)
+	})
+	return read.v
+}
+
+var read struct {
+	once sync.Once
+	v    Version
 }
 
 // Of is the Version bi says (ok: debug.ReadBuildInfo found it).

@@ -145,7 +145,7 @@ func TestExamplesRouteToTheirRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, ex := range Examples {
+	for name, ex := range Examples() {
 		if _, ok := set.Rule(name); !ok {
 			t.Errorf("example for a rule the demo set does not have: %q", name)
 			continue
@@ -160,7 +160,7 @@ func TestExamplesRouteToTheirRules(t *testing.T) {
 	prompts := map[string]string{"typed-text": "hi there", "ask": "what is on my calendar"}
 	for _, r := range set.Rules() {
 		m := r.Spec().Match
-		if _, ok := Examples[r.Name()]; ok {
+		if _, ok := Examples()[r.Name()]; ok {
 			continue
 		}
 		if m.EventType == "" && m.CustomAction == "" {

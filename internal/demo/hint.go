@@ -10,19 +10,23 @@ import (
 )
 
 // Examples are example commands of the embedded demo rules, by rule name,
-// for the hint (a test checks that each routes to its rule).
-var Examples = map[string]string{
-	"hello":  "hello",
-	"slow":   "slow report",
-	"long":   "long analysis",
-	"notify": "notify hi",
+// for the hint (a test checks that each routes to its rule). A function,
+// not a package-level map: a map literal is init work in every hubgate
+// process.
+func Examples() map[string]string {
+	return map[string]string{
+		"hello":  "hello",
+		"slow":   "slow report",
+		"long":   "long analysis",
+		"notify": "notify hi",
+	}
 }
 
 // hint says how to push more commands, with the rules' commands.
 func (r *run) hint(base, deviceID string, set *rules.Set) {
 	bin := r.o.Invocation
 	send := fmt.Sprintf("%s mock send --url %s --device %s", bin, base, deviceID)
-	example := Examples["notify"]
+	example := Examples()["notify"]
 	r.say("hint", map[string]any{"mockUrl": base, "deviceId": deviceID, "send": send + " --command " + ShellQuote(example)},
 		"\nThe demo keeps running. Push more commands from another terminal; each run's answer is printed here:\n  %s --command %s",
 		send, ShellQuote(example))
@@ -43,7 +47,7 @@ func (r *run) hint(base, deviceID string, set *rules.Set) {
 func ruleHint(rule *rules.Rule, send string) string {
 	desc := rule.Describe()
 	m := rule.Spec().Match
-	switch ex, ok := Examples[rule.Name()]; {
+	switch ex, ok := Examples()[rule.Name()]; {
 	case ok:
 		return fmt.Sprintf("  --command %-16s %s", ShellQuote(ex), desc)
 	case m.EventType != "" || m.CustomAction != "":
