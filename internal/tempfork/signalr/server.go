@@ -41,13 +41,13 @@ type Server interface {
 
 type server struct {
 	partyBase
-	newHub                  func() HubInterface
-	perConnectionHubFactory func(connectionID string) HubInterface
-	connectionHubs          map[string]HubInterface
-	connectionHubsMutex     sync.RWMutex
-	lifetimeManager         HubLifetimeManager
-	defaultHubClients       *defaultHubClients
-	groupManager            GroupManager
+	newHub                     func() HubInterface
+	perConnectionHubFactory    func(connectionID string) HubInterface
+	connectionHubs             map[string]HubInterface
+	connectionHubsMutex        sync.RWMutex
+	lifetimeManager            HubLifetimeManager
+	defaultHubClients          *defaultHubClients
+	groupManager               GroupManager
 	reconnectAllowed           bool
 	transports                 []TransportType
 	negotiationConnectionLimit int
@@ -59,8 +59,8 @@ func NewServer(ctx context.Context, options ...func(Party) error) (Server, error
 	info, dbg := buildInfoDebugLogger(log.NewLogfmtLogger(os.Stderr), false)
 	lifetimeManager := newLifeTimeManager(info)
 	server := &server{
-		lifetimeManager:           &lifetimeManager,
-		connectionHubs:            make(map[string]HubInterface),
+		lifetimeManager: &lifetimeManager,
+		connectionHubs:  make(map[string]HubInterface),
 		// Do NOT initialize defaultHubClients or groupManager yet
 		partyBase:                  newPartyBase(ctx, info, dbg),
 		reconnectAllowed:           true,
@@ -214,7 +214,7 @@ func (s *server) prefixLoggers(connectionID string) (info StructuredLogger, dbg 
 		if hubValue.Kind() == reflect.Ptr {
 			hubType = hubValue.Elem().Type()
 		}
-		
+
 	} else if s.newHub != nil {
 		hubValue := reflect.ValueOf(s.newHub())
 		if hubValue.Kind() == reflect.Ptr {

@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/coder/websocket"
 	"net/http"
 	"net/url"
-	"github.com/coder/websocket"
 )
 
 func NewWebSocketConnection(ctx context.Context, reqURL *url.URL, connectionID string, headers http.Header) (Connection, error) {
