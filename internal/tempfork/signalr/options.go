@@ -136,8 +136,36 @@ func buildInfoDebugLogger(logger log.Logger, debug bool) (log.Logger, log.Logger
 		logger = level.NewFilter(logger, level.AllowInfo())
 	}
 	infoLogger := &recoverLogger{level.Info(logger)}
+	if !debug {
+		// tempfork: the level filter drops every debug record; a no-op lets
+		// the callers skip building them (the caller lookup, timestamps and
+		// the formatting of every message sent and received).
+		return infoLogger, disabledLogger{}
+	}
 	debugLogger := log.With(&recoverLogger{level.Debug(logger)}, "caller", log.DefaultCaller)
 	return infoLogger, debugLogger
+}
+
+// disabledLogger is the debug logger when debug logging is off (tempfork).
+type disabledLogger struct{}
+
+func (disabledLogger) Log(...interface{}) error { return nil }
+
+// debugEnabled reports whether dbg logs anything: callers check it before
+// building an expensive record (tempfork).
+func debugEnabled(dbg log.Logger) bool {
+	_, off := dbg.(disabledLogger)
+	return !off
+}
+
+// withDebugPrefix is log.WithPrefix for a debug logger: the disabled logger
+// stays itself, so debugEnabled still sees it and no valuer (timestamp) is
+// evaluated for a record that is dropped (tempfork).
+func withDebugPrefix(dbg log.Logger, keyvals ...interface{}) log.Logger {
+	if !debugEnabled(dbg) {
+		return dbg
+	}
+	return log.WithPrefix(dbg, keyvals...)
 }
 
 // WithAlternateMethodName sets an alternate method name for hub or receiver method. This might be necessary

@@ -226,7 +226,7 @@ func (s *server) prefixLoggers(connectionID string) (info StructuredLogger, dbg 
 			"class", "Server",
 			"connection", connectionID,
 			"hub", hubType),
-		log.WithPrefix(s.dbg, "ts", log.DefaultTimestampUTC,
+		withDebugPrefix(s.dbg, "ts", log.DefaultTimestampUTC,
 			"class", "Server",
 			"connection", connectionID,
 			"hub", hubType)
