@@ -244,6 +244,18 @@ func (c *defaultHubConnection) writeMessage(message interface{}) error {
 		if c.ctx.Err() != nil {
 			return fmt.Errorf("hubConnection canceled: %w", c.ctx.Err())
 		}
+		if cw, ok := c.connection.(contextWriter); ok {
+			// tempfork: a connection whose write returns when c.ctx is done
+			// is written in this goroutine, not one started per message.
+			err := c.protocol.WriteMessage(message, writerWithContext{c.ctx, cw})
+			if err != nil {
+				if c.ctx.Err() != nil {
+					return fmt.Errorf("hubConnection canceled: %w", c.ctx.Err())
+				}
+				c.Abort()
+			}
+			return err
+		}
 		e := make(chan error, 1)
 		go func() { e <- c.protocol.WriteMessage(message, c.connection) }()
 		select {
@@ -261,3 +273,17 @@ func (c *defaultHubConnection) writeMessage(message interface{}) error {
 	}
 	return err
 }
+
+// contextWriter is a Connection whose write returns when the write has ended
+// or ctx is done, whichever is first (tempfork).
+type contextWriter interface {
+	writeContext(ctx context.Context, p []byte) (int, error)
+}
+
+// writerWithContext writes to a contextWriter with a context (tempfork).
+type writerWithContext struct {
+	ctx context.Context
+	w   contextWriter
+}
+
+func (w writerWithContext) Write(p []byte) (int, error) { return w.w.writeContext(w.ctx, p) }

@@ -33,24 +33,29 @@ func newWebSocketConnection(ctx context.Context, connectionID string, conn *webs
 }
 
 func (w *webSocketConnection) Write(p []byte) (n int, err error) {
+	return w.writeContext(w.Context(), p)
+}
+
+// writeContext writes p as one message and returns when the write has ended
+// or ctx is done, whichever is first. tempfork: upstream ran every write in
+// a goroutine of its own (ReadWriteWithContext) to return when the context
+// is done; websocket.Conn.Write already does (it closes the connection on
+// ctx's end, which unblocks the write), so the goroutine only cost a stack
+// per message.
+func (w *webSocketConnection) writeContext(ctx context.Context, p []byte) (n int, err error) {
 	messageType := websocket.MessageText
 	if w.transferMode == BinaryTransferMode {
 		messageType = websocket.MessageBinary
 	}
-	n, err = ReadWriteWithContext(w.Context(),
-		func() (int, error) {
-			err := w.conn.Write(w.Context(), messageType, p)
-			if err != nil {
-				return 0, err
-			}
-			return len(p), nil
-		},
-		func() {})
+	if err = ctx.Err(); err == nil {
+		err = w.conn.Write(ctx, messageType, p)
+	}
 	if err != nil {
 		err = fmt.Errorf("%T: %w", w, err)
 		_ = w.conn.Close(1000, err.Error())
+		return 0, err
 	}
-	return n, err
+	return len(p), nil
 }
 
 func (w *webSocketConnection) Read(p []byte) (n int, err error) {
