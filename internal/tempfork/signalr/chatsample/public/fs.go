@@ -1,0 +1,6 @@
+package public
+
+import "embed"
+
+//go:embed *
+var FS embed.FS
