@@ -10,7 +10,6 @@ import (
 	"path"
 
 	"github.com/coder/websocket"
-	"github.com/quic-go/webtransport-go"
 )
 
 // Doer is the *http.Client interface
@@ -143,16 +142,6 @@ func NewHTTPConnection(ctx context.Context, address string, options ...func(*htt
 	// Select the best connection
 	var conn Connection
 	switch {
-	case httpConn.hasTransport(TransportWebTransports) && negotiateResponse.hasTransport(TransportWebTransports):
-		var t webtransport.Transport
-		_, wtConn, err := t.Dial(ctx, reqURL.String(), req.Header)
-		if err != nil {
-			return nil, err
-		}
-
-		// TODO think about if the API should give the possibility to cancel this connections
-		conn = newWebTransportsConnection(context.Background(), negotiateResponse.ConnectionID, wtConn)
-
 	case httpConn.hasTransport(TransportWebSockets) && negotiateResponse.hasTransport(TransportWebSockets):
 		wsURL := reqURL
 

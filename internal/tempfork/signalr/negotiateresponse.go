@@ -3,6 +3,9 @@ package signalr
 type TransportType string
 
 var TransportWebSockets TransportType = "WebSockets"
+
+// TransportWebTransports is kept for the API; this fork has no WebTransports
+// client (see README.md): a negotiation that offers only it finds no transport.
 var TransportWebTransports TransportType = "WebTransports"
 var TransportServerSentEvents TransportType = "ServerSentEvents"
 
