@@ -296,6 +296,10 @@ func (s *Server) serviceFailingUntil() *time.Time {
 func (s *Server) closeService() {
 	if s.svc != nil {
 		_ = s.svc.srv.Close()
+		// Serve may not have taken the listener yet (it runs in its own
+		// goroutine), and then srv.Close has none to close: close it here,
+		// so that the port is released when Close returns.
+		_ = s.svc.ln.Close()
 	}
 }
 
