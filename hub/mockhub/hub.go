@@ -557,18 +557,20 @@ func (c *hubConn) send() {
 			p := c.queue[0]
 			c.queue = c.queue[1:]
 			c.mu.Unlock()
-			err := c.hc.SendInvocation(p.id, p.target, p.args)
 			journal := p.journal
 			if journal == nil {
 				journal = payload(p.args)
 			}
+			// Journaled before the write, so that the journal keeps cause
+			// before effect: once written, the client's answer can be
+			// journaled before this goroutine runs again. A failed write is
+			// a second entry, with the error.
 			ev := Event{Source: SourceHub, Direction: DirectionOut, Action: p.target, DeviceID: c.tr.deviceID, TokenID: c.tr.tokenID,
 				ConnectionID: c.id, Payload: journal}
-			if err != nil {
-				ev.Error = err.Error()
-			}
 			c.s.record(ev)
-			if err != nil {
+			if err := c.hc.SendInvocation(p.id, p.target, p.args); err != nil {
+				ev.Payload, ev.Error = nil, "not delivered: "+err.Error()
+				c.s.record(ev)
 				return
 			}
 		}

@@ -26,7 +26,9 @@ const (
 	// answer (connections, disconnections and rejections are "in" too).
 	DirectionIn = "in"
 	// DirectionOut is a hub invocation the mock sent to a connection (a
-	// push), entered when it was written to the connection.
+	// push), entered just before it is written to the connection (so a
+	// client's answer always comes after it); a write that failed is a
+	// second entry with the error ("not delivered: ...").
 	DirectionOut = "out"
 )
 

@@ -54,8 +54,8 @@ func TestJournalHasEveryCallInOrderWithRedactedPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	hc.next(wait) // the push arrived
-	// The mock journals a push once its write returned, which can be just
-	// after the client read it: wait for the entry, not for the clock.
+	// The push is journaled before it is written; wait for the entry
+	// rather than assume the order of two goroutines.
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	if _, err := m.WaitEvent(wctx, 0, func(e mockhub.Event) bool {
