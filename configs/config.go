@@ -11,12 +11,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/internal/lazyregexp"
 )
 
 //go:embed defaults.yaml
@@ -717,10 +717,10 @@ func (c *Config) validateOpenAI() []FieldError {
 }
 
 var (
-	envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	envNameRE = lazyregexp.New(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	// envRefRE: a value that carries its secret through ${VAR} references
 	// only (for example "Bearer ${TOKEN}").
-	envRefRE = regexp.MustCompile(`^[^$]*(\$\{[A-Za-z_][A-Za-z0-9_]*\}[^$]*)+$`)
+	envRefRE = lazyregexp.New(`^[^$]*(\$\{[A-Za-z_][A-Za-z0-9_]*\}[^$]*)+$`)
 )
 
 // checkMcpName applies the Automate contract's MCP server name rule

@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/hubgate/hubgate/internal/lazyregexp"
 )
 
 // This file is the strict decoder. It walks the YAML node tree against the
@@ -166,7 +167,7 @@ func (d *decoder) at(line int) string {
 	return fmt.Sprintf("%s:%d", d.source, line)
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLineRE = lazyregexp.New(`^yaml: line (\d+): (.*)$`)
 
 // decode parses data and applies it to d.cfg.
 func (d *decoder) decode(data []byte) {

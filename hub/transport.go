@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/hubgate/hubgate/internal/lazyregexp"
 	"github.com/hubgate/hubgate/internal/retryafter"
 )
 
@@ -263,12 +263,12 @@ func isLoopback(host string) bool {
 }
 
 // accessTokenParam matches an access_token query parameter's value.
-var accessTokenParam = regexp.MustCompile(`(?i)(access_token=)[^&\s"']+`)
+var accessTokenParam = lazyregexp.New(`(?i)(access_token=)[^&\s"']+`)
 
 // connectionTokenParam matches an id query parameter's value: the
 // upgrade URL's connection token (or, negotiate version 0, the connection
 // id that stands for it), which SignalR keeps private to the connection.
-var connectionTokenParam = regexp.MustCompile(`(?i)([?&]id=)[^&\s"']+`)
+var connectionTokenParam = lazyregexp.New(`(?i)([?&]id=)[^&\s"']+`)
 
 // redactText removes the given secrets and any access_token or id query
 // value from a text.
