@@ -544,6 +544,13 @@ func (d *daemonProc) waitEvent(what string, match func(bridge.Event) bool) bridg
 	case ev := <-found:
 		return ev
 	case err := <-watchErr:
+		// A match ends the watch with errFound after filling found: both
+		// can be ready, and select picks either.
+		select {
+		case ev := <-found:
+			return ev
+		default:
+		}
 		d.tb.Fatalf("the daemon's event stream ended (%v) before %s:\n%s", err, what, d.Stderr())
 	case <-d.done:
 		d.tb.Fatalf("hubgate run exited (%d) before %s:\n%s", d.cmd.ProcessState.ExitCode(), what, d.Stderr())
