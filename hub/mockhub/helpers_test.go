@@ -388,18 +388,21 @@ func rawDialWith(t testing.TB, hc *http.Client, base string, h http.Header) (*ra
 	ws.SetReadLimit(4 << 20)
 	c := &rawConn{ws: ws, frames: make(chan frame, 4096), cancel: cancel}
 	t.Cleanup(c.close)
-	if err := ws.Write(dctx, websocket.MessageText, []byte(`{"protocol":"json","version":1}`+"\x1e")); err != nil {
-		return nil, err
-	}
-	_, hs, err := ws.Read(dctx)
-	if err != nil {
-		return nil, err
-	}
-	if string(hs) != "{}\x1e" {
-		return nil, fmt.Errorf("handshake answer %q", hs)
+	if hs, err := handshake(dctx, ws, "json"); err != nil || hs != "{}\x1e" {
+		return nil, fmt.Errorf("handshake answer %q: %v", hs, err)
 	}
 	go c.readLoop(ctx)
 	return c, nil
+}
+
+// handshake sends SignalR's handshake request for protocol on ws and
+// returns the answer record.
+func handshake(ctx context.Context, ws *websocket.Conn, protocol string) (string, error) {
+	if err := ws.Write(ctx, websocket.MessageText, []byte(`{"protocol":"`+protocol+`","version":1}`+"\x1e")); err != nil {
+		return "", err
+	}
+	_, hs, err := ws.Read(ctx)
+	return string(hs), err
 }
 
 func (c *rawConn) readLoop(ctx context.Context) {

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/philippseith/signalr"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/hubgate/hubgate/deviceapi"
 )
@@ -501,8 +500,8 @@ type push struct {
 }
 
 // marshalOnce marshals p's arguments once for every connection and copy
-// it goes to and for the journal: a JSON connection writes the bytes, a
-// MessagePack one encodes the value (marshalledArg). An argument that
+// it goes to and for the journal: every connection writes the same bytes
+// (the hub speaks JSON only, as the real service does). An argument that
 // does not marshal stays as it is, for the send to report its error.
 func (p *push) marshalOnce() {
 	args := make([]any, len(p.args))
@@ -512,7 +511,7 @@ func (p *push) marshalOnce() {
 		if err != nil {
 			return
 		}
-		args[i] = marshalledArg{v: a, json: b}
+		args[i] = json.RawMessage(b)
 		if i > 0 {
 			journal = append(journal, ',')
 		}
@@ -520,15 +519,6 @@ func (p *push) marshalOnce() {
 	}
 	p.args, p.journal = args, rawPayload(append(journal, ']'))
 }
-
-// marshalledArg is a push argument with its JSON made in advance.
-type marshalledArg struct {
-	v    any
-	json json.RawMessage
-}
-
-func (a marshalledArg) MarshalJSON() ([]byte, error)             { return a.json, nil }
-func (a marshalledArg) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.Encode(a.v) }
 
 func (c *hubConn) enqueue(p push) {
 	c.mu.Lock()

@@ -14,6 +14,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/philippseith/signalr"
 
+	"github.com/coder/websocket"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
 	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
@@ -317,6 +318,33 @@ func TestHubPushesArriveInOrderWithExactWireShape(t *testing.T) {
 	var d deviceapi.UserDevice
 	if err != nil || f.Type != 3 || f.InvocationID != "7" || json.Unmarshal(f.Result, &d) != nil || d.ID != dev.ID || !d.IsVerified {
 		t.Errorf("completion %+v %v", f, err)
+	}
+}
+
+// TestHubSpeaksJSONOnly: the mock, like the real service, speaks the
+// JSON hub protocol only (its negotiate offers the Text transfer format);
+// a MessagePack handshake gets SignalR's error record, and the connection
+// ends.
+func TestHubSpeaksJSONOnly(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{})
+	_, tok, _ := s.CreateDevice("", "")
+	n, err := negotiateWith(noRedirect, ts.URL, hubHeaders(tok.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, n.wsURL(), &websocket.DialOptions{HTTPHeader: n.header.Clone()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.CloseNow()
+	hs, err := handshake(ctx, ws, "messagepack")
+	if err != nil || hs != `{"error":"protocol messagepack not supported"}`+"\x1e" {
+		t.Fatalf("MessagePack handshake answered %q (%v)", hs, err)
+	}
+	if _, msg, err := ws.Read(ctx); err == nil {
+		t.Errorf("the connection went on after the refused handshake: %q", msg)
 	}
 }
 

@@ -5,15 +5,12 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/hubgate/hubgate/deviceapi"
 )
 
-// TestMarshalOnceKeepsBothProtocols: a push's arguments marshalled once
-// write the same JSON as before, encode for a MessagePack connection as
-// the value itself, and give the journal the same payload.
-func TestMarshalOnceKeepsBothProtocols(t *testing.T) {
+// TestMarshalOnce: a push's arguments marshalled once write the same
+// JSON as before and give the journal the same payload.
+func TestMarshalOnce(t *testing.T) {
 	macro := &deviceapi.Macro{ID: "m1", Name: "jump <now>", Commands: []string{"jump"},
 		Events: []deviceapi.MacroEvent{{EventType: deviceapi.EventKeyPress, Keys: []string{"A"}}}}
 	args := []any{"jump", macro}
@@ -27,11 +24,6 @@ func TestMarshalOnceKeepsBothProtocols(t *testing.T) {
 	got, err := json.Marshal(invocation(p.args))
 	if err != nil || !bytes.Equal(got, want) {
 		t.Errorf("JSON %s (%v), want %s", got, err, want)
-	}
-	wantMP, _ := msgpack.Marshal(args)
-	gotMP, err := msgpack.Marshal(p.args)
-	if err != nil || !bytes.Equal(gotMP, wantMP) {
-		t.Errorf("MessagePack %x (%v), want %x", gotMP, err, wantMP)
 	}
 
 	// An argument that does not marshal leaves the push as it was: the

@@ -626,8 +626,6 @@ func (c *client) receiveHandshakeResponse() (hubProtocol, error) {
 			switch c.format {
 			case "json":
 				protocol = &jsonHubProtocol{}
-			case "messagepack":
-				protocol = &messagePackHubProtocol{}
 			}
 			if protocol != nil {
 				_, pDbg := c.loggers()

@@ -117,7 +117,9 @@ func WithBackoff(backoffFactory func() backoff.BackOff) func(party Party) error 
 	}
 }
 
-// TransferFormat sets the transfer format used on the transport. Allowed values are "Text" and "Binary"
+// TransferFormat sets the transfer format used on the transport. The only
+// allowed value is "Text": hubgate's fork has no MessagePack protocol
+// (README.md), so "Binary" is refused.
 func TransferFormat(format TransferFormatType) func(Party) error {
 	return func(p Party) error {
 		if c, ok := p.(*client); ok {
@@ -125,7 +127,7 @@ func TransferFormat(format TransferFormatType) func(Party) error {
 			case "Text":
 				c.format = "json"
 			case "Binary":
-				c.format = "messagepack"
+				return errors.New("transferformat Binary (MessagePack) is not supported by this fork")
 			default:
 				return fmt.Errorf("invalid transferformat %v", format)
 			}

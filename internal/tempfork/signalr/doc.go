@@ -1,7 +1,8 @@
 /*
 Package signalr contains a SignalR client and a SignalR server.
 Both support the transport types Websockets and Server-Sent Events
-and the transfer formats Text (JSON) and Binary (MessagePack).
+and the transfer format Text (JSON). (Upstream also has Binary, MessagePack;
+hubgate's fork does not: see README.md.)
 
 # Basics
 
@@ -15,11 +16,11 @@ that supports io.Reader and io.Writer.
 
 A Client can be used in client side code to access server methods. From an existing connection, it can be created with NewClient().
 
-	  // NewClient with raw TCP connection and MessagePack encoding
+	  // NewClient with raw TCP connection
 	  conn, err := net.Dial("tcp", "example.com:6502")
 	  client := NewClient(ctx,
 				WithConnection(NewNetConnection(ctx, conn)),
-				TransferFormat("Binary),
+				TransferFormat("Text"),
 				WithReceiver(receiver))
 
 	  client.Start()
@@ -53,7 +54,7 @@ Servers for arbitrary connection types can be created with NewServer().
 To serve a connection, call server.Serve(connection) in a goroutine. Serve ends when the connection is closed or the
 servers context is canceled.
 
-	// Serving over TCP, accepting client who use MessagePack or JSON
+	// Serving over TCP, accepting clients who use JSON
 	addr, _ := net.ResolveTCPAddr("tcp", "localhost:6502")
 	listener, _ := net.ListenTCP("tcp", addr)
 	tcpConn, _ := listener.Accept()

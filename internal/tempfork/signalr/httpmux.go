@@ -282,7 +282,7 @@ func (h *httpMux) negotiate(w http.ResponseWriter, req *http.Request) {
 				availableTransports = append(availableTransports,
 					availableTransport{
 						Transport:       string(TransportWebSockets),
-						TransferFormats: []string{string(TransferFormatText), string(TransferFormatBinary)},
+						TransferFormats: []string{string(TransferFormatText)}, // no MessagePack in this fork
 					})
 			}
 		}

@@ -35,6 +35,9 @@ func (w *addHub) Echo(s string) string {
 
 var _ = Describe("HTTP server", func() {
 	for i := 0; i < 3; i++ {
+		if i == 1 {
+			continue // WebSockets with Binary: no MessagePack in this fork
+		}
 		var transport TransportType
 		var transferFormat TransferFormatType
 		switch i {
@@ -71,9 +74,7 @@ var _ = Describe("HTTP server", func() {
 					Expect(avtVal["transferFormats"]).To(BeAssignableToTypeOf([]interface{}{}))
 					tf := avtVal["transferFormats"].([]interface{})
 					Expect(tf).To(ContainElement("Text"))
-					if transport == TransportWebSockets {
-						Expect(tf).To(ContainElement("Binary"))
-					}
+					Expect(tf).NotTo(ContainElement("Binary")) // no MessagePack in this fork
 					testServer.Close()
 				})
 			})

@@ -19,7 +19,6 @@ import (
 var _ = Describe("Protocol", func() {
 	for _, p := range []hubProtocol{
 		&jsonHubProtocol{},
-		&messagePackHubProtocol{},
 	} {
 		protocol := p
 		protocol.setDebugLogger(testLogger())
@@ -259,7 +258,6 @@ func (g *generator) Generate() {
 	f := jen.NewFile("t1")
 	for hub, hubInfo := range g.hubs {
 		g.generateInvokeProtocol(f, "JSON", hub, hubInfo)
-		g.generateInvokeProtocol(f, "MessagePack", hub, hubInfo)
 	}
 	fmt.Printf("%#v", f)
 }

@@ -310,8 +310,7 @@ func (s *server) sendHandshakeResponse(conn Connection, request handshakeRequest
 }
 
 var protocolMap = map[string]hubProtocol{
-	"json":        &jsonHubProtocol{},
-	"messagepack": &messagePackHubProtocol{},
+	"json": &jsonHubProtocol{}, // hubgate's fork: no MessagePack (README.md)
 }
 
 // const for logging
