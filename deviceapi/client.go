@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
-	"github.com/go-resty/resty/v2"
 	"golang.org/x/oauth2"
 
+	"github.com/hubgate/hubgate/internal/backoff"
 	"github.com/hubgate/hubgate/internal/retryafter"
 )
 
@@ -32,7 +33,8 @@ const (
 	DefaultGetRetries   = 2
 	DefaultRetryWait    = 250 * time.Millisecond
 	DefaultRetryMaxWait = 3 * time.Second
-	// MaxResponseBody bounds every response body the client reads.
+	// MaxResponseBody bounds every response body the client reads; a
+	// longer one is ErrResponseTooLarge.
 	MaxResponseBody = 4 << 20
 )
 
@@ -59,8 +61,8 @@ type Config struct {
 	// are never retried.
 	GetRetries int
 	// RetryWait and RetryMaxWait bound the jittered exponential backoff
-	// between GET attempts (a Retry-After header is honoured up to
-	// RetryMaxWait). Zero: DefaultRetryWait, DefaultRetryMaxWait.
+	// between GET attempts (a Retry-After header is honoured, bounded to
+	// RetryWait..RetryMaxWait). Zero: DefaultRetryWait, DefaultRetryMaxWait.
 	RetryWait, RetryMaxWait time.Duration
 }
 
@@ -70,23 +72,35 @@ type Config struct {
 //
 // Choices where the spec is silent:
 //   - Only GET is retried (GetRetries times, on a connection error, a 5xx
-//     or a 429, with jittered exponential backoff between RetryWait and
-//     RetryMaxWait). The two POSTs are never retried, not even on a
+//     or a 429). The two POSTs are never retried, not even on a
 //     connection error: a POST that reached the service may have created a
 //     device or a token, and a retry would create a second one.
+//   - The wait before retry n is RetryWait doubled n-1 times, at most
+//     RetryMaxWait, shortened by up to half at random but never below
+//     RetryWait; a Retry-After header (seconds or a date) replaces it,
+//     bounded to RetryWait..RetryMaxWait. The context ends a wait.
+//   - A connection error is an error of the HTTP client's Do; a body cut
+//     short or over MaxResponseBody is not retried (the service answered).
 //   - A status outside 2xx is an *APIError carrying the status, the route
 //     template and a truncated body with secrets scrubbed.
 //   - The get route's response fields are not shown; it is decoded as a
 //     UserDevice (unknown members are kept in Extra).
 //   - A 2xx whose body lacks the resource's id (or a token's token) is an
 //     error: a caller must never store a half-described resource.
-//   - resty's debug mode stays off and its own logger goes to Logger at
-//     debug level; the Authorization header is redacted from resty's
-//     request log should debug ever be switched on.
+//   - It is built on net/http alone (no REST library: each one linked
+//     costs the idle daemon resident memory, docs/performance.md). Its log
+//     lines, at debug level, carry the route, the status or the error, the
+//     attempt and the wait: never a header, so never the Authorization.
 type Client struct {
-	r   *resty.Client
-	ts  oauth2.TokenSource
-	log *slog.Logger
+	hc        *http.Client
+	base      string // BaseURL without its trailing slashes
+	ts        oauth2.TokenSource
+	log       *slog.Logger
+	userAgent string
+	// getRetries, retryWait and retryMaxWait are Config's, defaults
+	// applied.
+	getRetries              int
+	retryWait, retryMaxWait time.Duration
 }
 
 // New returns a Client.
@@ -103,7 +117,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	hc := &http.Client{Timeout: DefaultTimeout}
 	if cfg.HTTPClient != nil {
-		c := *cfg.HTTPClient // resty sets a transport on a client that has none
+		c := *cfg.HTTPClient
 		hc = &c
 	}
 	if cfg.Logger == nil {
@@ -127,42 +141,16 @@ func New(cfg Config) (*Client, error) {
 	if cfg.RetryMaxWait < cfg.RetryWait {
 		cfg.RetryMaxWait = cfg.RetryWait
 	}
-
-	c := &Client{ts: cfg.TokenSource, log: cfg.Logger}
-	r := resty.NewWithClient(hc).
-		SetBaseURL(strings.TrimRight(cfg.BaseURL, "/")).
-		SetDebug(false).
-		SetDisableWarn(true).
-		SetLogger(restyLogger{cfg.Logger}).
-		SetHeader("User-Agent", cfg.UserAgent).
-		SetHeader("Accept", "application/json").
-		SetResponseBodyLimit(MaxResponseBody).
-		SetRetryCount(cfg.GetRetries).
-		SetRetryWaitTime(cfg.RetryWait).
-		SetRetryMaxWaitTime(cfg.RetryMaxWait).
-		SetRetryAfter(func(_ *resty.Client, resp *resty.Response) (time.Duration, error) {
-			return retryAfter(resp, time.Now(), cfg.RetryMaxWait), nil
-		}).
-		AddRetryCondition(retryable)
-	r.OnBeforeRequest(func(_ *resty.Client, req *resty.Request) error {
-		tok, err := c.ts.Token()
-		if err != nil {
-			return &tokenError{err}
-		}
-		if tok == nil || tok.AccessToken == "" {
-			return &tokenError{errors.New("the token source returned no access token")}
-		}
-		req.SetHeader("Authorization", "Bearer "+tok.AccessToken)
-		return nil
-	})
-	r.OnRequestLog(func(rl *resty.RequestLog) error {
-		if rl.Header.Get("Authorization") != "" {
-			rl.Header.Set("Authorization", redacted)
-		}
-		return nil
-	})
-	c.r = r
-	return c, nil
+	return &Client{
+		hc:           hc,
+		base:         strings.TrimRight(cfg.BaseURL, "/"),
+		ts:           cfg.TokenSource,
+		log:          cfg.Logger,
+		userAgent:    cfg.UserAgent,
+		getRetries:   cfg.GetRetries,
+		retryWait:    cfg.RetryWait,
+		retryMaxWait: cfg.RetryMaxWait,
+	}, nil
 }
 
 // tokenError is a failure of the TokenSource (it may be oauth's "sign in
@@ -172,31 +160,43 @@ type tokenError struct{ err error }
 func (e *tokenError) Error() string { return "get the user's access token: " + e.err.Error() }
 func (e *tokenError) Unwrap() error { return e.err }
 
-// retryable is the one retry condition: only GET, and only on a transport
-// error (never a cancelled or expired context), a 5xx or a 429.
-func retryable(resp *resty.Response, err error) bool {
-	if resp == nil || resp.Request == nil || resp.Request.Method != http.MethodGet {
-		return false
-	}
+// answer is one response (its body closed) and its body, read whole.
+type answer struct {
+	*http.Response
+	body []byte
+}
+
+// retryable is the one retry condition of a GET: a connection error (an
+// error of the HTTP client's Do, never a cancelled or expired context), a
+// 5xx or a 429.
+func retryable(a *answer, err error) bool {
 	if err != nil {
-		var te *tokenError
-		if errors.As(err, &te) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return false
-		}
 		var ue *url.Error
-		return errors.As(err, &ue)
+		return errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 	}
-	st := resp.StatusCode()
-	return st >= 500 || st == http.StatusTooManyRequests
+	return a.StatusCode >= 500 || a.StatusCode == http.StatusTooManyRequests
 }
 
 // retryAfter is the wait a response's Retry-After asks for (seconds or an
-// HTTP date), at most max; zero keeps resty's jittered backoff.
-func retryAfter(resp *resty.Response, now time.Time, max time.Duration) time.Duration {
+// HTTP date), at most max; zero keeps the jittered backoff.
+func retryAfter(resp *http.Response, now time.Time, max time.Duration) time.Duration {
 	if resp == nil {
 		return 0
 	}
-	return retryafter.FromHeader(resp.Header(), now, max)
+	return retryafter.FromHeader(resp.Header, now, max)
+}
+
+// retryWaitFor is the wait before retry n (n >= 1) after answer a (nil
+// after a connection error).
+func (c *Client) retryWaitFor(a *answer, n int) time.Duration {
+	var d time.Duration
+	if a != nil {
+		d = retryAfter(a.Response, time.Now(), c.retryMaxWait)
+	}
+	if d == 0 {
+		d = backoff.Jitter(backoff.Exponential(c.retryWait, c.retryMaxWait, n), 0.5)
+	}
+	return max(d, c.retryWait)
 }
 
 // CreateDevice creates a User Device of the device type with the given
@@ -207,9 +207,8 @@ func (c *Client) CreateDevice(ctx context.Context, deviceTypeID, name string) (*
 		return nil, fmt.Errorf("deviceapi: %s: the device type id and the name are required", RouteCreateDevice)
 	}
 	var d UserDevice
-	err := c.do(ctx, RouteCreateDevice, &d, func(r *resty.Request) *resty.Request {
-		return r.SetPathParam("deviceTypeId", deviceTypeID).SetQueryParam("name", name)
-	})
+	path := "/api/Device/userDevices/new/" + url.PathEscape(deviceTypeID) + "?" + url.Values{"name": {name}}.Encode()
+	err := c.do(ctx, RouteCreateDevice, path, &d)
 	if err != nil {
 		return nil, err
 	}
@@ -227,9 +226,7 @@ func (c *Client) CreateToken(ctx context.Context, deviceID string) (*DeviceToken
 		return nil, fmt.Errorf("deviceapi: %s: the device id is required", RouteCreateToken)
 	}
 	var t DeviceToken
-	err := c.do(ctx, RouteCreateToken, &t, func(r *resty.Request) *resty.Request {
-		return r.SetPathParam("userDeviceId", deviceID)
-	})
+	err := c.do(ctx, RouteCreateToken, "/api/Device/userDevices/"+url.PathEscape(deviceID)+"/tokens", &t)
 	if err != nil {
 		return nil, err
 	}
@@ -246,9 +243,7 @@ func (c *Client) GetDevice(ctx context.Context, deviceID string) (*UserDevice, e
 		return nil, fmt.Errorf("deviceapi: %s: the device id is required", RouteGetDevice)
 	}
 	var d UserDevice
-	err := c.do(ctx, RouteGetDevice, &d, func(r *resty.Request) *resty.Request {
-		return r.SetPathParam("userDeviceId", deviceID)
-	})
+	err := c.do(ctx, RouteGetDevice, "/api/Device/userDevices/"+url.PathEscape(deviceID), &d)
 	if err != nil {
 		return nil, err
 	}
@@ -266,58 +261,93 @@ type Invalidator interface {
 	Invalidate(accessToken string) bool
 }
 
-// do sends the request of route and decodes a 2xx JSON body into out. A
-// 401 is answered by one refresh of the user's access token and one more
-// attempt when the TokenSource is an Invalidator (a 401 created nothing,
-// so even a POST may be sent again; a service whose token expiry is
-// unknown is refreshed this way).
-func (c *Client) do(ctx context.Context, route string, out any, build func(*resty.Request) *resty.Request) error {
-	method, path, _ := strings.Cut(route, " ")
+// do sends the request of route to path (ids escaped, with its query)
+// and decodes a 2xx JSON body into out. A 401 is answered by one refresh
+// of the user's access token and one more attempt when the TokenSource is
+// an Invalidator (a 401 created nothing, so even a POST may be sent
+// again; a service whose token expiry is unknown is refreshed this way).
+func (c *Client) do(ctx context.Context, route, path string, out any) error {
+	method, _, _ := strings.Cut(route, " ")
 	start := time.Now()
-	req := build(c.r.R().SetContext(ctx))
-	resp, err := req.Execute(method, path)
-	attempts := req.Attempt
-	if err == nil && resp.StatusCode() == http.StatusUnauthorized {
-		if inv, ok := c.ts.(Invalidator); ok && inv.Invalidate(bearerOf(req)) {
+	a, bearer, attempts, err := c.send(ctx, route, method, path)
+	if err == nil && a.StatusCode == http.StatusUnauthorized {
+		if inv, ok := c.ts.(Invalidator); ok && inv.Invalidate(bearer) {
 			c.log.Debug("deviceapi: 401, refreshing the access token once", "route", route)
-			req = build(c.r.R().SetContext(ctx))
-			resp, err = req.Execute(method, path)
-			attempts += req.Attempt
+			var n int
+			a, bearer, n, err = c.send(ctx, route, method, path)
+			attempts += n
 		}
 	}
 	if err != nil {
 		c.log.Debug("deviceapi request failed", "route", route, "attempts", attempts, "duration", time.Since(start), "err", err)
 		return fmt.Errorf("deviceapi: %s: %w", route, err)
 	}
-	status := resp.StatusCode()
-	c.log.Debug("deviceapi request", "route", route, "status", status, "attempts", attempts, "duration", time.Since(start))
-	if status < 200 || status > 299 {
-		return &APIError{Status: status, Route: route, Body: scrubBody(resp.Body(), bearerOf(req))}
+	c.log.Debug("deviceapi request", "route", route, "status", a.StatusCode, "attempts", attempts, "duration", time.Since(start))
+	if a.StatusCode < 200 || a.StatusCode > 299 {
+		return &APIError{Status: a.StatusCode, Route: route, Body: scrubBody(a.body, bearer)}
 	}
-	if err := json.Unmarshal(resp.Body(), out); err != nil {
+	if err := json.Unmarshal(a.body, out); err != nil {
 		// json's messages name types and offsets, never the values.
-		return fmt.Errorf("deviceapi: %s: decode the %d response: %w", route, status, err)
+		return fmt.Errorf("deviceapi: %s: decode the %d response: %w", route, a.StatusCode, err)
 	}
 	return nil
 }
 
-// bearerOf returns the access token a request carried, for scrubbing.
-func bearerOf(req *resty.Request) string {
-	tok, _ := strings.CutPrefix(req.Header.Get("Authorization"), "Bearer ")
-	return tok
+// send makes the attempts of one request: one for a POST, up to
+// 1+getRetries for a GET. It answers the last answer, the access token it
+// carried (for scrubbing and Invalidate) and the number of attempts.
+func (c *Client) send(ctx context.Context, route, method, path string) (*answer, string, int, error) {
+	retries := 0
+	if method == http.MethodGet {
+		retries = c.getRetries
+	}
+	for n := 1; ; n++ {
+		a, bearer, err := c.attempt(ctx, method, path)
+		if n > retries || ctx.Err() != nil || !retryable(a, err) {
+			return a, bearer, n, err
+		}
+		wait := c.retryWaitFor(a, n)
+		if err != nil {
+			c.log.Debug("deviceapi: retrying", "route", route, "attempt", n, "err", err, "wait", wait)
+		} else {
+			c.log.Debug("deviceapi: retrying", "route", route, "attempt", n, "status", a.StatusCode, "wait", wait)
+		}
+		if err := backoff.Sleep(ctx, wait); err != nil {
+			return a, bearer, n, err
+		}
+	}
 }
 
-// restyLogger sends resty's own messages to slog at debug level (errors
-// are reported to the caller by the client; resty's messages never carry
-// headers while debug is off).
-type restyLogger struct{ l *slog.Logger }
-
-func (r restyLogger) Errorf(format string, v ...any) {
-	r.l.Debug("resty: " + fmt.Sprintf(format, v...))
-}
-func (r restyLogger) Warnf(format string, v ...any) {
-	r.l.Debug("resty: " + fmt.Sprintf(format, v...))
-}
-func (r restyLogger) Debugf(format string, v ...any) {
-	r.l.Debug("resty: " + fmt.Sprintf(format, v...))
+// attempt sends the request once with the TokenSource's current access
+// token and reads the whole answer (at most MaxResponseBody bytes). The
+// answer is nil when err is.
+func (c *Client) attempt(ctx context.Context, method, path string) (*answer, string, error) {
+	tok, err := c.ts.Token()
+	if err != nil {
+		return nil, "", &tokenError{err}
+	}
+	if tok == nil || tok.AccessToken == "" {
+		return nil, "", &tokenError{errors.New("the token source returned no access token")}
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
+	if err != nil {
+		// %v: a *url.Error here is no connection error to retry.
+		return nil, "", fmt.Errorf("build the request: %v", err)
+	}
+	req.Header.Set("User-Agent", c.userAgent)
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, tok.AccessToken, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody+1))
+	if err != nil {
+		return nil, tok.AccessToken, fmt.Errorf("read the %d response: %w", resp.StatusCode, err)
+	}
+	if len(body) > MaxResponseBody {
+		return nil, tok.AccessToken, fmt.Errorf("the %d response: %w", resp.StatusCode, ErrResponseTooLarge)
+	}
+	return &answer{resp, body}, tok.AccessToken, nil
 }

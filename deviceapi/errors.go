@@ -22,6 +22,10 @@ var (
 	ErrNotFound = errors.New("not found")
 )
 
+// ErrResponseTooLarge: a response body is over MaxResponseBody bytes (it
+// is not read further and the request is not retried).
+var ErrResponseTooLarge = errors.New("response body too large")
+
 // MaxErrorBody is how many bytes of a response body an *APIError keeps.
 const MaxErrorBody = 512
 

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"testing"
 	"time"
-
-	"github.com/go-resty/resty/v2"
 )
 
 // TestRetryAfterIsBoundedByTheMaxWait: a GET's wait honours the service's
@@ -20,9 +18,9 @@ func TestRetryAfterIsBoundedByTheMaxWait(t *testing.T) {
 		"Fri, 02 Jan 2026 03:04:08 GMT": 3 * time.Second,
 		"Fri, 02 Jan 2026 04:00:00 GMT": 5 * time.Second,
 	} {
-		resp := &resty.Response{RawResponse: &http.Response{Header: http.Header{}}}
+		resp := &http.Response{Header: http.Header{}}
 		if v != "" {
-			resp.RawResponse.Header.Set("Retry-After", v)
+			resp.Header.Set("Retry-After", v)
 		}
 		if got := retryAfter(resp, now, 5*time.Second); got != want {
 			t.Errorf("Retry-After %q: wait %s, want %s", v, got, want)

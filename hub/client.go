@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/url"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/internal/backoff"
 )
 
 // connNo numbers WebSocket connections (Event.Session, State.Session)
@@ -391,12 +391,8 @@ func (c *Client) supervise(ctx context.Context) error {
 		default:
 			publish(delay)
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if backoff.Sleep(ctx, delay) != nil {
 			return nil
-		case <-t.C:
 		}
 	}
 	return nil
@@ -404,18 +400,11 @@ func (c *Client) supervise(ctx context.Context) error {
 
 // backoff is the jittered delay before attempt n (n >= 1).
 func (c *Client) backoff(n int) time.Duration {
-	d := c.cfg.Backoff.Initial
-	for i := 1; i < n && d < c.cfg.Backoff.Max; i++ {
-		d *= 2
-	}
-	return c.jitter(min(d, c.cfg.Backoff.Max))
+	return c.jitter(backoff.Exponential(c.cfg.Backoff.Initial, c.cfg.Backoff.Max, n))
 }
 
 func (c *Client) jitter(d time.Duration) time.Duration {
-	if c.cfg.Backoff.Jitter <= 0 || d <= 0 {
-		return d
-	}
-	return d - time.Duration(rand.Float64()*c.cfg.Backoff.Jitter*float64(d))
+	return backoff.Jitter(d, c.cfg.Backoff.Jitter)
 }
 
 // scrubText removes a token from a text.

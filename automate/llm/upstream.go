@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hubgate/hubgate/internal/backoff"
 	"github.com/hubgate/hubgate/internal/lazyregexp"
 )
 
@@ -196,7 +197,6 @@ func rootURL(raw string) string {
 // send performs one request, retrying only failed dials (nothing reached
 // the upstream, so nothing can have happened twice).
 func (u *upstream) send(ctx context.Context, method, path string, body []byte, accept string) (*http.Response, error) {
-	wait := u.retryWait
 	for attempt := 0; ; attempt++ {
 		var rd io.Reader
 		if body != nil {
@@ -229,14 +229,9 @@ func (u *upstream) send(ctx context.Context, method, path string, body []byte, a
 			return nil, &UpstreamError{Kind: kindUnreachable, Err: scrubURL(err)}
 		}
 		u.log.Debug("llm: upstream dial failed, retrying", "path", path, "attempt", attempt+1)
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, &UpstreamError{Kind: kindCanceled, Err: ctx.Err()}
+		if err := backoff.Sleep(ctx, backoff.Exponential(u.retryWait, 0, attempt+1)); err != nil {
+			return nil, &UpstreamError{Kind: kindCanceled, Err: err}
 		}
-		wait *= 2
 	}
 }
 
