@@ -3,10 +3,11 @@ package service
 import (
 	"bytes"
 	_ "embed"
-	"encoding/xml"
 	"fmt"
+	"html"
 	"strings"
 	"text/template"
+	"unicode/utf8"
 )
 
 // The service definitions `hubgate service install` writes: a systemd
@@ -46,19 +47,38 @@ func LaunchdPlist(argv []string, logPath string) ([]byte, error) {
 	if len(argv) == 0 || !strings.HasPrefix(argv[0], "/") {
 		return nil, fmt.Errorf("the service's program must be an absolute path, got %q", argv)
 	}
-	esc := func(s string) string {
-		var b bytes.Buffer
-		_ = xml.EscapeText(&b, []byte(s))
-		return b.String()
-	}
 	args := make([]string, len(argv))
 	for i, a := range argv {
-		args[i] = esc(a)
+		if !plistText(a) {
+			return nil, fmt.Errorf("argument %q cannot be written into a plist", a)
+		}
+		args[i] = html.EscapeString(a)
+	}
+	if !plistText(logPath) {
+		return nil, fmt.Errorf("log path %q cannot be written into a plist", logPath)
 	}
 	return render(launchdPlistTemplate, struct {
 		Label, LogPath string
 		Args           []string
-	}{esc(LaunchdLabel), esc(logPath), args})
+	}{html.EscapeString(LaunchdLabel), html.EscapeString(logPath), args})
+}
+
+// plistText reports whether s can be a plist <string>'s text once its
+// markup characters are escaped (html.EscapeString's five entities are
+// XML's): valid UTF-8 without the control characters XML 1.0 cannot carry.
+// (encoding/xml is not used for this: it is linked into every hubgate
+// process for one escape, and its package initialisation costs the idle
+// daemon's memory, docs/performance.md.)
+func plistText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 && r != '\t' && r != '\n' && r != '\r' || r == 0xFFFE || r == 0xFFFF {
+			return false
+		}
+	}
+	return true
 }
 
 func render(text string, data any) ([]byte, error) {

@@ -1,6 +1,8 @@
 package service
 
 import (
+	"encoding/xml"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -31,14 +33,41 @@ func TestSystemdUnitQuotesExecStart(t *testing.T) {
 }
 
 func TestLaunchdPlistEscapes(t *testing.T) {
-	b, err := LaunchdPlist([]string{"/Applications/a&b/hubgate", "run"}, "/Users/x/Library/Logs/hubgate.log")
+	b, err := LaunchdPlist([]string{"/Applications/a&b/hubgate", "run", `--name=<"it's">`}, "/Users/x/Library/Logs/hubgate.log")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"<string>/Applications/a&amp;b/hubgate</string>", "<string>run</string>", "<string>" + LaunchdLabel + "</string>",
-		"<string>/Users/x/Library/Logs/hubgate.log</string>"} {
+		"<string>--name=&lt;&#34;it&#39;s&#34;&gt;</string>", "<string>/Users/x/Library/Logs/hubgate.log</string>"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("plist lacks %q:\n%s", want, b)
+		}
+	}
+	// An XML parser reads the arguments back as they were given.
+	var plist struct {
+		Dict struct {
+			Strings []string `xml:"string"`
+			Array   struct {
+				Strings []string `xml:"string"`
+			} `xml:"array"`
+		} `xml:"dict"`
+	}
+	if err := xml.Unmarshal(b, &plist); err != nil {
+		t.Fatalf("the plist does not parse: %v\n%s", err, b)
+	}
+	if got := plist.Dict.Array.Strings; !slices.Equal(got, []string{"/Applications/a&b/hubgate", "run", `--name=<"it's">`}) {
+		t.Errorf("ProgramArguments read back as %q", got)
+	}
+	// What XML 1.0 cannot carry is refused, not written.
+	for _, c := range []struct {
+		argv    []string
+		logPath string
+	}{
+		{nil, "/l"}, {[]string{"hubgate", "run"}, "/l"}, {[]string{"/bin/hubgate", "a\x01b"}, "/l"},
+		{[]string{"/bin/hubgate", "a\xffb"}, "/l"}, {[]string{"/bin/hubgate", "run"}, "/l\x00og"},
+	} {
+		if _, err := LaunchdPlist(c.argv, c.logPath); err == nil {
+			t.Errorf("LaunchdPlist(%q, %q) accepted it", c.argv, c.logPath)
 		}
 	}
 }
