@@ -105,7 +105,7 @@ type Session struct {
 	err     error         // why the connection is gone, once it is
 	done    chan struct{} // closed with err
 	closing bool
-	bg      sync.WaitGroup // notifications/cancelled in flight
+	bg      sync.WaitGroup // notifications/cancelled and answers in flight
 
 	closeOnce sync.Once
 	closeErr  error
@@ -187,8 +187,10 @@ func (s *Session) Close() error {
 		s.mu.Unlock()
 		s.fail(errors.New("closed by the client"))
 		s.cancel()
-		s.bg.Wait()
+		// The transport first: closing a stdio server's stdin unblocks
+		// a background write to it.
 		s.closeErr = s.t.close()
+		s.bg.Wait()
 	})
 	return s.closeErr
 }
@@ -279,15 +281,22 @@ func (s *Session) call(ctx context.Context, method string, params, out any, canc
 	return nil
 }
 
-// cancelRequest tells the server that the caller gave up on request id;
-// it is sent in the background so that the caller returns at once.
-func (s *Session) cancelRequest(id int64, reason error) {
+// background runs f in a goroutine that Close waits for, unless the
+// session is closing. Answers and notifications/cancelled go out this way:
+// the caller returns at once, and a reader never blocks on a write (a
+// stdio server blocked writing to us would never read our answer).
+func (s *Session) background(f func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing || s.err != nil {
 		return
 	}
-	s.bg.Go(func() {
+	s.bg.Go(f)
+}
+
+// cancelRequest tells the server that the caller gave up on request id.
+func (s *Session) cancelRequest(id int64, reason error) {
+	s.background(func() {
 		params := struct {
 			RequestID int64  `json:"requestId"`
 			Reason    string `json:"reason,omitempty"`
@@ -339,7 +348,7 @@ func (s *Session) handle(data []byte, want int64) bool {
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
 	switch {
 	case m.Method != "" && hasID:
-		s.answer(&m)
+		s.background(func() { s.answer(&m) })
 	case m.Method != "":
 		s.log.Debug("mcpclient: notification from the server", "method", m.Method)
 	case hasID:
