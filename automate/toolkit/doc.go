@@ -4,9 +4,8 @@
 // file tools and the destructive tools run by Toolbox, content chaining
 // (ContentChain), and the sessions to a run's inline MCP servers
 // (ConnectMcp, over the MCP client of mcpclient). It does not decide the
-// tool policy: engines ask
-// assistant.Task before they call a tool. Children start through
-// internal/proc only.
+// tool policy: engines ask assistant.Task before they call a tool.
+// Children start through internal/proc only.
 //
 // Design notes: docs/toolkit.md.
 package toolkit
