@@ -67,23 +67,15 @@ func (t *StreamableHTTP) setHeaders(req *http.Request) (sessionID string) {
 }
 
 func (t *StreamableHTTP) send(ctx context.Context, msg []byte, id int64) error {
-	// The exchange ends with the caller's ctx or at Close.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(t.s.ctx, cancel)()
-
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.URL, bytes.NewReader(msg))
+	var hadSession bool
+	resp, done, err := post(ctx, t.s, t.client(), t.URL, msg, func(req *http.Request) {
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		hadSession = t.setHeaders(req) != ""
+	})
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	hadSession := t.setHeaders(req) != ""
-	resp, err := t.client().Do(req)
-	if err != nil {
-		return fmt.Errorf("POST: %w", err)
-	}
-	defer resp.Body.Close()
+	defer done()
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		t.mu.Lock()
 		if t.sessionID == "" {
@@ -136,6 +128,36 @@ func (t *StreamableHTTP) send(ctx context.Context, msg []byte, id int64) error {
 	default:
 		return fmt.Errorf("the server answered with Content-Type %q (want application/json or text/event-stream)", resp.Header.Get("Content-Type"))
 	}
+}
+
+// post POSTs one message to url; the exchange ends with ctx or when the
+// session closes. header adds the transport's headers. Unless it fails,
+// the caller reads the answer and then calls done.
+func post(ctx context.Context, s *Session, hc *http.Client, url string, msg []byte, header func(*http.Request)) (resp *http.Response, done func(), err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	done = func() {
+		if resp != nil {
+			resp.Body.Close()
+		}
+		stop()
+		cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(msg))
+	if err != nil {
+		done()
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if header != nil {
+		header(req)
+	}
+	resp, err = hc.Do(req)
+	if err != nil {
+		done()
+		return nil, nil, fmt.Errorf("POST: %w", err)
+	}
+	return resp, done, nil
 }
 
 // httpStatusError describes a refused exchange with the start of its body

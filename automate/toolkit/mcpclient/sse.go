@@ -130,19 +130,11 @@ func (t *SSE) read(er *localhttp.EventReader, body io.ReadCloser) {
 }
 
 func (t *SSE) send(ctx context.Context, msg []byte, _ int64) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	defer context.AfterFunc(t.s.ctx, cancel)()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.endpoint, bytes.NewReader(msg))
+	resp, done, err := post(ctx, t.s, t.client(), t.endpoint, msg, nil)
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := t.client().Do(req)
-	if err != nil {
-		return fmt.Errorf("POST: %w", err)
-	}
-	defer resp.Body.Close()
+	defer done()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return httpStatusError(resp, false)
 	}

@@ -61,23 +61,19 @@ func startFakeStdio(t *testing.T, version string, reply func(f *fakeStdio, m wir
 func (f *fakeStdio) next(t *testing.T) wireMsg {
 	t.Helper()
 	for {
+		var m wireMsg
 		select {
-		case m := <-f.got:
-			if m.Method == "initialize" || m.Method == "notifications/initialized" {
-				continue
-			}
-			return m
+		case m = <-f.got:
 		default:
 			synctest.Wait()
 			select {
-			case m := <-f.got:
-				if m.Method == "initialize" || m.Method == "notifications/initialized" {
-					continue
-				}
-				return m
+			case m = <-f.got:
 			default:
 				t.Fatal("the client sent nothing more")
 			}
+		}
+		if m.Method != "initialize" && m.Method != "notifications/initialized" {
+			return m
 		}
 	}
 }
@@ -222,7 +218,7 @@ func TestStdioCancelledCallSendsCancelled(t *testing.T) {
 
 func TestStdioServerClosingFailsPendingCalls(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		tr, f := startFakeStdio(t, "2025-06-18", func(f *fakeStdio, m wireMsg) {
+		tr, _ := startFakeStdio(t, "2025-06-18", func(f *fakeStdio, m wireMsg) {
 			if m.Method == "tools/call" {
 				f.outW.Close() // the server goes away mid-call
 			}
@@ -239,7 +235,6 @@ func TestStdioServerClosingFailsPendingCalls(t *testing.T) {
 		if _, err := s.ListTools(context.Background()); !errors.Is(err, ErrClosed) {
 			t.Fatalf("a later call: %v", err)
 		}
-		_ = f
 	})
 }
 
