@@ -98,12 +98,12 @@ func newHarness(t testing.TB, upstreamURL string, mods ...func(*harnessOpts)) *h
 var leftoverMarkers = []string{
 	"hubgate/automate/llm.",
 	"hubgate/automate/toolkit.",
-	"modelcontextprotocol/go-sdk/",
+	"hubgate/automate/toolkit/mcpclient.",
 	"net/http.(*persistConn)",
 }
 
 // checkNoLeftovers waits until no goroutine runs code of the engine, the
-// toolkit or the MCP SDK and no client connection is open.
+// toolkit or the MCP client and no client connection is open.
 func checkNoLeftovers(t testing.TB) {
 	t.Helper()
 	var bad []string

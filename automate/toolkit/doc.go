@@ -3,9 +3,9 @@
 // confinement to a run's workspace (Resolve, ResolveEntry, an os.Root), the
 // file tools and the destructive tools run by Toolbox, content chaining
 // (ContentChain), and the sessions to a run's inline MCP servers
-// (ConnectMcp). It does not decide the tool policy: engines ask
-// assistant.Task before they call a tool. Children start through
-// internal/proc only.
+// (ConnectMcp, over the MCP client of mcpclient). It does not decide the
+// tool policy: engines ask assistant.Task before they call a tool.
+// Children start through internal/proc only.
 //
 // Design notes: docs/toolkit.md.
 package toolkit

@@ -1,6 +1,7 @@
 package toolkit
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,15 +9,15 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"os/exec"
+	"os"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/toolkit/mcpclient"
 	"github.com/hubgate/hubgate/internal/proc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Defaults of McpConfig.
@@ -51,8 +52,8 @@ type McpConfig struct {
 	// DefaultMcpConnectTimeout (30 s).
 	ConnectTimeout time.Duration
 	// TerminateDuration is how long Close waits for a stdio server to exit
-	// after closing its stdin before it is signalled (the SDK's
-	// CommandTransport.TerminateDuration). Zero: DefaultMcpTerminateDuration.
+	// after closing its stdin before its process group is killed
+	// (mcpclient.Stdio.TerminateDuration). Zero: DefaultMcpTerminateDuration.
 	TerminateDuration time.Duration
 	// HTTPClient is used for http and sse servers; its Transport is
 	// wrapped to add each server's headers. Nil: a client with no overall
@@ -97,11 +98,10 @@ type McpPool struct {
 
 type mcpConn struct {
 	server    automate.InlineMcpServer
-	session   *mcp.ClientSession
-	cancel    context.CancelFunc // ends the session context (SSE stream)
-	cmd       *exec.Cmd          // stdio only
-	group     *proc.Group        // stdio only: the server's process group, once started
-	stderr    *proc.Output       // stdio only: the tail of the server's stderr
+	session   *mcpclient.Session
+	group     *proc.Group     // stdio only: the server's process group, once started
+	exited    <-chan struct{} // stdio only: closed once the server is reaped
+	stderr    *proc.Output    // stdio only: the tail of the server's stderr
 	tools     []McpTool
 	disabled  map[string]bool
 	closeOnce sync.Once
@@ -155,89 +155,43 @@ func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) 
 	for _, t := range s.DisabledTools {
 		c.disabled[t] = true
 	}
-	var transport mcp.Transport
+	cctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
+	defer cancel()
+	var transport mcpclient.Transport
 	switch s.Transport {
 	case "stdio":
 		if s.Command == "" {
 			return nil, fmt.Errorf("mcp server %q: stdio needs a command", s.Name)
 		}
-		cmd := proc.Command(s.Command, s.Args...)
-		env := cfg.Env
-		if env == nil {
-			env = cmd.Env // proc.Environ()
-		}
-		env = slices.Clone(env)
-		for _, k := range slices.Sorted(maps.Keys(s.Env)) {
-			env = append(env, k+"="+s.Env[k])
-		}
-		cmd.Env = env
-		// stderr goes to a pipe (proc.Output), so that an orphan of a
-		// wrapper (npx) holding it cannot block the SDK's Wait.
-		stderr, err := proc.NewOutput(stderrTail, proc.KeepTail)
+		t, err := c.startStdio(s, cfg)
 		if err != nil {
-			return nil, fmt.Errorf("mcp server %q: %w", s.Name, err)
+			c.close()
+			return c, fmt.Errorf("mcp server %q (%s): %w", s.Name, s.Transport, err)
 		}
-		c.stderr = stderr
-		cmd.Stderr = stderr.Writer()
-		c.cmd = cmd
-		transport = &mcp.CommandTransport{Command: cmd, TerminateDuration: cfg.TerminateDuration}
+		transport = t
 	case "http", "sse":
 		if s.URL == "" {
 			return nil, fmt.Errorf("mcp server %q: %s needs a url", s.Name, s.Transport)
 		}
 		hc := httpClientWithHeaders(cfg.HTTPClient, s.Headers)
 		if s.Transport == "http" {
-			transport = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
+			transport = &mcpclient.StreamableHTTP{URL: s.URL, HTTPClient: hc}
 		} else {
-			transport = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
+			transport = &mcpclient.SSE{URL: s.URL, HTTPClient: hc}
 		}
 	default:
 		return nil, fmt.Errorf("mcp server %q: unknown transport %q", s.Name, s.Transport)
 	}
 
-	// The session context outlives connecting (the SSE transport ties its
-	// stream to the context given to Connect); the timeout cancels it only
-	// while connecting.
-	sessCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c.cancel = cancel
-	connected := make(chan struct{})
-	timer := time.NewTimer(cfg.ConnectTimeout)
-	var timedOut bool
-	var tmu sync.Mutex
-	go func() {
-		defer timer.Stop()
-		select {
-		case <-connected:
-			return
-		case <-ctx.Done():
-		case <-timer.C:
-			tmu.Lock()
-			timedOut = true
-			tmu.Unlock()
-		}
-		cancel()
-	}()
-
-	client := mcp.NewClient(&mcp.Implementation{Name: cfg.ClientName, Version: cfg.ClientVersion}, nil)
-	session, err := client.Connect(sessCtx, transport, nil)
-	if c.stderr != nil {
-		c.stderr.CloseWriter() // the child has its own copy
-	}
-	if c.cmd != nil && c.cmd.Process != nil {
-		c.group = proc.Started(c.cmd)
-	}
+	session, err := mcpclient.Connect(cctx, transport, mcpclient.Options{ClientName: cfg.ClientName, ClientVersion: cfg.ClientVersion, Logger: cfg.Logger})
 	if err == nil {
 		c.session = session
-		err = c.listTools(sessCtx)
+		err = c.listTools(cctx)
 	}
-	close(connected)
 	if err != nil {
-		tmu.Lock()
-		to := timedOut
-		tmu.Unlock()
 		c.close()
 		switch {
-		case to:
+		case ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
 			err = fmt.Errorf("timed out after %s: %w", cfg.ConnectTimeout, err)
 		case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
 			err = fmt.Errorf("%w: %w", ctx.Err(), err)
@@ -252,19 +206,66 @@ func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) 
 	return c, nil
 }
 
+// startStdio starts a stdio server in its own process group and returns
+// the transport over its stdin and stdout.
+func (c *mcpConn) startStdio(s automate.InlineMcpServer, cfg McpConfig) (*mcpclient.Stdio, error) {
+	cmd := proc.Command(s.Command, s.Args...)
+	env := cfg.Env
+	if env == nil {
+		env = cmd.Env // proc.Environ()
+	}
+	env = slices.Clone(env)
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		env = append(env, k+"="+s.Env[k])
+	}
+	cmd.Env = env
+	// stdout and stderr are pipes of our own, not exec's copying
+	// goroutines, so that an orphan of a wrapper (npx) holding them
+	// cannot block Wait.
+	stderr, err := proc.NewOutput(stderrTail, proc.KeepTail)
+	if err != nil {
+		return nil, err
+	}
+	c.stderr = stderr
+	cmd.Stderr = stderr.Writer()
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		stderr.CloseWriter()
+		return nil, err
+	}
+	cmd.Stdout = stdoutW
+	stdin, err := cmd.StdinPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	stdoutW.Close() // the child has its own copies
+	stderr.CloseWriter()
+	if err != nil {
+		stdoutR.Close()
+		return nil, err
+	}
+	c.group = proc.Started(cmd)
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait()
+		close(exited)
+	}()
+	c.exited = exited
+	return &mcpclient.Stdio{Stdin: stdin, Stdout: stdoutR, Exited: exited, Kill: c.group.Kill, TerminateDuration: cfg.TerminateDuration}, nil
+}
+
 func (c *mcpConn) listTools(ctx context.Context) error {
-	for t, err := range c.session.Tools(ctx, nil) {
-		if err != nil {
-			return fmt.Errorf("list tools: %w", err)
-		}
+	tools, err := c.session.ListTools(ctx)
+	if err != nil {
+		return fmt.Errorf("list tools: %w", err)
+	}
+	for _, t := range tools {
 		if c.disabled[t.Name] {
 			continue
 		}
 		schema := json.RawMessage(`{"type":"object"}`)
-		if t.InputSchema != nil {
-			if b, err := json.Marshal(t.InputSchema); err == nil && string(b) != "null" {
-				schema = b
-			}
+		if len(t.InputSchema) > 0 && string(t.InputSchema) != "null" {
+			schema = t.InputSchema
 		}
 		c.tools = append(c.tools, McpTool{
 			Server:      c.server.Name,
@@ -282,22 +283,16 @@ func (c *mcpConn) close() { c.closeOnce.Do(c.doClose) }
 
 func (c *mcpConn) doClose() {
 	if c.session != nil {
+		// Closes the server's stdin, waits TerminateDuration for it to
+		// exit and kills its group if it did not.
 		c.session.Close()
 	}
-	if c.cancel != nil {
-		c.cancel()
-	}
 	if c.group != nil {
-		// The SDK has reaped the group leader by now; the group id stays
-		// in use while any other member (an orphan of a wrapper) lives,
-		// and is not handed out again before the pid counter wraps.
+		// The leader is reaped (or about to be); the group id stays in
+		// use while any other member (an orphan of a wrapper) lives, and
+		// is not handed out again before the pid counter wraps.
 		c.group.Kill()
-		if c.session == nil {
-			// Connect failed after starting the command. The SDK may or
-			// may not have reaped it; Process.Wait (not cmd.Wait, whose
-			// fields the SDK may be writing) reaps it or reports it done.
-			c.cmd.Process.Wait()
-		}
+		<-c.exited
 	}
 	if c.stderr != nil {
 		// Every process of the group is gone: the pipe reaches EOF unless
@@ -328,7 +323,7 @@ func (p *McpPool) Tools() []McpTool {
 }
 
 // Call calls tool of server with a JSON object of arguments (nil or empty
-// means {}; the SDK never sends null). An error means the call could not
+// means {}; null is never sent). An error means the call could not
 // be made (unknown server or tool, disabled tool, connection lost, ctx);
 // a tool that ran and failed is a McpResult with IsError.
 func (p *McpPool) Call(ctx context.Context, server, tool string, args json.RawMessage) (McpResult, error) {
@@ -366,7 +361,7 @@ func (p *McpPool) Call(ctx context.Context, server, tool string, args json.RawMe
 			arguments = map[string]any{}
 		}
 	}
-	res, err := conn.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
+	res, err := conn.session.CallTool(ctx, tool, arguments)
 	if err != nil {
 		return McpResult{}, fmt.Errorf("mcp %s/%s: %w", server, tool, err)
 	}
@@ -398,32 +393,33 @@ func (p *McpPool) Close() error {
 // ResultText extracts the text of a tool result: text content as is,
 // embedded text resources' text, a short note for other content, and the
 // structured content as JSON when there is no text at all.
-func ResultText(res *mcp.CallToolResult) string {
+func ResultText(res *mcpclient.CallResult) string {
 	if res == nil {
 		return ""
 	}
 	var parts []string
 	for _, c := range res.Content {
-		switch v := c.(type) {
-		case *mcp.TextContent:
-			parts = append(parts, v.Text)
-		case *mcp.EmbeddedResource:
-			if v.Resource != nil && v.Resource.Text != "" {
-				parts = append(parts, v.Resource.Text)
-			} else if v.Resource != nil {
-				parts = append(parts, "[resource "+v.Resource.URI+"]")
+		switch c.Type {
+		case "text":
+			parts = append(parts, c.Text)
+		case "resource":
+			if c.Resource != nil && c.Resource.Text != "" {
+				parts = append(parts, c.Resource.Text)
+			} else if c.Resource != nil {
+				parts = append(parts, "[resource "+c.Resource.URI+"]")
 			}
-		case *mcp.ResourceLink:
-			parts = append(parts, "[resource link "+v.URI+"]")
-		case *mcp.ImageContent:
-			parts = append(parts, "[image "+v.MIMEType+"]")
-		case *mcp.AudioContent:
-			parts = append(parts, "[audio "+v.MIMEType+"]")
+		case "resource_link":
+			parts = append(parts, "[resource link "+c.URI+"]")
+		case "image":
+			parts = append(parts, "[image "+c.MIMEType+"]")
+		case "audio":
+			parts = append(parts, "[audio "+c.MIMEType+"]")
 		}
 	}
-	if len(parts) == 0 && res.StructuredContent != nil {
-		if b, err := json.Marshal(res.StructuredContent); err == nil {
-			return string(b)
+	if len(parts) == 0 && len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
+		var b bytes.Buffer
+		if err := json.Compact(&b, res.StructuredContent); err == nil {
+			return b.String()
 		}
 	}
 	return strings.Join(parts, "\n")

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/toolkit/mcpclient"
 	"github.com/hubgate/hubgate/internal/testenv"
 	"github.com/hubgate/hubgate/internal/testutil"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const everything = "@modelcontextprotocol/server-everything/dist/index.js"
@@ -367,16 +367,16 @@ func TestMcpConnectHonoursCallerContext(t *testing.T) {
 }
 
 func TestResultText(t *testing.T) {
-	res := &mcp.CallToolResult{Content: []mcp.Content{
-		&mcp.TextContent{Text: "one"},
-		&mcp.ImageContent{MIMEType: "image/png", Data: []byte{1}},
-		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///x", Text: "embedded"}},
-		&mcp.ResourceLink{URI: "file:///y"},
+	res := &mcpclient.CallResult{Content: []mcpclient.Content{
+		{Type: "text", Text: "one"},
+		{Type: "image", MIMEType: "image/png", Data: "AQ=="},
+		{Type: "resource", Resource: &mcpclient.ResourceContents{URI: "file:///x", Text: "embedded"}},
+		{Type: "resource_link", URI: "file:///y"},
 	}}
 	if got := ResultText(res); got != "one\n[image image/png]\nembedded\n[resource link file:///y]" {
 		t.Fatalf("%q", got)
 	}
-	if got := ResultText(&mcp.CallToolResult{StructuredContent: map[string]any{"a": 1}}); got != `{"a":1}` {
+	if got := ResultText(&mcpclient.CallResult{StructuredContent: json.RawMessage(`{ "a": 1 }`)}); got != `{"a":1}` {
 		t.Fatalf("structured: %q", got)
 	}
 	if ResultText(nil) != "" {

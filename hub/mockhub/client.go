@@ -1,10 +1,10 @@
 package mockhub
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/deviceapi"
+	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
 // AdminClient speaks the admin API of a running mock (`hubgate mock` and
@@ -199,36 +200,21 @@ func (c *AdminClient) FollowJournal(ctx context.Context, after int64, device str
 		_ = json.Unmarshal(b, &e.Problem)
 		return e
 	}
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	var name string
-	var data []byte
-	for sc.Scan() {
-		line := sc.Text()
+	er := localhttp.NewEventReader(resp.Body, 4<<20)
+	for {
+		ev, err := er.Next()
 		switch {
-		case line == "":
-			if len(data) > 0 {
-				if err := dispatchJournal(name, data, fn, gap); err != nil {
-					return err
-				}
-			}
-			name, data = "", nil
-		case strings.HasPrefix(line, "event:"):
-			name = strings.TrimSpace(strings.TrimPrefix(line, "event:"))
-		case strings.HasPrefix(line, "data:"):
-			if data != nil {
-				data = append(data, '\n')
-			}
-			data = append(data, strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " ")...)
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+			return nil // the mock closed the stream
+		case err != nil:
+			return fmt.Errorf("mock admin API: the journal stream: %w", err)
+		}
+		if err := dispatchJournal(ev.Name, ev.Data, fn, gap); err != nil {
+			return err
 		}
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("mock admin API: the journal stream: %w", err)
-	}
-	return nil
 }
 
 func dispatchJournal(name string, data []byte, fn func(Event) error, gap func(int64)) error {
