@@ -22,6 +22,7 @@ import (
 type sdkProbe struct {
 	cancelled chan struct{} // the blocking tool's context ended
 	started   chan struct{} // the blocking tool runs
+	release   chan struct{} // closed at the test's end: the blocking tool gives up
 }
 
 func newSDKServer(p *sdkProbe) *mcp.Server {
@@ -43,9 +44,13 @@ func newSDKServer(p *sdkProbe) *mcp.Server {
 	})
 	srv.AddTool(&mcp.Tool{Name: "block", InputSchema: obj}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		close(p.started)
-		<-ctx.Done()
-		close(p.cancelled)
-		return nil, ctx.Err()
+		select {
+		case <-ctx.Done():
+			close(p.cancelled)
+			return nil, ctx.Err()
+		case <-p.release: // no cancellation came: let the server close
+			return nil, errors.New("not cancelled")
+		}
 	})
 	return srv
 }
@@ -62,7 +67,7 @@ func waitClosed(t *testing.T, ch chan struct{}, what string) {
 func TestAgainstTheSDKServer(t *testing.T) {
 	for _, tr := range []string{"stdio", "http", "sse"} {
 		t.Run(tr, func(t *testing.T) {
-			p := &sdkProbe{cancelled: make(chan struct{}), started: make(chan struct{})}
+			p := &sdkProbe{cancelled: make(chan struct{}), started: make(chan struct{}), release: make(chan struct{})}
 			srv := newSDKServer(p)
 			var transport Transport
 			switch tr {
@@ -84,6 +89,7 @@ func TestAgainstTheSDKServer(t *testing.T) {
 				t.Cleanup(hs.Close)
 				transport = &SSE{URL: hs.URL, HTTPClient: hs.Client()}
 			}
+			t.Cleanup(func() { close(p.release) }) // runs before the servers' cleanups
 			s, err := Connect(context.Background(), transport, Options{})
 			if err != nil {
 				t.Fatal(err)
