@@ -269,10 +269,21 @@ func TestOneRunAtATime(t *testing.T) {
 	}
 }
 
+// TestSoftCancelLandsBetweenSteps runs on the fake clock of a synctest
+// bubble, so the cancel reaches the run inside its sleep step however
+// loaded the machine is (on the wall clock, a cancel later than the
+// 700 ms sleep found the write already running).
 func TestSoftCancelLandsBetweenSteps(t *testing.T) {
-	h := newHarness(t)
+	synctest.Test(t, testSoftCancelLandsBetweenSteps)
+}
+
+func testSoftCancelLandsBetweenSteps(t *testing.T) {
+	h := newHarness(t, onPipe())
 	done := h.startAsync("/v1/runs", map[string]any{"prompt": "x\n#!sleep 700\n#!write after.txt should-not-exist"})
-	h.waitFor("busy", func(hl automate.Health) bool { return hl.Busy })
+	synctest.Wait() // every goroutine waits: the run is in its sleep step
+	if hl := h.health(); !hl.Busy {
+		t.Fatalf("not running: %+v", hl)
+	}
 	var cr automate.CancelResponse
 	h.do("POST", "/v1/automate/cancel", map[string]any{}).json(t, &cr)
 	if !cr.Stopped || cr.Mode != "cancel" {
