@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -152,12 +153,24 @@ func post(ctx context.Context, s *Session, hc *http.Client, url string, msg []by
 	if header != nil {
 		header(req)
 	}
-	resp, err = hc.Do(req)
+	resp, err = do(hc, req)
 	if err != nil {
 		done()
-		return nil, nil, fmt.Errorf("POST: %w", err)
+		return nil, nil, err
 	}
 	return resp, done, nil
+}
+
+// do sends req. Its error names the method, not the URL: a server's URL
+// may carry a key in its query, and the error reaches run records and
+// logs.
+func do(hc *http.Client, req *http.Request) (*http.Response, error) {
+	resp, err := hc.Do(req)
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = fmt.Errorf("%s: %w", req.Method, ue.Err)
+	}
+	return resp, err
 }
 
 // httpStatusError describes a refused exchange with the start of its body
@@ -188,7 +201,7 @@ func (t *StreamableHTTP) close() error {
 		return nil
 	}
 	t.setHeaders(req)
-	resp, err := t.client().Do(req)
+	resp, err := do(t.client(), req)
 	if err != nil {
 		t.s.log.Debug("mcpclient: DELETE of the session failed", "err", err)
 		return nil

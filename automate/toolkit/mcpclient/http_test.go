@@ -168,6 +168,25 @@ func TestStreamableHTTPFailures(t *testing.T) {
 	}
 }
 
+// TestTransportErrorsLeaveTheURLOut: a server's URL may carry a key in its
+// query; an error of the HTTP client does not repeat it.
+func TestTransportErrorsLeaveTheURLOut(t *testing.T) {
+	refuse := &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return nil, errors.New("connection refused")
+	})}
+	const u = "http://mcp.invalid/mcp?api_key=sekrit-123"
+	for _, tr := range []Transport{&StreamableHTTP{URL: u, HTTPClient: refuse}, &SSE{URL: u, HTTPClient: refuse}} {
+		_, err := Connect(context.Background(), tr, Options{})
+		if err == nil || !strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "sekrit") {
+			t.Errorf("%T: %v", tr, err)
+		}
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
 func TestStreamableHTTPCancelledCall(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		rec := &recorder{}

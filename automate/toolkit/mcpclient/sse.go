@@ -59,9 +59,9 @@ func (t *SSE) open(ctx context.Context, s *Session) error {
 	}
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Cache-Control", "no-cache")
-	resp, err := t.client().Do(req)
+	resp, err := do(t.client(), req)
 	if err != nil {
-		return fail(fmt.Errorf("GET the event stream: %w", err))
+		return fail(fmt.Errorf("the event stream: %w", err))
 	}
 	ok := false
 	defer func() {
