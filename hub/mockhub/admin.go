@@ -2,6 +2,7 @@ package mockhub
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -123,7 +125,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // Faults is a fault injection request; nil fields change nothing.
 type Faults struct {
-	Drop      bool      `json:"drop,omitempty"`      // close every hub connection now
+	Drop      bool      `json:"drop,omitempty"`      // close every hub connection now (see DropConnections)
 	RefuseFor *Duration `json:"refuseFor,omitempty"` // refuse new hub connections for this long (0: stop)
 	Freeze    *Duration `json:"freeze,omitempty"`    // freeze every hub connection for this long (0: thaw)
 	// ExpireServiceTokens makes every access token of a negotiate redirect
@@ -181,16 +183,37 @@ func (s *Server) Faults(f Faults) FaultState {
 	return st
 }
 
+// flushBeforeDrop bounds how long a drop waits for each connection's
+// client to take the pushes queued before it.
+const flushBeforeDrop = time.Second
+
 // DropConnections closes every hub connection abruptly and returns how
-// many there were.
+// many there were. The pushes already queued on a connection are written
+// first, as the admin requests came ("push, then drop" reaches the device
+// in that order: the push was accepted before the drop was asked). A
+// client that does not read them within flushBeforeDrop loses them, and
+// a frozen hub drops at once (its writes wait for the thaw).
 func (s *Server) DropConnections() int {
 	s.mu.Lock()
 	n := len(s.conns)
+	conns := make([]*hubConn, 0, len(s.conns))
+	for _, c := range s.conns {
+		conns = append(conns, c)
+	}
 	live := make([]*transport, 0, len(s.live))
 	for tr := range s.live {
 		live = append(live, tr)
 	}
 	s.mu.Unlock()
+	if s.freeze.frozenUntil().IsZero() && len(conns) > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), flushBeforeDrop)
+		var wg sync.WaitGroup
+		for _, c := range conns {
+			wg.Go(func() { c.flush(ctx.Done()) })
+		}
+		wg.Wait()
+		cancel()
+	}
 	for _, tr := range live {
 		tr.drop()
 	}

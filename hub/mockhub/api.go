@@ -327,7 +327,7 @@ func (s *Server) apiRoutes() []apiRoute {
 		}},
 		{http.MethodPost, adminPrefix + "/faults", groupAdmin, s.adminFaults, apiOp{
 			id: "Faults", summary: "Inject hub faults",
-			description: "drop closes every hub transport abruptly; refuseFor answers 503 to new hub connections; freeze stops every hub connection without closing it; " +
+			description: "drop closes every hub transport abruptly, after the pushes already queued on it are written (at most 1 s each, none while frozen); refuseFor answers 503 to new hub connections; freeze stops every hub connection without closing it; " +
 				"expireServiceTokens expires the negotiate redirect's access tokens; serviceErrorFor makes the SignalR service's negotiate answer an error. Durations are Go duration strings; \"0s\" ends one.",
 			body: Faults{}, requestExample: map[string]any{"refuseFor": "10s"},
 			responses: []apiResponse{{status: http.StatusOK, description: "The fault state after the request.", body: FaultState{}}, badBody, forbidden},

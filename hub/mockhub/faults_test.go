@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/coder/websocket"
@@ -75,6 +76,111 @@ func TestDropFault(t *testing.T) {
 	if got := recv(t, r.commands, "DeviceCommand"); got.Command != "after drop" {
 		t.Errorf("got %+v", got)
 	}
+}
+
+// TestDropWritesWhatWasQueuedFirst: a push the mock accepted before a
+// drop reaches the client before the drop closes its connection, even
+// when the client is slow to read it (a developer's "push, then drop"
+// happens in that order); a client that does not read it at all loses it
+// after a second, and the journal says so; a frozen hub drops at once. In
+// a bubble over an in-memory network, where a write waits for the
+// client's read and synctest.Wait says the drop is waiting.
+func TestDropWritesWhatWasQueuedFirst(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var pn testutil.PipeNet
+		hc := pn.Client(t)
+		s, err := mockhub.New(mockhub.Config{Listen: pn.Listen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := pn.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs := &http.Server{Handler: s}
+		go hs.Serve(ln)
+		defer func() {
+			s.Close()
+			hs.Close()
+			hc.CloseIdleConnections()
+		}()
+		base := "http://" + ln.Addr().String()
+		dev, tok, _ := s.CreateDevice("", "")
+		ctx := t.Context()
+
+		// A slow reader: the drop waits for the push to be written.
+		ws, err := dialHandshaken(t, hc, base, hubHeaders(tok.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		mockhubtest.WaitEvent(t, s, 0, "the connection", action("connected", dev.ID))
+		if err := s.PushCommand(dev.ID, "before the drop", nil); err != nil {
+			t.Fatal(err)
+		}
+		dropped := make(chan int, 1)
+		go func() { dropped <- s.DropConnections() }()
+		synctest.Wait()
+		select {
+		case <-dropped:
+			t.Fatal("the drop closed the connection before the push queued before it was written")
+		default:
+		}
+		_, msg, err := ws.Read(ctx)
+		if err != nil || !strings.Contains(string(msg), `"target":"DeviceCommand"`) || !strings.Contains(string(msg), "before the drop") {
+			t.Fatalf("the client read %q, %v; want the DeviceCommand pushed before the drop", msg, err)
+		}
+		if n := <-dropped; n != 1 {
+			t.Errorf("dropped %d connections, want 1", n)
+		}
+		if _, msg, err := ws.Read(ctx); err == nil {
+			t.Errorf("the connection survived the drop: read %q", msg)
+		}
+		for _, e := range s.Events(0) {
+			if e.Error != "" {
+				t.Errorf("journal: %+v", e)
+			}
+		}
+
+		// A client that never reads loses the push after flushBeforeDrop,
+		// and the journal tells.
+		since := lastSeq(s)
+		ws, err = dialHandshaken(t, hc, base, hubHeaders(tok.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.CloseNow()
+		since = mockhubtest.WaitEvent(t, s, since, "the second connection", action("connected", dev.ID)).Seq
+		if err := s.PushCommand(dev.ID, "never read", nil); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		s.DropConnections()
+		if waited := time.Since(start); waited != time.Second {
+			t.Errorf("the drop waited %s for a client that does not read, want 1s", waited)
+		}
+		mockhubtest.WaitEvent(t, s, since, "the lost push", func(e mockhub.Event) bool {
+			return e.Action == "DeviceCommand" && strings.HasPrefix(e.Error, "not delivered: ")
+		})
+
+		// A frozen hub drops at once: its writes wait for the thaw.
+		since = lastSeq(s)
+		ws, err = dialHandshaken(t, hc, base, hubHeaders(tok.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.CloseNow()
+		mockhubtest.WaitEvent(t, s, since, "the third connection", action("connected", dev.ID))
+		s.Freeze(time.Minute)
+		if err := s.PushCommand(dev.ID, "frozen", nil); err != nil {
+			t.Fatal(err)
+		}
+		start = time.Now()
+		s.DropConnections()
+		if waited := time.Since(start); waited != 0 {
+			t.Errorf("a frozen hub's drop waited %s", waited)
+		}
+		s.Freeze(0)
+	})
 }
 
 func TestRefuseFault(t *testing.T) {

@@ -366,6 +366,22 @@ func rawDial(t testing.TB, base string, h http.Header) (*rawConn, error) {
 // rawDialWith is rawDial over hc (nil: the default clients).
 func rawDialWith(t testing.TB, hc *http.Client, base string, h http.Header) (*rawConn, error) {
 	t.Helper()
+	ws, err := dialHandshaken(t, hc, base, h)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &rawConn{ws: ws, frames: make(chan frame, 4096), cancel: cancel}
+	t.Cleanup(c.close)
+	go c.readLoop(ctx)
+	return c, nil
+}
+
+// dialHandshaken opens a hub WebSocket through hc (nil: loopback) and
+// completes SignalR's JSON handshake; nothing reads it afterwards until
+// the caller does.
+func dialHandshaken(t testing.TB, hc *http.Client, base string, h http.Header) (*websocket.Conn, error) {
+	t.Helper()
 	nc := hc
 	if nc == nil {
 		nc = noRedirect
@@ -374,25 +390,21 @@ func rawDialWith(t testing.TB, hc *http.Client, base string, h http.Header) (*ra
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	dctx, dcancel := context.WithTimeout(ctx, wait)
+	dctx, dcancel := context.WithTimeout(context.Background(), wait)
 	defer dcancel()
 	ws, resp, err := websocket.Dial(dctx, n.wsURL(), &websocket.DialOptions{HTTPHeader: n.header.Clone(), HTTPClient: hc})
 	if err != nil {
-		cancel()
 		if resp != nil {
 			return nil, &statusError{resp.StatusCode, resp.Header, err.Error()}
 		}
 		return nil, err
 	}
 	ws.SetReadLimit(4 << 20)
-	c := &rawConn{ws: ws, frames: make(chan frame, 4096), cancel: cancel}
-	t.Cleanup(c.close)
 	if hs, err := handshake(dctx, ws, "json"); err != nil || hs != "{}\x1e" {
+		ws.CloseNow()
 		return nil, fmt.Errorf("handshake answer %q: %v", hs, err)
 	}
-	go c.readLoop(ctx)
-	return c, nil
+	return ws, nil
 }
 
 // handshake sends SignalR's handshake request for protocol on ws and

@@ -497,6 +497,9 @@ type push struct {
 	// journal is the arguments as journal JSON, made once for every
 	// connection and copy (see marshalOnce); nil: made by send.
 	journal json.RawMessage
+	// written, when set, makes this item a marker, not a push: the sender
+	// closes it once everything queued before it is written (see flush).
+	written chan struct{}
 }
 
 // marshalOnce marshals p's arguments once for every connection and copy
@@ -530,6 +533,18 @@ func (c *hubConn) enqueue(p push) {
 	}
 }
 
+// flush waits until the pushes queued on c so far are written, the
+// connection ends, or stop is closed.
+func (c *hubConn) flush(stop <-chan struct{}) {
+	written := make(chan struct{})
+	c.enqueue(push{written: written})
+	select {
+	case <-written:
+	case <-c.hc.Context().Done():
+	case <-stop:
+	}
+}
+
 // send delivers the connection's pushes one after the other, in order.
 func (c *hubConn) send() {
 	for {
@@ -547,6 +562,10 @@ func (c *hubConn) send() {
 			p := c.queue[0]
 			c.queue = c.queue[1:]
 			c.mu.Unlock()
+			if p.written != nil {
+				close(p.written)
+				continue
+			}
 			journal := p.journal
 			if journal == nil {
 				journal = payload(p.args)
