@@ -346,6 +346,14 @@ type bgProc struct {
 
 func (p *bgProc) Stderr() string { return p.stderr.String() }
 
+// stderrHas waits (at most e2eWait) until the process's stderr holds
+// text, and reports whether it did: stderr and stdout reach the test
+// through two pipes, so what the process wrote to stderr before a line on
+// stdout, or before a hub event the test saw, may still be on its way.
+func (p *bgProc) stderrHas(text string) bool {
+	return testutil.Eventually(e2eWait, func() bool { return strings.Contains(p.Stderr(), text) })
+}
+
 // startBackground is the one way these tests start a hubgate process that
 // they do not wait for: it starts cmd (its stderr kept, and its stdout
 // unless cmd.Stdout is set) and, at the test's end, stops it if it still

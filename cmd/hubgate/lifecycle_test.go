@@ -305,7 +305,7 @@ func TestSecondRunExitsAtOnceAndBindsNothing(t *testing.T) {
 	s := newDaemonSetup(t, h, daemonConfig{})
 	d := startListening(t, s)
 	// No rule and unmatched commands ignored: run says how to fix it.
-	if !strings.Contains(d.Stderr(), "every command will be ignored") || !strings.Contains(d.Stderr(), "bridge.unmatched.action: run") {
+	if !d.stderrHas("every command will be ignored") || !d.stderrHas("bridge.unmatched.action: run") {
 		t.Errorf("run does not warn that no rule can match:\n%s", d.Stderr())
 	}
 

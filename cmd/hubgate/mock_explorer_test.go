@@ -23,7 +23,7 @@ import (
 // routes accept, and with --device a device token of that device.
 func TestMockToken(t *testing.T) {
 	e := env(t)
-	p := startMockProc(t, e)
+	p := startMockProc(t, e, "--listen", "127.0.0.1:0")
 
 	r := runCmd(t, e, "", "mock", "token", "--url", p.url)
 	at := strings.TrimSpace(r.stdout)
@@ -78,7 +78,7 @@ func TestMockExplorerInChromium(t *testing.T) {
 	script := filepath.Join(testenv.ModuleRoot(t), testenv.NpmDir, "swagger-e2e.cjs")
 
 	e := env(t)
-	p := startMockProc(t, e)
+	p := startMockProc(t, e, "--listen", "127.0.0.1:0")
 	r := runCmd(t, e, "", "mock", "token", "--url", p.url)
 	if r.code != 0 {
 		t.Fatalf("mock token: %+v", r)

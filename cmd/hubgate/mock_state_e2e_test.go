@@ -52,7 +52,7 @@ func TestMockStateKeepsADaemonPairedAcrossARestart(t *testing.T) {
 	if p2.url != p.url {
 		t.Fatalf("the restarted mock is at %s, was at %s", p2.url, p.url)
 	}
-	if !strings.Contains(p2.Stderr(), "state kept in "+state+" (1 device(s))") {
+	if !p2.stderrHas("state kept in " + state + " (1 device(s))") {
 		t.Errorf("the restarted mock does not say what it loaded: %s", p2.Stderr())
 	}
 	h.proc = p2
