@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -143,6 +144,18 @@ type pending struct {
 	// listenNote says the hub had asked to stop listening when it arrived
 	// (ListenFollowVendor): kept on its journal row.
 	listenNote string
+	// notify and speak: see Event.Notify.
+	notify string
+	speak  bool
+}
+
+// outputsOf is what reaches the person of a command that matched rule
+// (nil: none) with defaultNotify as bridge.notify (see Event.Notify).
+func outputsOf(rule *rules.Rule, defaultNotify string) (notify string, speak bool) {
+	if rule != nil {
+		notify, speak = rule.Notify(), rule.Speak()
+	}
+	return cmp.Or(notify, defaultNotify, rules.NotifyAnswers), speak
 }
 
 // runState is the run in flight.
@@ -364,12 +377,13 @@ func (b *Bridge) listening() bool {
 // duplicate delivery: the first one's).
 func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event, origin string) int64 {
 	b.mu.Lock()
-	set := b.set
+	set, defaultNotify := b.set, b.opts.Notify
 	b.mu.Unlock()
 	// Matching and rendering have no side effects: they run first so that
 	// the journal row names the rule.
 	route := set.Decide(rules.Command{Text: ev.Command, Macro: ev.Macro, Received: ev.Received, Seq: ev.Seq})
 	cmd, rule, req := route.Command, route.Rule, route.Request
+	notify, speak := outputsOf(rule, defaultNotify)
 	stop, refused, routed := route.Action == rules.ActionCancel, route.Action == rules.ActionRefuse, rule != nil
 	var renderErr error
 	if route.Action == rules.ActionError {
@@ -397,7 +411,8 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event, origin string)
 		rec.Note = listenNote // a command acted on while the hub asked to stop
 	}
 	if !stop && routed && renderErr == nil && accept && b.slotFree() {
-		return b.startAtOnce(ctx, rec, &pending{cmd: cmd, rule: rule, req: req, queuedAt: b.now(), listenNote: listenNote})
+		return b.startAtOnce(ctx, rec, &pending{cmd: cmd, rule: rule, req: req, queuedAt: b.now(), listenNote: listenNote,
+			notify: notify, speak: speak})
 	}
 	id, dup, err := b.opts.Journal.RecordCommand(ctx, rec)
 	if err != nil {
@@ -412,7 +427,8 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event, origin string)
 	b.mu.Lock()
 	b.counters.Received++
 	b.mu.Unlock()
-	ce := Event{Kind: EventReceived, CommandID: id, Command: rec.Text, Rule: rec.Rule, MacroName: rec.MacroName}
+	ce := Event{Kind: EventReceived, CommandID: id, Command: rec.Text, Rule: rec.Rule, MacroName: rec.MacroName,
+		Notify: notify, Speak: speak}
 	b.emit(ce)
 
 	switch {
@@ -435,7 +451,8 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event, origin string)
 		if req.TaskID == "" {
 			req.TaskID = journal.DefaultTaskID(id)
 		}
-		b.admit(ctx, &pending{id: id, cmd: cmd, rule: rule, req: req, queuedAt: b.now(), listenNote: listenNote})
+		b.admit(ctx, &pending{id: id, cmd: cmd, rule: rule, req: req, queuedAt: b.now(), listenNote: listenNote,
+			notify: notify, speak: speak})
 	}
 	return id
 }

@@ -126,6 +126,14 @@ type Event struct {
 	OddMacros int      `json:"oddMacros,omitempty"` // EventCatalogue
 	Changes   []string `json:"changes,omitempty"`   // EventReloaded
 	Restart   []string `json:"restart,omitempty"`   // EventReloaded
+
+	// Notify and Speak are what reaches the person of the command: the
+	// notify policy (rules.NotifyPolicies) and speech of the rule it
+	// matched, else bridge.notify, fixed when it arrived, so that a reload
+	// changes the next commands only, however far behind a subscriber is.
+	// On command events in this process (bridge/notify); "" elsewhere.
+	Notify string `json:"-"`
+	Speak  bool   `json:"-"`
 }
 
 // Text is what a person should read of a finished run: the final answer

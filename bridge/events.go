@@ -177,7 +177,7 @@ func (b *Bridge) emit(e Event) {
 
 // commandEvent is an event about the command of p.
 func commandEvent(kind EventKind, p *pending) Event {
-	e := Event{Kind: kind, CommandID: p.id, Command: p.cmd.Text}
+	e := Event{Kind: kind, CommandID: p.id, Command: p.cmd.Text, Notify: p.notify, Speak: p.speak}
 	if p.rule != nil {
 		e.Rule = p.rule.Name()
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/rules"
 )
 
 // next reads the next event of ch, failing after a generous timeout.
@@ -234,6 +235,46 @@ func TestStreamClosesWhenTheBridgeStops(t *testing.T) {
 		untilSettled(t, ch, 1)
 		e.stop()
 		for range ch {
+		}
+	})
+}
+
+// TestCommandEventsCarryThePolicyOfTheirArrival: every event of a command
+// carries the notify policy in force when it arrived (Event.Notify, for
+// bridge/notify), so a reload changes the next commands only: the run in
+// flight and the command queued before SetNotify keep the old policy to
+// their end; a rule's own policy outranks bridge.notify.
+func TestCommandEventsCarryThePolicyOfTheirArrival(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: basicRules + `
+  - name: loud
+    match: {command: loud}
+    notify: answers
+    speak: true
+    run: {prompt: "#!answer heard"}
+`, opts: func(o *bridge.Options) { o.Notify = rules.NotifyNone }})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ch := e.bridge.Subscribe(ctx, bridge.SubscribeOptions{})
+		e.hub.command("q 1", nil)
+		e.hub.command("q 2", nil)
+		synctest.Wait() // q 1 runs, q 2 waits
+		e.bridge.SetNotify(rules.NotifyFailures)
+		e.hub.command("q 3", nil)
+		lives := collect(t, ch, 1, 2, 3)
+		e.hub.command("loud", nil)
+		loud := collect(t, ch, 4)[4]
+		for id, want := range map[int64]string{1: rules.NotifyNone, 2: rules.NotifyNone, 3: rules.NotifyFailures} {
+			for _, ev := range lives[id] {
+				if ev.Notify != want || ev.Speak {
+					t.Errorf("command %d, event %s: notify %q speak %v, want %q", id, ev.Kind, ev.Notify, ev.Speak, want)
+				}
+			}
+		}
+		for _, ev := range loud {
+			if ev.Notify != rules.NotifyAnswers || !ev.Speak {
+				t.Errorf("the loud rule's %s event: notify %q speak %v, want its own answers, spoken", ev.Kind, ev.Notify, ev.Speak)
+			}
 		}
 	})
 }

@@ -26,10 +26,10 @@ func (b *Bridge) recover(ctx context.Context) error {
 		b.abandon(ctx, entryEvent(e), "abandoned at restart: it was received but never decided")
 	}
 	b.mu.Lock()
-	set := b.set
+	set, defaultNotify := b.set, b.opts.Notify
 	b.mu.Unlock()
 	for _, e := range rec.Queued {
-		p, why := b.requeue(e, set)
+		p, why := b.requeue(e, set, defaultNotify)
 		if p == nil {
 			b.abandon(ctx, entryEvent(e), "abandoned at restart: "+why)
 			continue
@@ -44,7 +44,7 @@ func (b *Bridge) recover(ctx context.Context) error {
 
 // requeue rebuilds a queued command from its journal entry, or says why it
 // must be abandoned.
-func (b *Bridge) requeue(e journal.Entry, set *rules.Set) (*pending, string) {
+func (b *Bridge) requeue(e journal.Entry, set *rules.Set, defaultNotify string) (*pending, string) {
 	rule, ok := set.Rule(e.Rule)
 	switch {
 	case !ok:
@@ -69,7 +69,8 @@ func (b *Bridge) requeue(e journal.Entry, set *rules.Set) (*pending, string) {
 	if req.TaskID == "" {
 		req.TaskID = journal.DefaultTaskID(e.ID)
 	}
-	return &pending{id: e.ID, cmd: cmd, rule: rule, req: req, queuedAt: e.ReceivedAt}, ""
+	notify, speak := outputsOf(rule, defaultNotify)
+	return &pending{id: e.ID, cmd: cmd, rule: rule, req: req, queuedAt: e.ReceivedAt, notify: notify, speak: speak}, ""
 }
 
 // reconcile settles a run that was in flight when the daemon stopped. Its

@@ -627,8 +627,9 @@ unmatched: {action: run}
 	push("quiet", 3)
 	push("other", 4)
 	// The notifier follows the event stream: wait for both answers. The
-	// two commands before the reload were settled first and notified
-	// nothing (their events came before these, in order).
+	// two commands before the reload notified nothing, however late the
+	// notifier read their events: each event carries the policy of its
+	// command's arrival (bridge.Event.Notify).
 	testutil.WaitFor(t, "the notifications after the reload", func() bool { return len(desk.bodies()) >= 2 })
 	if got := desk.bodies(); !slices.Equal(got, []string{"Done: quiet one", "Done: other"}) {
 		t.Errorf("notifications %q, want the two answers after the reload only", got)

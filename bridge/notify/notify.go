@@ -148,7 +148,14 @@ func (s *Service) SetDefault(policy string) {
 	s.opts.Default = policy
 }
 
-func (s *Service) policy(rule string) (string, bool) {
+// policy is the notify policy and speech of e's command: the bridge's
+// stamp (bridge.Event.Notify, fixed when the command arrived), else, for
+// an event without one, the rule's as Options.Rule says now.
+func (s *Service) policy(e bridge.Event) (string, bool) {
+	if e.Notify != "" {
+		return e.Notify, e.Speak
+	}
+	rule := e.Rule
 	s.mu.Lock()
 	def := s.opts.Default
 	s.mu.Unlock()
@@ -164,7 +171,7 @@ func (s *Service) policy(rule string) (string, bool) {
 
 // Handle acts on one event.
 func (s *Service) Handle(ctx context.Context, e bridge.Event) {
-	policy, speak := s.policy(e.Rule)
+	policy, speak := s.policy(e)
 	switch e.Kind {
 	case bridge.EventStarted, bridge.EventStopOutputs:
 		if e.Kind == bridge.EventStarted {

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -225,4 +226,31 @@ func TestAQuestionIsShownAndSpoken(t *testing.T) {
 		spoken, _ = os.ReadFile(out)
 		return string(spoken) == "Which colour? red, or green?"
 	})
+}
+
+// A command's policy is the one the bridge stamped on its events when it
+// arrived (bridge.Event.Notify): a reload that changed the rule since
+// does not change what is shown of it, however late the notifier reads
+// the event. An event without a stamp takes the rule's policy now.
+func TestTheCommandsStampedPolicyOutranksTheRulesNow(t *testing.T) {
+	d := &recordingDesktop{}
+	s := notify.New(notify.Options{Desktop: d, Default: rules.NotifyNone, Logger: slog.New(slog.DiscardHandler),
+		Rule: func(string) (string, bool) { return rules.NotifyAnswers, false }})
+	quiet := finished(1, "before the reload", "r", "kept quiet")
+	quiet.Notify = rules.NotifyNone
+	s.Handle(context.Background(), quiet)
+	if len(d.got) != 0 {
+		t.Errorf("a command stamped notify none was shown: %+v", d.got)
+	}
+	loud := finished(2, "after the reload", "r", "shown")
+	loud.Notify = rules.NotifyAnswers
+	s.Handle(context.Background(), finished(3, "unstamped", "r", "shown too"))
+	s.Handle(context.Background(), loud)
+	var bodies []string
+	for _, m := range d.got {
+		bodies = append(bodies, m.Body)
+	}
+	if !slices.Equal(bodies, []string{"shown too", "shown"}) {
+		t.Errorf("shown %q, want the unstamped answer (the rule's policy now) and the one stamped answers", bodies)
+	}
 }

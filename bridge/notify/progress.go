@@ -74,7 +74,7 @@ func (s *Service) progressTick(ctx context.Context) {
 	id, e := r.id, r.start
 	r.shown = true
 	s.mu.Unlock()
-	if policy, _ := s.policy(e.Rule); policy != rules.NotifyAnswers {
+	if policy, _ := s.policy(e); policy != rules.NotifyAnswers {
 		return
 	}
 	got := s.send(ctx, e, Message{Summary: summary(e, fmt.Sprintf("running for %s", ran)), Body: clipBody(body), Urgency: UrgencyLow}, id)
