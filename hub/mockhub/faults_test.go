@@ -56,12 +56,16 @@ func TestDropFault(t *testing.T) {
 	if _, err := rawDial(t, ts.URL, hubHeaders(t1.Token)); err != nil {
 		t.Errorf("reconnect after a drop: %v", err)
 	}
-	// The Go client reconnects by itself after a drop.
+	// The Go client reconnects by itself after a drop. The mock journals
+	// a connection once it registered it, which may be after the client
+	// saw its handshake answer: since is that entry, so that the wait
+	// below is for the reconnection only.
+	before := lastSeq(s)
 	r := newReceiver()
 	c := dial(t, ts.URL, t2.Token, r)
 	states := make(chan signalr.ClientState, 100)
 	c.ObserveStateChanged(states)
-	since := lastSeq(s)
+	since := mockhubtest.WaitEvent(t, s, before, "the Go client's connection", action("connected", d2.ID)).Seq
 	s.DropConnections()
 	waitLeft(t, states)
 	wctx, cancel := context.WithTimeout(context.Background(), wait)
