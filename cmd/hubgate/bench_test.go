@@ -189,6 +189,7 @@ func BenchmarkHubPushToRunRequest(b *testing.B) {
 	}{{"push-call", calls}, {"hub-leg", hubLeg}, {"bridge-leg", bridgeLeg}, {"post-leg", postLeg}} {
 		slices.Sort(leg.d)
 		b.ReportMetric(float64(leg.d[len(leg.d)/2])/float64(time.Millisecond), leg.name+"-p50-ms")
+		b.ReportMetric(float64(leg.d[min(len(leg.d)-1, len(leg.d)*99/100)])/float64(time.Millisecond), leg.name+"-p99-ms")
 	}
 	es, err := j.History(context.Background(), journal.HistoryQuery{Limit: journal.MaxHistoryLimit})
 	if err != nil {
