@@ -3,6 +3,7 @@ package pairing
 import (
 	"bufio"
 	"os"
+	"sync"
 )
 
 // EnvStepStops names a file for the crash tests of the commit protocol:
@@ -17,27 +18,30 @@ const EnvStepStops = "HUBGATE_TEST_PAIR_STOPS"
 // each step to the file at path, then waits for a line on the pipe
 // path+".go".
 func PauseAtStepFile(path string) func(step string) {
-	return func(step string) { pauseAtStepFile(path, step) }
-}
-
-func pauseAtStepFile(path, step string) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return
-	}
-	f.WriteString(step + "\n")
-	f.Close()
-	// A pipe opened while the test's writer of the previous step is still
-	// open gives EOF without a line once that writer closes: open again.
-	for {
-		g, err := os.Open(path + ".go")
+	var (
+		once sync.Once
+		pipe *bufio.Reader
+	)
+	return func(step string) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 		if err != nil {
 			return
 		}
-		line, _ := bufio.NewReader(g).ReadString('\n')
-		g.Close()
-		if line != "" {
-			return
+		f.WriteString(step + "\n")
+		f.Close()
+		// The pipe is opened once, for reading and writing, and kept: with
+		// the process a writer of its own, a read never ends at EOF, and a
+		// line the test writes stays in the pipe whenever the test opens
+		// and closes its end. (Opened and closed at each step, a line
+		// written between a read's EOF and its close was lost with the
+		// pipe's buffer, and the process waited for ever.)
+		once.Do(func() {
+			if g, err := os.OpenFile(path+".go", os.O_RDWR, 0); err == nil {
+				pipe = bufio.NewReader(g)
+			}
+		})
+		if pipe != nil {
+			pipe.ReadString('\n')
 		}
 	}
 }
