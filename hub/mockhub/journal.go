@@ -66,6 +66,12 @@ type Event struct {
 	// Result is what came back: the result of a client's hub call, the
 	// JSON answer of an HTTP request.
 	Result json.RawMessage `json:"result,omitempty"`
+	// Began, on an admin call's entry, is the journal's last sequence
+	// number when the call began. The entry is entered once the call has
+	// answered, so what the call caused (a push's hub entries, the
+	// device's answer, a reconnection after a drop) may come before it:
+	// it comes after Began.
+	Began int64 `json:"began,omitempty"`
 }
 
 // journal is a ring of Events bounded by count and by payload bytes.
@@ -120,6 +126,13 @@ func (l *journal) add(e Event) Event {
 // since returns the entries with Seq > after (of one device when device is
 // not empty), the last sequence number, how many entries after `after`
 // the ring has dropped, and a channel closed at the next add.
+// last is the sequence number of the latest entry (0: none yet).
+func (l *journal) last() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.seq
+}
+
 func (l *journal) since(after int64, device string) (out []Event, last, missed int64, next <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -33,9 +33,10 @@ func (s *Server) journalAdmin(name string, next http.Handler) http.Handler {
 			}{io.TeeReader(r.Body, body), r.Body}
 		}
 		cw := &capturingWriter{statusWriter: statusWriter{ResponseWriter: w}}
+		began := s.events.last()
 		next.ServeHTTP(cw, r)
 		ev := Event{Source: SourceAdmin, Action: name, DeviceID: chi.URLParam(r, "id"), Status: cw.status,
-			Payload: body.payload(), Result: cw.body.payload()}
+			Payload: body.payload(), Result: cw.body.payload(), Began: began}
 		if q := r.URL.Query(); len(q) > 0 {
 			ev.Args = map[string]any{}
 			for k := range q {

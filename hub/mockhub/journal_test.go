@@ -13,6 +13,7 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
 )
 
 // TestJournalHasEveryCallInOrderWithRedactedPayloads: OAuth, REST, admin
@@ -305,5 +306,31 @@ func TestAdminIndex(t *testing.T) {
 	}
 	if st, _, _ := call(t, "GET", ts.URL+"/mock/console/secret.txt", "", nil, nil); st != 404 {
 		t.Errorf("an unknown console file: %d", st)
+	}
+}
+
+// TestAdminEntryTellsWhereTheCallBegan: an admin call is entered once it
+// answered, after the push it made; its Began is the journal's end when
+// it began, before the push's entry, so a recorder can put the cause
+// first.
+func TestAdminEntryTellsWhereTheCallBegan(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{})
+	dev, tok, _ := s.CreateDevice("", "")
+	if _, err := rawDial(t, ts.URL, hubHeaders(tok.Token)); err != nil {
+		t.Fatal(err)
+	}
+	mockhubtest.WaitEvent(t, s, 0, "the connection", action("connected", dev.ID))
+	before := lastSeq(s)
+	if _, err := (&mockhub.AdminClient{BaseURL: ts.URL}).Send(context.Background(), dev.ID, mockhub.CommandRequest{Command: "jump"}); err != nil {
+		t.Fatal(err)
+	}
+	out := mockhubtest.WaitEvent(t, s, before, "the push", func(e mockhub.Event) bool {
+		return e.Direction == mockhub.DirectionOut && e.Action == "DeviceCommand"
+	})
+	call := mockhubtest.WaitEvent(t, s, before, "the admin entry", func(e mockhub.Event) bool {
+		return e.Source == mockhub.SourceAdmin && e.Action == "PushCommand"
+	})
+	if call.Began != before || call.Began >= out.Seq {
+		t.Errorf("the admin entry (seq %d) began at %d; want %d, before the push's entry (seq %d)", call.Seq, call.Began, before, out.Seq)
 	}
 }

@@ -54,6 +54,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -734,7 +735,7 @@ func ScenarioFromJournal(evs []Event, device string) *Scenario {
 	sc := &Scenario{Name: "recorded"}
 	connected := false
 	var prev time.Time
-	for _, e := range evs {
+	for _, e := range causesFirst(evs) {
 		if device == "" && e.DeviceID != "" && (e.Source == SourceHub || isPushAction(e.Action)) {
 			device = e.DeviceID
 		}
@@ -767,7 +768,7 @@ func ScenarioFromJournal(evs []Event, device string) *Scenario {
 		}
 		gap := time.Duration(0)
 		if !prev.IsZero() {
-			gap = e.Time.Sub(prev)
+			gap = max(0, e.Time.Sub(prev)) // an admin call's entry is stamped when it answered
 		}
 		prev = e.Time
 		if st.Expect != nil {
@@ -785,6 +786,21 @@ func ScenarioFromJournal(evs []Event, device string) *Scenario {
 		sc.Device = device
 	}
 	return sc
+}
+
+// causesFirst orders entries as they happened for a replay: an admin
+// call's entry, entered once the call answered, moves back to just after
+// its Began, before what the call caused. The others keep their order.
+func causesFirst(evs []Event) []Event {
+	at := func(e Event) float64 {
+		if e.Source == SourceAdmin && e.Began > 0 && e.Began < e.Seq {
+			return float64(e.Began) + 0.5
+		}
+		return float64(e.Seq)
+	}
+	out := slices.Clone(evs)
+	slices.SortStableFunc(out, func(a, b Event) int { return cmp.Compare(at(a), at(b)) })
+	return out
 }
 
 // isHubCall: a client's hub invocation on a connection, not a

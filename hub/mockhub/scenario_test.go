@@ -294,3 +294,38 @@ steps:
 		t.Errorf("the recording does not parse: %v", err)
 	}
 }
+
+// TestScenarioFromJournalPutsAnAdminCallBeforeWhatItCaused: an admin
+// call's entry is entered once the call answered, so the device's answer
+// to a push, or its reconnection after a drop, can come before it in the
+// journal; the recording puts the push and the fault back at the call's
+// beginning (Event.Began), and the replay expects what followed them.
+func TestScenarioFromJournalPutsAnAdminCallBeforeWhatItCaused(t *testing.T) {
+	t0 := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	evs := []mockhub.Event{
+		{Seq: 1, Time: at(0), Source: mockhub.SourceHub, Action: "connected", DeviceID: "d", ConnectionID: "c1"},
+		{Seq: 2, Time: at(0.10), Source: mockhub.SourceHub, Direction: mockhub.DirectionOut, Action: "StopListening", DeviceID: "d", ConnectionID: "c1"},
+		{Seq: 3, Time: at(0.11), Source: mockhub.SourceHub, Direction: mockhub.DirectionIn, Action: "DeviceStoppedListening", DeviceID: "d", ConnectionID: "c1"},
+		{Seq: 4, Time: at(0.12), Source: mockhub.SourceAdmin, Direction: mockhub.DirectionIn, Action: "StopListening", DeviceID: "d", Status: 200, Began: 1},
+		{Seq: 5, Time: at(0.50), Source: mockhub.SourceHub, Action: "disconnected", DeviceID: "d", ConnectionID: "c1"},
+		{Seq: 6, Time: at(0.60), Source: mockhub.SourceHub, Action: "connected", DeviceID: "d", ConnectionID: "c2"},
+		{Seq: 7, Time: at(0.70), Source: mockhub.SourceAdmin, Direction: mockhub.DirectionIn, Action: "Faults", Status: 200, Payload: json.RawMessage(`{"drop":true}`), Began: 4},
+		{Seq: 8, Time: at(0.80), Source: mockhub.SourceHub, Direction: mockhub.DirectionIn, Action: "VerifySelf", DeviceID: "d", ConnectionID: "c2"},
+	}
+	got := string(mockhub.ScenarioFromJournal(evs, "").YAML())
+	want := `# A hubgate mock scenario: hubgate mock play FILE
+name: "recorded"
+device: "d"
+steps:
+  - expect: {"connected":true,"within":"30s"}
+  - push: {"stopListening":true}
+  - expect: {"invoke":"DeviceStoppedListening","within":"10s"}
+  - fault: {"drop":true}
+  - expect: {"reconnect":true,"within":"10s"}
+  - expect: {"invoke":"VerifySelf","within":"10s"}
+`
+	if got != want {
+		t.Errorf("recorded:\n%s\nwant:\n%s", got, want)
+	}
+}
