@@ -59,7 +59,6 @@ func TestStatusPageControlCenterInHeadlessChromium(t *testing.T) {
 	}
 	testenv.RunBrowserScript(t, "statuspage-steer-e2e.cjs", []string{"LOGIN_URL=" + page.NewLoginURL(), "SCREENSHOT=" + shot,
 		"STEPS_COMMAND=" + stepsCommand, "SLOW_COMMAND=" + slowCommand, "GATES=" + gates}, nil, &result)
-	t.Logf("screenshot of the control center with a run's steps: %s", shot)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Errorf("screenshot %s: %v", shot, err)
 	}

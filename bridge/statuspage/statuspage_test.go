@@ -177,7 +177,6 @@ func TestStatusPageInHeadlessChromium(t *testing.T) {
 	testenv.RunBrowserScript(t, "statuspage-e2e.cjs",
 		[]string{"PAGE_URL=" + page.URL(), "LOGIN_URL=" + page.NewLoginURL(), "SCREENSHOT=" + shot, "COMMAND=" + command},
 		func() { fh.command(command) }, &result)
-	t.Logf("screenshot of the status page with a run in flight: %s", shot)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Errorf("screenshot %s: %v", shot, err)
 	}

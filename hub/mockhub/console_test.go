@@ -39,7 +39,6 @@ func TestConsoleInHeadlessChromium(t *testing.T) {
 	testenv.RunBrowserScript(t, "mock-console-e2e.cjs",
 		[]string{"CONSOLE_URL=" + ts.URL + "/mock/console", "MACRO_NAME=" + macro.Name, "SCREENSHOT=" + shot},
 		func() { js = startJSDevice(t, ts.URL+"/device", tok.Token) }, &result)
-	t.Logf("screenshot of the hub console: %s", shot)
 	if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
 		t.Errorf("screenshot %s: %v", shot, err)
 	}

@@ -191,20 +191,49 @@ func RequireProgram(t testing.TB, name string) string {
 	return p
 }
 
-// ArtifactPath is where a test leaves a file for people to look at (a
-// browser test's screenshot): $HUBGATE_TEST_ARTIFACTS/name, else
-// <tmp>/hubgate-test-artifacts/name. An older file of that name is
-// removed.
+// ArtifactPath is where a test writes a file for people to look at (a
+// browser test's screenshot): a path of the test's own, which its checks
+// read. When the test ends, the file is copied to
+// $HUBGATE_TEST_ARTIFACTS/name, else <tmp>/hubgate-test-artifacts/name,
+// replacing an older one in one rename, and the test's log says where:
+// two test runs at once on one machine never see each other's file.
 func ArtifactPath(t testing.TB, name string) string {
 	t.Helper()
-	dir := os.Getenv("HUBGATE_TEST_ARTIFACTS")
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "hubgate-test-artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(dir, name)
-	os.Remove(p)
+	p := filepath.Join(t.TempDir(), name)
+	t.Cleanup(func() {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return // the test wrote none
+		}
+		dir := os.Getenv("HUBGATE_TEST_ARTIFACTS")
+		if dir == "" {
+			dir = filepath.Join(os.TempDir(), "hubgate-test-artifacts")
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Logf("artifact %s not kept: %v", name, err)
+			return
+		}
+		tmp, err := os.CreateTemp(dir, name+".*")
+		if err == nil {
+			_, err = tmp.Write(b)
+			if err == nil {
+				err = tmp.Chmod(0o644) // for people to look at, as before
+			}
+			if cerr := tmp.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				err = os.Rename(tmp.Name(), filepath.Join(dir, name))
+			}
+			if err != nil {
+				os.Remove(tmp.Name())
+			}
+		}
+		if err != nil {
+			t.Logf("artifact %s not kept: %v", name, err)
+			return
+		}
+		t.Logf("artifact kept at %s", filepath.Join(dir, name))
+	})
 	return p
 }
