@@ -495,6 +495,23 @@ func (d *daemonProc) waitHubState(status string) {
 	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
 	defer cancel()
 	c := control.Dial(d.s.socket)
+	// The daemon's hub client may announce listening before its control
+	// endpoint listens (the mock then has its word first): wait for the
+	// endpoint before following its events.
+	exited := func() bool {
+		select {
+		case <-d.done:
+			return true
+		default:
+			return false
+		}
+	}
+	if !testutil.Eventually(e2eWait, func() bool {
+		_, err := c.Status(ctx)
+		return !errors.Is(err, control.ErrNotRunning) || exited()
+	}) {
+		d.tb.Fatalf("the daemon's control endpoint did not answer within %s:\n%s", e2eWait, d.Stderr())
+	}
 	changed := make(chan struct{}, 1)
 	watchErr := make(chan error, 1)
 	go func() {
