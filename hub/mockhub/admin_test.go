@@ -457,23 +457,12 @@ func TestCloseEndsHubConnections(t *testing.T) {
 func TestCloseLeavesNoGoroutines(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		before := runtime.NumGoroutine()
-		var pn testutil.PipeNet
-		hc := pn.Client(t)
 		func() {
-			s, err := mockhub.New(mockhub.Config{KeepAliveInterval: 50 * time.Millisecond, Listen: pn.Listen})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ln, err := pn.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			hs := &http.Server{Handler: s}
-			go hs.Serve(ln)
+			s, base, hc, stop := pipeMock(t, mockhub.Config{KeepAliveInterval: 50 * time.Millisecond})
 			var conns []*rawConn
 			for i := range 10 {
 				_, tok, _ := s.CreateDevice("", "")
-				c, err := rawDialWith(t, hc, "http://"+ln.Addr().String(), hubHeaders(tok.Token))
+				c, err := rawDialWith(t, hc, base, hubHeaders(tok.Token))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -488,12 +477,10 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			s.Freeze(time.Minute)
 			s.DropConnections()
 			s.Freeze(0)
-			s.Close()
-			hs.Close()
+			stop()
 			for _, c := range conns {
 				c.closed(wait)
 			}
-			hc.CloseIdleConnections()
 		}()
 		synctest.Wait()
 		if n := runtime.NumGoroutine(); n > before {

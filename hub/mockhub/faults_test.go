@@ -91,24 +91,8 @@ func TestDropFault(t *testing.T) {
 // client's read and synctest.Wait says the drop is waiting.
 func TestDropWritesWhatWasQueuedFirst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var pn testutil.PipeNet
-		hc := pn.Client(t)
-		s, err := mockhub.New(mockhub.Config{Listen: pn.Listen})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ln, err := pn.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		hs := &http.Server{Handler: s}
-		go hs.Serve(ln)
-		defer func() {
-			s.Close()
-			hs.Close()
-			hc.CloseIdleConnections()
-		}()
-		base := "http://" + ln.Addr().String()
+		s, base, hc, stop := pipeMock(t, mockhub.Config{})
+		defer stop()
 		dev, tok, _ := s.CreateDevice("", "")
 		ctx := t.Context()
 

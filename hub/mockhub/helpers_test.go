@@ -24,6 +24,7 @@ import (
 
 	"github.com/hubgate/hubgate/hub/mockhub"
 	"github.com/hubgate/hubgate/hub/mockhub/mockhubtest"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // wait is the generous deadline for anything that should happen.
@@ -34,6 +35,32 @@ func testLogger() *slog.Logger {
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return nil
+}
+
+// pipeMock serves a mock with cfg on an in-memory network (call it inside
+// the test's synctest bubble, where every goroutine it starts lives): the
+// mock, its base URL, a client of that network, and stop, which closes
+// the mock, its HTTP server and the client's idle connections.
+func pipeMock(t testing.TB, cfg mockhub.Config) (s *mockhub.Server, base string, hc *http.Client, stop func()) {
+	t.Helper()
+	var pn testutil.PipeNet
+	hc = pn.Client(t)
+	cfg.Listen = pn.Listen
+	s, err := mockhub.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := pn.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &http.Server{Handler: s}
+	go hs.Serve(ln)
+	return s, "http://" + ln.Addr().String(), hc, func() {
+		s.Close()
+		hs.Close()
+		hc.CloseIdleConnections()
+	}
 }
 
 // newMock starts a mock on a real loopback listener.
