@@ -205,8 +205,9 @@ func (b *Bridge) Answer(_ context.Context, text, via string) (AnswerResult, erro
 // command gets its one journal row, decided answer, and is not routed. It
 // reports whether it handled the command (answered, or journaled why
 // not); false: route it as usual. listenNote (the hub had asked to stop
-// listening) is kept on its row, as on every command acted on.
-func (b *Bridge) answerFromHub(ctx context.Context, ev hub.Event, listenNote string) (id int64, answered bool) {
+// listening) is kept on its row, as on every command acted on;
+// defaultNotify is bridge.notify when it arrived (Event.Notify).
+func (b *Bridge) answerFromHub(ctx context.Context, ev hub.Event, listenNote, defaultNotify string) (id int64, answered bool) {
 	b.mu.Lock()
 	q := b.asking
 	b.mu.Unlock()
@@ -233,6 +234,7 @@ func (b *Bridge) answerFromHub(ctx context.Context, ev hub.Event, listenNote str
 	b.counters.Received++
 	b.mu.Unlock()
 	received := Event{Kind: EventReceived, CommandID: id, Command: rec.Text, Rule: rec.Rule, MacroName: rec.MacroName}
+	received.Notify, received.Speak = outputsOf(q.rule, defaultNotify)
 	b.emit(received)
 	if b.take(q) == nil {
 		// The question closed (no answer in time) while the command was

@@ -390,7 +390,7 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event, origin string)
 		renderErr = route.Err
 	}
 	if accept, listenNote := b.listenGate(); !stop && accept {
-		if id, answered := b.answerFromHub(ctx, ev, listenNote); answered {
+		if id, answered := b.answerFromHub(ctx, ev, listenNote, defaultNotify); answered {
 			return id // the answer to the question of the run in flight, journaled as such
 		}
 	}

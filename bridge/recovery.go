@@ -23,7 +23,7 @@ func (b *Bridge) recover(ctx context.Context) error {
 		b.reconcile(ctx, e)
 	}
 	for _, e := range rec.Undecided {
-		b.abandon(ctx, entryEvent(e), "abandoned at restart: it was received but never decided")
+		b.abandon(ctx, b.entryEvent(e), "abandoned at restart: it was received but never decided")
 	}
 	b.mu.Lock()
 	set, defaultNotify := b.set, b.opts.Notify
@@ -31,7 +31,7 @@ func (b *Bridge) recover(ctx context.Context) error {
 	for _, e := range rec.Queued {
 		p, why := b.requeue(e, set, defaultNotify)
 		if p == nil {
-			b.abandon(ctx, entryEvent(e), "abandoned at restart: "+why)
+			b.abandon(ctx, b.entryEvent(e), "abandoned at restart: "+why)
 			continue
 		}
 		b.mu.Lock()
@@ -99,12 +99,20 @@ func (b *Bridge) reconcile(ctx context.Context, e journal.Entry) {
 		b.log.Error("journal: mark interrupted", "command_id", e.ID, "err", err)
 	}
 	b.log.Warn("run in flight at restart", "command_id", e.ID, "request_id", e.RequestID, "note", note)
-	ev := entryEvent(e)
+	ev := b.entryEvent(e)
 	ev.Kind, ev.RequestID, ev.TaskID, ev.Error = EventFinished, e.RequestID, e.TaskID, note
 	b.emit(ev)
 }
 
-// entryEvent is an event about the command of a journal entry.
-func entryEvent(e journal.Entry) Event {
-	return Event{CommandID: e.ID, Command: e.Command, Rule: e.Rule, MacroName: e.MacroName}
+// entryEvent is an event about the command of a journal entry, stamped
+// (Event.Notify) with its rule's outputs as the configuration says now:
+// the command arrived before this process, whose configuration is the
+// one the person has.
+func (b *Bridge) entryEvent(e journal.Entry) Event {
+	b.mu.Lock()
+	set, defaultNotify := b.set, b.opts.Notify
+	b.mu.Unlock()
+	rule, _ := set.Rule(e.Rule)
+	notify, speak := outputsOf(rule, defaultNotify)
+	return Event{CommandID: e.ID, Command: e.Command, Rule: e.Rule, MacroName: e.MacroName, Notify: notify, Speak: speak}
 }

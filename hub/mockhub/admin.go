@@ -191,18 +191,14 @@ const flushBeforeDrop = time.Second
 // many there were. The pushes already queued on a connection are written
 // first, as the admin requests came ("push, then drop" reaches the device
 // in that order: the push was accepted before the drop was asked). A
-// client that does not read them within flushBeforeDrop loses them, and
-// a frozen hub drops at once (its writes wait for the thaw).
+// client that does not read them within flushBeforeDrop loses them (each
+// journaled "not delivered"), and a frozen hub drops at once (its writes
+// wait for the thaw).
 func (s *Server) DropConnections() int {
 	s.mu.Lock()
-	n := len(s.conns)
 	conns := make([]*hubConn, 0, len(s.conns))
 	for _, c := range s.conns {
 		conns = append(conns, c)
-	}
-	live := make([]*transport, 0, len(s.live))
-	for tr := range s.live {
-		live = append(live, tr)
 	}
 	s.mu.Unlock()
 	if s.freeze.frozenUntil().IsZero() && len(conns) > 0 {
@@ -214,6 +210,14 @@ func (s *Server) DropConnections() int {
 		wg.Wait()
 		cancel()
 	}
+	// Taken after the flush: a connection opened meanwhile is dropped too.
+	s.mu.Lock()
+	n := len(s.conns)
+	live := make([]*transport, 0, len(s.live))
+	for tr := range s.live {
+		live = append(live, tr)
+	}
+	s.mu.Unlock()
 	for _, tr := range live {
 		tr.drop()
 	}

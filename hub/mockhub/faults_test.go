@@ -138,17 +138,21 @@ func TestDropWritesWhatWasQueuedFirst(t *testing.T) {
 		}
 		defer ws.CloseNow()
 		since = mockhubtest.WaitEvent(t, s, since, "the second connection", action("connected", dev.ID)).Seq
-		if err := s.PushCommand(dev.ID, "never read", nil); err != nil {
-			t.Fatal(err)
+		for _, cmd := range []string{"never read", "never written"} {
+			if err := s.PushCommand(dev.ID, cmd, nil); err != nil {
+				t.Fatal(err)
+			}
 		}
 		start := time.Now()
 		s.DropConnections()
 		if waited := time.Since(start); waited != time.Second {
 			t.Errorf("the drop waited %s for a client that does not read, want 1s", waited)
 		}
-		mockhubtest.WaitEvent(t, s, since, "the lost push", func(e mockhub.Event) bool {
-			return e.Action == "DeviceCommand" && strings.HasPrefix(e.Error, "not delivered: ")
-		})
+		// Both lost pushes are journaled: the one being written, and the
+		// one still queued behind it.
+		lost := func(e mockhub.Event) bool { return e.Action == "DeviceCommand" && strings.HasPrefix(e.Error, "not delivered: ") }
+		first := mockhubtest.WaitEvent(t, s, since, "the lost push", lost)
+		mockhubtest.WaitEvent(t, s, first.Seq, "the lost push queued behind it", lost)
 
 		// A frozen hub drops at once: its writes wait for the thaw.
 		since = lastSeq(s)

@@ -487,6 +487,7 @@ type hubConn struct {
 
 	mu    sync.Mutex
 	queue []push
+	ended bool // the sender is gone (see end)
 	wake  chan struct{}
 }
 
@@ -525,6 +526,11 @@ func (p *push) marshalOnce() {
 
 func (c *hubConn) enqueue(p push) {
 	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		c.undelivered(p)
+		return
+	}
 	c.queue = append(c.queue, p)
 	c.mu.Unlock()
 	select {
@@ -545,8 +551,34 @@ func (c *hubConn) flush(stop <-chan struct{}) {
 	}
 }
 
+// end marks the sender gone: what is still queued, and whatever is
+// queued later, is journaled as not delivered (no push vanishes from the
+// journal) and releases its flush.
+func (c *hubConn) end() {
+	c.mu.Lock()
+	c.ended = true
+	rest := c.queue
+	c.queue = nil
+	c.mu.Unlock()
+	for _, p := range rest {
+		c.undelivered(p)
+	}
+}
+
+// undelivered journals a push its connection ended before writing, in
+// one entry with the error (a marker is released).
+func (c *hubConn) undelivered(p push) {
+	if p.written != nil {
+		close(p.written)
+		return
+	}
+	c.s.record(Event{Source: SourceHub, Direction: DirectionOut, Action: p.target, DeviceID: c.tr.deviceID, TokenID: c.tr.tokenID,
+		ConnectionID: c.id, Error: "not delivered: the connection ended before it was written"})
+}
+
 // send delivers the connection's pushes one after the other, in order.
 func (c *hubConn) send() {
+	defer c.end()
 	for {
 		select {
 		case <-c.wake:

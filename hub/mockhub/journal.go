@@ -28,7 +28,8 @@ const (
 	// DirectionOut is a hub invocation the mock sent to a connection (a
 	// push), entered just before it is written to the connection (so a
 	// client's answer always comes after it); a write that failed is a
-	// second entry with the error ("not delivered: ...").
+	// second entry with the error ("not delivered: ..."), and a push still
+	// queued when its connection ends is one entry with that error.
 	DirectionOut = "out"
 )
 
@@ -123,9 +124,6 @@ func (l *journal) add(e Event) Event {
 	return e
 }
 
-// since returns the entries with Seq > after (of one device when device is
-// not empty), the last sequence number, how many entries after `after`
-// the ring has dropped, and a channel closed at the next add.
 // last is the sequence number of the latest entry (0: none yet).
 func (l *journal) last() int64 {
 	l.mu.Lock()
@@ -133,6 +131,9 @@ func (l *journal) last() int64 {
 	return l.seq
 }
 
+// since returns the entries with Seq > after (of one device when device is
+// not empty), the last sequence number, how many entries after `after`
+// the ring has dropped, and a channel closed at the next add.
 func (l *journal) since(after int64, device string) (out []Event, last, missed int64, next <-chan struct{}) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
