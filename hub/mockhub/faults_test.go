@@ -150,7 +150,9 @@ func TestDropWritesWhatWasQueuedFirst(t *testing.T) {
 		}
 		// Both lost pushes are journaled: the one being written, and the
 		// one still queued behind it.
-		lost := func(e mockhub.Event) bool { return e.Action == "DeviceCommand" && strings.HasPrefix(e.Error, "not delivered: ") }
+		lost := func(e mockhub.Event) bool {
+			return e.Action == "DeviceCommand" && strings.HasPrefix(e.Error, "not delivered: ")
+		}
 		first := mockhubtest.WaitEvent(t, s, since, "the lost push", lost)
 		mockhubtest.WaitEvent(t, s, first.Seq, "the lost push queued behind it", lost)
 
