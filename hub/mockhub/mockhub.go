@@ -4,7 +4,9 @@
 // real one), an admin API under /mock to push hub events and inject faults,
 // the journal of every call in both directions, the hub console page,
 // scenarios (play, record), an optional state file, and the API explorer
-// (Swagger UI over a document generated from the one route table). One
+// (Swagger UI over a document generated from the one route table); browser
+// pages of other origins reach sign-in, REST and the hub as they reach the
+// real service's (CORS, WebSocket origins: cors.go). One
 // *Server is one independent service, an http.Handler usable with httptest
 // (tailscale's testcontrol is the model). It must not be imported by
 // production code paths other than cmd and the demo.
