@@ -141,7 +141,7 @@ func (s *Server) cors(next http.Handler) http.Handler {
 		h := w.Header()
 		h.Add("Vary", "Origin")
 		origin := r.Header.Get("Origin")
-		allowed := s.corsPolicy.allows(origin)
+		allowed := s.allowedOrigins.allows(origin)
 		if r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != "" {
 			h.Add("Vary", "Access-Control-Request-Method")
 			h.Add("Vary", "Access-Control-Request-Headers")

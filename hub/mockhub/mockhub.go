@@ -159,7 +159,7 @@ type Server struct {
 
 	persist statePersist // the state file's writes (Config.StateFile)
 
-	corsPolicy *corsPolicy // Config.CORSOrigins
+	allowedOrigins *corsPolicy // Config.CORSOrigins
 
 	svc *service // the SignalR service the negotiate redirects to; nil with Config.DirectHub
 
@@ -250,7 +250,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.corsPolicy = cp
+	s.allowedOrigins = cp
 	s.events = newJournal(cfg.MaxEvents, cfg.MaxJournalBytes, cfg.Now)
 	if err := s.loadState(); err != nil {
 		return nil, err

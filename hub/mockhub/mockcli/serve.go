@@ -32,7 +32,7 @@ type ServeOptions struct {
 	RedirectURIs  []string
 	RequireSecret bool
 	StateFile     string
-	// browsers
+	// browser origins answered cross-origin; empty: any
 	CORSOrigins []string
 }
 
