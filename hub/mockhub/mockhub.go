@@ -4,7 +4,9 @@
 // real one), an admin API under /mock to push hub events and inject faults,
 // the journal of every call in both directions, the hub console page,
 // scenarios (play, record), an optional state file, and the API explorer
-// (Swagger UI over a document generated from the one route table). One
+// (Swagger UI over a document generated from the one route table); browser
+// pages of other origins reach sign-in, REST and the hub as they reach the
+// real service's (CORS, WebSocket origins: cors.go). One
 // *Server is one independent service, an http.Handler usable with httptest
 // (tailscale's testcontrol is the model). It must not be imported by
 // production code paths other than cmd and the demo.
@@ -103,6 +105,13 @@ type Config struct {
 	RedirectURIs        []string
 	RequireClientSecret bool
 
+	// CORSOrigins are the browser origins that sign-in, REST, negotiate
+	// and the hub answer cross-origin (with credentials) and take
+	// WebSockets from, each scheme://host[:port] or "*" (see cors.go and
+	// docs/mockhub.md). Zero: any origin, as Azure SignalR Service's
+	// default. The admin API never answers cross-origin.
+	CORSOrigins []string
+
 	Logger *slog.Logger     // nil: discard
 	Now    func() time.Time // clock for token lifetimes; nil: time.Now
 }
@@ -149,6 +158,8 @@ type Server struct {
 	freeze      *gate
 
 	persist statePersist // the state file's writes (Config.StateFile)
+
+	allowedOrigins *corsPolicy // Config.CORSOrigins
 
 	svc *service // the SignalR service the negotiate redirects to; nil with Config.DirectHub
 
@@ -235,6 +246,11 @@ func New(cfg Config) (*Server, error) {
 		live:      map[*transport]struct{}{},
 		freeze:    newGate(),
 	}
+	cp, err := newCORSPolicy(cfg.CORSOrigins)
+	if err != nil {
+		return nil, err
+	}
+	s.allowedOrigins = cp
 	s.events = newJournal(cfg.MaxEvents, cfg.MaxJournalBytes, cfg.Now)
 	if err := s.loadState(); err != nil {
 		return nil, err
@@ -301,6 +317,7 @@ func (s *Server) Close() error {
 
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
+	r.Use(s.corsOnly) // before routing: it answers preflights (OPTIONS) itself
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
 	})
@@ -317,10 +334,12 @@ func (s *Server) routes() chi.Router {
 	r.Group(func(g chi.Router) {
 		g.Use(s.hubGate(s.admit))
 		if s.cfg.DirectHub {
+			g.Use(negotiateByGET)
 			s.hub.MapHTTP(func() signalr.MappableRouter { return chiMappable{g} }, HubPath)
 			return
 		}
 		g.Post(HubPath+"/negotiate", s.handleRedirect)
+		g.Get(HubPath+"/negotiate", s.handleRedirect) // the vendor's raw samples negotiate by GET
 		g.HandleFunc(HubPath, func(w http.ResponseWriter, _ *http.Request) {
 			writeProblem(w, http.StatusNotFound, errServiceOnly.Error())
 		})

@@ -87,18 +87,18 @@ func (s *Server) serviceRoutes() http.Handler {
 		writeProblem(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path+" on the SignalR service")
 	})
 	r.Group(func(g chi.Router) {
-		g.Use(checkServiceHub, s.hubGate(s.admitService), s.serviceNegotiate)
+		g.Use(checkServiceHub, s.hubGate(s.admitService), s.serviceNegotiate, negotiateByGET)
 		s.hub.MapHTTP(func() signalr.MappableRouter { return chiMappable{g} }, ServicePath)
 	})
 	// Azure's URL is /client/?hub=...: the trailing slash is the same
-	// endpoint.
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	// endpoint. Browsers reach the whole service cross-origin (cors.go).
+	return s.cors(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path == ServicePath+"/" {
 			req.URL.Path = ServicePath
 			req.URL.RawPath = ""
 		}
 		r.ServeHTTP(w, req)
-	})
+	}))
 }
 
 // checkServiceHub refuses a request for another hub than devicehub.

@@ -42,12 +42,14 @@ func TestFlagsBecomeServeOptions(t *testing.T) {
 	var got ServeOptions
 	_, err := run(t, Options{}, func(_ context.Context, o ServeOptions) error { got = o; return nil },
 		"--listen", "127.0.0.1:0", "--state", "s.json", "--deny-consent", "--redirect-uri", "http://127.0.0.1:1/",
-		"--redirect-uri", "http://127.0.0.1:2/", "--hub-timeout", "5s", "--direct-hub")
+		"--redirect-uri", "http://127.0.0.1:2/", "--hub-timeout", "5s", "--direct-hub",
+		"--cors-origin", "http://localhost:3000", "--cors-origin", "https://app.example")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Listen != "127.0.0.1:0" || got.StateFile != "s.json" || !got.DenyConsent || got.Timeout != 5*time.Second ||
-		!got.DirectHub || len(got.RedirectURIs) != 2 || got.RedirectURIs[1] != "http://127.0.0.1:2/" {
+		!got.DirectHub || len(got.RedirectURIs) != 2 || got.RedirectURIs[1] != "http://127.0.0.1:2/" ||
+		len(got.CORSOrigins) != 2 || got.CORSOrigins[1] != "https://app.example" {
 		t.Errorf("options: %+v", got)
 	}
 }
@@ -69,7 +71,15 @@ func TestMockConfig(t *testing.T) {
 	if cfg, _ := a.mockConfig(ServeOptions{Listen: "127.0.0.1:1", ClientSecret: "flag"}); cfg.ClientSecret != "flag" {
 		t.Errorf("--client-secret: %q", cfg.ClientSecret)
 	}
-	for _, f := range []ServeOptions{{Listen: "nonsense"}, {Listen: "127.0.0.1:1", ServiceAddr: "nonsense"}} {
+	if cfg, err := a.mockConfig(ServeOptions{Listen: "127.0.0.1:1", CORSOrigins: []string{"HTTP://LocalHost:3000/", "*"}}); err != nil ||
+		len(cfg.CORSOrigins) != 2 || cfg.CORSOrigins[0] != "http://localhost:3000" || cfg.CORSOrigins[1] != "*" {
+		t.Errorf("--cors-origin: %q %v", cfg.CORSOrigins, err)
+	}
+	if cfg, _ := a.mockConfig(ServeOptions{Listen: "127.0.0.1:1"}); cfg.CORSOrigins != nil {
+		t.Errorf("no --cors-origin: %q, want nil (any origin)", cfg.CORSOrigins)
+	}
+	for _, f := range []ServeOptions{{Listen: "nonsense"}, {Listen: "127.0.0.1:1", ServiceAddr: "nonsense"},
+		{Listen: "127.0.0.1:1", CORSOrigins: []string{"localhost:3000"}}} {
 		var u *UsageError
 		if _, err := a.mockConfig(f); !errors.As(err, &u) {
 			t.Errorf("%+v: %v, want a UsageError", f, err)

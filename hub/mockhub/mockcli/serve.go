@@ -32,6 +32,8 @@ type ServeOptions struct {
 	RedirectURIs  []string
 	RequireSecret bool
 	StateFile     string
+	// browser origins answered cross-origin; empty: any
+	CORSOrigins []string
 }
 
 const serveLong = `Run the mock of the remote device service on this machine: OAuth sign-in
@@ -59,6 +61,13 @@ demands it). The client secret is a test credential of the mock: set it with
 ` + EnvClientSecret + ` (preferred) or --client-secret; never reuse a real secret.
 --redirect-uri registers the redirect addresses the sign-in accepts (as the
 developer portal does); without it any loopback address is accepted.
+
+Browser clients (the vendor's browser sample, the official @microsoft/signalr
+client in a page of another origin) reach sign-in, the REST routes, negotiate
+(by GET or POST) and the hub cross-origin, with credentials and over
+WebSockets, as on the real service: any origin by default; --cors-origin
+narrows it to the origins given. The admin API, console and explorer never
+answer other origins.
 
 The subcommands drive a running mock through its admin API; they take the base
 URL from --url, else ` + EnvURL + `, else http://` + mockhub.DefaultListen + `. Those that
@@ -88,6 +97,7 @@ func newCommand(a *cli, runF func(context.Context, ServeOptions) error) *cobra.C
 	fl.StringVar(&f.DeviceType, "device-type", "", "the device type id User Devices are created with (default mock-controller)")
 	fl.BoolVar(&f.DenyConsent, "deny-consent", false, "the authorization page denies every request (redirects with error=access_denied)")
 	fl.StringArrayVar(&f.RedirectURIs, "redirect-uri", nil, "a registered redirect address, e.g. http://127.0.0.1:51772/ (repeatable; default: any loopback address)")
+	fl.StringArrayVar(&f.CORSOrigins, "cors-origin", nil, "a browser origin allowed cross-origin on sign-in, REST, negotiate and the hub (WebSockets), e.g. http://localhost:3000 (repeatable; default: any origin)")
 	fl.BoolVar(&f.RequireSecret, "require-client-secret", false, "refuse token requests without client_secret (default: the secret is optional, as on the real service)")
 	fl.DurationVar(&f.AccessTTL, "access-token-ttl", 0, "lifetime of access tokens (default 1h)")
 	fl.DurationVar(&f.RefreshTTL, "refresh-token-ttl", 0, "lifetime of refresh tokens (default 720h)")
@@ -121,6 +131,13 @@ func (a *cli) mockConfig(f ServeOptions) (mockhub.Config, error) {
 		KeepAliveInterval: f.KeepAlive, TimeoutInterval: f.Timeout,
 		DirectHub: f.DirectHub, ServiceAddr: f.ServiceAddr, ServiceTokenTTL: f.HubTokenTTL,
 		StateFile: f.StateFile,
+	}
+	for _, o := range f.CORSOrigins {
+		n, err := mockhub.ParseCORSOrigin(o)
+		if err != nil {
+			return mockhub.Config{}, &UsageError{fmt.Errorf("--cors-origin: %w", err)}
+		}
+		cfg.CORSOrigins = append(cfg.CORSOrigins, n)
 	}
 	if cfg.ServiceAddr == "" {
 		host, _, _ := net.SplitHostPort(f.Listen)
