@@ -1,0 +1,127 @@
+package configs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// The values of the secrets setting.
+const (
+	SecretsAuto    = "auto"
+	SecretsKeyring = "keyring"
+	SecretsFile    = "file"
+)
+
+// SecretsModes are the accepted values of the secrets setting.
+var SecretsModes = []string{SecretsAuto, SecretsKeyring, SecretsFile}
+
+// probeAccount is the account OpenSecrets reads (and never writes) to see
+// whether the OS secret store answers.
+const probeAccount = CanaryAccountPrefix + "probe"
+
+// SecretsOptions configures OpenSecrets.
+type SecretsOptions struct {
+	// Mode is the secrets setting (SecretsModes). Zero: auto.
+	Mode string
+	// File is the file store's path. Zero: DefaultSecretsPath.
+	File string
+	// Keyring configures the OS secret store.
+	Keyring KeyringOptions
+
+	keyring *Keyring // tests: a Keyring over a fake backend
+}
+
+// Secrets is the secret store OpenSecrets chose, and why.
+type Secrets struct {
+	SecretStore
+	// Backend is SecretsKeyring or SecretsFile.
+	Backend string
+	// File is the secrets file's path (set whatever the backend).
+	File string
+	// Fallback: the file was chosen automatically because no Secret
+	// Service could be reached.
+	Fallback bool
+	// Warning is what the person must be told about this choice (lines,
+	// no trailing newline); "" when nothing. It never holds a secret.
+	Warning string
+}
+
+// OpenSecrets chooses hubgate's secret store:
+//   - file: the FileStore at o.File;
+//   - keyring: the OS secret store; when a read of it fails, that error
+//     (which names the D-Bus address tried and how to fix it);
+//   - auto: the FileStore when the secrets file already exists (its
+//     secrets stay readable; the warning says how to move them), else the
+//     OS secret store when a read of it answers (found or not found), else,
+//     when there is no Secret Service at all (KindUnavailable: no D-Bus
+//     session bus, no provider on it, no store on this platform), the
+//     FileStore with a loud warning. A locked store or one that does not
+//     answer is an error, never a reason to write secrets to a plain file.
+//
+// The OS secret store is probed with one Get of an account nobody writes;
+// nothing is stored.
+func OpenSecrets(ctx context.Context, o SecretsOptions) (*Secrets, error) {
+	if o.File == "" {
+		p, err := DefaultSecretsPath()
+		if err != nil {
+			return nil, err
+		}
+		o.File = p
+	}
+	file := NewFileStore(o.File)
+	k := o.keyring
+	if k == nil {
+		k = NewKeyring(o.Keyring)
+	}
+	switch o.Mode {
+	case SecretsFile:
+		return &Secrets{SecretStore: file, Backend: SecretsFile, File: o.File,
+			Warning: "the secrets are kept in plain text in " + o.File + " (mode 0600; secrets: file)"}, nil
+	case SecretsKeyring:
+		if err := probeKeyring(ctx, k); err != nil {
+			return nil, err
+		}
+		return &Secrets{SecretStore: k, Backend: SecretsKeyring, File: o.File}, nil
+	case "", SecretsAuto:
+	default:
+		return nil, fmt.Errorf("secrets: must be one of %s; got %q", strings.Join(SecretsModes, ", "), o.Mode)
+	}
+	if file.Exists() {
+		return &Secrets{SecretStore: file, Backend: SecretsFile, File: o.File, Fallback: true,
+			Warning: fileWarning(o.File, "the secrets file exists (an earlier run found no Secret Service)")}, nil
+	}
+	err := probeKeyring(ctx, k)
+	var se *StoreError
+	switch {
+	case err == nil:
+		return &Secrets{SecretStore: k, Backend: SecretsKeyring, File: o.File}, nil
+	case errors.As(err, &se) && se.Kind == KindUnavailable:
+		reason := se.reason
+		if reason == "" {
+			reason = se.Error()
+		}
+		return &Secrets{SecretStore: file, Backend: SecretsFile, File: o.File, Fallback: true,
+			Warning: fileWarning(o.File, "no Secret Service could be reached: "+reason)}, nil
+	}
+	return nil, err
+}
+
+// probeKeyring reads probeAccount: not found is an answer.
+func probeKeyring(ctx context.Context, k *Keyring) error {
+	_, err := k.Get(ctx, probeAccount)
+	if err == nil || errors.Is(err, ErrSecretNotFound) {
+		return nil
+	}
+	return err
+}
+
+// fileWarning is the loud warning of an automatic file store.
+func fileWarning(path, why string) string {
+	return strings.Join([]string{
+		"WARNING: " + why + ".",
+		"WARNING: hubgate's secrets (device token, OAuth refresh token, Automate access key) are ON DISK IN PLAIN TEXT in " + path + " (mode 0600: readable by you and by root).",
+		"WARNING: to move them into a keyring, start a Secret Service (gnome-keyring, KeePassXC) on your D-Bus session and run 'hubgate secrets migrate'; to keep the file and say so, set 'secrets: file' in the configuration.",
+	}, "\n")
+}

@@ -1,0 +1,185 @@
+package configs
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	dbus "github.com/godbus/dbus/v5"
+)
+
+// secretsFixture is a keyring over a fake backend and a file path in a
+// fresh folder.
+type secretsFixture struct {
+	b    *fakeBackend
+	k    *Keyring
+	file string
+}
+
+func newSecretsFixture(t *testing.T, backendErr error) secretsFixture {
+	t.Helper()
+	b := &fakeBackend{err: backendErr}
+	k := newKeyring(KeyringOptions{Timeout: time.Second}, b)
+	k.runtimeDir = "" // no bus guard: the fake answers
+	return secretsFixture{b: b, k: k, file: filepath.Join(t.TempDir(), "hubgate", SecretsFileName)}
+}
+
+func (f secretsFixture) open(t *testing.T, mode string) (*Secrets, error) {
+	t.Helper()
+	return OpenSecrets(context.Background(), SecretsOptions{Mode: mode, File: f.file, keyring: f.k})
+}
+
+func TestOpenSecretsKeyringReachable(t *testing.T) {
+	for _, mode := range []string{"", SecretsAuto, SecretsKeyring} {
+		f := newSecretsFixture(t, nil)
+		s, err := f.open(t, mode)
+		if err != nil {
+			t.Fatalf("mode %q: %v", mode, err)
+		}
+		if s.Backend != SecretsKeyring || s.Fallback || s.Warning != "" || s.SecretStore != SecretStore(f.k) {
+			t.Fatalf("mode %q: %+v", mode, s)
+		}
+		if f.b.calls.Load() != 1 {
+			t.Fatalf("mode %q: %d backend calls, want the one probe", mode, f.b.calls.Load())
+		}
+		if len(f.b.items) != 0 {
+			t.Fatalf("the probe stored something: %v", f.b.items)
+		}
+	}
+}
+
+func TestOpenSecretsFallsBackWithoutSecretService(t *testing.T) {
+	// No Secret Service provider on a bus that exists.
+	f := newSecretsFixture(t, dbus.Error{Name: "org.freedesktop.DBus.Error.ServiceUnknown"})
+	s, err := f.open(t, SecretsAuto)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Backend != SecretsFile || !s.Fallback || s.File != f.file {
+		t.Fatalf("%+v", s)
+	}
+	if _, ok := s.SecretStore.(*FileStore); !ok {
+		t.Fatalf("store %T", s.SecretStore)
+	}
+	for _, want := range []string{"WARNING", "PLAIN TEXT", f.file, "hubgate secrets migrate", "secrets: file", "org.freedesktop.secrets"} {
+		if !strings.Contains(s.Warning, want) {
+			t.Errorf("warning lacks %q:\n%s", want, s.Warning)
+		}
+	}
+	// The file store works, and once it exists auto keeps using it even
+	// with a keyring reachable (its secrets stay readable).
+	if err := s.Set(context.Background(), AccountDeviceToken, "tok"); err != nil {
+		t.Fatal(err)
+	}
+	g := newSecretsFixture(t, nil)
+	g.file = f.file
+	s2, err := g.open(t, SecretsAuto)
+	if err != nil || s2.Backend != SecretsFile || !strings.Contains(s2.Warning, "hubgate secrets migrate") {
+		t.Fatalf("auto with an existing file: %+v %v", s2, err)
+	}
+	if g.b.calls.Load() != 0 {
+		t.Errorf("the keyring was probed though the file exists")
+	}
+}
+
+func TestOpenSecretsNoDBusAtAll(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the bus guard only exists on Linux")
+	}
+	run := t.TempDir()
+	xdg := t.TempDir() // an empty $XDG_RUNTIME_DIR
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "")
+	t.Setenv("XDG_RUNTIME_DIR", xdg)
+	f := newSecretsFixture(t, nil)
+	f.k.runtimeDir = run
+
+	s, err := f.open(t, "")
+	if err != nil || s.Backend != SecretsFile || !s.Fallback {
+		t.Fatalf("auto: %+v %v", s, err)
+	}
+	for _, want := range []string{"DBUS_SESSION_BUS_ADDRESS is unset", filepath.Join(run, "bus"), filepath.Join(run, "dbus-session"), "PLAIN TEXT"} {
+		if !strings.Contains(s.Warning, want) {
+			t.Errorf("warning lacks %q:\n%s", want, s.Warning)
+		}
+	}
+
+	// Explicit keyring: a clear error naming what was tried and the way out.
+	_, err = f.open(t, SecretsKeyring)
+	if !errors.Is(err, ErrStoreUnavailable) {
+		t.Fatalf("keyring with no keyring: %v", err)
+	}
+	for _, want := range []string{"DBUS_SESSION_BUS_ADDRESS is unset", filepath.Join(run, "bus"), filepath.Join(xdg, "bus") + " does not exist", "secrets: file"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if _, serr := os.Stat(f.file); serr == nil {
+		t.Error("keyring mode wrote the secrets file")
+	}
+	if f.b.calls.Load() != 0 {
+		t.Errorf("%d calls reached go-keyring with no bus", f.b.calls.Load())
+	}
+
+	// A bus socket under $XDG_RUNTIME_DIR, where godbus does not look: the
+	// message says how to point DBUS_SESSION_BUS_ADDRESS at it.
+	if err := os.WriteFile(filepath.Join(xdg, "bus"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.open(t, SecretsKeyring)
+	if want := "export DBUS_SESSION_BUS_ADDRESS=unix:path=" + filepath.Join(xdg, "bus"); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error %v lacks %q", err, want)
+	}
+}
+
+func TestOpenSecretsExplicitFile(t *testing.T) {
+	f := newSecretsFixture(t, nil) // a keyring that works
+	s, err := f.open(t, SecretsFile)
+	if err != nil || s.Backend != SecretsFile || s.Fallback {
+		t.Fatalf("%+v %v", s, err)
+	}
+	if !strings.Contains(s.Warning, "plain text") || strings.Contains(s.Warning, "WARNING") {
+		t.Errorf("explicit file warning: %q", s.Warning)
+	}
+	if f.b.calls.Load() != 0 {
+		t.Error("secrets: file probed the keyring")
+	}
+}
+
+func TestOpenSecretsLockedIsAnErrorNotAFallback(t *testing.T) {
+	for name, berr := range map[string]error{
+		"locked":   dbus.Error{Name: "org.freedesktop.Secret.Error.IsLocked"},
+		"no reply": dbus.Error{Name: "org.freedesktop.DBus.Error.NoReply"},
+	} {
+		f := newSecretsFixture(t, berr)
+		s, err := f.open(t, SecretsAuto)
+		if err == nil || !errors.Is(err, ErrStoreUnavailable) || !strings.Contains(err.Error(), "secrets: file") {
+			t.Fatalf("%s: %+v %v", name, s, err)
+		}
+		if _, serr := os.Stat(f.file); serr == nil {
+			t.Fatalf("%s: the secrets file was written", name)
+		}
+	}
+	f := newSecretsFixture(t, nil)
+	if _, err := f.open(t, "plaintext"); err == nil || !strings.Contains(err.Error(), "auto, keyring, file") {
+		t.Fatalf("bad mode: %v", err)
+	}
+}
+
+func TestSecretsSettingLoads(t *testing.T) {
+	f := newFixture(t)
+	f.writeDefault(t, "secrets: file\n")
+	cfg, err := Load(f.opts(LoadOptions{}))
+	if err != nil || cfg.Secrets != SecretsFile {
+		t.Fatalf("secrets: file: %q %v", cfg.Secrets, err)
+	}
+	f.writeDefault(t, "secrets: plaintext\n")
+	_, err = Load(f.opts(LoadOptions{}))
+	if err == nil || !strings.Contains(err.Error(), "secrets: must be one of auto, keyring, file") {
+		t.Fatalf("secrets: plaintext: %v", err)
+	}
+}
