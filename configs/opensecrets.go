@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // The values of the secrets setting.
@@ -108,11 +109,18 @@ func OpenSecrets(ctx context.Context, o SecretsOptions) (*Secrets, error) {
 	return nil, err
 }
 
-// probeKeyring reads probeAccount: not found is an answer.
+// probeKeyring reads probeAccount: not found is an answer. Its error is
+// the Get's, as an "open" of no account.
 func probeKeyring(ctx context.Context, k *Keyring) error {
 	_, err := k.Get(ctx, probeAccount)
 	if err == nil || errors.Is(err, ErrSecretNotFound) {
 		return nil
+	}
+	var se *StoreError
+	if errors.As(err, &se) {
+		c := *se
+		c.Op, c.Account = "open", ""
+		return &c
 	}
 	return err
 }
@@ -124,4 +132,100 @@ func fileWarning(path, why string) string {
 		"WARNING: hubgate's secrets (device token, OAuth refresh token, Automate access key) are ON DISK IN PLAIN TEXT in " + path + " (mode 0600: readable by you and by root).",
 		"WARNING: to move them into a keyring, start a Secret Service (gnome-keyring, KeePassXC) on your D-Bus session and run 'hubgate secrets migrate'; to keep the file and say so, set 'secrets: file' in the configuration.",
 	}, "\n")
+}
+
+// LazySecrets is a SecretStore that chooses its store (OpenSecrets) at its
+// first call, with that call's context, so that a command opens the store
+// only when it needs a secret. A failed choice is that call's error and is
+// tried again by the next call. Safe for concurrent use.
+type LazySecrets struct {
+	o      SecretsOptions
+	onOpen func(*Secrets)
+
+	mu     sync.Mutex
+	chosen *Secrets
+}
+
+var _ SecretStore = (*LazySecrets)(nil)
+
+// NewLazySecrets returns a LazySecrets over o; onOpen (nil: none) is told
+// the choice once, to show its Warning.
+func NewLazySecrets(o SecretsOptions, onOpen func(*Secrets)) *LazySecrets {
+	return &LazySecrets{o: o, onOpen: onOpen}
+}
+
+// Open makes the choice now (once) and returns it.
+func (l *LazySecrets) Open(ctx context.Context) (*Secrets, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.chosen != nil {
+		return l.chosen, nil
+	}
+	s, err := OpenSecrets(ctx, l.o)
+	if err != nil {
+		return nil, err
+	}
+	l.chosen = s
+	if l.onOpen != nil {
+		l.onOpen(s)
+	}
+	return s, nil
+}
+
+// Get returns the secret stored under account in the chosen store.
+func (l *LazySecrets) Get(ctx context.Context, account string) (string, error) {
+	s, err := l.Open(ctx)
+	if err != nil {
+		return "", err
+	}
+	return s.Get(ctx, account)
+}
+
+// Set stores value under account in the chosen store.
+func (l *LazySecrets) Set(ctx context.Context, account, value string) error {
+	s, err := l.Open(ctx)
+	if err != nil {
+		return err
+	}
+	return s.Set(ctx, account, value)
+}
+
+// Delete removes account's secret from the chosen store.
+func (l *LazySecrets) Delete(ctx context.Context, account string) error {
+	s, err := l.Open(ctx)
+	if err != nil {
+		return err
+	}
+	return s.Delete(ctx, account)
+}
+
+// MigrateSecrets moves every secret of from into to: each is written to
+// to and read back, and only when all arrived is from's file removed. On
+// an error nothing is removed from from (running it again is safe: to's
+// copies are overwritten). It returns the accounts moved (names only).
+func MigrateSecrets(ctx context.Context, from *FileStore, to SecretStore) ([]string, error) {
+	accounts, err := from.Accounts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range accounts {
+		v, err := from.Get(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		if err := to.Set(ctx, a, v); err != nil {
+			return nil, fmt.Errorf("move %q (the file still holds every secret): %w", a, err)
+		}
+		got, err := to.Get(ctx, a)
+		if err != nil {
+			return nil, fmt.Errorf("read back %q (the file still holds every secret): %w", a, err)
+		}
+		if got != v {
+			return nil, fmt.Errorf("read back %q: the value differs from the one written (the file still holds every secret)", a)
+		}
+	}
+	if err := from.Remove(); err != nil {
+		return accounts, fmt.Errorf("every secret is in the new store, but the file stays: %w", err)
+	}
+	return accounts, nil
 }

@@ -183,3 +183,35 @@ func TestSecretsSettingLoads(t *testing.T) {
 		t.Fatalf("secrets: plaintext: %v", err)
 	}
 }
+
+func TestMigrateSecrets(t *testing.T) {
+	ctx := context.Background()
+	from := newTestFileStore(t)
+	want := map[string]string{AccountDeviceToken: "tok", AccountOAuthRefreshToken: "refresh", AccountAutomateAccessKey: "key"}
+	for a, v := range want {
+		if err := from.Set(ctx, a, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A target that fails half-way: nothing leaves the file.
+	f := newSecretsFixture(t, dbus.Error{Name: "org.freedesktop.Secret.Error.IsLocked"})
+	if _, err := MigrateSecrets(ctx, from, f.k); err == nil || !strings.Contains(err.Error(), "the file still holds every secret") {
+		t.Fatalf("failing target: %v", err)
+	}
+	if got, _ := from.Accounts(ctx); len(got) != 3 {
+		t.Fatalf("the file lost secrets on a failed migration: %v", got)
+	}
+	to := NewMemoryStore()
+	moved, err := MigrateSecrets(ctx, from, to)
+	if err != nil || len(moved) != 3 {
+		t.Fatalf("moved %v %v", moved, err)
+	}
+	for a, v := range want {
+		if got, err := to.Get(ctx, a); err != nil || got != v {
+			t.Errorf("%s: %q %v", a, got, err)
+		}
+	}
+	if from.Exists() {
+		t.Error("the file stayed after a complete migration")
+	}
+}

@@ -133,6 +133,9 @@ const noPlaintext = "nothing was written to a plain file instead (to keep the se
 
 func (e *StoreError) Error() string {
 	prefix := fmt.Sprintf("secret store %s %q: ", e.Op, e.Account)
+	if e.Account == "" {
+		prefix = "secret store " + e.Op + ": "
+	}
 	reason := e.reason
 	if reason == "" && e.Err != nil {
 		reason = e.Err.Error()

@@ -137,7 +137,10 @@ The device itself stays on the remote service (no delete route is known); remove
 it in the app if you no longer want it.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := runUnpair(cmd.Context(), a.pairEnv(nil), keepSecret); err != nil {
+			// The secrets setting of a configuration that loads; else
+			// auto, which finds an existing secrets file too.
+			cfg, _ := a.loadConfig(nil)
+			if err := runUnpair(cmd.Context(), a.pairEnv(cfg), keepSecret); err != nil {
 				return err
 			}
 			a.control().TellDaemonPairing(cmd.Context(), true)
@@ -187,7 +190,7 @@ func (a *app) pairEnv(cfg *configs.Config) pairEnv {
 		stdio:    a.stdio,
 		in:       bufio.NewReader(a.stdio.In),
 		getenv:   a.getenv,
-		store:    configs.NewKeyring(configs.KeyringOptions{Logger: log}),
+		store:    a.secretStore(cfg, log, a.tellErr),
 		now:      time.Now,
 		log:      log,
 		hostname: os.Hostname,
