@@ -195,3 +195,58 @@ func TestHeadlessRunWithOnlyDeviceIDAndToken(t *testing.T) {
 		t.Error("the device token is in an error")
 	}
 }
+
+// A pairing made without D-Bus moves into a real Secret Service with
+// `hubgate secrets migrate`: every secret arrives, the file goes, and the
+// next run (auto) reads the keyring.
+func TestSecretsMigrateIntoTheKeyring(t *testing.T) {
+	requireKeyring(t)
+	requireNoUserBus(t)
+	requireCurl(t)
+	clearPairSecrets(t)
+	t.Cleanup(func() { clearPairSecrets(t) })
+	mp := startMockProc(t, env(t), "--listen", "127.0.0.1:0")
+	withBus := pairEnviron(t, mp.url)
+	xdg := envValue(withBus, "XDG_CONFIG_HOME")
+	if r := runCmd(t, noDBus(t, withBus), "", "pair", "--name", "headless"); r.code != 0 {
+		t.Fatalf("pair without D-Bus: exit %d\n%s", r.code, r.stderr)
+	}
+	before := readSecretsFile(t, xdg)
+
+	// 'secrets: file' in the configuration: migrate refuses (the next run
+	// would read the emptied file).
+	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte("secrets: file\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCmd(t, withBus, "", "--config", cfgPath, "secrets", "migrate"); r.code != ExitConfig || !strings.Contains(r.stderr, "set it to auto or keyring first") {
+		t.Fatalf("migrate under secrets: file: exit %d %s", r.code, r.stderr)
+	}
+
+	r := runCmd(t, withBus, "", "secrets", "migrate")
+	if r.code != 0 || !strings.Contains(r.stderr, fmt.Sprintf("moved %d secrets", len(before))) {
+		t.Fatalf("migrate: exit %d\n%s", r.code, r.stderr)
+	}
+	for acct, v := range before {
+		if got := lookupSecret(t, acct); got != v {
+			t.Errorf("%s did not arrive in the Secret Service", acct)
+		}
+		if strings.Contains(r.stderr+r.stdout, v) {
+			t.Errorf("migrate printed the secret %s", acct)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(xdg, "hubgate", configs.SecretsFileName)); err == nil {
+		t.Error("the secrets file stayed")
+	}
+	// Nothing left to move: said, not an error.
+	if r := runCmd(t, withBus, "", "secrets", "migrate"); r.code != 0 || !strings.Contains(r.stderr, "nothing to migrate") {
+		t.Errorf("second migrate: exit %d %s", r.code, r.stderr)
+	}
+	// The pairing works from the keyring: unpair finds its secrets there.
+	if r := runCmd(t, withBus, "", "unpair"); r.code != 0 {
+		t.Fatalf("unpair: exit %d %s", r.code, r.stderr)
+	}
+	if lookupSecret(t, configs.AccountDeviceToken) != "" {
+		t.Error("unpair left the device token in the keyring")
+	}
+}
