@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -255,13 +256,16 @@ func (s *FileStore) update(op, account string, fn func(map[string]string) error)
 	return nil
 }
 
-// Remove removes the file (after its secrets moved elsewhere); no file is
-// not an error.
-func (s *FileStore) Remove() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := os.Remove(s.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return s.unusable("remove", "", err, "cannot remove it: "+err.Error())
-	}
-	return nil
+// removeIfUnchanged removes the file when it holds exactly want (under
+// both locks), after its secrets moved elsewhere; a file that changed
+// meanwhile (a daemon stored a new secret) stays, with an error.
+func (s *FileStore) removeIfUnchanged(want map[string]string) error {
+	return s.update("remove", "", func(m map[string]string) error {
+		if !maps.Equal(m, want) {
+			return &StoreError{Op: "remove", File: s.path, Kind: KindOther,
+				reason: "it changed while its secrets were being moved (a running hubgate wrote to it); run the migration again"}
+		}
+		clear(m) // update removes an empty file
+		return nil
+	})
 }

@@ -91,7 +91,7 @@ func OpenSecrets(ctx context.Context, o SecretsOptions) (*Secrets, error) {
 	}
 	if file.Exists() {
 		return &Secrets{SecretStore: file, Backend: SecretsFile, File: o.File, Fallback: true,
-			Warning: fileWarning(o.File, "the secrets file exists (an earlier run found no Secret Service)")}, nil
+			Warning: fileWarning(o.File, "hubgate keeps using its secrets file, which exists (written where no Secret Service could be reached)")}, nil
 	}
 	err := probeKeyring(ctx, k)
 	var se *StoreError
@@ -208,11 +208,13 @@ func MigrateSecrets(ctx context.Context, from *FileStore, to SecretStore) ([]str
 	if err != nil {
 		return nil, err
 	}
+	moved := make(map[string]string, len(accounts))
 	for _, a := range accounts {
 		v, err := from.Get(ctx, a)
 		if err != nil {
 			return nil, err
 		}
+		moved[a] = v
 		if err := to.Set(ctx, a, v); err != nil {
 			return nil, fmt.Errorf("move %q (the file still holds every secret): %w", a, err)
 		}
@@ -224,7 +226,7 @@ func MigrateSecrets(ctx context.Context, from *FileStore, to SecretStore) ([]str
 			return nil, fmt.Errorf("read back %q: the value differs from the one written (the file still holds every secret)", a)
 		}
 	}
-	if err := from.Remove(); err != nil {
+	if err := from.removeIfUnchanged(moved); err != nil {
 		return accounts, fmt.Errorf("every secret is in the new store, but the file stays: %w", err)
 	}
 	return accounts, nil

@@ -215,3 +215,61 @@ func TestMigrateSecrets(t *testing.T) {
 		t.Error("the file stayed after a complete migration")
 	}
 }
+
+func TestLazySecretsOpensOnceAtFirstUse(t *testing.T) {
+	ctx := context.Background()
+	f := newSecretsFixture(t, dbus.Error{Name: "org.freedesktop.Secret.Error.IsLocked"})
+	var told []*Secrets
+	l := NewLazySecrets(SecretsOptions{File: f.file, keyring: f.k}, func(s *Secrets) { told = append(told, s) })
+	if f.b.calls.Load() != 0 {
+		t.Fatal("the store was opened before its first use")
+	}
+	// A failed choice is the call's error, and the next call tries again.
+	if err := l.Set(ctx, AccountDeviceToken, "tok"); !errors.Is(err, ErrStoreUnavailable) {
+		t.Fatalf("locked: %v", err)
+	}
+	f.b.err = nil
+	if err := l.Set(ctx, AccountDeviceToken, "tok"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := l.Get(ctx, AccountDeviceToken); err != nil || v != "tok" {
+		t.Fatalf("get %q %v", v, err)
+	}
+	if err := l.Delete(ctx, AccountDeviceToken); err != nil {
+		t.Fatal(err)
+	}
+	if len(told) != 1 || told[0].Backend != SecretsKeyring {
+		t.Fatalf("told %d times: %+v", len(told), told)
+	}
+}
+
+// A secret written to the file during the migration (a daemon's) keeps
+// the file: nothing is lost.
+func TestMigrateSecretsKeepsAFileThatChanged(t *testing.T) {
+	ctx := context.Background()
+	from := newTestFileStore(t)
+	if err := from.Set(ctx, AccountDeviceToken, "tok"); err != nil {
+		t.Fatal(err)
+	}
+	to := &writeThrough{MemoryStore: NewMemoryStore(), during: func() { _ = from.Set(ctx, AccountAutomateAccessKey, "late") }}
+	if _, err := MigrateSecrets(ctx, from, to); err == nil || !strings.Contains(err.Error(), "run the migration again") {
+		t.Fatalf("changed file: %v", err)
+	}
+	if v, err := from.Get(ctx, AccountAutomateAccessKey); err != nil || v != "late" {
+		t.Fatalf("the late secret: %q %v", v, err)
+	}
+}
+
+// writeThrough runs during once, at its first Set.
+type writeThrough struct {
+	*MemoryStore
+	during func()
+}
+
+func (w *writeThrough) Set(ctx context.Context, account, value string) error {
+	if w.during != nil {
+		w.during()
+		w.during = nil
+	}
+	return w.MemoryStore.Set(ctx, account, value)
+}
