@@ -3,6 +3,7 @@ package configs
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -272,4 +273,22 @@ func (w *writeThrough) Set(ctx context.Context, account, value string) error {
 		w.during = nil
 	}
 	return w.MemoryStore.Set(ctx, account, value)
+}
+
+// A bus that is named but does not answer: the error names the address.
+func TestKeyringErrorNamesTheBusAddressTried(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the bus guard only exists on Linux")
+	}
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/hubgate-bus")
+	f := newSecretsFixture(t, &net.OpError{Op: "dial", Net: "unix", Err: errors.New("connect: no such file or directory")})
+	f.k.runtimeDir = t.TempDir()
+	_, err := f.open(t, SecretsKeyring)
+	if want := "D-Bus session bus tried: DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/hubgate-bus"; err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("error %v lacks %q", err, want)
+	}
+	s, err := f.open(t, SecretsAuto)
+	if err != nil || s.Backend != SecretsFile || !strings.Contains(s.Warning, "unix:path=/nonexistent/hubgate-bus") {
+		t.Fatalf("auto: %+v %v", s, err)
+	}
 }
