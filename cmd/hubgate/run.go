@@ -58,9 +58,9 @@ private file $XDG_CONFIG_HOME/hubgate/secrets.json (plain text, mode 0600; the
 setting 'secrets: auto | keyring | file' chooses, see 'hubgate secrets').
 HUBGATE_DEVICE_TOKEN and HUBGATE_AUTOMATE_KEY override them for headless use;
 with HUBGATE_DEVICE_ID beside HUBGATE_DEVICE_TOKEN, run needs no pairing on
-this machine (the api url and device type come from the configuration). When the hub identifies the
-device token as another device than the paired one (VerifySelf), run stops and
-exits 11: pair again.
+this machine (the api url and device type come from the configuration). When
+the hub identifies the device token as another device than the paired one
+(VerifySelf), run stops and exits 11: pair again.
 
 The daemon runs its Go code on one thread at a time (GOMAXPROCS=1): its work is
 waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
