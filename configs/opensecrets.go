@@ -53,13 +53,15 @@ type Secrets struct {
 //   - file: the FileStore at o.File;
 //   - keyring: the OS secret store; when a read of it fails, that error
 //     (which names the D-Bus address tried and how to fix it);
-//   - auto: the FileStore when the secrets file already exists (its
-//     secrets stay readable; the warning says how to move them), else the
-//     OS secret store when a read of it answers (found or not found), else,
-//     when there is no Secret Service at all (KindUnavailable: no D-Bus
-//     session bus, no provider on it, no store on this platform), the
-//     FileStore with a loud warning. A locked store or one that does not
-//     answer is an error, never a reason to write secrets to a plain file.
+//   - auto: the OS secret store when a read of it answers (found or not
+//     found); when the secrets file exists too (an earlier fallback), a
+//     secret the keyring lacks is read from the file, as gh reads its
+//     hosts.yml after the keyring, and the warning says how to move them.
+//     Else, when there is no Secret Service at all (KindUnavailable: no
+//     D-Bus session bus, no provider on it, no store on this platform),
+//     the FileStore with a loud warning. A locked store or one that does
+//     not answer is an error, never a reason to write secrets to a plain
+//     file.
 //
 // The OS secret store is probed with one Get of an account nobody writes;
 // nothing is stored.
@@ -89,13 +91,12 @@ func OpenSecrets(ctx context.Context, o SecretsOptions) (*Secrets, error) {
 	default:
 		return nil, fmt.Errorf("secrets: must be one of %s; got %q", strings.Join(SecretsModes, ", "), o.Mode)
 	}
-	if file.Exists() {
-		return &Secrets{SecretStore: file, Backend: SecretsFile, File: o.File, Fallback: true,
-			Warning: fileWarning(o.File, "hubgate keeps using its secrets file, which exists (written where no Secret Service could be reached)")}, nil
-	}
 	err := probeKeyring(ctx, k)
 	var se *StoreError
 	switch {
+	case err == nil && file.Exists():
+		return &Secrets{SecretStore: &keyringOverFile{k: k, file: file}, Backend: SecretsKeyring, File: o.File,
+			Warning: "some secrets are still in the plain-text file " + o.File + " (written where no Secret Service could be reached); they are read from there until you run 'hubgate secrets migrate'"}, nil
 	case err == nil:
 		return &Secrets{SecretStore: k, Backend: SecretsKeyring, File: o.File}, nil
 	case errors.As(err, &se) && se.Kind == KindUnavailable:
@@ -107,6 +108,53 @@ func OpenSecrets(ctx context.Context, o SecretsOptions) (*Secrets, error) {
 			Warning: fileWarning(o.File, "no Secret Service could be reached: "+reason)}, nil
 	}
 	return nil, err
+}
+
+// keyringOverFile is auto's store when the keyring answers and a secrets
+// file remains: the keyring's value wins, the file's is read when the
+// keyring has none; writes go to the keyring and drop the file's copy (a
+// secret never stays in plain text once it is in the keyring); a delete
+// removes both.
+type keyringOverFile struct {
+	k    SecretStore
+	file *FileStore
+}
+
+func (s *keyringOverFile) Get(ctx context.Context, account string) (string, error) {
+	v, err := s.k.Get(ctx, account)
+	if !errors.Is(err, ErrSecretNotFound) {
+		return v, err
+	}
+	v, ferr := s.file.Get(ctx, account)
+	if errors.Is(ferr, ErrSecretNotFound) {
+		return "", err
+	}
+	return v, ferr
+}
+
+func (s *keyringOverFile) Set(ctx context.Context, account, value string) error {
+	if err := s.k.Set(ctx, account, value); err != nil {
+		return err
+	}
+	if err := s.file.Delete(ctx, account); err != nil && !errors.Is(err, ErrSecretNotFound) {
+		return fmt.Errorf("stored in the OS secret store, but its older copy stays in the plain-text file: %w", err)
+	}
+	return nil
+}
+
+func (s *keyringOverFile) Delete(ctx context.Context, account string) error {
+	kerr := s.k.Delete(ctx, account)
+	ferr := s.file.Delete(ctx, account)
+	kGone, fGone := errors.Is(kerr, ErrSecretNotFound), errors.Is(ferr, ErrSecretNotFound)
+	switch {
+	case kerr != nil && !kGone:
+		return kerr
+	case ferr != nil && !fGone:
+		return ferr
+	case kGone && fGone:
+		return kerr
+	}
+	return nil
 }
 
 // probeKeyring reads probeAccount: not found is an answer. Its error is
@@ -200,34 +248,44 @@ func (l *LazySecrets) Delete(ctx context.Context, account string) error {
 }
 
 // MigrateSecrets moves every secret of from into to: each is written to
-// to and read back, and only when all arrived is from's file removed. On
-// an error nothing is removed from from (running it again is safe: to's
-// copies are overwritten). It returns the accounts moved (names only).
-func MigrateSecrets(ctx context.Context, from *FileStore, to SecretStore) ([]string, error) {
+// to and read back, and only when all arrived is from's file removed. A
+// secret to already holds stays as it is (auto reads it before the file's
+// copy, which is older): the file's copy is dropped, and the account is
+// listed in shadowed. On an error nothing is removed from from (running it
+// again is safe). It returns the accounts (names only).
+func MigrateSecrets(ctx context.Context, from *FileStore, to SecretStore) (moved, shadowed []string, err error) {
 	accounts, err := from.Accounts(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	moved := make(map[string]string, len(accounts))
+	seen := make(map[string]string, len(accounts))
 	for _, a := range accounts {
 		v, err := from.Get(ctx, a)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		moved[a] = v
+		seen[a] = v
+		switch _, err := to.Get(ctx, a); {
+		case err == nil:
+			shadowed = append(shadowed, a)
+			continue
+		case !errors.Is(err, ErrSecretNotFound):
+			return nil, nil, fmt.Errorf("read %q in the new store (the file still holds every secret): %w", a, err)
+		}
+		moved = append(moved, a)
 		if err := to.Set(ctx, a, v); err != nil {
-			return nil, fmt.Errorf("move %q (the file still holds every secret): %w", a, err)
+			return nil, nil, fmt.Errorf("move %q (the file still holds every secret): %w", a, err)
 		}
 		got, err := to.Get(ctx, a)
 		if err != nil {
-			return nil, fmt.Errorf("read back %q (the file still holds every secret): %w", a, err)
+			return nil, nil, fmt.Errorf("read back %q (the file still holds every secret): %w", a, err)
 		}
 		if got != v {
-			return nil, fmt.Errorf("read back %q: the value differs from the one written (the file still holds every secret)", a)
+			return nil, nil, fmt.Errorf("read back %q: the value differs from the one written (the file still holds every secret)", a)
 		}
 	}
-	if err := from.removeIfUnchanged(moved); err != nil {
-		return accounts, fmt.Errorf("every secret is in the new store, but the file stays: %w", err)
+	if err := from.removeIfUnchanged(seen); err != nil {
+		return moved, shadowed, fmt.Errorf("every secret is in the new store, but the file stays: %w", err)
 	}
-	return accounts, nil
+	return moved, shadowed, nil
 }

@@ -72,19 +72,53 @@ func TestOpenSecretsFallsBackWithoutSecretService(t *testing.T) {
 			t.Errorf("warning lacks %q:\n%s", want, s.Warning)
 		}
 	}
-	// The file store works, and once it exists auto keeps using it even
-	// with a keyring reachable (its secrets stay readable).
-	if err := s.Set(context.Background(), AccountDeviceToken, "tok"); err != nil {
-		t.Fatal(err)
+	// The file store works. Once a keyring answers, auto reads it first
+	// and the file's secrets after it (as gh reads hosts.yml).
+	ctx := context.Background()
+	for a, v := range map[string]string{AccountDeviceToken: "tok-file", AccountOAuthRefreshToken: "refresh-file"} {
+		if err := s.Set(ctx, a, v); err != nil {
+			t.Fatal(err)
+		}
 	}
 	g := newSecretsFixture(t, nil)
 	g.file = f.file
+	g.b.items = map[string]string{"hubgate/" + AccountOAuthRefreshToken: "refresh-keyring"}
 	s2, err := g.open(t, SecretsAuto)
-	if err != nil || s2.Backend != SecretsFile || !strings.Contains(s2.Warning, "hubgate secrets migrate") {
-		t.Fatalf("auto with an existing file: %+v %v", s2, err)
+	if err != nil || s2.Backend != SecretsKeyring || s2.Fallback || !strings.Contains(s2.Warning, "hubgate secrets migrate") || !strings.Contains(s2.Warning, f.file) {
+		t.Fatalf("auto with a keyring and a file: %+v %v", s2, err)
 	}
-	if g.b.calls.Load() != 0 {
-		t.Errorf("the keyring was probed though the file exists")
+	if v, err := s2.Get(ctx, AccountDeviceToken); err != nil || v != "tok-file" {
+		t.Fatalf("a secret only in the file: %q %v", v, err)
+	}
+	if v, err := s2.Get(ctx, AccountOAuthRefreshToken); err != nil || v != "refresh-keyring" {
+		t.Fatalf("the keyring's value wins: %q %v", v, err)
+	}
+	if _, err := s2.Get(ctx, AccountAutomateAccessKey); !errors.Is(err, ErrSecretNotFound) {
+		t.Fatalf("in neither: %v", err)
+	}
+	// A write goes to the keyring and takes the file's copy away.
+	if err := s2.Set(ctx, AccountDeviceToken, "tok-new"); err != nil {
+		t.Fatal(err)
+	}
+	file := NewFileStore(f.file)
+	if _, err := file.Get(ctx, AccountDeviceToken); !errors.Is(err, ErrSecretNotFound) {
+		t.Fatalf("the file kept the old copy: %v", err)
+	}
+	if v, err := s2.Get(ctx, AccountDeviceToken); err != nil || v != "tok-new" {
+		t.Fatalf("after the write: %q %v", v, err)
+	}
+	// A delete removes both copies; the last one takes the file with it.
+	if err := s2.Delete(ctx, AccountOAuthRefreshToken); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Get(ctx, AccountOAuthRefreshToken); !errors.Is(err, ErrSecretNotFound) {
+		t.Fatalf("after delete: %v", err)
+	}
+	if file.Exists() {
+		t.Error("the emptied file stayed")
+	}
+	if err := s2.Delete(ctx, AccountOAuthRefreshToken); !errors.Is(err, ErrSecretNotFound) {
+		t.Fatalf("second delete: %v", err)
 	}
 }
 
@@ -196,16 +230,21 @@ func TestMigrateSecrets(t *testing.T) {
 	}
 	// A target that fails half-way: nothing leaves the file.
 	f := newSecretsFixture(t, dbus.Error{Name: "org.freedesktop.Secret.Error.IsLocked"})
-	if _, err := MigrateSecrets(ctx, from, f.k); err == nil || !strings.Contains(err.Error(), "the file still holds every secret") {
+	if _, _, err := MigrateSecrets(ctx, from, f.k); err == nil || !strings.Contains(err.Error(), "the file still holds every secret") {
 		t.Fatalf("failing target: %v", err)
 	}
 	if got, _ := from.Accounts(ctx); len(got) != 3 {
 		t.Fatalf("the file lost secrets on a failed migration: %v", got)
 	}
+	// The keyring's own value (read before the file's) stays.
 	to := NewMemoryStore()
-	moved, err := MigrateSecrets(ctx, from, to)
-	if err != nil || len(moved) != 3 {
-		t.Fatalf("moved %v %v", moved, err)
+	if err := to.Set(ctx, AccountAutomateAccessKey, "keyring-key"); err != nil {
+		t.Fatal(err)
+	}
+	want[AccountAutomateAccessKey] = "keyring-key"
+	moved, shadowed, err := MigrateSecrets(ctx, from, to)
+	if err != nil || strings.Join(moved, ",") != AccountDeviceToken+","+AccountOAuthRefreshToken || strings.Join(shadowed, ",") != AccountAutomateAccessKey {
+		t.Fatalf("moved %v shadowed %v: %v", moved, shadowed, err)
 	}
 	for a, v := range want {
 		if got, err := to.Get(ctx, a); err != nil || got != v {
@@ -253,7 +292,7 @@ func TestMigrateSecretsKeepsAFileThatChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	to := &writeThrough{MemoryStore: NewMemoryStore(), during: func() { _ = from.Set(ctx, AccountAutomateAccessKey, "late") }}
-	if _, err := MigrateSecrets(ctx, from, to); err == nil || !strings.Contains(err.Error(), "run the migration again") {
+	if _, _, err := MigrateSecrets(ctx, from, to); err == nil || !strings.Contains(err.Error(), "run the migration again") {
 		t.Fatalf("changed file: %v", err)
 	}
 	if v, err := from.Get(ctx, AccountAutomateAccessKey); err != nil || v != "late" {

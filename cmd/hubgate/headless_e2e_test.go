@@ -203,8 +203,12 @@ func TestSecretsMigrateIntoTheKeyring(t *testing.T) {
 	requireKeyring(t)
 	requireNoUserBus(t)
 	requireCurl(t)
-	clearPairSecrets(t)
-	t.Cleanup(func() { clearPairSecrets(t) })
+	clearAll := func() {
+		clearPairSecrets(t)
+		exec.Command("secret-tool", "clear", "service", "hubgate", "username", configs.AccountAutomateAccessKey).Run()
+	}
+	clearAll()
+	t.Cleanup(clearAll)
 	mp := startMockProc(t, env(t), "--listen", "127.0.0.1:0")
 	withBus := pairEnviron(t, mp.url)
 	xdg := envValue(withBus, "XDG_CONFIG_HOME")
@@ -212,6 +216,19 @@ func TestSecretsMigrateIntoTheKeyring(t *testing.T) {
 		t.Fatalf("pair without D-Bus: exit %d\n%s", r.code, r.stderr)
 	}
 	before := readSecretsFile(t, xdg)
+
+	// With the keyring back, auto writes there and says what the file
+	// still holds.
+	r := runCmd(t, withBus, "", "automate", "key")
+	if r.code != 0 || !strings.Contains(r.stderr, "some secrets are still in the plain-text file") || !strings.Contains(r.stderr, "hubgate secrets migrate") {
+		t.Fatalf("automate key with a file left: exit %d %s", r.code, r.stderr)
+	}
+	if key := strings.TrimSpace(r.stdout); key == "" || lookupSecret(t, configs.AccountAutomateAccessKey) != key {
+		t.Fatal("the new Automate key is not in the Secret Service")
+	}
+	if _, ok := readSecretsFile(t, xdg)[configs.AccountAutomateAccessKey]; ok {
+		t.Fatal("the Automate key went to the plain-text file though a keyring answers")
+	}
 
 	// 'secrets: file' in the configuration: migrate refuses (the next run
 	// would read the emptied file).
@@ -223,7 +240,7 @@ func TestSecretsMigrateIntoTheKeyring(t *testing.T) {
 		t.Fatalf("migrate under secrets: file: exit %d %s", r.code, r.stderr)
 	}
 
-	r := runCmd(t, withBus, "", "secrets", "migrate")
+	r = runCmd(t, withBus, "", "secrets", "migrate")
 	if r.code != 0 || !strings.Contains(r.stderr, fmt.Sprintf("moved %d secrets", len(before))) {
 		t.Fatalf("migrate: exit %d\n%s", r.code, r.stderr)
 	}

@@ -92,11 +92,14 @@ func (a *app) migrateSecrets(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("the OS secret store, where the secrets would go: %w", err)
 	}
-	moved, err := configs.MigrateSecrets(ctx, file, to)
+	moved, shadowed, err := configs.MigrateSecrets(ctx, file, to)
 	if err != nil {
 		return err
 	}
 	a.tellErr(fmt.Sprintf("moved %d secrets (%s) into the OS secret store and removed %s", len(moved), strings.Join(moved, ", "), path))
+	if len(shadowed) > 0 {
+		a.tellErr(fmt.Sprintf("kept the OS secret store's own %s (read before the file's older copy, which is gone)", strings.Join(shadowed, ", ")))
+	}
 	a.tellErr("a running daemon still reads the file: restart it (stop and start 'hubgate run', or restart its service)")
 	return nil
 }
