@@ -37,6 +37,9 @@ type Config struct {
 	Remote   RemoteConfig   `yaml:"remote"`
 	Automate AutomateConfig `yaml:"automate"`
 	Bridge   BridgeConfig   `yaml:"bridge"` // bridge.go
+	// Secrets chooses where the secrets live (see SecretsModes,
+	// OpenSecrets): auto (the default; also ""), keyring or file.
+	Secrets string `yaml:"secrets"`
 
 	file    string            // the config file read, "" when none
 	sources map[string]string // field path -> where its value came from
@@ -536,6 +539,9 @@ func (c *Config) validate(checkRules RuleChecker) *ValidationError {
 
 	oneOf("log.level", c.Log.Level, LogLevels)
 	oneOf("log.format", c.Log.Format, LogFormats)
+	if c.Secrets != "" { // "": auto
+		oneOf("secrets", c.Secrets, SecretsModes)
+	}
 
 	if c.Remote.APIURL != "" {
 		if msg := checkServiceURL(c.Remote.APIURL); msg != "" {

@@ -71,8 +71,9 @@ func TestLoadDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Config{
-		Log:    LogConfig{Level: "info", Format: "text"},
-		Remote: RemoteConfig{TokenGrant: "code"},
+		Log:     LogConfig{Level: "info", Format: "text"},
+		Secrets: "auto",
+		Remote:  RemoteConfig{TokenGrant: "code"},
 		Automate: AutomateConfig{
 			Workspace: filepath.Join(f.configDir, "hubgate", "automate-http-workspace"),
 			ToolWait:  2 * time.Minute,
@@ -348,7 +349,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		want []string // every FieldError.String(), "FILE" stands for the file path
 	}{
 		{"unknown section", "lgo:\n  level: debug\n",
-			[]string{"lgo: unknown key; known sections: log, remote, automate, bridge (FILE:1)"}},
+			[]string{"lgo: unknown key; known sections: log, remote, automate, bridge, secrets (FILE:1)"}},
 		{"unknown nested key", "log:\n  level: debug\n  colour: true\n",
 			[]string{"log.colour: unknown key; known keys of log: level, format (FILE:3)"}},
 		{"unknown key deeper in the file", "automate:\n  port: 4317\n  tool-wait: 1m\n",
@@ -368,7 +369,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"value for a section", "log: debug\n",
 			[]string{"log: must be a mapping of keys (level, format), not a single value (FILE:1)"}},
 		{"list at the top", "- log\n",
-			[]string{"the file must be a mapping of sections (log, remote, automate, bridge), not a list (FILE:1)"}},
+			[]string{"the file must be a mapping of sections (log, remote, automate, bridge, secrets), not a list (FILE:1)"}},
 		{"syntax error", "log:\n  level: debug\n format: json\n",
 			[]string{"invalid YAML: did not find expected key (FILE:2)"}}, // yaml.v3 names the line of the enclosing block
 		{"two documents", "log:\n  level: debug\n---\nlog:\n  level: warn\n",

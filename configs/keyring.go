@@ -62,7 +62,8 @@ func (goKeyring) Delete(service, user string) error        { return keyring.Dele
 // neither /run/user/<uid>/bus nor /run/user/<uid>/dbus-session exists, the
 // store reports KindUnavailable without calling go-keyring: godbus would
 // otherwise run dbus-launch on every call and leave a dbus-daemon (and a
-// keyring daemon) running each time.
+// keyring daemon) running each time. An unavailable error names the D-Bus
+// address that was tried.
 type Keyring struct {
 	service    string
 	timeout    time.Duration
@@ -140,21 +141,56 @@ func (k *Keyring) Check(ctx context.Context) error { return CheckStore(ctx, k) }
 // errNoSessionBus is the cause of the bus guard's refusal.
 var errNoSessionBus = errors.New("no D-Bus session bus")
 
-// busGuard refuses when godbus would autolaunch a session bus.
+// busGuard refuses when godbus would autolaunch a session bus. Its
+// message names what godbus looks at, in its order (v5.2.2,
+// getSessionBusAddress): DBUS_SESSION_BUS_ADDRESS, then
+// /run/user/<uid>/bus, then /run/user/<uid>/dbus-session. godbus does not
+// read $XDG_RUNTIME_DIR; when a bus socket is there instead, the message
+// says how to point DBUS_SESSION_BUS_ADDRESS at it.
 func (k *Keyring) busGuard() error {
 	if k.runtimeDir == "" {
 		return nil
 	}
-	if addr := os.Getenv("DBUS_SESSION_BUS_ADDRESS"); addr != "" && addr != "autolaunch:" {
+	addr := os.Getenv("DBUS_SESSION_BUS_ADDRESS")
+	if addr != "" && addr != "autolaunch:" {
 		return nil
 	}
 	bus := filepath.Join(k.runtimeDir, "bus")
-	for _, p := range []string{bus, filepath.Join(k.runtimeDir, "dbus-session")} {
+	session := filepath.Join(k.runtimeDir, "dbus-session")
+	for _, p := range []string{bus, session} {
 		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
 			return nil // godbus discovers the bus here; no autolaunch
 		}
 	}
-	return fmt.Errorf("%w (DBUS_SESSION_BUS_ADDRESS unset and %s does not exist); run hubgate inside a desktop or D-Bus session with a Secret Service provider such as gnome-keyring", errNoSessionBus, bus)
+	env := "DBUS_SESSION_BUS_ADDRESS is unset"
+	if addr != "" {
+		env = "DBUS_SESSION_BUS_ADDRESS is " + addr + " (hubgate never autolaunches a bus)"
+	}
+	fix := "run hubgate inside a desktop or D-Bus session with a Secret Service provider such as gnome-keyring"
+	if xdg := os.Getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(xdg) && filepath.Clean(xdg) != k.runtimeDir {
+		if _, err := os.Stat(filepath.Join(xdg, "bus")); err == nil {
+			fix = "a bus socket exists at " + filepath.Join(xdg, "bus") + ": export DBUS_SESSION_BUS_ADDRESS=unix:path=" + filepath.Join(xdg, "bus")
+		} else {
+			fix += " ($XDG_RUNTIME_DIR/bus is not looked at, and " + filepath.Join(xdg, "bus") + " does not exist either)"
+		}
+	}
+	return fmt.Errorf("%w: %s, and neither %s nor %s exists (the D-Bus addresses tried); %s", errNoSessionBus, env, bus, session, fix)
+}
+
+// busAddress names the D-Bus session bus address godbus connects to (see
+// busGuard for its order); "" off Linux.
+func (k *Keyring) busAddress() string {
+	if k.runtimeDir == "" {
+		return ""
+	}
+	if addr := os.Getenv("DBUS_SESSION_BUS_ADDRESS"); addr != "" && addr != "autolaunch:" {
+		return "DBUS_SESSION_BUS_ADDRESS=" + addr
+	}
+	bus := filepath.Join(k.runtimeDir, "bus")
+	if _, err := os.Stat(bus); err == nil {
+		return "unix:path=" + bus
+	}
+	return "the address in " + filepath.Join(k.runtimeDir, "dbus-session")
 }
 
 type callResult struct {
@@ -205,7 +241,11 @@ func (k *Keyring) call(ctx context.Context, op, account, secret string, fn func(
 		k.log.Debug("keyring call", "op", op, "account", account,
 			"elapsed", time.Since(start).Round(time.Millisecond), "result", kindName(r.err))
 		if r.err != nil {
-			return "", newStoreError(op, account, r.err, secret)
+			se := newStoreError(op, account, r.err, secret)
+			if addr := k.busAddress(); se.Kind == KindUnavailable && addr != "" && se.reason != "" {
+				se.reason += " (D-Bus session bus tried: " + addr + ")"
+			}
+			return "", se
 		}
 		return r.value, nil
 	case <-ctx.Done():

@@ -224,7 +224,7 @@ func TestKeyringIntegrationLocked(t *testing.T) {
 		if !errors.Is(err, ErrStoreUnavailable) || (se.Kind != KindLocked && se.Kind != KindTimeout) {
 			t.Fatalf("%s on a locked collection: kind %v, %v", op, se.Kind, err)
 		}
-		if strings.Contains(err.Error(), "never-stored") || !strings.Contains(err.Error(), "never stores secrets in plaintext") {
+		if strings.Contains(err.Error(), "never-stored") || !strings.Contains(err.Error(), "nothing was written to a plain file") {
 			t.Fatalf("message: %q", err.Error())
 		}
 		t.Logf("%s on a locked collection: kind %v: %v", op, se.Kind, err)

@@ -115,23 +115,33 @@ func (k ErrorKind) unavailable() bool {
 // StoreError is the error of every SecretStore call of this package. Its
 // message is meant for a person and never contains the secret value.
 type StoreError struct {
-	Op      string // "get", "set", "delete" or "check"
+	Op      string // "get", "set", "delete", "check" or "list"
 	Account string
-	Kind    ErrorKind
-	Err     error // the underlying cause (never carries the secret value)
+	// File is the secrets file of a FileStore's error; "" for the OS
+	// secret store.
+	File string
+	Kind ErrorKind
+	Err  error // the underlying cause (never carries the secret value)
 
 	reason string // human explanation, set by classify
 }
 
-// noPlaintext ends every "unavailable" message, so nobody wonders whether
-// the secret went somewhere else instead.
-const noPlaintext = "hubgate never stores secrets in plaintext"
+// noPlaintext ends every "unavailable" message of the OS secret store, so
+// nobody wonders whether the secret went somewhere else instead, and says
+// how to choose the file store.
+const noPlaintext = "nothing was written to a plain file instead (to keep the secrets in a private file on this machine, set 'secrets: file' in the configuration)"
 
 func (e *StoreError) Error() string {
 	prefix := fmt.Sprintf("secret store %s %q: ", e.Op, e.Account)
+	if e.Account == "" {
+		prefix = "secret store " + e.Op + ": "
+	}
 	reason := e.reason
 	if reason == "" && e.Err != nil {
 		reason = e.Err.Error()
+	}
+	if e.File != "" {
+		return e.fileError(prefix, reason)
 	}
 	switch e.Kind {
 	case KindOther:
@@ -151,6 +161,20 @@ func (e *StoreError) Error() string {
 		return prefix + "the secret is too big for the OS secret store"
 	}
 	return prefix + "the OS secret store failed: " + reason
+}
+
+// fileError is Error for a FileStore's error.
+func (e *StoreError) fileError(prefix, reason string) string {
+	file := "the secrets file " + e.File
+	switch e.Kind {
+	case KindNotFound:
+		return prefix + "no secret stored under this account (in " + e.File + ")"
+	case KindOther:
+		if errors.Is(e.Err, context.Canceled) {
+			return prefix + "canceled by the caller"
+		}
+	}
+	return prefix + file + " cannot be used: " + reason
 }
 
 // Unwrap returns the underlying cause.

@@ -109,7 +109,7 @@ func TestClassify(t *testing.T) {
 			if !strings.HasPrefix(msg, `secret store set "device-token": `) {
 				t.Fatalf("message %q does not name the op and account", msg)
 			}
-			if tc.unavailable && !strings.HasSuffix(msg, "hubgate never stores secrets in plaintext") {
+			if tc.unavailable && !strings.HasSuffix(msg, noPlaintext) {
 				t.Fatalf("unavailable message %q does not rule out plaintext", msg)
 			}
 			if strings.Contains(msg, secret) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strconv"
@@ -106,7 +107,7 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	return servecli.Serve(ctx, servecli.Options{Config: cfg, Launch: server.LaunchSelection{ModelName: f.model, Family: f.family, SizeCode: f.size},
-		AnyPort: cmd.Flags().Changed("port") && f.port == 0, EphemeralKey: f.ephemeralKey, Store: configs.NewKeyring(configs.KeyringOptions{Logger: log}),
+		AnyPort: cmd.Flags().Changed("port") && f.port == 0, EphemeralKey: f.ephemeralKey, Store: a.secretStore(cfg, log, a.tellErr),
 		Getenv: a.getenv, HUP: hup, AppVersion: version(), Logger: log, Out: a.stdio.Out, Err: a.stdio.Err})
 }
 
@@ -148,7 +149,8 @@ first use. --rotate replaces it; a running 'hubgate automate serve' picks the ne
 key up on SIGHUP or restart, and the old key stops working then.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store := configs.NewKeyring(configs.KeyringOptions{})
+			cfg, _ := a.loadConfig(nil) // its secrets setting when it loads; else auto
+			store := a.secretStore(cfg, slog.New(slog.DiscardHandler), a.tellErr)
 			var key string
 			var err error
 			if rotate {

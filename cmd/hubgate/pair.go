@@ -61,7 +61,9 @@ type pairFlags struct {
 const pairLong = `Pair this machine with the remote device service: sign in with your browser,
 create a User Device of the configured device type, create its device token,
 confirm the device, then store the refresh token and the device token in the OS
-secret store and the device id and name in $XDG_CONFIG_HOME/hubgate/state.json.
+secret store (where none can be reached: the private file
+$XDG_CONFIG_HOME/hubgate/secrets.json, with a warning; see 'hubgate secrets')
+and the device id and name in $XDG_CONFIG_HOME/hubgate/state.json.
 
 The api url, client id and device type id come from the flags, else from
 HUBGATE_API_URL, HUBGATE_CLIENT_ID and HUBGATE_DEVICE_TYPE, else from the config
@@ -132,12 +134,16 @@ func newUnpairCommand(a *app) *cobra.Command {
 		Use:   "unpair",
 		Short: "Remove the local pairing: stored secrets and the state file",
 		Long: `Remove what 'hubgate pair' stored on this machine: the refresh token, the device
-token and the client secret in the OS secret store, and the pairing state file.
+token and the client secret in the OS secret store (or the secrets file), and
+the pairing state file.
 The device itself stays on the remote service (no delete route is known); remove
 it in the app if you no longer want it.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := runUnpair(cmd.Context(), a.pairEnv(nil), keepSecret); err != nil {
+			// The secrets setting of a configuration that loads; else
+			// auto, which finds an existing secrets file too.
+			cfg, _ := a.loadConfig(nil)
+			if err := runUnpair(cmd.Context(), a.pairEnv(cfg), keepSecret); err != nil {
 				return err
 			}
 			a.control().TellDaemonPairing(cmd.Context(), true)
@@ -187,7 +193,7 @@ func (a *app) pairEnv(cfg *configs.Config) pairEnv {
 		stdio:    a.stdio,
 		in:       bufio.NewReader(a.stdio.In),
 		getenv:   a.getenv,
-		store:    configs.NewKeyring(configs.KeyringOptions{Logger: log}),
+		store:    a.secretStore(cfg, log, a.tellErr),
 		now:      time.Now,
 		log:      log,
 		hostname: os.Hostname,

@@ -484,21 +484,25 @@ func TestPairWithALockedKeyringCreatesNothing(t *testing.T) {
 	assertNothingStored(t, e)
 }
 
-// No D-Bus session at all: pair fails at once, nothing reaches the
-// service. (No harness needed.)
+// No D-Bus session at all and 'secrets: keyring': pair fails at once,
+// naming the D-Bus addresses it tried and the way out; nothing reaches the
+// service and nothing is written. (No harness needed.)
 func TestPairWithoutAnySecretStoreCreatesNothing(t *testing.T) {
-	if _, err := os.Stat(fmt.Sprintf("/run/user/%d/bus", os.Getuid())); err == nil {
-		t.Skip("this machine has a user session bus; the no-secret-store case cannot be arranged")
-	}
+	requireNoUserBus(t)
 	m, apiURL := startMock(t, mockhub.Config{}, nil)
-	var e []string
-	for _, kv := range pairEnviron(t, apiURL, "XDG_RUNTIME_DIR="+t.TempDir()) {
-		if !strings.HasPrefix(kv, "DBUS_SESSION_BUS_ADDRESS=") {
-			e = append(e, kv)
+	e := noDBus(t, pairEnviron(t, apiURL))
+	cfgPath := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfgPath, []byte("secrets: keyring\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runCmd(t, e, "", "--config", cfgPath, "pair")
+	bus := fmt.Sprintf("/run/user/%d/bus", os.Getuid())
+	for _, want := range []string{"nothing was created", "DBUS_SESSION_BUS_ADDRESS is unset", bus, "nothing was written to a plain file", "secrets: file"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q", want)
 		}
 	}
-	r := runCmd(t, e, "", "pair")
-	if r.code != ExitSecretStore || !strings.Contains(r.stderr, "nothing was created") || !strings.Contains(r.stderr, "never stores secrets in plaintext") {
+	if r.code != ExitSecretStore {
 		t.Fatalf("exit %d stderr %s", r.code, r.stderr)
 	}
 	if evs := m.Events(0); len(evs) != 0 {
@@ -507,8 +511,11 @@ func TestPairWithoutAnySecretStoreCreatesNothing(t *testing.T) {
 	if _, err := os.Stat(statePathOf(e)); !errors.Is(err, os.ErrNotExist) {
 		t.Error("a state file was written")
 	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(statePathOf(e)), configs.SecretsFileName)); !errors.Is(err, os.ErrNotExist) {
+		t.Error("a secrets file was written")
+	}
 	// unpair says so too.
-	if r := runCmd(t, e, "", "unpair"); r.code != ExitSecretStore {
+	if r := runCmd(t, e, "", "--config", cfgPath, "unpair"); r.code != ExitSecretStore {
 		t.Errorf("unpair: %d %s", r.code, r.stderr)
 	}
 }

@@ -22,8 +22,14 @@ import (
 )
 
 // EnvDeviceToken supplies the hub device token for headless use; when set
-// it wins over the keyring.
+// it wins over the secret store.
 const EnvDeviceToken = "HUBGATE_DEVICE_TOKEN"
+
+// EnvDeviceID names the device of EnvDeviceToken, so that run needs no
+// pairing on this machine (no state file): the api url and device type
+// then come from the configuration (remote.api_url, remote.device_type_id,
+// or their HUBGATE_ variables). When set it wins over the state file.
+const EnvDeviceID = "HUBGATE_DEVICE_ID"
 
 // errNotPaired: `run` needs a paired device.
 var errNotPaired = errors.New("no paired device: run 'hubgate pair' first")
@@ -47,10 +53,14 @@ connection or the run in flight; a file that does not load is refused with the
 reason, and the running configuration stays. Only one daemon runs per user (per
 control socket): a second one exits at once, naming the first one's PID.
 
-Secrets come from the OS secret store; HUBGATE_DEVICE_TOKEN and
-HUBGATE_AUTOMATE_KEY override it for headless use. When the hub identifies the
-device token as another device than the paired one (VerifySelf), run stops and
-exits 11: pair again.
+Secrets come from the OS secret store, or where none can be reached from the
+private file $XDG_CONFIG_HOME/hubgate/secrets.json (plain text, mode 0600; the
+setting 'secrets: auto | keyring | file' chooses, see 'hubgate secrets').
+HUBGATE_DEVICE_TOKEN and HUBGATE_AUTOMATE_KEY override them for headless use;
+with HUBGATE_DEVICE_ID beside HUBGATE_DEVICE_TOKEN, run needs no pairing on
+this machine (the api url and device type come from the configuration). When
+the hub identifies the device token as another device than the paired one
+(VerifySelf), run stops and exits 11: pair again.
 
 The daemon runs its Go code on one thread at a time (GOMAXPROCS=1): its work is
 waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
@@ -91,7 +101,9 @@ func (a *app) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts.Pairing = rereadPairing(follow)
+	if follow != nil { // else HUBGATE_DEVICE_ID: the device stays the environment's
+		opts.Pairing = rereadPairing(follow)
+	}
 	opts.Lock = lock
 	d, err := daemon.New(opts)
 	if err != nil {
@@ -115,14 +127,11 @@ func (a *app) run(ctx context.Context) error {
 // the paired device (the state file), its token source, the Automate
 // access key and the co-hosted engine (the caller closes it).
 func (a *app) daemonInputs(ctx context.Context, cfg *configs.Config, log *slog.Logger) (daemonParams, *pairing.Follower, error) {
-	state, err := pairing.LoadState("")
-	if errors.Is(err, pairing.ErrNoState) {
-		return daemonParams{}, nil, errNotPaired
-	}
+	state, envDevice, err := a.pairedDevice(cfg)
 	if err != nil {
 		return daemonParams{}, nil, err
 	}
-	store := configs.NewKeyring(configs.KeyringOptions{Logger: log})
+	store := a.secretStore(cfg, log, func(l string) { log.Warn(l) })
 	key, _, err := configs.AutomateKey(ctx, store, a.getenv)
 	if err != nil {
 		return daemonParams{}, nil, fmt.Errorf("the Automate access key: %w", err)
@@ -131,9 +140,36 @@ func (a *app) daemonInputs(ctx context.Context, cfg *configs.Config, log *slog.L
 	if err != nil {
 		return daemonParams{}, nil, err
 	}
-	follow := pairing.NewFollower(store, "", state.DeviceID)
+	var follow *pairing.Follower
+	if !envDevice {
+		follow = pairing.NewFollower(store, "", state.DeviceID)
+	}
 	return daemonParams{deviceID: state.DeviceID, deviceTypeID: state.DeviceTypeID, apiURL: state.APIURL,
 		deviceToken: a.deviceToken(follow), automateKey: key, engine: engine}, follow, nil
+}
+
+// pairedDevice is the device run connects: HUBGATE_DEVICE_ID's (with
+// HUBGATE_DEVICE_TOKEN, and the configuration's api url and device type;
+// envDevice true), else the state file's.
+func (a *app) pairedDevice(cfg *configs.Config) (st *pairing.State, envDevice bool, err error) {
+	id, tok := a.getenv(EnvDeviceID), a.getenv(EnvDeviceToken)
+	if id != "" {
+		switch {
+		case tok == "":
+			return nil, false, &configError{fmt.Errorf("%s is set without %s: set both to run without a pairing on this machine", EnvDeviceID, EnvDeviceToken)}
+		case cfg.Remote.APIURL == "":
+			return nil, false, &configError{fmt.Errorf("%s is set, but no api url is configured: set HUBGATE_API_URL or remote.api_url", EnvDeviceID)}
+		}
+		return &pairing.State{DeviceID: id, APIURL: cfg.Remote.APIURL, DeviceTypeID: cfg.Remote.DeviceTypeID}, true, nil
+	}
+	st, err = pairing.LoadState("")
+	if errors.Is(err, pairing.ErrNoState) {
+		if tok != "" {
+			return nil, false, fmt.Errorf("%w (or set %s beside %s)", errNotPaired, EnvDeviceID, EnvDeviceToken)
+		}
+		return nil, false, errNotPaired
+	}
+	return st, false, err
 }
 
 // alreadyRunning says what to do about another daemon holding the
@@ -232,10 +268,14 @@ func useOneProc() {
 }
 
 // deviceToken is the device token of the followed device
-// (pairing.Follower), or EnvDeviceToken's when set.
+// (pairing.Follower), or EnvDeviceToken's when set (always, when follow
+// is nil: HUBGATE_DEVICE_ID).
 func (a *app) deviceToken(follow *pairing.Follower) hub.TokenSource {
 	return func(ctx context.Context) (string, error) {
-		if v := a.getenv(EnvDeviceToken); v != "" {
+		if v := a.getenv(EnvDeviceToken); v != "" || follow == nil {
+			if v == "" {
+				return "", fmt.Errorf("%s is empty: it must hold the device token of %s", EnvDeviceToken, EnvDeviceID)
+			}
 			return v, nil
 		}
 		tok, err := follow.DeviceToken(ctx)

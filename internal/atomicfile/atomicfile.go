@@ -1,7 +1,8 @@
 // Package atomicfile owns hubgate's one way of replacing a file so that a
 // reader (or a crash) sees the old contents or the new, never a part of
-// either: the pairing state (configs) and the OpenAI engine's conversation
-// store (automate/llm) are written through it.
+// either: the pairing state (configs), the secrets file (configs.FileStore)
+// and the OpenAI engine's conversation store (automate/llm) are written
+// through it.
 //
 // Choices: the temporary file is created in the destination's folder (a
 // rename is atomic only within one file system) with a name starting with
