@@ -259,7 +259,7 @@ func TestWireInvocationsWithoutIDAndUnexpectedArity(t *testing.T) {
 			t.Errorf("%d of the completions r1 and s1", completions)
 		}
 		// Still the first connection, and never a completion without id.
-		if s := c.Stats(); s.Sessions != 1 || s.Attempts != 1 || s.Received != uint64(len(want)) {
+		if s := c.Stats(); s.Sessions != 1 || s.Attempts != 1 || s.Received != uint64(len(want))+2 { // and the two device records
 			t.Errorf("stats = %+v", s)
 		}
 		if st := c.State(); !st.Connected() || st.Session != evs[0].Session {
@@ -299,15 +299,22 @@ func TestWireOrderUnderBurst(t *testing.T) {
 				pc.send(recs...)
 			}
 		}()
-		var first uint64
-		for i := 0; i < n; i++ {
-			e := nextEvent(t, c.Client, wait)
+		// The device records answered at connect take their place in the
+		// sequence among the commands.
+		var first, records uint64
+		for i := 0; i < n; {
+			e := nextAny(t, c.Client, wait)
+			if e.Kind == KindDeviceRecord {
+				records++
+				continue
+			}
 			if i == 0 {
-				first = e.Seq
+				first = e.Seq - records
 			}
-			if want := fmt.Sprintf("c%d", i); e.Command != want || e.Seq != first+uint64(i) {
-				t.Fatalf("event %d = %q seq %d, want %q seq %d", i, e.Command, e.Seq, want, first+uint64(i))
+			if want := fmt.Sprintf("c%d", i); e.Command != want || e.Seq != first+uint64(i)+records {
+				t.Fatalf("event %d = %q seq %d, want %q seq %d", i, e.Command, e.Seq, want, first+uint64(i)+records)
 			}
+			i++
 		}
 		waitState(t, c.Client, "connected", wait, isStatus(StatusConnected))
 		if s := c.Stats(); s.Sessions != 1 || s.Dropped != 0 {
@@ -759,14 +766,23 @@ func TestWireSlowConsumerOverflow(t *testing.T) {
 		c := start(t, must(New(cfg)))
 		pc := p.nextConn(t, wait)
 		waitState(t, c.Client, "connected", wait, isStatus(StatusConnected))
+		// The device records of VerifySelf and GetLatestDevice come first.
+		var last uint64
+		for _, method := range []string{"VerifySelf", "GetLatestDevice"} {
+			e := nextAny(t, c.Client, wait)
+			if e.Kind != KindDeviceRecord || e.Target != method {
+				t.Fatalf("event %s %q, want the device record of %s", e.Kind, e.Target, method)
+			}
+			last = e.Seq
+		}
 		// Nobody reads: the channel (64) and the queue (10) fill up.
 		const n = 200
 		for i := 0; i < n; i++ {
 			pc.send(invocation("DeviceCommand", fmt.Sprintf(`"c%d"`, i)))
 		}
 		synctest.Wait()
-		if got := c.Stats().Received; got != n {
-			t.Fatalf("%d events received, want %d", got, n)
+		if got := c.Stats().Received; got != n+2 {
+			t.Fatalf("%d events received, want %d and the two device records", got, n)
 		}
 		// Now read; once everything queued is delivered, one more event.
 		got := make(chan Event, n+1)
@@ -779,12 +795,12 @@ func TestWireSlowConsumerOverflow(t *testing.T) {
 			}
 		}()
 		synctest.Wait()
-		if s := c.Stats(); s.Delivered+s.Dropped != n {
+		if s := c.Stats(); s.Delivered+s.Dropped != n+2 {
 			t.Fatalf("the backlog not delivered: %+v", s)
 		}
 		pc.send(invocation("DeviceCommand", `"after"`))
 		// What is delivered is in order, and every drop shows as a gap in Seq.
-		var last, gaps, read uint64
+		var gaps, read uint64
 		for {
 			var e Event
 			select {
