@@ -296,11 +296,10 @@ func (c *Client) deviceAnswered(session uint64, method string, raw json.RawMessa
 	if onlyChanged && same {
 		return
 	}
-	e := Event{Seq: c.seq.Add(1), Kind: KindDeviceRecord, Target: method, Args: []json.RawMessage{raw},
-		Received: c.cfg.Now(), Session: session, Device: d}
+	e := Event{Kind: KindDeviceRecord, Target: method, Args: []json.RawMessage{raw}, Received: c.cfg.Now(), Session: session, Device: d}
 	c.stats.received.Add(1)
 	if !c.q.push(e) {
-		c.log.Error("hub event dropped: the consumer is not keeping up", "target", method, "seq", e.Seq, "queued", c.q.len())
+		c.log.Error("hub event dropped: the consumer is not keeping up", "target", method, "kind", e.Kind, "queued", c.q.len())
 	}
 }
 

@@ -26,10 +26,11 @@ const (
 	KindOther                Kind = "Other" // a target the spec does not name; see Event.Target
 	// KindDeviceRecord is not an invocation: it is the device record the
 	// hub answered to the client's VerifySelf or GetLatestDevice (Target
-	// names the method, Device holds the device), queued in wire order
-	// with the invocations, so that the consumer learns the device's
-	// current profile at every connect (the real service hands it over
-	// there, not only in DeviceProfileUpdate). No hub target maps to it.
+	// names the method, Device holds the device; Seq is 0), queued in
+	// wire order with the invocations, so that the consumer learns the
+	// device's current profile at every connect (the real service hands
+	// it over there, not only in DeviceProfileUpdate). No hub target maps
+	// to it.
 	KindDeviceRecord Kind = "DeviceRecord"
 )
 
@@ -57,9 +58,11 @@ func kindOf(target string) Kind {
 // answered (KindDeviceRecord), in wire order.
 type Event struct {
 	// Seq is the arrival sequence number: it grows by one for every
-	// invocation read from the wire (and every KindDeviceRecord), across
-	// reconnections, for the life of the Client. Events reach the consumer in Seq order; a gap means events
-	// were dropped (Stats.Dropped).
+	// invocation read from the wire, across reconnections, for the life
+	// of the Client. Events reach the consumer in Seq order; a gap means
+	// events were dropped (Stats.Dropped). A KindDeviceRecord is not an
+	// invocation: its Seq is 0, and the invocations' numbers (rule
+	// templates show them as .Seq) stay as they were without it.
 	Seq      uint64
 	Kind     Kind
 	Target   string            // the target as the hub spelled it (KindDeviceRecord: the method answered)
