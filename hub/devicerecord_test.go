@@ -111,3 +111,29 @@ func TestWireProbeDeliversOnlyAChangedRecord(t *testing.T) {
 		}
 	})
 }
+
+// A VerifySelf answer whose profile is of an unexpected shape costs
+// neither the connection nor the record: the device is delivered with
+// no profile (the consumer keeps what it had), its oddity noted.
+func TestWireOddProfileInVerifySelfKeepsTheConnection(t *testing.T) {
+	for _, profile := range []string{`5`, `"Garden"`, `[]`, `{"id":"p","configuration":{"macros":"x"}}`} {
+		synctest.Test(t, func(t *testing.T) {
+			p := newPeer(t, testDevice, testToken)
+			p.verifyProfile.Store(profile)
+			c := start(t, must(New(wireConfig(t, p, nil))))
+			pc := p.nextConn(t, wait)
+			waitState(t, c.Client, "connected", wait, isStatus(StatusConnected))
+			e := nextAny(t, c.Client, wait)
+			if e.Kind != KindDeviceRecord || e.Target != "VerifySelf" || e.Device == nil || e.Device.ID != testDevice || macroOf(e) != "" {
+				t.Fatalf("%s: event %s %q %+v, want VerifySelf's device without a usable profile", profile, e.Kind, e.Target, e.Device)
+			}
+			pc.send(invocation("DeviceCommand", `"still here"`))
+			if e := nextEvent(t, c.Client, wait); e.Command != "still here" {
+				t.Fatalf("%s: event %+v, want the command", profile, e)
+			}
+			if s := c.Stats(); s.Sessions != 1 || s.Attempts != 1 {
+				t.Errorf("%s: stats %+v: the odd profile cost the connection", profile, s)
+			}
+		})
+	}
+}
