@@ -124,6 +124,7 @@ type Bridge struct {
 	queue        []*pending
 	set          *rules.Set // Options.Rules with the latest profile's macros (takeDevice)
 	catSum       [32]byte   // the sum of the catalogue's macro list (catalogueSum)
+	catDevice    string     // the device whose record gave the catalogue ("" before the first)
 	waitingReady bool       // a run started elsewhere holds the slot
 	// listenWish is the hub's last Start/StopListening request, in event
 	// order with the commands (nil until the first one): the hub client

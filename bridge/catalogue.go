@@ -41,17 +41,25 @@ func CatalogueOf(d *deviceapi.UserDevice) (macros []deviceapi.Macro, ok bool, wh
 // "VerifySelf", "GetLatestDevice", "DeviceProfileUpdate"). A record that
 // gives no macro list (CatalogueOf) keeps the catalogue; one whose macros
 // are those of the catalogue already (every reconnect's VerifySelf,
-// typically) changes nothing either. Only a change is logged at info
-// level and published (EventCatalogue, saying where it came from), with
-// the profile's ambiguities as warnings.
+// typically) changes nothing either. A record of another device than the
+// catalogue's (a reconnect after a new pairing) that gives none empties
+// it: another device's macros never route. Only a change is logged at
+// info level and published (EventCatalogue, saying where it came from),
+// with the profile's ambiguities as warnings.
 func (b *Bridge) takeDevice(d *deviceapi.UserDevice, from string) {
 	macros, ok, why := CatalogueOf(d)
-	if !ok {
+	b.mu.Lock()
+	otherDevice := d != nil && d.ID != "" && b.catDevice != "" && d.ID != b.catDevice
+	b.mu.Unlock()
+	if !ok && !otherDevice {
 		b.log.Debug("device record without a macro list; the macro catalogue stays", "from", from, "why", why)
 		return
 	}
 	sum := catalogueSum(macros)
 	b.mu.Lock()
+	if d.ID != "" {
+		b.catDevice = d.ID
+	}
 	if sum == b.catSum {
 		b.mu.Unlock()
 		b.log.Debug("macro catalogue unchanged", "from", from, "macros", len(macros))
@@ -61,10 +69,14 @@ func (b *Bridge) takeDevice(d *deviceapi.UserDevice, from string) {
 	b.set = b.opts.Rules.WithCatalog(slices.Clone(macros))
 	cat := b.set.Catalog()
 	b.mu.Unlock()
-	p := d.CurrentProfile
-	b.log.Info("macro catalogue replaced", "from", from, "profile_id", p.ID, "profile", p.Name, "macros", cat.Len(), "odd_macros", len(macros)-cat.Len())
+	profile, profileID := "", ""
+	if p := d.CurrentProfile; p != nil {
+		profile, profileID = p.Name, p.ID
+	}
+	b.log.Info("macro catalogue replaced", "from", from, "device", d.ID, "profile_id", profileID, "profile", profile,
+		"macros", cat.Len(), "odd_macros", len(macros)-cat.Len())
 	warnAmbiguities(b.log, cat)
-	b.emit(Event{Kind: EventCatalogue, From: from, Profile: p.Name, Macros: cat.Len(), OddMacros: len(macros) - cat.Len()})
+	b.emit(Event{Kind: EventCatalogue, From: from, Profile: profile, Macros: cat.Len(), OddMacros: len(macros) - cat.Len()})
 }
 
 // catalogueSum tells macro lists apart: the sum of their JSON as they

@@ -314,3 +314,21 @@ func TestRulesTestAndTheBridgeDecideAlike(t *testing.T) {
 		}
 	})
 }
+
+// After a new pairing the hub answers for another device: when its record
+// has no macro list, the old device's macros are not kept for it.
+func TestCatalogueOfAnotherDeviceIsNotKept(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: catalogueRules})
+		e.hub.record("VerifySelf", deviceJSON(t, gardenProfile))
+		e.hub.record("VerifySelf", &deviceapi.UserDevice{ID: "another"})
+		e.hub.record("GetLatestDevice", &deviceapi.UserDevice{ID: "another"})
+		e.hub.command("Water Plants", nil)
+		h := e.waitFor("the command for the new device", finished(1))
+		ignored(t, h, "Water Plants")
+		evs := catalogueEvents(t, e)
+		if len(evs) != 2 || evs[0].Profile != "Garden" || evs[1].Macros != 0 || evs[1].Profile != "" {
+			t.Errorf("catalogue events %+v, want Garden's, then an empty one", evs)
+		}
+	})
+}
