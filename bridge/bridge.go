@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"time"
 
@@ -64,6 +63,11 @@ type Options struct {
 	Automate Automate // required
 	Journal  Journal  // required
 	Rules    *rules.Set
+	// Device is a record of the paired device read before the hub
+	// connects (the REST device of a pairing): its current profile's
+	// macros are the first catalogue (FromRESTDevice), until the hub's
+	// VerifySelf answer. Zero: none.
+	Device *deviceapi.UserDevice
 	// Tools executes the client tools hubgate runs itself. Zero: notify
 	// only (through Notify), with the command tools of Rules.
 	Tools *Tools
@@ -118,7 +122,9 @@ type Bridge struct {
 	mu           sync.Mutex
 	current      *runState // the run in flight (or being cancelled)
 	queue        []*pending
-	set          *rules.Set // Options.Rules with the latest profile's macros
+	set          *rules.Set // Options.Rules with the latest profile's macros (takeDevice)
+	catSum       [32]byte   // the sum of the catalogue's macro list (catalogueSum)
+	catDevice    string     // the device whose record gave the catalogue ("" before the first)
 	waitingReady bool       // a run started elsewhere holds the slot
 	// listenWish is the hub's last Start/StopListening request, in event
 	// order with the commands (nil until the first one): the hub client
@@ -240,9 +246,11 @@ func New(opts Options) (*Bridge, error) {
 	}
 	b.tools.onNotify = b.addNotification
 	b.set = opts.Rules
-	if d := opts.Hub.Device(); d != nil && d.CurrentProfile != nil {
-		b.set = opts.Rules.WithCatalog(d.CurrentProfile.Configuration.Macros)
-		warnAmbiguities(b.log, b.set.Catalog())
+	if opts.Device != nil {
+		b.takeDevice(opts.Device, FromRESTDevice)
+	}
+	if d := opts.Hub.Device(); d != nil {
+		b.takeDevice(d, "the hub's latest device")
 	}
 	return b, nil
 }
@@ -335,17 +343,9 @@ func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
 	case hub.KindDeviceCommand:
 		b.handleCommand(ctx, ev, "")
 	case hub.KindDeviceProfileUpdate:
-		if ev.Device != nil && ev.Device.CurrentProfile != nil {
-			macros := slices.Clone(ev.Device.CurrentProfile.Configuration.Macros)
-			n := len(macros)
-			b.mu.Lock()
-			b.set = b.opts.Rules.WithCatalog(macros)
-			cat := b.set.Catalog()
-			b.mu.Unlock()
-			b.log.Info("macro catalogue refreshed from the profile", "macros", n)
-			warnAmbiguities(b.log, cat)
-			b.emit(Event{Kind: EventCatalogue, Macros: cat.Len(), OddMacros: n - cat.Len()})
-		}
+		b.takeDevice(ev.Device, string(hub.KindDeviceProfileUpdate))
+	case hub.KindDeviceRecord:
+		b.takeDevice(ev.Device, ev.Target) // VerifySelf, GetLatestDevice
 	case hub.KindStopListening:
 		b.hubAsked(false)
 		if b.opts.StopListeningCancels {

@@ -67,9 +67,12 @@ const (
 	// EventLost: this subscriber fell behind and Lost events were dropped
 	// for it just before this one.
 	EventLost EventKind = "lost"
-	// EventCatalogue: a DeviceProfileUpdate replaced the macro catalogue:
-	// Macros are used for matching, OddMacros were kept as they came and
-	// are not.
+	// EventCatalogue: a device record the service sent replaced the
+	// macro catalogue (once per change, not per reconnect): From says
+	// which record (bridge.FromRESTDevice, "VerifySelf",
+	// "GetLatestDevice", "DeviceProfileUpdate"), Profile names the
+	// profile; Macros are used for matching, OddMacros were kept as they
+	// came and are not.
 	EventCatalogue EventKind = "catalogue"
 	// EventReloaded: the configuration was reloaded (SIGHUP): Changes are
 	// what it changed now, Restart the settings that changed but apply
@@ -122,6 +125,8 @@ type Event struct {
 	Listening *bool      `json:"listening,omitempty"` // EventListening
 	Lost      uint64     `json:"lost,omitempty"`      // EventLost
 
+	From      string   `json:"from,omitempty"`      // EventCatalogue
+	Profile   string   `json:"profile,omitempty"`   // EventCatalogue
 	Macros    int      `json:"macros,omitempty"`    // EventCatalogue
 	OddMacros int      `json:"oddMacros,omitempty"` // EventCatalogue
 	Changes   []string `json:"changes,omitempty"`   // EventReloaded
@@ -261,7 +266,14 @@ func (e Event) Lines() []Line {
 		if e.OddMacros > 0 {
 			odd = fmt.Sprintf(" (%d more kept as they came, not used for matching)", e.OddMacros)
 		}
-		return []Line{line("catalogue", "macro catalogue refreshed from the profile: %d macros%s", e.Macros, odd)}
+		if e.From == "" {
+			return []Line{line("catalogue", "macro catalogue refreshed from the profile: %d macros%s", e.Macros, odd)}
+		}
+		profile := ""
+		if e.Profile != "" {
+			profile = fmt.Sprintf("profile %q, ", e.Profile)
+		}
+		return []Line{line("catalogue", "macro catalogue from %s: %s%d macros%s", e.From, profile, e.Macros, odd)}
 	case EventReloaded:
 		return e.reloadedLines(line)
 	case EventReloadRefused:

@@ -52,6 +52,9 @@ type Client struct {
 	sessionNo uint64   // sessions that reached the connected state
 	sess      *session // the connected session, nil when none
 	device    *deviceapi.UserDevice
+	// lastRecord is the last device record answered (deviceAnswered):
+	// the probe's answers equal to it are not queued again.
+	lastRecord []byte
 
 	// Listening: the wish (want; every request bumps wantGen and queues a
 	// wish for the current connection), what the current connection
@@ -83,7 +86,7 @@ type Stats struct {
 	Sessions          uint64 // connections that reached the connected state
 	Reconnects        uint64 // Sessions after the first
 	ListeningRestored uint64 // DeviceStartedListening announced again on a new connection
-	Received          uint64 // events read from the wire
+	Received          uint64 // events read from the wire (invocations, and device records answered: KindDeviceRecord)
 	Delivered         uint64 // events handed to the consumer
 	Dropped           uint64 // events dropped because the queue was full
 	Queued            int    // events waiting for the consumer
@@ -124,7 +127,8 @@ func (c *Client) Events() <-chan Event { return c.events }
 
 // Device returns the latest device the hub reported (VerifySelf,
 // GetLatestDevice, DeviceProfileUpdate), nil before the first. Treat it as
-// read-only.
+// read-only. The consumer of Events gets each of them in order with the
+// commands (KindDeviceRecord, KindDeviceProfileUpdate).
 func (c *Client) Device() *deviceapi.UserDevice {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -276,12 +280,35 @@ func (c *Client) decode(e *Event) {
 	}
 }
 
+// deviceAnswered records a device record the hub answered to method
+// (VerifySelf, GetLatestDevice) on session and queues it for the consumer
+// as a KindDeviceRecord event, in wire order with the invocations. With
+// onlyChanged (the liveness probe's GetLatestDevice) an answer equal to
+// the last one queued is not queued again.
+func (c *Client) deviceAnswered(session uint64, method string, raw json.RawMessage, d *deviceapi.UserDevice, from string, onlyChanged bool) {
+	if !c.setDevice(d, from) {
+		return
+	}
+	c.mu.Lock()
+	same := string(c.lastRecord) == string(raw)
+	c.lastRecord = append(c.lastRecord[:0], raw...)
+	c.mu.Unlock()
+	if onlyChanged && same {
+		return
+	}
+	e := Event{Kind: KindDeviceRecord, Target: method, Args: []json.RawMessage{raw}, Received: c.cfg.Now(), Session: session, Device: d}
+	c.stats.received.Add(1)
+	if !c.q.push(e) {
+		c.log.Error("hub event dropped: the consumer is not keeping up", "target", method, "kind", e.Kind, "queued", c.q.len())
+	}
+}
+
 // setDevice records a device the hub reported, if it is ours, and applies
-// the auto-listen rule.
-func (c *Client) setDevice(d *deviceapi.UserDevice, from string) {
+// the auto-listen rule; it reports whether it recorded it.
+func (c *Client) setDevice(d *deviceapi.UserDevice, from string) bool {
 	if d.ID != "" && d.ID != c.cfg.DeviceID {
 		c.log.Warn("hub reported another device; ignored", "from", from, "device", d.ID)
-		return
+		return false
 	}
 	c.odd.warn(c.log, from, d.Oddities())
 	c.mu.Lock()
@@ -300,6 +327,7 @@ func (c *Client) setDevice(d *deviceapi.UserDevice, from string) {
 	if kick && s != nil {
 		s.kickAnnouncer()
 	}
+	return true
 }
 
 // Run connects and stays connected until ctx ends, then shuts down

@@ -24,6 +24,14 @@ const (
 	KindStartListening       Kind = "StartListening"
 	KindStopListening        Kind = "StopListening"
 	KindOther                Kind = "Other" // a target the spec does not name; see Event.Target
+	// KindDeviceRecord is not an invocation: it is the device record the
+	// hub answered to the client's VerifySelf or GetLatestDevice (Target
+	// names the method, Device holds the device; Seq is 0), queued in
+	// wire order with the invocations, so that the consumer learns the
+	// device's current profile at every connect (the real service hands
+	// it over there, not only in DeviceProfileUpdate). No hub target maps
+	// to it.
+	KindDeviceRecord Kind = "DeviceRecord"
 )
 
 var kindByTarget = map[string]Kind{
@@ -46,16 +54,19 @@ func kindOf(target string) Kind {
 	return KindOther
 }
 
-// Event is one hub-to-client invocation, in wire order.
+// Event is one hub-to-client invocation, or a device record the hub
+// answered (KindDeviceRecord), in wire order.
 type Event struct {
 	// Seq is the arrival sequence number: it grows by one for every
-	// invocation read from the wire, across reconnections, for the life of
-	// the Client. Events reach the consumer in Seq order; a gap means events
-	// were dropped (Stats.Dropped).
+	// invocation read from the wire, across reconnections, for the life
+	// of the Client. Events reach the consumer in Seq order; a gap means
+	// events were dropped (Stats.Dropped). A KindDeviceRecord is not an
+	// invocation: its Seq is 0, and the invocations' numbers (rule
+	// templates show them as .Seq) stay as they were without it.
 	Seq      uint64
 	Kind     Kind
-	Target   string            // the target as the hub spelled it
-	Args     []json.RawMessage // every argument, unchanged
+	Target   string            // the target as the hub spelled it (KindDeviceRecord: the method answered)
+	Args     []json.RawMessage // every argument, unchanged (KindDeviceRecord: the answer)
 	Received time.Time         // when it was read (Config.Now)
 	Session  uint64            // the WebSocket connection it arrived on (see State.Session)
 	// InvocationID is set when the hub awaited a result (the client
@@ -64,7 +75,7 @@ type Event struct {
 
 	Command string                // DeviceCommand: the command string
 	Macro   *deviceapi.Macro      // DeviceCommand: its macro; nil when absent or null
-	Device  *deviceapi.UserDevice // DeviceProfileUpdate: the device; nil when absent or null
+	Device  *deviceapi.UserDevice // DeviceProfileUpdate: the device, nil when absent or null; KindDeviceRecord: the device answered
 	// Payload is the first argument of DeviceSettingsUpdate, DeviceType and
 	// any other target (nil when none); all arguments stay in Args.
 	Payload json.RawMessage

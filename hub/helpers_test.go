@@ -108,8 +108,19 @@ func isStatus(st ...Status) func(State) bool {
 	}
 }
 
-// nextEvent reads one event with a timeout.
+// nextEvent reads the next invocation with a timeout, passing over the
+// device records answered (KindDeviceRecord; nextRecord reads those).
 func nextEvent(t testing.TB, c *Client, timeout time.Duration) Event {
+	t.Helper()
+	for {
+		if e := nextAny(t, c, timeout); e.Kind != KindDeviceRecord {
+			return e
+		}
+	}
+}
+
+// nextAny reads one event, whatever its kind, with a timeout.
+func nextAny(t testing.TB, c *Client, timeout time.Duration) Event {
 	t.Helper()
 	select {
 	case e, ok := <-c.Events():

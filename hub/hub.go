@@ -4,7 +4,10 @@
 // redirects, then the WebSocket), connects with the device token,
 // identifies itself with VerifySelf, resyncs with GetLatestDevice, runs the
 // listening handshake, hands every hub event to one consumer in the order it
-// arrived on the wire, probes liveness, reconnects forever, and publishes
+// arrived on the wire (with the device records VerifySelf and
+// GetLatestDevice answered: the real service returns the current
+// UserDevice with its currentProfile there, docs/real-service.md), probes
+// liveness, reconnects forever, and publishes
 // one stream of connection states with reasons. It starts no runs (the
 // bridge consumes its events), and no token reaches a log line, an error or
 // a State.

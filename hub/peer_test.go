@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,6 +39,8 @@ type peer struct {
 	upgradeStatus   atomic.Int32 // non-zero: answer the upgrade with it
 	retryAfter      atomic.Value // string Retry-After of refusals
 	verifyAs        atomic.Value // string device id VerifySelf answers (default deviceID)
+	verifyProfile   atomic.Value // string JSON of the currentProfile VerifySelf answers ("": null)
+	latestProfile   atomic.Value // string JSON of the currentProfile GetLatestDevice answers ("": null)
 	handshakeExtra  atomic.Value // []byte records sent in the same message as the handshake response
 	autoAnswer      atomic.Bool  // answer VerifySelf, GetLatestDevice, listening calls (default true)
 	pingEvery       atomic.Int64 // server keep-alive interval in ns (0: none)
@@ -309,10 +312,16 @@ func (pc *peerConn) answer(r rec) bool {
 	if v := pc.p.verifyAs.Load().(string); v != "" {
 		id = v
 	}
-	dev := fmt.Sprintf(`{"id":%q,"nameOverride":"peer","isVerified":true,"isConnected":true,"isListening":false,"isAutoListen":false,"isOptimisticModel":false,"currentProfile":null,"peerExtra":7}`, id)
+	dev := func(profile *atomic.Value) string {
+		p, _ := profile.Load().(string)
+		return fmt.Sprintf(`{"id":%q,"nameOverride":"peer","isVerified":true,"isConnected":true,"isListening":false,"isAutoListen":false,"isOptimisticModel":false,"currentProfile":%s,"peerExtra":7}`,
+			id, cmp.Or(p, "null"))
+	}
 	switch r.Target {
-	case "VerifySelf", "GetLatestDevice":
-		pc.complete(r.id(), dev)
+	case "VerifySelf":
+		pc.complete(r.id(), dev(&pc.p.verifyProfile))
+	case "GetLatestDevice":
+		pc.complete(r.id(), dev(&pc.p.latestProfile))
 	case "DeviceStartedListening", "DeviceStoppedListening":
 		pc.complete(r.id(), "")
 		pc.in <- r // tests look at these

@@ -172,7 +172,7 @@ func (s *session) run(ctx context.Context) (sessionResult, bool) {
 		err := fmt.Errorf("%w: the hub identified this token as device %q, paired with %q", ErrWrongDevice, dev.ID, c.cfg.DeviceID)
 		return sessionResult{cause: CauseWrongDevice, err: err, reason: err.Error(), fatal: err}, false
 	}
-	c.setDevice(&dev, "VerifySelf")
+	c.deviceAnswered(s.id, "VerifySelf", raw, &dev, "VerifySelf", false)
 	raw, err = s.invoke(ctx, c.cfg.InvokeTimeout, "GetLatestDevice")
 	var he *HubError
 	switch {
@@ -181,7 +181,7 @@ func (s *session) run(ctx context.Context) (sessionResult, bool) {
 	case err != nil:
 		return s.invokeFailed(ctx, "GetLatestDevice", err), false
 	default:
-		s.takeDevice(raw, "GetLatestDevice")
+		s.takeDevice(raw, "GetLatestDevice", false)
 	}
 
 	// Connected.
@@ -250,8 +250,9 @@ func (s *session) endedConnected() sessionResult {
 	return r
 }
 
-// takeDevice records a device from an invocation result, if it is one.
-func (s *session) takeDevice(raw json.RawMessage, from string) {
+// takeDevice records a device from GetLatestDevice's result, if it is
+// one, and queues it for the consumer (see Client.deviceAnswered).
+func (s *session) takeDevice(raw json.RawMessage, from string, onlyChanged bool) {
 	if len(raw) == 0 || raw[0] != '{' {
 		s.c.log.Debug("hub answer is not a device; ignored", "from", from)
 		return
@@ -261,7 +262,7 @@ func (s *session) takeDevice(raw json.RawMessage, from string) {
 		s.c.log.Debug("hub answer is not a device; ignored", "from", from)
 		return
 	}
-	s.c.setDevice(&d, from)
+	s.c.deviceAnswered(s.id, "GetLatestDevice", raw, &d, from, onlyChanged)
 }
 
 // probe checks that the hub answers within half the probe interval.
@@ -271,7 +272,7 @@ func (s *session) probe() error {
 		return err
 	}
 	if err == nil {
-		s.takeDevice(raw, "probe")
+		s.takeDevice(raw, "probe", true)
 	}
 	return nil
 }

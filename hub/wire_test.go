@@ -259,7 +259,7 @@ func TestWireInvocationsWithoutIDAndUnexpectedArity(t *testing.T) {
 			t.Errorf("%d of the completions r1 and s1", completions)
 		}
 		// Still the first connection, and never a completion without id.
-		if s := c.Stats(); s.Sessions != 1 || s.Attempts != 1 || s.Received != uint64(len(want)) {
+		if s := c.Stats(); s.Sessions != 1 || s.Attempts != 1 || s.Received != uint64(len(want))+2 { // and the two device records
 			t.Errorf("stats = %+v", s)
 		}
 		if st := c.State(); !st.Connected() || st.Session != evs[0].Session {
@@ -759,14 +759,20 @@ func TestWireSlowConsumerOverflow(t *testing.T) {
 		c := start(t, must(New(cfg)))
 		pc := p.nextConn(t, wait)
 		waitState(t, c.Client, "connected", wait, isStatus(StatusConnected))
+		// The device records of VerifySelf and GetLatestDevice come first.
+		for _, method := range []string{"VerifySelf", "GetLatestDevice"} {
+			if e := nextAny(t, c.Client, wait); e.Kind != KindDeviceRecord || e.Target != method {
+				t.Fatalf("event %s %q, want the device record of %s", e.Kind, e.Target, method)
+			}
+		}
 		// Nobody reads: the channel (64) and the queue (10) fill up.
 		const n = 200
 		for i := 0; i < n; i++ {
 			pc.send(invocation("DeviceCommand", fmt.Sprintf(`"c%d"`, i)))
 		}
 		synctest.Wait()
-		if got := c.Stats().Received; got != n {
-			t.Fatalf("%d events received, want %d", got, n)
+		if got := c.Stats().Received; got != n+2 {
+			t.Fatalf("%d events received, want %d and the two device records", got, n)
 		}
 		// Now read; once everything queued is delivered, one more event.
 		got := make(chan Event, n+1)
@@ -779,7 +785,7 @@ func TestWireSlowConsumerOverflow(t *testing.T) {
 			}
 		}()
 		synctest.Wait()
-		if s := c.Stats(); s.Delivered+s.Dropped != n {
+		if s := c.Stats(); s.Delivered+s.Dropped != n+2 {
 			t.Fatalf("the backlog not delivered: %+v", s)
 		}
 		pc.send(invocation("DeviceCommand", `"after"`))

@@ -37,6 +37,7 @@ import (
 	"github.com/hubgate/hubgate/bridge/notify"
 	"github.com/hubgate/hubgate/bridge/rules"
 	"github.com/hubgate/hubgate/bridge/statuspage"
+	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub"
 	"github.com/hubgate/hubgate/internal/proc"
 )
@@ -57,6 +58,12 @@ type Options struct {
 
 	// Rules route commands onto runs. Zero: no rule, commands are ignored.
 	Rules *rules.Set
+	// Device is a record of the paired device read before the hub
+	// connects (the REST device a pairing confirmed): its current
+	// profile's macros route commands until the hub's VerifySelf answer
+	// (bridge.Options.Device). Zero: none; the catalogue comes from the
+	// hub at every connect.
+	Device *deviceapi.UserDevice
 	// DeviceTypeID is the paired device's type (the pairing state's
 	// device_type_id): the rules refuse custom actions meant for another
 	// type (rules.Set.WithDeviceType), here and after a Reload. A
@@ -353,7 +360,7 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	bopts := bridge.Options{Hub: d.hubs, Automate: client, Journal: j, Rules: o.Rules.WithDeviceType(o.DeviceTypeID),
 		CancelGrace: o.Bridge.CancelGrace, StopListeningCancels: o.Bridge.StopListeningCancels,
 		OnShutdown: o.Bridge.OnShutdown, Listening: o.Bridge.Listening, Ask: o.Bridge.Ask, AskTimeout: o.Bridge.AskTimeout,
-		Target: target, DeviceID: o.DeviceID, Notify: o.Outputs.Notify, Logger: log.With("component", "bridge"), Now: o.Now}
+		Target: target, DeviceID: o.DeviceID, Device: o.Device, Notify: o.Outputs.Notify, Logger: log.With("component", "bridge"), Now: o.Now}
 	b, err := bridge.New(bopts)
 	if err != nil {
 		return err

@@ -60,12 +60,16 @@ type (
 	// CommandRequest is the body of POST /mock/devices/{id}/command. With
 	// MacroName the macro is the one of that name in the device's current
 	// profile (as the real app sends it); with Macro, that macro; with
-	// neither, one made from the command. An empty command is the macro's
-	// name (what the real app sends), else its first command.
+	// NoMacro, none (DeviceCommand(command, null), as the real service may
+	// send a voice phrase or a macro named by its name: the device finds
+	// the macro in its profile); with none of them, one made from the
+	// command. An empty command is the macro's name (what the real app
+	// sends), else its first command.
 	CommandRequest struct {
 		Command   string           `json:"command,omitempty"`
 		Macro     *deviceapi.Macro `json:"macro,omitempty"`
 		MacroName string           `json:"macroName,omitempty"`
+		NoMacro   bool             `json:"noMacro,omitempty"`
 	}
 	// PushResult answers a push.
 	PushResult struct {
@@ -301,6 +305,12 @@ func (s *Server) commandTo(deviceID, connID string, req CommandRequest) (int, er
 	}
 	if command == "" {
 		return 0, errors.New("command is required (or a macro with a name or a command)")
+	}
+	if req.NoMacro {
+		if macro != nil {
+			return 0, errors.New("give noMacro, or macro or macroName, not both")
+		}
+		return s.pushTo(deviceID, connID, "DeviceCommand", command, nil)
 	}
 	if macro == nil {
 		macro = &deviceapi.Macro{ID: uuid.NewString(), Name: command, Commands: []string{command}, Events: []deviceapi.MacroEvent{}}

@@ -489,3 +489,48 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 		}
 	})
 }
+
+// A profile set while the device is offline is in the answer to
+// VerifySelf (the real service hands the current profile over there), and
+// a command sent with noMacro arrives as the real service may send a voice
+// phrase: DeviceCommand(command, null).
+func TestVerifySelfCarriesTheProfileAndNoMacroSendsNull(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{})
+	ctx := context.Background()
+	admin := &mockhub.AdminClient{BaseURL: ts.URL + "/"}
+	created, err := admin.CreateDevice(ctx, mockhub.CreateDeviceRequest{Name: "voice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := created.Device.ID
+	profile := json.RawMessage(`{"id":"p-garden","name":"Garden","configuration":{"macros":[{"id":"7","name":"Water Plants","commands":["water the plants"],"events":[]}]}}`)
+	if res, err := admin.Profile(ctx, id, profile); err != nil || res.Delivered != 0 {
+		t.Fatalf("the profile of the offline device: %+v %v", res, err)
+	}
+	c, err := rawDial(t, ts.URL, hubHeaders(created.Token.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mockhubtest.WaitEvent(t, s, 0, "the connection", action("connected", id))
+	c.invoke("1", "VerifySelf")
+	f, err := c.next(wait)
+	var dev deviceapi.UserDevice
+	if err != nil || json.Unmarshal(f.Result, &dev) != nil || dev.ID != id || dev.CurrentProfile == nil ||
+		len(dev.CurrentProfile.Configuration.Macros) != 1 || dev.CurrentProfile.Configuration.Macros[0].Name != "Water Plants" {
+		t.Fatalf("VerifySelf answered %s (%v), want the device with its profile", f.Result, err)
+	}
+
+	if res, err := admin.Send(ctx, id, mockhub.CommandRequest{Command: "Water Plants", NoMacro: true}); err != nil || res.Delivered != 1 {
+		t.Fatalf("a command with no macro: %+v %v", res, err)
+	}
+	f, err = c.next(wait)
+	if err != nil || f.Target != "DeviceCommand" || len(f.Arguments) != 2 || string(f.Arguments[0]) != `"Water Plants"` || string(f.Arguments[1]) != "null" {
+		t.Errorf("pushed %+v (%v), want DeviceCommand(\"Water Plants\", null)", f, err)
+	}
+	// noMacro with a macro is a contradiction.
+	var ae *mockhub.AdminError
+	_, err = admin.Send(ctx, id, mockhub.CommandRequest{Command: "x", MacroName: "Water Plants", NoMacro: true})
+	if !errors.As(err, &ae) || ae.Status != 400 || !strings.Contains(err.Error(), "noMacro") {
+		t.Errorf("noMacro with macroName: %v", err)
+	}
+}

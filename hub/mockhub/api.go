@@ -282,12 +282,13 @@ func (s *Server) apiRoutes() []apiRoute {
 			id:      "PushCommand",
 			summary: "Push DeviceCommand(command, macro)",
 			description: "With macroName the macro is the one of that name in the device's current profile (as the real app sends it); with macro, that macro; " +
-				"with neither, one made from the command (fresh id, name and commands [command], no events). An empty command is the macro's name, else its first command.",
+				"with noMacro, none: DeviceCommand(command, null), as the real service may send a voice phrase or a macro named by its name; " +
+				"with none of them, one made from the command (fresh id, name and commands [command], no events). An empty command is the macro's name, else its first command.",
 			params:         pushParams{},
 			body:           CommandRequest{},
 			bodyRequired:   true,
 			requestExample: exampleCommand(),
-			responses: []apiResponse{pushed, problem(http.StatusBadRequest, "Bad JSON body, or neither command, macro nor macroName."),
+			responses: []apiResponse{pushed, problem(http.StatusBadRequest, "Bad JSON body, neither command, macro nor macroName, or noMacro with a macro."),
 				problem(http.StatusNotFound, "Unknown device, or no macro of that name in its current profile (the answer names the profile's macros)."), noConnection, forbidden},
 		}},
 		{http.MethodPost, adminPrefix + "/devices/{id}/profile", groupAdmin, s.adminProfile, apiOp{

@@ -25,6 +25,7 @@ import (
 func (r *run) daemonOptions(m *mock, p *paired, set *rules.Set, key string) daemon.Options {
 	return daemon.Options{
 		DeviceID:     p.device.ID,
+		Device:       p.device, // the REST device the pairing confirmed
 		DeviceTypeID: m.srv.Config().DeviceTypeID,
 		APIURL:       m.base,
 		DeviceToken: func(ctx context.Context) (string, error) {

@@ -180,7 +180,10 @@ func newSendCommand(a *cli) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := c.Send(ctx, id, mockhub.CommandRequest{Command: command, Macro: macro, MacroName: macroName})
+			// Without --macro, --macro-name or --event the command goes
+			// as the real service may send it: with a null macro.
+			res, err := c.Send(ctx, id, mockhub.CommandRequest{Command: command, Macro: macro, MacroName: macroName,
+				NoMacro: macro == nil && macroName == ""})
 			if err != nil {
 				return err
 			}
@@ -188,7 +191,7 @@ func newSendCommand(a *cli) *cobra.Command {
 		})
 	cmd.Flags().StringVar(&device, "device", "", "device id (default: the mock's only device)")
 	cmd.Flags().StringVar(&command, "command", "", "the command string (default with a macro: the macro's name, as the real app sends it, else its first command)")
-	cmd.Flags().StringVar(&macroFile, "macro", "", "JSON file of the Macro to send (- for stdin; default: a macro made from the command)")
+	cmd.Flags().StringVar(&macroFile, "macro", "", "JSON file of the Macro to send (- for stdin; default: no macro, a null one, as the real service may send)")
 	cmd.Flags().StringVar(&macroName, "macro-name", "", "send the macro of this name in the device's current profile (as the real app does)")
 	cmd.Flags().StringArrayVar(&events, "event", nil, `a MacroEvent as JSON, appended to the macro's events (repeatable), e.g. '{"eventType":"Type","typedPhrase":"water the plants"}'`)
 	return cmd
