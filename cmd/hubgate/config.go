@@ -152,12 +152,16 @@ macros' commands, then by their names (trimmed, case-insensitive).
 A macro with a StopOutputs event cancels the current run instead of being
 routed. A custom action (DeviceTypeCustomAction) for another device type than
 the paired device's (state.json; --device-type overrides, "" turns the check
-off) is refused. A template that fails shows its error. The task id is left
-empty when the rule has none: the journal assigns one per command.
+off) is refused. A template that fails shows its error. The request is the one
+the daemon would send, with every client tool it declares (notify, command
+tools, and ask_person where the rule or bridge.ask offers it); only the task id
+is left empty when the rule has none: the journal assigns one per command.
 
-Exit code 0 whatever the outcome (--json says it in "action"), 3 when the
-configuration, the macro or the profile is invalid or cannot be read, 2 for an
---event that is not a MacroEvent's JSON.`
+Exit code 0 when the command would run, be ignored, refused or cancel (--json
+says which in "action"); 3 when the matched rule's template fails for this
+command ("action": "error"), and when the configuration, the macro or the
+profile is invalid or cannot be read; 2 for an --event that is not a
+MacroEvent's JSON.`
 
 func newRulesTestCommand(a *app) *cobra.Command {
 	var (
