@@ -25,7 +25,7 @@ const (
 	ExitUsage       = 2  // bad command line (also: config init over an existing file without --force)
 	ExitConfig      = 3  // invalid or unreadable configuration (the file, --macro), a rule whose template fails (rules test), or a bad key supplied by the user
 	ExitSecretStore = 4  // the OS secret store is unavailable or locked
-	ExitUnavailable = 5  // a needed resource is taken (port window full; another daemon runs: run; another pair or unpair runs)
+	ExitUnavailable = 5  // a needed resource is taken (port window full; another daemon runs: run; another pair or unpair runs; mock: its --listen address)
 	ExitSignIn      = 6  // the sign-in failed or must be repeated (denied, timed out, refused, invalid_grant)
 	ExitRemote      = 7  // the remote device service refused a request (an HTTP error status)
 	ExitNotPaired   = 8  // no paired device: run 'hubgate pair' first
@@ -80,6 +80,7 @@ var exitTable = []struct {
 	{func(err error) bool { var p *server.PortWindowError; return errors.As(err, &p) }, ExitUnavailable},
 	{func(err error) bool { return errors.Is(err, control.ErrAlreadyRunning) }, ExitUnavailable},
 	{func(err error) bool { return errors.Is(err, pairing.ErrBusy) }, ExitUnavailable},
+	{func(err error) bool { var u *mockcli.UnavailableError; return errors.As(err, &u) }, ExitUnavailable},
 	{func(err error) bool { return errors.Is(err, hub.ErrWrongDevice) }, ExitNeedsRepair},
 	{func(err error) bool { return errors.Is(err, controlcli.ErrNeedsRepair) }, ExitNeedsRepair},
 	{func(err error) bool { return errors.Is(err, controlcli.ErrNotConnected) }, ExitNotConnected},

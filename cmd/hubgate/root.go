@@ -106,14 +106,7 @@ func (a *app) logger(cfg *configs.Config) *slog.Logger {
 func groupCommand(cmd *cobra.Command) {
 	cmd.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			hint := ""
-			if c.SuggestionsMinimumDistance <= 0 {
-				c.SuggestionsMinimumDistance = 2 // cobra's own default, applied only on its path
-			}
-			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
-				hint = fmt.Sprintf(" (did you mean %q?)", s[0])
-			}
-			return &usageError{fmt.Errorf("unknown command %q for %q%s; see '%s --help'", args[0], c.CommandPath(), hint, c.CommandPath())}
+			return &usageError{errors.New(cliout.UnknownCommand(c, args[0]))}
 		}
 		return nil
 	}
