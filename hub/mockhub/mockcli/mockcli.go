@@ -77,7 +77,9 @@ func NewCommand(opts Options) *cobra.Command {
 	if a.Getenv == nil {
 		a.Getenv = os.Getenv
 	}
-	return newCommand(a, a.serve)
+	cmd := newCommand(a, a.serve)
+	setExamples(cmd)
+	return cmd
 }
 
 func (a *cli) logger() *slog.Logger {
