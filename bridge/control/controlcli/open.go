@@ -86,8 +86,10 @@ func (c *CLI) newOpenCommand() *cobra.Command {
 			}
 			if err := c.startBrowser(cmd.Context(), page.LoginURL); err != nil {
 				// Nothing may stay armed for a browser that never came.
-				if rerr := c.revokeLogin(context.WithoutCancel(cmd.Context()), page.LoginURL); rerr != nil {
-					err = fmt.Errorf("%w (and the login address could not be withdrawn: %v; it expires in 60 s)", err, rerr)
+				rerr := c.revokeLogin(context.WithoutCancel(cmd.Context()), page.LoginURL)
+				var be *BrowserError
+				if errors.As(err, &be) {
+					be.RevokeErr = rerr
 				}
 				return err
 			}
@@ -115,11 +117,19 @@ func statusPage(c *CLI, f func(*control.Client) (control.StatusPage, error)) (co
 type BrowserError struct {
 	Command string // the program, e.g. xdg-open
 	Err     error
+	// RevokeErr is why the one-time login could not be withdrawn; nil:
+	// it was.
+	RevokeErr error
 }
 
 func (e *BrowserError) Error() string {
-	return fmt.Sprintf("could not open a browser (%s: %v); nothing was opened and the one-time login was withdrawn: "+
-		"'hubgate open --print' prints the page's address to open yourself, or set BROWSER", e.Command, e.Err)
+	s := fmt.Sprintf("could not open a browser (%s: %v)", e.Command, e.Err)
+	if e.RevokeErr != nil {
+		s += fmt.Sprintf("; its one-time login could not be withdrawn (%v) and expires in 60 s", e.RevokeErr)
+	} else {
+		s += "; its one-time login was withdrawn"
+	}
+	return s + ": 'hubgate open --print' prints the page's address to open yourself (or set BROWSER)"
 }
 
 func (e *BrowserError) Unwrap() error { return e.Err }
