@@ -46,20 +46,16 @@ var errWithdrawn = errors.New("the run was cancelled while it waited for the per
 // askAllowed says whether p's run is offered ask_person.
 func (b *Bridge) askAllowed(p *pending) bool { return p.rule.Ask(b.opts.Ask) }
 
-// withAskTool is req with the ask_person tool declared, when p's rule
-// allows it.
+// withAskTool is the request of p as it is sent: with the ask_person
+// tool declared when p's rule allows it (rules.Rule.WithAskTool, which
+// `rules test` shows too).
 func (b *Bridge) withAskTool(p *pending) automate.RunRequest {
-	req := p.req
-	if !b.askAllowed(p) || slices.ContainsFunc(req.ClientTools, func(t automate.ClientTool) bool { return t.Name == rules.AskPersonToolName }) {
-		return req
-	}
-	if len(req.ClientTools) >= automate.MaxClientTools {
+	req, full := p.rule.WithAskTool(p.req, b.opts.Ask)
+	if full {
 		// The server would refuse the whole run: it runs without asking.
 		b.log.Warn("the rule lists the most client tools a run may declare; ask_person not offered", "rule", p.rule.Name(),
 			"max", automate.MaxClientTools)
-		return req
 	}
-	req.ClientTools = append(slices.Clone(req.ClientTools), rules.AskPersonTool())
 	return req
 }
 

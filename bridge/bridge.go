@@ -446,7 +446,8 @@ func (b *Bridge) handleCommand(ctx context.Context, ev hub.Event, origin string)
 	case !routed:
 		b.decide(ctx, ce, journal.DecisionIgnored, joinNote("no rule matches", listenNote))
 	case renderErr != nil:
-		b.decide(ctx, ce, journal.DecisionFailed, joinNote("rule "+rule.Name()+": "+renderErr.Error(), listenNote))
+		// A *rules.RenderError names its rule (once).
+		b.decide(ctx, ce, journal.DecisionFailed, joinNote(renderErr.Error(), listenNote))
 	default:
 		if req.TaskID == "" {
 			req.TaskID = journal.DefaultTaskID(id)
@@ -527,13 +528,20 @@ func (b *Bridge) enqueue(ctx context.Context, p *pending, front bool) {
 		b.decide(ctx, commandEvent("", p), journal.DecisionDropped, joinNote(fmt.Sprintf("queue full (%d waiting, limit %d)", n, p.rule.QueueLimit()), p.listenNote))
 		return
 	}
+	// The note says why it waits (status's "last queued", history).
+	why := "the assistant is busy"
+	if b.current != nil {
+		why = fmt.Sprintf("busy with command %d", b.current.id)
+	}
 	if front {
 		b.queue = append([]*pending{p}, b.queue...)
+		why += "; restart: first in the queue"
 	} else {
 		b.queue = append(b.queue, p)
+		why += fmt.Sprintf("; waits in the queue (%d of at most %d)", len(b.queue), p.rule.QueueLimit())
 	}
 	b.mu.Unlock()
-	b.decide(ctx, commandEvent("", p), journal.DecisionQueued, p.listenNote)
+	b.decide(ctx, commandEvent("", p), journal.DecisionQueued, joinNote(why, p.listenNote))
 }
 
 // supersede drops the queued commands of restart rules: they were waiting

@@ -328,6 +328,18 @@ func TestQueueRunsInOrderWithinItsLimit(t *testing.T) {
 			!strings.Contains(h[4].Note, "queue full") {
 			t.Fatalf("answers %v; journal:\n%s", answers, describe(h))
 		}
+		// A queued command says why it waited (history, status's last
+		// queued reason).
+		if want := fmt.Sprintf("busy with command %d; waits in the queue (3 of at most 3)", h[0].ID); h[3].Note != want {
+			t.Errorf("the third queued command's note %q, want %q", h[3].Note, want)
+		}
+		st, err := e.bridge.Status(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := st.Counters.Last["queued"]; r.CommandID != h[3].ID || r.Reason != h[3].Note {
+			t.Errorf("status's last queued %+v, want command %d with its note", r, h[3].ID)
+		}
 		// Runs never overlapped.
 		for i := 1; i < 4; i++ {
 			if h[i].RunStartedAt.Before(h[i-1].FinishedAt) {

@@ -40,10 +40,10 @@ func (st Status) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "           #%d %q (rule %s) since %s\n", q.CommandID, q.Command, q.Rule, q.QueuedAt.Local().Format(time.TimeOnly))
 	}
 	c := st.Counters
-	fmt.Fprintf(w, "counts     received %d, started %d, completed %d, failed %d, queued %d, refused %d, duplicates %d, dropped %d, ignored %d, abandoned %d, canceled %d, unrecorded %d\n",
-		c.Received, c.Started, c.Completed, c.Failed, c.Queued, c.Refused, c.Duplicates, c.Dropped, c.Ignored, c.Abandoned, c.Canceled, c.Unrecorded)
+	fmt.Fprintf(w, "counts     received %d, started %d, completed %d, failed %d, queued %d, answers %d, refused %d, duplicates %d, dropped %d, ignored %d, abandoned %d, canceled %d, unrecorded %d\n",
+		c.Received, c.Started, c.Completed, c.Failed, c.Queued, c.Answers, c.Refused, c.Duplicates, c.Dropped, c.Ignored, c.Abandoned, c.Canceled, c.Unrecorded)
 	first := true
-	for _, name := range []string{"started", "queued", "refused", "duplicates", "failed", "dropped", "ignored", "abandoned", "unrecorded"} {
+	for _, name := range []string{"started", "queued", "answer", "refused", "duplicates", "failed", "dropped", "ignored", "abandoned", "unrecorded"} {
 		r, ok := c.Last[name]
 		if !ok {
 			continue
@@ -56,7 +56,11 @@ func (st Status) WriteText(w io.Writer) {
 		if r.CommandID != 0 {
 			cmd = fmt.Sprintf("#%d %s", r.CommandID, cmd)
 		}
-		fmt.Fprintf(w, "%-10s %-10s %s %s: %s\n", label, name, r.At.Local().Format(time.TimeOnly), cmd, r.Reason)
+		reason := r.Reason
+		if reason == "" {
+			reason = "(no reason recorded)"
+		}
+		fmt.Fprintf(w, "%-10s %-10s %s %s: %s\n", label, name, r.At.Local().Format(time.TimeOnly), cmd, reason)
 	}
 	for _, n := range st.Notifications {
 		fmt.Fprintf(w, "notify     %s [%s] %s\n", n.At.Local().Format(time.TimeOnly), n.Level, n.Message)

@@ -20,6 +20,11 @@ var (
 	ErrAccessDenied = errors.New("access denied")
 	// ErrTimeout: no sign-in completed within the flow's timeout.
 	ErrTimeout = errors.New("sign-in timed out")
+	// ErrInputClosed: LoginOptions.NoBrowser, and the input of pasted
+	// addresses (In) ended before an address came:
+	// nobody is there to paste one, so Login fails at once instead of
+	// waiting out its timeout.
+	ErrInputClosed = errors.New("no browser is opened and the input for the redirected address is closed")
 )
 
 // AuthorizationError is an error the authorization server sent back on the

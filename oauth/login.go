@@ -30,7 +30,8 @@ type LoginOptions struct {
 	// for the person. Zero: os.Stderr.
 	Out io.Writer
 	// NoBrowser skips opening a browser; lines read from In are then taken
-	// as the address the browser was redirected to.
+	// as the address the browser was redirected to, and In ending before
+	// one came fails Login at once with ErrInputClosed.
 	NoBrowser bool
 	// In supplies pasted redirect addresses when NoBrowser is set, or
 	// when the browser could not be opened (its command failed). Zero:
@@ -237,6 +238,12 @@ func (c *Client) Login(ctx context.Context, o LoginOptions) (*oauth2.Token, erro
 			}
 		case line, ok := <-pasted:
 			if !ok {
+				if o.NoBrowser {
+					// Nobody opens a browser and nobody can paste: waiting
+					// out the timeout helps no one.
+					c.log.Debug("oauth login finished", "via", "paste", "ok", false)
+					return nil, ErrInputClosed
+				}
 				pasted = nil // In ended; the listener may still complete the flow
 				continue
 			}

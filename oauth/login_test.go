@@ -563,3 +563,15 @@ func TestPublicClientSendsClientIDInBody(t *testing.T) {
 		t.Errorf("basic=%v form=%v", basic, form)
 	}
 }
+
+// With NoBrowser and an input that is closed (stdin at EOF), nobody can
+// paste the address: Login fails at once, long before its timeout.
+func TestLoginNoBrowserClosedInputFailsAtOnce(t *testing.T) {
+	f := newFakeAuth(t)
+	c := f.client(t)
+	var out testutil.SyncBuffer
+	_, err := c.Login(context.Background(), LoginOptions{Out: &out, In: strings.NewReader(""), NoBrowser: true, Timeout: time.Hour})
+	if !errors.Is(err, ErrInputClosed) {
+		t.Fatalf("Login with a closed input: %v, want ErrInputClosed", err)
+	}
+}

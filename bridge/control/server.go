@@ -133,7 +133,13 @@ func newMux(b Backend, log *slog.Logger, stopping <-chan struct{}) http.Handler 
 		serveWatch(w, r, b, stopping)
 	})
 	mux.HandleFunc("GET /v1/statuspage", func(w http.ResponseWriter, r *http.Request) {
-		serveStatusPage(w, r, b)
+		serveStatusPage(w, r, b, false)
+	})
+	mux.HandleFunc("POST /v1/statuspage/login", func(w http.ResponseWriter, r *http.Request) {
+		serveStatusPage(w, r, b, true)
+	})
+	mux.HandleFunc("POST /v1/statuspage/login/revoke", func(w http.ResponseWriter, r *http.Request) {
+		serveRevokeLogin(w, r, b)
 	})
 	mux.HandleFunc("GET /v1/status", func(w http.ResponseWriter, r *http.Request) {
 		st, err := b.Status(r.Context())

@@ -151,27 +151,39 @@ type StatusPage struct {
 	// it is only given over the control socket).
 	URL string `json:"url"`
 	// LoginURL opens the page once: a one-time login address, valid for
-	// 60 s and one use, fresh at every call. On Linux it holds no secret
-	// (http://127.0.0.1:<port>/login: the page serves only its owner's
-	// connections); elsewhere it is /login?code=<code>. What `hubgate
-	// open` gives the browser, whose command line other local users can
-	// read. Empty from a daemon older than it.
+	// 60 s and one use, armed by the request that returned it (POST
+	// /v1/statuspage/login; GET /v1/statuspage arms nothing and leaves it
+	// empty). On Linux it holds no secret (http://127.0.0.1:<port>/login:
+	// the page serves only its owner's connections); elsewhere it is
+	// /login?code=<code>. What `hubgate open` gives the browser, whose
+	// command line other local users can read.
 	LoginURL string `json:"login_url,omitempty"`
 }
 
-// StatusPager is what the statuspage endpoint asks the running daemon. A
+// StatusPager is what the statuspage endpoints ask the running daemon. A
 // Backend that does not implement it (or answers ok false) answers 404.
 type StatusPager interface {
-	StatusPage(ctx context.Context) (page StatusPage, ok bool)
+	// StatusPage says where the page is; with login it also arms a
+	// one-time login address (LoginURL), and arms nothing without.
+	StatusPage(ctx context.Context, login bool) (page StatusPage, ok bool)
+	// RevokeLogin withdraws the unused one-time login address loginURL
+	// (no browser took it); false when it was not outstanding.
+	RevokeLogin(ctx context.Context, loginURL string) bool
 }
 
-func serveStatusPage(w http.ResponseWriter, r *http.Request, b Backend) {
+// revokeBody is POST /v1/statuspage/login/revoke, both ways.
+type revokeBody struct {
+	LoginURL string `json:"login_url,omitempty"`
+	Revoked  bool   `json:"revoked"`
+}
+
+func serveStatusPage(w http.ResponseWriter, r *http.Request, b Backend, login bool) {
 	sp, ok := b.(StatusPager)
 	if !ok {
 		writeError(w, http.StatusNotFound, "this daemon serves no status page")
 		return
 	}
-	page, ok := sp.StatusPage(r.Context())
+	page, ok := sp.StatusPage(r.Context(), login)
 	if !ok {
 		writeError(w, http.StatusNotFound, "the status page is turned off (bridge.status_page.enabled)")
 		return
@@ -179,9 +191,44 @@ func serveStatusPage(w http.ResponseWriter, r *http.Request, b Backend) {
 	writeJSON(w, http.StatusOK, page)
 }
 
-// StatusPage asks the daemon where its status page is.
+func serveRevokeLogin(w http.ResponseWriter, r *http.Request, b Backend) {
+	sp, ok := b.(StatusPager)
+	if !ok {
+		writeError(w, http.StatusNotFound, "this daemon serves no status page")
+		return
+	}
+	var req revokeBody
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err == nil {
+		err = json.Unmarshal(body, &req)
+	}
+	if err != nil || req.LoginURL == "" {
+		writeError(w, http.StatusBadRequest, "the body must be {\"login_url\": \"...\"}")
+		return
+	}
+	writeJSON(w, http.StatusOK, revokeBody{Revoked: sp.RevokeLogin(r.Context(), req.LoginURL)})
+}
+
+// StatusPage asks the daemon where its status page is; it arms no login.
 func (c *Client) StatusPage(ctx context.Context) (StatusPage, error) {
 	var p StatusPage
 	err := c.do(ctx, http.MethodGet, "/v1/statuspage", nil, &p)
 	return p, err
+}
+
+// StatusPageLogin asks the daemon for its status page with a one-time
+// login address, armed for 60 s and one use (StatusPage.LoginURL).
+func (c *Client) StatusPageLogin(ctx context.Context) (StatusPage, error) {
+	var p StatusPage
+	err := c.do(ctx, http.MethodPost, "/v1/statuspage/login", nil, &p)
+	return p, err
+}
+
+// RevokeLogin withdraws the unused one-time login address loginURL that
+// StatusPageLogin returned; revoked is false when it was no longer
+// outstanding (used or expired).
+func (c *Client) RevokeLogin(ctx context.Context, loginURL string) (revoked bool, err error) {
+	var out revokeBody
+	err = c.do(ctx, http.MethodPost, "/v1/statuspage/login/revoke", revokeBody{LoginURL: loginURL}, &out)
+	return out.Revoked, err
 }

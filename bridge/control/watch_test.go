@@ -18,6 +18,7 @@ type watchBackend struct {
 	fakeBackend
 	events  chan bridge.Event
 	history []int
+	armed   int // logins armed and not revoked
 }
 
 func (w *watchBackend) Watch(ctx context.Context, history int) (<-chan bridge.Event, error) {
@@ -27,8 +28,25 @@ func (w *watchBackend) Watch(ctx context.Context, history int) (<-chan bridge.Ev
 	return w.events, nil
 }
 
-func (w *watchBackend) StatusPage(context.Context) (StatusPage, bool) {
-	return StatusPage{URL: "http://127.0.0.1:1/?token=t", LoginURL: "http://127.0.0.1:1/login?code=c"}, true
+func (w *watchBackend) StatusPage(_ context.Context, login bool) (StatusPage, bool) {
+	p := StatusPage{URL: "http://127.0.0.1:1/?token=t"}
+	if login {
+		w.mu.Lock()
+		w.armed++
+		w.mu.Unlock()
+		p.LoginURL = "http://127.0.0.1:1/login?code=c"
+	}
+	return p, true
+}
+
+func (w *watchBackend) RevokeLogin(_ context.Context, u string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if u != "http://127.0.0.1:1/login?code=c" || w.armed == 0 {
+		return false
+	}
+	w.armed--
+	return true
 }
 
 func TestWatchStreamsEventsInOrderUntilTheDaemonStops(t *testing.T) {
@@ -97,9 +115,23 @@ func TestWatchRefusesBadHistoryAndBackendsWithoutAStream(t *testing.T) {
 	if err := c2.Watch(context.Background(), MaxWatchHistory+1, func(bridge.Event) error { return nil }); !errors.As(err, &se) || se.StatusCode != 400 {
 		t.Fatalf("Watch with too much history: %v", err)
 	}
+	// The plain address arms nothing; a login is armed on request and
+	// can be withdrawn once.
 	p, err := c2.StatusPage(context.Background())
+	if err != nil || p.URL == "" || p.LoginURL != "" {
+		t.Fatalf("StatusPage: %+v %v, want the address and no login", p, err)
+	}
+	p, err = c2.StatusPageLogin(context.Background())
 	if err != nil || p.URL == "" || p.LoginURL != "http://127.0.0.1:1/login?code=c" {
-		t.Fatalf("StatusPage: %+v %v", p, err)
+		t.Fatalf("StatusPageLogin: %+v %v", p, err)
+	}
+	for i, want := range []bool{true, false} {
+		if ok, err := c2.RevokeLogin(context.Background(), p.LoginURL); err != nil || ok != want {
+			t.Fatalf("RevokeLogin #%d: %v %v, want %v", i+1, ok, err, want)
+		}
+	}
+	if _, err := c2.RevokeLogin(context.Background(), ""); !errors.As(err, &se) || se.StatusCode != 400 {
+		t.Fatalf("RevokeLogin without an address: %v", err)
 	}
 	// The client's context ends a watch quietly.
 	ctx, cancel := context.WithCancel(context.Background())

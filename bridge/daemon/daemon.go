@@ -753,12 +753,23 @@ func (d *Daemon) startAutomate(ctx context.Context) (bridge.AutomateTarget, *aut
 	return bridge.AutomateTarget{Mode: bridge.ModeCohosted, Endpoint: endpoint, Product: srv.Product()}, c, nil
 }
 
-// StatusPage answers `hubgate open` (control.StatusPager).
-func (b *backend) StatusPage(context.Context) (control.StatusPage, bool) {
+// StatusPage answers `hubgate open` (control.StatusPager): a login is
+// armed only when asked for.
+func (b *backend) StatusPage(_ context.Context, login bool) (control.StatusPage, bool) {
 	if b.page == nil {
 		return control.StatusPage{}, false
 	}
-	return control.StatusPage{URL: b.page.URL(), LoginURL: b.page.NewLoginURL()}, true
+	p := control.StatusPage{URL: b.page.URL()}
+	if login {
+		p.LoginURL = b.page.NewLoginURL()
+	}
+	return p, true
+}
+
+// RevokeLogin withdraws a login `hubgate open` armed and no browser took
+// (control.StatusPager).
+func (b *backend) RevokeLogin(_ context.Context, loginURL string) bool {
+	return b.page != nil && b.page.RevokeLoginURL(loginURL)
 }
 
 // startNotify follows the bridge's events with the notifier: desktop

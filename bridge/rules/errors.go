@@ -82,11 +82,16 @@ type RenderError struct {
 }
 
 func (e *RenderError) Error() string {
-	s := "rule " + strconv.Quote(e.Rule)
-	if e.Field != "" {
-		s += ": " + e.Field
+	return "rule " + strconv.Quote(e.Rule) + ": " + e.Detail()
+}
+
+// Detail is the error without the rule's name, for a text that names
+// the rule already: "run.prompt: template: ...".
+func (e *RenderError) Detail() string {
+	if e.Field == "" {
+		return e.Err.Error()
 	}
-	return s + ": " + e.Err.Error()
+	return e.Field + ": " + e.Err.Error()
 }
 
 func (e *RenderError) Unwrap() error { return e.Err }

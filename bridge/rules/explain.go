@@ -2,6 +2,7 @@ package rules
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -40,7 +41,8 @@ type Explanation struct {
 	Speak      bool                 `json:"speak"`
 	Request    *automate.RunRequest `json:"request,omitempty"`
 	// Reason says why the command would not run (ignore, refuse, error);
-	// Error is the render error of "error" alone.
+	// Error is the render error of "error" alone, without the rule's
+	// name (Rule has it): "run.prompt: template: ...".
 	Reason string `json:"reason,omitempty"`
 	Error  string `json:"error,omitempty"`
 	// DeviceType is the device type custom actions are checked against
@@ -52,18 +54,32 @@ type Explanation struct {
 	busyText string
 }
 
+// Defaults are the bridge section's settings for the rules that do not
+// say, as Explain applies them.
+type Defaults struct {
+	Notify string // bridge.notify; zero: NotifyAnswers
+	Ask    bool   // bridge.ask: ask_person offered
+}
+
 // Explain is the bridge's routing decision (Decide) of cmd with what
-// `rules test` shows of it; defaultNotify is bridge.notify.
-func (set *Set) Explain(cmd Command, defaultNotify string) Explanation {
+// `rules test` shows of it: the request is the one the bridge sends
+// (Rule.WithAskTool over the rendering), with every client tool.
+func (set *Set) Explain(cmd Command, def Defaults) Explanation {
 	d := set.Decide(cmd)
 	res := Explanation{Command: cmd.Text, Action: string(d.Action), Macro: d.Command.Macro, Found: string(d.Found),
 		Reason: d.Reason(), DeviceType: set.DeviceType()}
+	defaultNotify := def.Notify
 	if defaultNotify == "" {
 		defaultNotify = NotifyAnswers
 	}
 	res.Notify, res.NotifyFrom = defaultNotify, "bridge.notify"
 	if d.Action == ActionError {
+		// Rule names the rule: the error does not repeat it.
 		res.Error = d.Err.Error()
+		var re *RenderError
+		if errors.As(d.Err, &re) {
+			res.Error = re.Detail()
+		}
 	}
 	rule := d.Rule
 	if rule == nil {
@@ -79,7 +95,8 @@ func (set *Set) Explain(cmd Command, defaultNotify string) Explanation {
 		res.MaxAge = rule.MaxAge().String()
 	}
 	if d.Action == ActionRun {
-		res.Request = &d.Request
+		req, _ := rule.WithAskTool(d.Request, def.Ask)
+		res.Request = &req
 	}
 	return res
 }

@@ -114,6 +114,24 @@ func AskPersonTool() automate.ClientTool {
 	}
 }
 
+// WithAskTool is req as the bridge sends it for a run of r: with the
+// ask_person tool declared when r offers it (Ask(askDefault), bridge.ask
+// being askDefault) and req does not declare it already. full reports a
+// rule that would offer it while its client tools already fill the
+// request (automate.MaxClientTools): the run goes without it, as the
+// server would refuse the whole request. The bridge and `rules test`
+// (Explain) both build the request with it.
+func (r *Rule) WithAskTool(req automate.RunRequest, askDefault bool) (_ automate.RunRequest, full bool) {
+	if !r.Ask(askDefault) || slices.ContainsFunc(req.ClientTools, func(t automate.ClientTool) bool { return t.Name == AskPersonToolName }) {
+		return req, false
+	}
+	if len(req.ClientTools) >= automate.MaxClientTools {
+		return req, true
+	}
+	req.ClientTools = append(slices.Clone(req.ClientTools), AskPersonTool())
+	return req, false
+}
+
 // Question is a decoded ask_person call.
 type Question struct {
 	Question string

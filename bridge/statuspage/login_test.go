@@ -250,3 +250,32 @@ func TestCodeFreeLoginAndStrangers(t *testing.T) {
 
 // pastLoginLife is just past a login's life.
 const pastLoginLife = statuspage.LoginCodeTTL + time.Second
+
+// A login `hubgate open` withdraws (no browser took it) is refused
+// afterwards, code-free or with a code; withdrawing a used or unknown
+// one reports false.
+func TestRevokedLoginIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, c, _ := pageWithPeers(t, func(netip.AddrPort, netip.AddrPort) (int, error) { return os.Geteuid(), nil })
+		p := h.NewLoginPath()
+		if !h.RevokeLoginPath(p) {
+			t.Fatalf("RevokeLoginPath(%q) of an armed login = false", p)
+		}
+		resp, body := get(t, c, "/login", "")
+		refused(t, "a withdrawn code-free login", resp, body)
+		if h.RevokeLoginPath(p) {
+			t.Error("a second withdrawal reported an outstanding login")
+		}
+		code := h.NewLoginCode()
+		if !h.RevokeLoginPath("/login?code=" + code) {
+			t.Fatal("withdrawing an outstanding code = false")
+		}
+		resp, body = get(t, c, "/login?code="+code, "")
+		refused(t, "a withdrawn code", resp, body)
+		for _, bad := range []string{"/login?code=nope", "/elsewhere", "%zz"} {
+			if h.RevokeLoginPath(bad) {
+				t.Errorf("RevokeLoginPath(%q) = true", bad)
+			}
+		}
+	})
+}

@@ -157,6 +157,12 @@ func (l *loginCodes) arm(now time.Time) {
 	l.armed = now.Add(LoginCodeTTL)
 }
 
+// disarm withdraws the armed code-free login, and reports whether one was
+// armed and unexpired at now.
+func (l *loginCodes) disarm(now time.Time) bool {
+	return l.useArmed(now)
+}
+
 // useArmed spends the armed code-free login, and reports whether one was
 // armed and unexpired at now.
 func (l *loginCodes) useArmed(now time.Time) bool {
@@ -366,6 +372,22 @@ func (h *Handler) NewLoginPath() string {
 		return "/login"
 	}
 	return "/login?" + url.Values{"code": {h.NewLoginCode()}}.Encode()
+}
+
+// RevokeLoginPath withdraws the one-time login of path (as NewLoginPath
+// returned it) while it is unused, and reports whether it was still
+// outstanding: "/login" disarms the code-free login, "/login?code=X"
+// forgets X. `hubgate open` calls it when no browser took the address.
+func (h *Handler) RevokeLoginPath(path string) bool {
+	u, err := url.Parse(path)
+	if err != nil || u.Path != "/login" {
+		return false
+	}
+	now := time.Now()
+	if code := u.Query().Get("code"); code != "" {
+		return h.logins.use(code, now)
+	}
+	return h.peerUID != nil && h.logins.disarm(now)
 }
 
 func (h *Handler) valid(token string) bool {
@@ -687,6 +709,14 @@ func (s *Server) URL() string {
 // `hubgate open` gives the browser.
 func (s *Server) NewLoginURL() string {
 	return "http://" + s.ln.Addr().String() + s.h.NewLoginPath()
+}
+
+// RevokeLoginURL withdraws the unused one-time login address u that
+// NewLoginURL returned (Handler.RevokeLoginPath); false when u is not one
+// of this page's, or is used or expired.
+func (s *Server) RevokeLoginURL(u string) bool {
+	path, ok := strings.CutPrefix(u, "http://"+s.ln.Addr().String())
+	return ok && s.h.RevokeLoginPath(path)
 }
 
 // Serve serves until ctx ends, then ends the event streams and shuts down

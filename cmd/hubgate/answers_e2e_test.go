@@ -99,7 +99,9 @@ func TestDaemonNotifiesAnswersOverDBus(t *testing.T) {
 // secret in it (on Linux the code-free /login: the page serves only its
 // owner's connections; no file a snap or Flatpak browser cannot read);
 // following it yields a session cookie and the page; --print prints the
-// token address; the page answers it and refuses a foreign Host.
+// token address and arms nothing; the page answers it and refuses a
+// foreign Host; a browser that cannot start fails open (exit 1, a hint to
+// --print) and withdraws the login.
 func TestOpenTheStatusPage(t *testing.T) {
 	h := startHub(t)
 	s := newDaemonSetup(t, h, daemonConfig{Bridge: "rules: []\n"})
@@ -127,6 +129,23 @@ func TestOpenTheStatusPage(t *testing.T) {
 		t.Fatalf("foreign host: %v %v", resp, err)
 	}
 
+	// --print armed nothing: the code-free login is refused.
+	origin := strings.SplitN(u, "/?", 2)[0]
+	if resp, err := http.Get(origin + "/login"); err != nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("/login after open --print: %v %v, want 403 (nothing armed)", resp, err)
+	}
+	// No browser can be started: open fails, says to use --print, and
+	// leaves nothing armed.
+	for _, browser := range []string{"/bin/false", "/nonexistent/browser"} {
+		r = runCmd(t, append(s.environ(), "BROWSER="+browser), "", "--config", s.configPath, "open")
+		if r.code != ExitError || !strings.Contains(r.stderr, "'hubgate open --print'") || strings.Contains(r.stdout, "opened") {
+			t.Fatalf("open with BROWSER=%s: exit %d %q %q, want 1 and a hint to --print", browser, r.code, r.stdout, r.stderr)
+		}
+		if resp, err := http.Get(origin + "/login"); err != nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("/login after a failed open (BROWSER=%s): %v %v, want 403 (withdrawn)", browser, resp, err)
+		}
+	}
+
 	// The "browser" records what it was given: a one-time login address
 	// with no secret, not the long-lived token address.
 	dir := t.TempDir()
@@ -143,7 +162,6 @@ func TestOpenTheStatusPage(t *testing.T) {
 	if !testutil.Eventually(e2eWait, func() bool { b, _ := os.ReadFile(rec); arg = strings.TrimSpace(string(b)); return arg != "" }) {
 		t.Fatal("the browser was not started")
 	}
-	origin := strings.SplitN(u, "/?", 2)[0]
 	token := strings.SplitN(u, "token=", 2)[1]
 	if runtime.GOOS == "linux" && arg != origin+"/login" {
 		t.Fatalf("the browser's command line %q, want the code-free %s/login and nothing else", arg, origin)

@@ -19,7 +19,9 @@ import (
 
 func newAutomateCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "automate",
+		Use: "automate",
+		Example: `  hubgate automate serve --ephemeral-key   # the Automate server alone, key printed once
+  hubgate automate key                     # the stored access key`,
 		Short: "The local Automate server and its access key",
 	}
 	cmd.AddCommand(newServeCommand(a), newKeyCommand(a))
@@ -44,7 +46,10 @@ type serveFlags struct {
 func newServeCommand(a *app) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve",
+		Use: "serve",
+		Example: `  hubgate automate serve --ephemeral-key
+  hubgate automate serve --assistant openai --model qwen3:8b   # a model through Ollama
+  hubgate automate serve --port 4317 --workspace ~/agent-work`,
 		Short: "Serve the Automate server on 127.0.0.1 (scripted engine, or an OpenAI-compatible model server)",
 		Long: `Serve the Automate server on the IPv4 loopback address.
 
@@ -142,7 +147,9 @@ func serveOverrides(cmd *cobra.Command, f serveFlags) ([]configs.Override, error
 func newKeyCommand(a *app) *cobra.Command {
 	var rotate bool
 	cmd := &cobra.Command{
-		Use:   "key",
+		Use: "key",
+		Example: `  hubgate automate key            # print the key (creating it on first use)
+  hubgate automate key --rotate   # replace it; a running server takes it on SIGHUP`,
 		Short: "Print the Automate access key from the OS secret store (generated on first use)",
 		Long: `Print the Automate access key stored in the OS secret store, generating it on
 first use. --rotate replaces it; a running 'hubgate automate serve' picks the new

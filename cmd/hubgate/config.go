@@ -17,7 +17,9 @@ import (
 
 func newConfigCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "config",
+		Use: "config",
+		Example: `  hubgate config init && hubgate config check
+  hubgate config path`,
 		Short: "Write, locate and check the configuration file",
 	}
 	groupCommand(cmd)
@@ -36,7 +38,9 @@ func (a *app) configFile() (string, error) {
 func newConfigInitCommand(a *app) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "init",
+		Use: "init",
+		Example: `  hubgate config init           # a commented starter file
+  hubgate config init --force   # replace it (the old one kept as .bak)`,
 		Short: "Write a commented starter config (scripted engine, example rules, other commands run as their prompt)",
 		Long: `Write a commented starter configuration file at the config path (--config,
 else $XDG_CONFIG_HOME/hubgate/config.yaml): the co-hosted Automate server with
@@ -67,7 +71,9 @@ error (exit code 2) and nothing is written.`,
 
 func newConfigPathCommand(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "path",
+		Use: "path",
+		Example: `  hubgate config path
+  "${EDITOR:-vi}" "$(hubgate config path)"`,
 		Short: "Print the config file's path (whether or not it exists)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -86,9 +92,10 @@ func newConfigPathCommand(a *app) *cobra.Command {
 
 func newConfigDefaultsCommand(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "defaults",
-		Short: "Print every setting with its default and its documentation",
-		Args:  noArgs,
+		Use:     "defaults",
+		Example: `  hubgate config defaults | less`,
+		Short:   "Print every setting with its default and its documentation",
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := a.stdio.Out.Write(configs.DefaultsYAML())
 			return err
@@ -98,7 +105,9 @@ func newConfigDefaultsCommand(a *app) *cobra.Command {
 
 func newConfigCheckCommand(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "check",
+		Use: "check",
+		Example: `  hubgate config check
+  hubgate --config ./test.yaml config check`,
 		Short: "Load and validate the configuration; print what it routes",
 		Long: `Load the configuration (defaults, the file, HUBGATE_* variables) and validate
 it as 'hubgate run' does. Exit code 0 when it is valid, 3 with every problem
@@ -117,8 +126,9 @@ does not exist, no permission).`,
 
 func newRulesCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "rules",
-		Short: "Try the routing rules of the configuration",
+		Use:     "rules",
+		Example: `  hubgate rules test "water the plants"`,
+		Short:   "Try the routing rules of the configuration",
 	}
 	groupCommand(cmd)
 	cmd.AddCommand(newRulesTestCommand(a))
@@ -152,12 +162,16 @@ macros' commands, then by their names (trimmed, case-insensitive).
 A macro with a StopOutputs event cancels the current run instead of being
 routed. A custom action (DeviceTypeCustomAction) for another device type than
 the paired device's (state.json; --device-type overrides, "" turns the check
-off) is refused. A template that fails shows its error. The task id is left
-empty when the rule has none: the journal assigns one per command.
+off) is refused. A template that fails shows its error. The request is the one
+the daemon would send, with every client tool it declares (notify, command
+tools, and ask_person where the rule or bridge.ask offers it); only the task id
+is left empty when the rule has none: the journal assigns one per command.
 
-Exit code 0 whatever the outcome (--json says it in "action"), 3 when the
-configuration, the macro or the profile is invalid or cannot be read, 2 for an
---event that is not a MacroEvent's JSON.`
+Exit code 0 when the command would run, be ignored, refused or cancel (--json
+says which in "action"); 3 when the matched rule's template fails for this
+command ("action": "error"), and when the configuration, the macro or the
+profile is invalid or cannot be read; 2 for an --event that is not a
+MacroEvent's JSON.`
 
 func newRulesTestCommand(a *app) *cobra.Command {
 	var (
@@ -166,7 +180,10 @@ func newRulesTestCommand(a *app) *cobra.Command {
 		asJSON                             bool
 	)
 	cmd := &cobra.Command{
-		Use:   `test "<command>"`,
+		Use: `test "<command>"`,
+		Example: `  hubgate rules test "what time is it"
+  hubgate rules test --event '{"eventType":"Type","typedPhrase":"water the plants"}' type
+  hubgate rules test --profile profile.json --json "water plants"`,
 		Short: "Show which rule a command matches and the run request it would send (sends nothing)",
 		Long:  rulesTestLong,
 		Args:  oneCommandArg,

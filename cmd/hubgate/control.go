@@ -13,7 +13,7 @@ import (
 // (bridge/control/controlcli) to the process: its streams, the exit-code
 // table, and where the configuration says the daemon answers.
 func (a *app) control() *controlcli.CLI {
-	return controlcli.New(controlcli.Options{Out: a.stdio.Out, Err: a.stdio.Err, Locate: a.locateDaemon, ExitCode: exitCode, Args: a.args})
+	return controlcli.New(controlcli.Options{Out: a.stdio.Out, Err: a.stdio.Err, Locate: a.locateDaemon, ExitCode: exitCode, Args: a.args, Getenv: a.getenv})
 }
 
 // locateDaemon finds the daemon's endpoints. Only the endpoints are

@@ -51,7 +51,10 @@ type demoFlags struct {
 func newDemoCommand(a *app) *cobra.Command {
 	var f demoFlags
 	cmd := &cobra.Command{
-		Use:   "demo",
+		Use: "demo",
+		Example: `  hubgate demo                    # everything in one process; Ctrl-C stops it
+  hubgate demo --once             # one run, then exit (0 when it completed)
+  hubgate demo --command "notify the kettle is on" --json`,
 		Short: "Run the whole job in this process: mock service, pairing, daemon, a sample command",
 		Long: `Run the main job on embedded defaults, in one process, with no set-up:
 

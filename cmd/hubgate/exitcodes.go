@@ -8,6 +8,7 @@ import (
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/control/controlcli"
+	"github.com/hubgate/hubgate/bridge/rules/rulescli"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
@@ -22,9 +23,9 @@ const (
 	ExitOK          = 0
 	ExitError       = 1  // anything not classified below
 	ExitUsage       = 2  // bad command line (also: config init over an existing file without --force)
-	ExitConfig      = 3  // invalid or unreadable configuration (the file, --macro), or a bad key supplied by the user
+	ExitConfig      = 3  // invalid or unreadable configuration (the file, --macro), a rule whose template fails (rules test), or a bad key supplied by the user
 	ExitSecretStore = 4  // the OS secret store is unavailable or locked
-	ExitUnavailable = 5  // a needed resource is taken (port window full; another daemon runs: run; another pair or unpair runs)
+	ExitUnavailable = 5  // a needed resource is taken (port window full; another daemon runs: run; another pair or unpair runs; mock: its --listen address)
 	ExitSignIn      = 6  // the sign-in failed or must be repeated (denied, timed out, refused, invalid_grant)
 	ExitRemote      = 7  // the remote device service refused a request (an HTTP error status)
 	ExitNotPaired   = 8  // no paired device: run 'hubgate pair' first
@@ -72,12 +73,14 @@ var exitTable = []struct {
 	{func(err error) bool { var c *configError; return errors.As(err, &c) }, ExitConfig},
 	{func(err error) bool { var i *mockcli.InputError; return errors.As(err, &i) }, ExitConfig},
 	{func(err error) bool { var v *configs.ValidationError; return errors.As(err, &v) }, ExitConfig},
+	{func(err error) bool { var r *rulescli.RenderFailedError; return errors.As(err, &r) }, ExitConfig},
 	{func(err error) bool { var s *pairing.SettingsError; return errors.As(err, &s) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrInvalidAccessKey) }, ExitConfig},
 	{func(err error) bool { return errors.Is(err, configs.ErrStoreUnavailable) }, ExitSecretStore},
 	{func(err error) bool { var p *server.PortWindowError; return errors.As(err, &p) }, ExitUnavailable},
 	{func(err error) bool { return errors.Is(err, control.ErrAlreadyRunning) }, ExitUnavailable},
 	{func(err error) bool { return errors.Is(err, pairing.ErrBusy) }, ExitUnavailable},
+	{func(err error) bool { var u *mockcli.UnavailableError; return errors.As(err, &u) }, ExitUnavailable},
 	{func(err error) bool { return errors.Is(err, hub.ErrWrongDevice) }, ExitNeedsRepair},
 	{func(err error) bool { return errors.Is(err, controlcli.ErrNeedsRepair) }, ExitNeedsRepair},
 	{func(err error) bool { return errors.Is(err, controlcli.ErrNotConnected) }, ExitNotConnected},
@@ -103,7 +106,8 @@ func reportError(w io.Writer, err error) {
 	var q *quietError
 	var r *mockcli.ReportedError
 	var s *controlcli.ReportedError
-	if errors.As(err, &q) || errors.As(err, &r) || errors.As(err, &s) {
+	var t *rulescli.RenderFailedError
+	if errors.As(err, &q) || errors.As(err, &r) || errors.As(err, &s) || errors.As(err, &t) {
 		return
 	}
 	fmt.Fprintf(w, "hubgate: %v\n", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -356,6 +357,22 @@ func TestMockUsageErrors(t *testing.T) {
 		r := runCmd(t, e, "", args...)
 		if r.code != ExitUsage || !strings.HasPrefix(r.stderr, "hubgate: ") {
 			t.Errorf("%v: exit %d stderr %q", args, r.code, r.stderr)
+		}
+	}
+	// A mistyped subcommand of mock gets the nearest one, as hubgate's own.
+	if r := runCmd(t, e, "", "mock", "sned"); r.code != ExitUsage || !strings.Contains(r.stderr, `(did you mean "send"?)`) {
+		t.Errorf("mock sned: exit %d %q, want a suggestion of send", r.code, r.stderr)
+	}
+	// A taken --listen (or --service-listen) address: exit 5, as for
+	// every resource that is taken.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	for _, args := range [][]string{{"mock", "--listen", ln.Addr().String()}, {"mock", "--listen", "127.0.0.1:0", "--service-listen", ln.Addr().String()}} {
+		if r := runCmd(t, e, "", args...); r.code != ExitUnavailable || !strings.Contains(r.stderr, "127.0.0.1:0 takes any free port") {
+			t.Errorf("%v on a taken port: exit %d %q, want 5", args, r.code, r.stderr)
 		}
 	}
 	// A mock that is not running: a plain error.

@@ -100,7 +100,12 @@ func newPairCommand(a *app) *cobra.Command { return newCmdPair(a, nil) }
 func newCmdPair(a *app, runF func(context.Context, pairFlags) error) *cobra.Command {
 	var f pairFlags
 	cmd := &cobra.Command{
-		Use:   "pair",
+		Use: "pair",
+		Example: `  hubgate pair                    # sign in with the browser, create the device
+  hubgate pair --api-url https://services.example.com --client-id <id> \
+      --device-type <type> --redirect-uri http://127.0.0.1:51772/
+  hubgate pair --reuse            # keep the paired device, new sign-in and token
+  hubgate pair --no-browser       # on a machine without a browser: paste the address`,
 		Short: "Sign in, create the virtual controller (User Device) and its device token, keep the secrets",
 		Long:  pairLong,
 		Args:  noArgs,
@@ -131,7 +136,9 @@ func newCmdPair(a *app, runF func(context.Context, pairFlags) error) *cobra.Comm
 func newUnpairCommand(a *app) *cobra.Command {
 	var keepSecret bool
 	cmd := &cobra.Command{
-		Use:   "unpair",
+		Use: "unpair",
+		Example: `  hubgate unpair
+  hubgate unpair --keep-client-secret`,
 		Short: "Remove the local pairing: stored secrets and the state file",
 		Long: `Remove what 'hubgate pair' stored on this machine: the refresh token, the device
 token and the client secret in the OS secret store (or the secrets file), and
@@ -225,6 +232,10 @@ func (a *app) pair(ctx context.Context, f pairFlags) error {
 	// scrubbed too (oauth, internal/proc).
 	denyInspection(a.logger(cfg))
 	res, err := runPair(ctx, a.pairEnv(cfg), cfg, f)
+	if errors.Is(err, oauth.ErrInputClosed) {
+		return &usageError{errors.New("--no-browser reads the address the browser was redirected to from stdin, and stdin is closed: " +
+			"run pair in a terminal, paste the address into its stdin, or leave out --no-browser to open a browser on this machine")}
+	}
 	if err != nil {
 		return err
 	}

@@ -275,9 +275,17 @@ func TestPairRerunReuseReplaceAndUnpair(t *testing.T) {
 		t.Errorf("--reuse --replace: %d", r.code)
 	}
 
+	// The token in use is disabled on the service (the usual reason to
+	// re-pair): --reuse must not call it valid.
+	if _, err := m.DisableToken(first.TokenID); err != nil {
+		t.Fatal(err)
+	}
 	r = runCmd(t, e, "", "pair", "--reuse", "--json")
 	if r.code != 0 {
 		t.Fatalf("--reuse: %d %s", r.code, r.stderr)
+	}
+	if strings.Contains(r.stderr, "valid") || !strings.Contains(r.stderr, "the previous token "+first.TokenID+" is left on the service as it was (disabled or not") {
+		t.Errorf("--reuse over a disabled token says:\n%s", r.stderr)
 	}
 	var res pairing.Summary
 	json.Unmarshal([]byte(r.stdout), &res)
@@ -915,5 +923,19 @@ func TestRunPairReuseOfADeletedDevice(t *testing.T) {
 	_, err = runPair(context.Background(), quietLog(e), testConfigWith(t, apiURL, configs.Override{Path: "remote.api_url", Value: apiURL, Origin: "flag --api-url"}), pairFlags{timeout: time.Minute, reuse: true})
 	if exitCode(err) != ExitUsage || !strings.Contains(err.Error(), "other.example.com") {
 		t.Fatalf("exit %d err %v", exitCode(err), err)
+	}
+}
+
+// `pair --no-browser` with stdin closed: nobody can paste the address,
+// so it fails at once (exit 2) saying why, instead of waiting out the
+// five-minute sign-in.
+func TestPairNoBrowserWithStdinClosedFailsAtOnce(t *testing.T) {
+	requireKeyring(t)
+	clearPairSecrets(t)
+	t.Cleanup(func() { clearPairSecrets(t) })
+	_, apiURL := startMock(t, mockhub.Config{}, nil)
+	r := runCmdWithin(t, 30*time.Second, pairEnviron(t, apiURL), "", "pair", "--no-browser")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, "--no-browser reads the address the browser was redirected to from stdin, and stdin is closed") {
+		t.Fatalf("pair --no-browser </dev/null: exit %d %q, want 2 and the reason", r.code, r.stderr)
 	}
 }

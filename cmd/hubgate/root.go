@@ -42,7 +42,11 @@ func newBareRoot(a *app) *cobra.Command {
 		Short: "Gateway between a remote device hub and a local AI assistant",
 		Long: `hubgate pairs a virtual controller with a remote device service, holds its hub
 connection, and turns the commands a person triggers in their app into runs of a
-local AI assistant behind a loopback Automate server, which hubgate also hosts.`,
+local AI assistant behind a loopback Automate server, which hubgate also hosts.
+
+New here? 'hubgate demo' shows the whole chain in one process, with no set-up:
+the mock remote service, pairing, the daemon and a sample command with its answer.
+Then 'hubgate pair', 'hubgate config init' and 'hubgate run' against your service.`,
 		Version:       version(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -58,9 +62,10 @@ local AI assistant behind a loopback Automate server, which hubgate also hosts.`
 
 func newVersionCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  noArgs,
+		Use:     "version",
+		Example: `  hubgate version`,
+		Short:   "Print the version",
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, err := fmt.Fprintln(cmd.OutOrStdout(), buildinfo.Read().Long())
 			return err
@@ -106,14 +111,7 @@ func (a *app) logger(cfg *configs.Config) *slog.Logger {
 func groupCommand(cmd *cobra.Command) {
 	cmd.Args = func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			hint := ""
-			if c.SuggestionsMinimumDistance <= 0 {
-				c.SuggestionsMinimumDistance = 2 // cobra's own default, applied only on its path
-			}
-			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
-				hint = fmt.Sprintf(" (did you mean %q?)", s[0])
-			}
-			return &usageError{fmt.Errorf("unknown command %q for %q%s; see '%s --help'", args[0], c.CommandPath(), hint, c.CommandPath())}
+			return &usageError{errors.New(cliout.UnknownCommand(c, args[0]))}
 		}
 		return nil
 	}

@@ -167,7 +167,8 @@ func TestRulesTestTakesEventsAndAMacro(t *testing.T) {
     - name: typed
       match: {event_type: Type}
       speak: true
-      run: {prompt: "{{.TypedText}}"}
+      ask: true
+      run: {prompt: "{{.TypedText}}", client_tools: [notify]}
     - name: ask
       match: {custom_action: ask-agent}
       notify: answers
@@ -191,7 +192,8 @@ func TestRulesTestTakesEventsAndAMacro(t *testing.T) {
 	// The event JSON of `mock send --event`.
 	res := rulesTest("", "--event", `{"eventType":"Type","typedPhrase":"water the plants"}`, "water")
 	if res.Action != "run" || res.Rule != "typed" || !res.Speak || res.Notify != "failures" || res.NotifyFrom != "bridge.notify" ||
-		res.Request == nil || res.Request.Prompt != "water the plants" || res.Macro == nil || res.Macro.Name != "water" {
+		res.Request == nil || res.Request.Prompt != "water the plants" || res.Macro == nil || res.Macro.Name != "water" ||
+		len(res.Request.ClientTools) != 2 || res.Request.ClientTools[1].Name != "ask_person" {
 		t.Errorf("--event: %+v", res)
 	}
 
@@ -226,13 +228,26 @@ func TestRulesTestTakesEventsAndAMacro(t *testing.T) {
 		t.Errorf("rules test (text) of a refusal: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	// A key missing when the command arrives: the render error.
-	res = rulesTest("", "--event", `{"eventType":"KeyPress","keys":["p"]}`, "paint")
-	if res.Action != "error" || res.Rule != "coloured" || !strings.Contains(res.Error, `map has no entry for key "colour"`) || res.Request != nil {
+	// A key missing when the command arrives: the render error, exit 3,
+	// the rule named once.
+	r = runCmd(t, e, "", "--config", cfg, "rules", "test", "--json", "--event", `{"eventType":"KeyPress","keys":["p"]}`, "paint")
+	res = rulesTestResult{}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil || r.code != ExitConfig || r.stderr != "" {
+		t.Fatalf("rules test --json of a render error: exit %d %q %q, want 3 and the JSON", r.code, r.stdout, r.stderr)
+	}
+	if res.Action != "error" || res.Rule != "coloured" || !strings.HasPrefix(res.Error, "run.prompt: ") ||
+		!strings.Contains(res.Error, `map has no entry for key "colour"`) || res.Request != nil {
 		t.Errorf("a render error: %+v", res)
 	}
+	r = runCmd(t, e, "", "--config", cfg, "rules", "test", "paint")
+	if r.code != ExitConfig || strings.Count(r.stdout+r.stderr, "coloured") != 1 || !strings.Contains(r.stdout, `map has no entry for key "colour"`) {
+		t.Errorf("rules test (text) of a render error: exit %d, want 3 and the rule named once:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// The request is the one the daemon sends: the rule's client tools
+	// and ask_person.
 	r = runCmd(t, e, "", "--config", cfg, "rules", "test", "--event", `{"eventType":"Type","typedPhrase":"hi"}`, "hello")
-	for _, want := range []string{"rule     typed", "notify   failures (bridge.notify)", "speak    yes: the answer is spoken", `"prompt": "hi"`} {
+	for _, want := range []string{"rule     typed", "notify   failures (bridge.notify)", "speak    yes: the answer is spoken", `"prompt": "hi"`,
+		`"name": "notify"`, `"name": "ask_person"`} {
 		if r.code != 0 || !strings.Contains(r.stdout, want) {
 			t.Errorf("rules test (text) lacks %q: %d\n%s%s", want, r.code, r.stdout, r.stderr)
 		}

@@ -36,7 +36,10 @@ var errNotPaired = errors.New("no paired device: run 'hubgate pair' first")
 
 func newRunCommand(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "run",
+		Use: "run",
+		Example: `  hubgate run                      # the daemon in the foreground; Ctrl-C stops it
+  hubgate run --log-level debug    # with every hub frame and decision in the log
+  systemctl --user reload hubgate  # re-read the rules of the installed service (SIGHUP)`,
 		Short: "Run the daemon: hold the hub connection and turn commands into runs",
 		Long: `Run the daemon in the foreground with structured logs on stderr.
 

@@ -24,7 +24,9 @@ func (a *app) serviceManager() (*service.Manager, error) {
 
 func newServiceCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "service",
+		Use: "service",
+		Example: `  hubgate service install && hubgate service status
+  hubgate service uninstall`,
 		Short: "Run hubgate as your user's service (systemd --user, or launchd on macOS)",
 		Long: `Install, remove or inspect hubgate as a service of your user: a systemd --user
 unit (~/.config/systemd/user/hubgate.service), or a launchd agent on macOS
@@ -51,7 +53,9 @@ type serviceInstallOptions struct {
 func newServiceInstallCommand(a *app, runF func(context.Context, serviceInstallOptions) error) *cobra.Command {
 	var o serviceInstallOptions
 	cmd := &cobra.Command{
-		Use:   "install",
+		Use: "install",
+		Example: `  hubgate service install
+  hubgate --config ~/hubgate.yaml service install --no-start`,
 		Short: "Write the service file, enable it and start it (again, when it ran)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -96,9 +100,10 @@ func (a *app) serviceInstall(ctx context.Context, o serviceInstallOptions) error
 
 func newServiceUninstallCommand(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "uninstall",
-		Short: "Stop and disable the service and remove its file",
-		Args:  noArgs,
+		Use:     "uninstall",
+		Example: `  hubgate service uninstall`,
+		Short:   "Stop and disable the service and remove its file",
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, err := a.serviceManager()
 			if err != nil {
@@ -120,9 +125,10 @@ func newServiceUninstallCommand(a *app) *cobra.Command {
 
 func newServiceStatusCommand(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use:   "status",
-		Short: "Say whether the service is installed and running (exit 0 when it runs, 9 when not)",
-		Args:  noArgs,
+		Use:     "status",
+		Example: `  hubgate service status && echo running`,
+		Short:   "Say whether the service is installed and running (exit 0 when it runs, 9 when not)",
+		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			m, err := a.serviceManager()
 			if err != nil {

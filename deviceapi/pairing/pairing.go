@@ -96,6 +96,10 @@ func (e *StepError) Error() string {
 
 func (e *StepError) Unwrap() error { return e.Err }
 
+// ErrTokenDisabled: the service answered the new device token with
+// isDisabled set; the pairing stops (a *StepError) and stores nothing.
+var ErrTokenDisabled = errors.New("the new device token is disabled")
+
 // ErrNoRefreshToken: the service signed the user in but issued no refresh
 // token, so hubgate could not stay signed in.
 var ErrNoRefreshToken = errors.New("the service issued no refresh token, so hubgate could not stay signed in")
@@ -180,6 +184,11 @@ func Pair(ctx context.Context, o Options) (*Result, error) {
 		return nil, fail("creating the device token", err)
 	}
 	res.Created = append(res.Created, "device token "+dt.ID)
+	if dt.IsDisabled {
+		// The hub would refuse it: nothing is stored.
+		return nil, fail("creating the device token", fmt.Errorf("%w: device token %s is disabled (isDisabled) as the service created it, so the hub would refuse it; "+
+			"enable the device in the app and run 'hubgate pair --reuse' again, or run 'hubgate pair --replace' for a new device", ErrTokenDisabled, dt.ID))
+	}
 	res.Token = dt
 	report(StepDeviceToken, map[string]any{"tokenId": dt.ID}, "created device token %s", dt.ID)
 	got, err := api.GetDevice(ctx, dev.ID)

@@ -2,9 +2,12 @@ package pairing_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +103,41 @@ func TestPairErrors(t *testing.T) {
 	o.ReuseDeviceID = "gone"
 	if _, err = pairing.Pair(context.Background(), o); !errors.As(err, &ste) || ste.Step != "creating the device token" {
 		t.Fatalf("gone device: %v", err)
+	}
+}
+
+// A device token the service creates disabled stops the pairing: the hub
+// would refuse it, so nothing is returned to store, and the error says
+// disabled and what to do.
+func TestPairStopsOnADisabledNewToken(t *testing.T) {
+	m := mockhubtest.Start(t, mockhubtest.Options{Wrap: func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/tokens") {
+				h.ServeHTTP(w, r)
+				return
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, r)
+			var tok map[string]any
+			if err := json.Unmarshal(rec.Body.Bytes(), &tok); err != nil || rec.Code != http.StatusOK {
+				t.Errorf("the mock's token answer: %d %v", rec.Code, err)
+			}
+			tok["isDisabled"] = true // as a service would answer for a disabled device
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(tok)
+		})
+	}})
+	var steps []pairing.Step
+	dev, _, err := m.CreateDevice(mockhub.DefaultDeviceTypeID, "pad")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := options(m.URL, &steps)
+	o.ReuseDeviceID = dev.ID
+	res, err := pairing.Pair(context.Background(), o)
+	var ste *pairing.StepError
+	if res != nil || !errors.As(err, &ste) || !errors.Is(err, pairing.ErrTokenDisabled) || ste.Step != "creating the device token" ||
+		!strings.Contains(err.Error(), "disabled") || !strings.Contains(err.Error(), "pair --replace") || len(ste.Created) != 1 {
+		t.Fatalf("a disabled new token: %v %v", res, err)
 	}
 }

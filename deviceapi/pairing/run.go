@@ -492,7 +492,10 @@ func (r *run) commit(ctx context.Context, paired *Result, s Settings, name, secr
 	}
 	r.say("wrote %s", r.statePath)
 	if r.reuse {
-		r.say("paired: device %s (%q) kept, with a new device token %s (the previous token %s stays valid on the service)", dev.ID, name, dt.ID, r.prev.TokenID)
+		// The service tells nothing of the previous token (no route lists
+		// tokens): it may be disabled, which is why many re-pair.
+		r.say("paired: device %s (%q) kept, with a new device token %s; the previous token %s is left on the service as it was "+
+			"(disabled or not: hubgate can neither check nor revoke it; disable it in the app if you no longer trust it)", dev.ID, name, dt.ID, r.prev.TokenID)
 	} else {
 		r.say("paired: device %s (%q) at %s", dev.ID, name, s.APIURL)
 		if r.prev != nil {

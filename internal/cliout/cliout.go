@@ -5,6 +5,7 @@ package cliout
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"strings"
@@ -26,6 +27,23 @@ func ReadInput(stdin io.Reader, file string) ([]byte, error) {
 		return io.ReadAll(stdin)
 	}
 	return os.ReadFile(file)
+}
+
+// UnknownCommand is the message for arg, which names no subcommand of c:
+// `unknown command "sned" for "hubgate mock" (did you mean "send"?); see
+// 'hubgate mock --help'`, with the nearest subcommand when one is near
+// (cobra's SuggestionsFor at its default distance, 2, which cobra applies
+// only when it finds the command itself, not for a command with Args of
+// its own).
+func UnknownCommand(c *cobra.Command, arg string) string {
+	hint := ""
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
+	if s := c.SuggestionsFor(arg); len(s) > 0 {
+		hint = fmt.Sprintf(" (did you mean %q?)", s[0])
+	}
+	return fmt.Sprintf("unknown command %q for %q%s; see '%s --help'", arg, c.CommandPath(), hint, c.CommandPath())
 }
 
 // ClosestFlag is the visible flag of c (its own and the inherited ones)

@@ -36,6 +36,8 @@ type Options struct {
 	// Args is the command line as the process got it (`status` reads
 	// --json from it when a flag mistake stopped the parsing).
 	Args []string
+	// Getenv reads BROWSER (`open`). Nil: os.Getenv.
+	Getenv func(string) string
 }
 
 // ErrNotRunning: the daemon's control endpoint does not answer.

@@ -23,7 +23,9 @@ func (c *CLI) newHistoryCommand() *cobra.Command {
 		limit  int
 	)
 	cmd := &cobra.Command{
-		Use:   "history",
+		Use: "history",
+		Example: `  hubgate history
+  hubgate history --limit 100 --json`,
 		Short: "Show the journal of commands and runs, newest first (works while the daemon is stopped)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -73,7 +75,9 @@ func readJournal(ctx context.Context, path string, limit int) ([]journal.Entry, 
 func (c *CLI) newCancelCommand() *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "cancel",
+		Use: "cancel",
+		Example: `  hubgate cancel           # a soft cancel; says how long the run may go on
+  hubgate cancel --force   # stop it now`,
 		Short: "Cancel the daemon's current run (soft; --force terminates it at once)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -118,7 +122,9 @@ func cancelText(res bridge.CancelResult, now time.Time) string {
 
 func (c *CLI) newAnswerCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "answer TEXT...",
+		Use: "answer TEXT...",
+		Example: `  hubgate answer blue
+  hubgate answer "the one in the kitchen"`,
 		Short: "Answer the question the agent of the current run asked (rules with ask: true)",
 		Long: `Answer the question the agent of the current run asked you (the ask_person
 tool, offered on runs of rules with ask: true or under bridge.ask: true).

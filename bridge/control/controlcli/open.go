@@ -1,10 +1,13 @@
 package controlcli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,8 +27,10 @@ import (
 // Elsewhere it is /login?code=...: the code is on the command line until
 // the browser spends it. A plain http address also opens in snap- and
 // Flatpak-packaged browsers, which cannot read files in our private
-// runtime directory. --print prints the token address instead (for this
-// user's eyes, e.g. a browser behind an SSH port forward).
+// runtime directory. A browser command that fails (within browserGrace)
+// makes open withdraw the login and fail, suggesting --print. --print
+// prints the token address instead (for this user's eyes, e.g. a browser
+// behind an SSH port forward) and arms no login.
 
 const openLong = `Open the running daemon's status page: hub connection, listening, the current run
 with a cancel button, the queue and the recent answers, updated live.
@@ -38,10 +43,19 @@ address holds no secret (http://127.0.0.1:<port>/login); elsewhere it holds a
 one-time code, which the page drops from the address, and which is redacted in
 what this command prints.
 
+When no browser can be started (the BROWSER command or xdg-open fails or is
+missing), open says so, withdraws the login address and exits 1: use --print.
+
 --print prints the page's long-lived address, with its access token, instead of
-starting a browser: keep it to yourself (e.g. open it in a browser on your own
-machine through an SSH port forward, ssh -L). Exit code 9 when the daemon is not
-running.`
+starting a browser, and arms no login: keep it to yourself (e.g. open it in a
+browser on your own machine through an SSH port forward, ssh -L). Exit code 9
+when the daemon is not running.`
+
+// browserGrace is how long `open` waits for the browser command to exit:
+// a launcher (xdg-open, open, a BROWSER script) that fails does so at once
+// (xdg-open exits 3 or 4 when it finds no browser); one still running
+// then is taken for a browser that stays in the foreground.
+const browserGrace = 3 * time.Second
 
 func (c *CLI) newOpenCommand() *cobra.Command {
 	var print bool
@@ -49,34 +63,35 @@ func (c *CLI) newOpenCommand() *cobra.Command {
 		Use:   "open",
 		Short: "Open the running daemon's live status page in the browser",
 		Long:  openLong,
-		Args:  noArgs,
+		Example: `  hubgate open            # the page in this desktop's browser
+  hubgate open --print    # the address, e.g. for a browser behind ssh -L`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			page, err := call(c, func(cl *control.Client) (control.StatusPage, error) { return cl.StatusPage(cmd.Context()) })
-			var se *control.ServerError
-			if errors.As(err, &se) && se.StatusCode == 404 {
-				return fmt.Errorf("the daemon serves no status page: %s", se.Message)
-			}
-			if err != nil {
-				return err
-			}
 			if print {
+				// Only the token address: no login is armed.
+				page, err := statusPage(c, func(cl *control.Client) (control.StatusPage, error) { return cl.StatusPage(cmd.Context()) })
+				if err != nil {
+					return err
+				}
 				fmt.Fprintln(c.opts.Out, page.URL)
 				return nil
 			}
-			if page.LoginURL == "" {
+			page, err := statusPage(c, func(cl *control.Client) (control.StatusPage, error) { return cl.StatusPageLogin(cmd.Context()) })
+			var se *control.ServerError
+			if errors.As(err, &se) && se.StatusCode == 404 {
 				return errors.New("the running daemon gives no one-time login address (it is older than this hubgate): restart it, or open the address 'hubgate open --print' prints")
 			}
-			argv, err := oauth.BrowserCommand(os.Getenv, page.LoginURL)
 			if err != nil {
 				return err
 			}
-			// Started as every child of hubgate (internal/proc): none of
-			// its secrets in the browser's environment, free to outlive us.
-			// Its command line shows the login address: no secret on
-			// Linux; elsewhere a code spent once the browser opens it and
-			// dead after 60 s anyway.
-			if _, err := proc.StartDetached(argv[0], argv[1:], nil); err != nil {
-				return fmt.Errorf("start the browser (%s): %w; 'hubgate open --print' prints the address", argv[0], err)
+			if err := c.startBrowser(cmd.Context(), page.LoginURL); err != nil {
+				// Nothing may stay armed for a browser that never came.
+				rerr := c.revokeLogin(context.WithoutCancel(cmd.Context()), page.LoginURL)
+				var be *BrowserError
+				if errors.As(err, &be) {
+					be.RevokeErr = rerr
+				}
+				return err
 			}
 			fmt.Fprintf(c.opts.Out, "opened the status page (%s)\n", redactCode(page.LoginURL))
 			return nil
@@ -84,6 +99,83 @@ func (c *CLI) newOpenCommand() *cobra.Command {
 	}
 	cmd.Flags().BoolVar(&print, "print", false, "print the page's long-lived address (with its access token: for your eyes only, e.g. over an SSH port forward) instead of opening a browser")
 	return cmd
+}
+
+// statusPage runs a status page request: a daemon without a page says so
+// (a 404 of another kind is returned as it is).
+func statusPage(c *CLI, f func(*control.Client) (control.StatusPage, error)) (control.StatusPage, error) {
+	page, err := call(c, f)
+	var se *control.ServerError
+	if errors.As(err, &se) && se.StatusCode == 404 && strings.Contains(se.Message, "status page") {
+		return page, fmt.Errorf("the daemon serves no status page: %s", se.Message)
+	}
+	return page, err
+}
+
+// BrowserError is a browser that could not be started for `hubgate open`:
+// the command failed to start or exited with a failure status.
+type BrowserError struct {
+	Command string // the program, e.g. xdg-open
+	Err     error
+	// RevokeErr is why the one-time login could not be withdrawn; nil:
+	// it was.
+	RevokeErr error
+}
+
+func (e *BrowserError) Error() string {
+	s := fmt.Sprintf("could not open a browser (%s: %v)", e.Command, e.Err)
+	if e.RevokeErr != nil {
+		s += fmt.Sprintf("; its one-time login could not be withdrawn (%v) and expires in 60 s", e.RevokeErr)
+	} else {
+		s += "; its one-time login was withdrawn"
+	}
+	return s + ": 'hubgate open --print' prints the page's address to open yourself (or set BROWSER)"
+}
+
+func (e *BrowserError) Unwrap() error { return e.Err }
+
+// startBrowser starts the browser on loginURL and waits up to
+// browserGrace for the launcher to exit: a failure is a *BrowserError.
+func (c *CLI) startBrowser(ctx context.Context, loginURL string) error {
+	getenv := c.opts.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	argv, err := oauth.BrowserCommand(getenv, loginURL)
+	if err != nil {
+		return &BrowserError{Command: "$BROWSER", Err: err}
+	}
+	// Started as every child of hubgate (internal/proc): none of its
+	// secrets in the browser's environment, free to outlive us. Its
+	// command line shows the login address: no secret on Linux;
+	// elsewhere a code spent once the browser opens it and dead after
+	// 60 s anyway.
+	exited := make(chan error, 1)
+	if _, err := proc.StartDetached(argv[0], argv[1:], func(err error) { exited <- err }); err != nil {
+		var ee *exec.Error
+		if errors.As(err, &ee) {
+			err = ee.Err
+		}
+		return &BrowserError{Command: argv[0], Err: err}
+	}
+	t := time.NewTimer(browserGrace)
+	defer t.Stop()
+	select {
+	case err := <-exited:
+		if err != nil {
+			return &BrowserError{Command: argv[0], Err: err}
+		}
+	case <-t.C: // still running: a browser in the foreground
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// revokeLogin withdraws the one-time login address loginURL.
+func (c *CLI) revokeLogin(ctx context.Context, loginURL string) error {
+	_, err := call(c, func(cl *control.Client) (bool, error) { return cl.RevokeLogin(ctx, loginURL) })
+	return err
 }
 
 // redactCode is the login address u without its code's value.

@@ -29,7 +29,10 @@ The exit code says the state, for scripts:
 func (c *CLI) newStatusCommand() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "status",
+		Use: "status",
+		Example: `  hubgate status
+  hubgate status --json | jq .hub
+  hubgate status >/dev/null; echo $?   # 0 listening, 9 not running, 11-13 see above`,
 		Short: "Show the running daemon's state: hub connection, listening, current run, queue",
 		Long:  statusLong,
 		Args: func(cmd *cobra.Command, args []string) error {

@@ -26,7 +26,9 @@ func (c *CLI) newWatchCommand() *cobra.Command {
 		history int
 	)
 	cmd := &cobra.Command{
-		Use:   "watch",
+		Use: "watch",
+		Example: `  hubgate watch
+  hubgate watch --history 20 --json`,
 		Short: "Follow the running daemon: every command, decision, run, answer and hub state as it happens",
 		Long: `Follow the running daemon's event stream: each command received (and the rule it
 matched), each decision (queued, dropped and why, ...), each run started,

@@ -7,8 +7,10 @@ package rulescli
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"time"
 
 	"github.com/hubgate/hubgate/bridge/rules"
@@ -76,7 +78,10 @@ type TestOptions struct {
 }
 
 // Test routes the command as the daemon would and prints the outcome
-// (rules.Explanation) on Out. An unreadable macro or profile is a
+// (rules.Explanation, whose request is the one the daemon would send,
+// ask_person and every client tool included) on Out. A rule whose
+// template fails for this command is a *RenderFailedError, after the
+// outcome was printed. An unreadable macro or profile is a
 // configs.ValidationError naming its flag; an --event that is not a
 // MacroEvent is a mockcli.UsageError.
 func Test(o TestOptions) error {
@@ -108,14 +113,33 @@ func Test(o TestOptions) error {
 	if o.DeviceType != nil {
 		deviceType = o.DeviceType()
 	}
-	res := set.WithDeviceType(deviceType).Explain(rules.Command{Text: o.Command, Macro: macro, Received: now()}, o.Config.Bridge.Notify)
+	d := set.WithDeviceType(deviceType)
+	res := d.Explain(rules.Command{Text: o.Command, Macro: macro, Received: now()},
+		rules.Defaults{Notify: o.Config.Bridge.Notify, Ask: o.Config.Bridge.Ask})
 	res.ConfigSrc = o.Config.File()
 	if o.JSON {
-		return cliout.WriteJSON(o.Out, res)
+		err = cliout.WriteJSON(o.Out, res)
+	} else {
+		res.WriteText(o.Out)
 	}
-	res.WriteText(o.Out)
-	return nil
+	if err == nil && res.Action == string(rules.ActionError) {
+		return &RenderFailedError{Rule: res.Rule, Err: errors.New(res.Error)}
+	}
+	return err
 }
+
+// RenderFailedError is a command whose matched rule's template failed:
+// Test showed it on Out (the rule once, then the error), so the caller
+// prints nothing more; cmd exits 3, as for a configuration problem.
+type RenderFailedError struct {
+	Rule string
+	Err  error // the error without the rule's name
+}
+
+func (e *RenderFailedError) Error() string {
+	return "rule " + strconv.Quote(e.Rule) + ": " + e.Err.Error()
+}
+func (e *RenderFailedError) Unwrap() error { return e.Err }
 
 // readJSONFlag reads the JSON value of a flag (--macro, --profile) from a
 // file or stdin ("-"); what names it in errors ("a macro"). Errors are

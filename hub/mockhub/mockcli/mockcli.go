@@ -2,7 +2,8 @@
 // line: running the mock, and the admin subcommands that drive a running
 // one (devices, send, fault, events, token, play, record...) over its
 // admin API. Like the mock, it is imported by cmd only. Its errors are
-// typed (UsageError, InputError, ReportedError) for cmd's exit-code table.
+// typed (UsageError, InputError, UnavailableError, ReportedError) for
+// cmd's exit-code table.
 package mockcli
 
 import (
@@ -44,6 +45,13 @@ type InputError struct{ Err error }
 func (e *InputError) Error() string { return e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
+// UnavailableError is an address the mock cannot listen on because it
+// is taken (--listen, --service-listen).
+type UnavailableError struct{ Err error }
+
+func (e *UnavailableError) Error() string { return e.Err.Error() }
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
 // ReportedError is a failure the command already reported on its output
 // (a scenario's failed expectation): the caller prints nothing more.
 type ReportedError struct{ Err error }
@@ -69,7 +77,9 @@ func NewCommand(opts Options) *cobra.Command {
 	if a.Getenv == nil {
 		a.Getenv = os.Getenv
 	}
-	return newCommand(a, a.serve)
+	cmd := newCommand(a, a.serve)
+	setExamples(cmd)
+	return cmd
 }
 
 func (a *cli) logger() *slog.Logger {

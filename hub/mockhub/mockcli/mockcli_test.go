@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -160,5 +161,38 @@ func TestSendPicksTheOnlyDevice(t *testing.T) {
 	}
 	if _, err := run(t, opts, nil, "send", "--command", "x"); err == nil || !strings.Contains(err.Error(), "has 2 devices") || !strings.Contains(err.Error(), created.Device.ID) {
 		t.Errorf("two devices: %v", err)
+	}
+}
+
+// The curl example of `mock token --help` works as pasted into a shell
+// where HUBGATE_MOCK_URL is not set: its address is the mock's default,
+// never a bare path.
+func TestTokenExampleNeedsNoVariable(t *testing.T) {
+	var long string
+	for _, c := range NewCommand(Options{}).Commands() {
+		if c.Name() == "token" {
+			long = c.Long
+		}
+	}
+	var line string
+	for _, l := range strings.Split(long, "\n") {
+		if strings.Contains(l, "/api/Device/") {
+			line = strings.TrimSpace(l)
+		}
+	}
+	if line == "" {
+		t.Fatalf("no example address in:\n%s", long)
+	}
+	if _, err := exec.LookPath("sh"); err != nil {
+		t.Skip("no POSIX shell")
+	}
+	cmd := exec.Command("sh", "-c", "printf '%s' "+line)
+	cmd.Env = []string{"PATH=/usr/bin:/bin"} // no HUBGATE_MOCK_URL
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "http://" + mockhub.DefaultListen + "/api/Device/userDevices/new/"; !strings.HasPrefix(string(out), want) {
+		t.Errorf("the example's address expands to %q, want %s...", out, want)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/hub/mockhub"
+	"github.com/hubgate/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
@@ -83,7 +84,7 @@ func newCommand(a *cli, runF func(context.Context, ServeOptions) error) *cobra.C
 		Long:  serveLong,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return &UsageError{fmt.Errorf("unknown command %q for %q; see '%s --help'", args[0], c.CommandPath(), c.CommandPath())}
+				return &UsageError{errors.New(cliout.UnknownCommand(c, args[0]))}
 			}
 			return nil
 		},
@@ -162,7 +163,7 @@ func (a *cli) serve(ctx context.Context, f ServeOptions) error {
 	ln, err := net.Listen("tcp", f.Listen)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return fmt.Errorf("mock: %s is taken (another mock?); --listen 127.0.0.1:0 takes any free port: %w", f.Listen, err)
+			return &UnavailableError{fmt.Errorf("mock: %s is taken (another mock?); --listen 127.0.0.1:0 takes any free port: %w", f.Listen, err)}
 		}
 		return fmt.Errorf("mock: %w", err)
 	}
@@ -171,6 +172,9 @@ func (a *cli) serve(ctx context.Context, f ServeOptions) error {
 		ln.Close()
 		if errors.Is(err, mockhub.ErrCorruptState) {
 			return &InputError{err}
+		}
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return &UnavailableError{fmt.Errorf("%w; --service-listen 127.0.0.1:0 takes any free port", err)}
 		}
 		return &UsageError{err}
 	}

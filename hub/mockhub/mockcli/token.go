@@ -47,7 +47,10 @@ access token on one line: paste it into the explorer's Authorize box
 (/swagger), or use it with curl:
 
   curl -X POST -H "Authorization: Bearer $(hubgate mock token)" \
-    "$HUBGATE_MOCK_URL/api/Device/userDevices/new/mock-controller?name=test"
+    "${` + EnvURL + `:-http://` + mockhub.DefaultListen + `}/api/Device/userDevices/new/mock-controller?name=test"
+
+(` + EnvURL + ` is the mock's address when you set it; the default is the one
+'hubgate mock' listens on.)
 
 With --device ID a new device token of that device follows on a second line
 (for the hub: bearer and X-Device-Token). --json prints both answers whole
