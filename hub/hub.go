@@ -9,6 +9,26 @@
 // bridge consumes its events), and no token reaches a log line, an error or
 // a State.
 //
+// Message size. A message is read up to Config.MaxMessageSize, 16 MiB by
+// default: the fact followed is Azure SignalR Service's (the real hub's
+// front; "Messages and connections in Azure SignalR Service", MicrosoftDocs
+// azure-docs articles/azure-signalr/signalr-concept-messages-and-connections.md,
+// read 2026-11-29): no limit on what the server sends over WebSockets, "but
+// under 16 MB is recommended". ASP.NET Core's MaximumReceiveMessageSize
+// (32 KB by default) bounds what a server receives, not what a device
+// receives, and the official clients set no receive limit at all, so a
+// real profile with many macros reaches megabytes (the 1 MiB limit of
+// before cost such a device its connection in a loop). A message over the
+// limit is never a reason to drop the connection: it is skipped as it
+// streams in, with only its first bytes kept to say what it was, and
+// becomes a KindTooLarge event with its size and target (a DeviceCommand's
+// command too); a completion stands in for an answer of VerifySelf or
+// GetLatestDevice over the limit (the connection is then made unverified).
+// A record is never continued in the next WebSocket message by a hub the
+// official clients work with (the JavaScript client refuses a message that
+// does not end with the record separator), so a record over the limit ends
+// with its message at the latest.
+//
 // Design notes and the choices where the spec is silent: docs/hub.md; how it
 // uses philippseith/signalr and follows negotiate redirects: docs/signalr.md.
 package hub
@@ -30,7 +50,7 @@ const (
 	DefaultKeepAlive        = 15 * time.Second
 	DefaultServerTimeout    = 30 * time.Second
 	DefaultHandshakeTimeout = 15 * time.Second
-	DefaultMaxMessageSize   = 1 << 20
+	DefaultMaxMessageSize   = 16 << 20 // the package doc says why
 	DefaultProbeInterval    = 60 * time.Second
 	DefaultInvokeTimeout    = 15 * time.Second
 	DefaultShutdownTimeout  = 5 * time.Second
@@ -82,8 +102,12 @@ type Config struct {
 	KeepAlive        time.Duration // client pings when idle; zero: 15 s
 	ServerTimeout    time.Duration // no frame from the hub for this long drops the connection; zero: 30 s
 	HandshakeTimeout time.Duration // negotiate + upgrade, and the SignalR handshake, each; zero: 15 s
-	MaxMessageSize   int64         // receive limit of one WebSocket message; zero: 1 MiB
-	Backoff          Backoff
+	// MaxMessageSize is the largest message (one SignalR record) read; a
+	// larger one is skipped and reported as a KindTooLarge event, and the
+	// connection stays. It also bounds the memory one message takes.
+	// Zero: 16 MiB.
+	MaxMessageSize int64
+	Backoff        Backoff
 	// ProbeInterval bounds the time to notice a frozen hub (see the package
 	// doc); zero: 60 s; negative: no probe.
 	ProbeInterval time.Duration

@@ -42,6 +42,7 @@ type peer struct {
 	autoAnswer      atomic.Bool  // answer VerifySelf, GetLatestDevice, listening calls (default true)
 	pingEvery       atomic.Int64 // server keep-alive interval in ns (0: none)
 	stall           atomic.Value // string: "negotiate" or "handshake" is never answered ("": none)
+	devicePad       atomic.Int64 // bytes of padding in the device VerifySelf and GetLatestDevice answer (0: none)
 
 	mu          sync.Mutex
 	negotiates  []http.Header
@@ -309,7 +310,11 @@ func (pc *peerConn) answer(r rec) bool {
 	if v := pc.p.verifyAs.Load().(string); v != "" {
 		id = v
 	}
-	dev := fmt.Sprintf(`{"id":%q,"nameOverride":"peer","isVerified":true,"isConnected":true,"isListening":false,"isAutoListen":false,"isOptimisticModel":false,"currentProfile":null,"peerExtra":7}`, id)
+	pad := ""
+	if n := pc.p.devicePad.Load(); n > 0 {
+		pad = fmt.Sprintf(`,"peerPad":%q`, strings.Repeat("p", int(n)))
+	}
+	dev := fmt.Sprintf(`{"id":%q,"nameOverride":"peer","isVerified":true,"isConnected":true,"isListening":false,"isAutoListen":false,"isOptimisticModel":false,"currentProfile":null,"peerExtra":7%s}`, id, pad)
 	switch r.Target {
 	case "VerifySelf", "GetLatestDevice":
 		pc.complete(r.id(), dev)
