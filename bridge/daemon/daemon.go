@@ -575,6 +575,7 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	restart("bridge.journal", o.JournalPath != old.JournalPath)
 	restart("bridge.journal_keep_days", o.JournalKeep != old.JournalKeep)
 	restart("bridge.control_socket", o.ControlSocket != old.ControlSocket)
+	restart("hub.max_message_bytes", o.HubMaxMessageSize != old.HubMaxMessageSize)
 	if o.Bridge.Listening != old.Bridge.Listening {
 		d.info.Bridge.SetListening(o.Bridge.Listening)
 		changed = append(changed, fmt.Sprintf("bridge.listening: %s -> %s", listeningName(old.Bridge.Listening), listeningName(o.Bridge.Listening)))
