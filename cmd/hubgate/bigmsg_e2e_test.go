@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -103,12 +104,23 @@ func TestBigProfileAndCommand(t *testing.T) {
 	d := startListening(t, s)
 	lines, _ := startWatch(t, s)
 
+	// Through the mock's command line, as a developer would push them.
 	profile, macros := bigProfile(t, 3<<20)
-	h.pushProfile(profile)
+	dir := t.TempDir()
+	profileFile, macroFile := filepath.Join(dir, "profile.json"), filepath.Join(dir, "macro.json")
+	macro, _ := json.Marshal(bigMacro("Big Typist", 2<<20))
+	if os.WriteFile(profileFile, profile, 0o600) != nil || os.WriteFile(macroFile, macro, 0o600) != nil {
+		t.Fatal("write the files")
+	}
+	if r := runCmd(t, env(t), "", "mock", "profile", "--url", h.url, "--device", h.id(), "--file", profileFile); r.code != 0 {
+		t.Fatalf("mock profile: %d %s", r.code, r.stderr)
+	}
 	if l := nextLine(t, lines, "the catalogue of the big profile", func(e bridge.Event) bool { return e.Kind == bridge.EventCatalogue }); l.event.Macros+l.event.OddMacros != macros {
 		t.Fatalf("catalogue %+v, want %d macros", l.event, macros)
 	}
-	h.push("Big Typist", bigMacro("Big Typist", 2<<20))
+	if r := runCmd(t, env(t), "", "mock", "send", "--url", h.url, "--device", h.id(), "--macro", macroFile); r.code != 0 {
+		t.Fatalf("mock send: %d %s", r.code, r.stderr)
+	}
 	e := waitSettled(t, s, "Big Typist")
 	if e.Status != automate.StatusCompleted || e.MacroName != "Big Typist" || len(e.Macro) < 2<<20 {
 		t.Fatalf("the 2 MB command: %s", e2eDump([]journal.Entry{e}))
