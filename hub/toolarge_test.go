@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
+
+	"github.com/coder/websocket"
 )
 
 // testLimit is the receive limit of the too-large tests (small, so that
@@ -208,4 +211,48 @@ func TestAnswerTooLargeIsErrMessageTooLarge(t *testing.T) {
 	if !errors.Is(&answerTooLarge{method: "VerifySelf", size: 1, limit: 1}, ErrMessageTooLarge) {
 		t.Error("answerTooLarge is not ErrMessageTooLarge")
 	}
+}
+
+// TestWireSlowGiantKeepsTheConnection: a message over the limit that
+// takes longer than ServerTimeout to arrive does not cost the connection
+// (the skip hands the library a ping at least every second).
+func TestWireSlowGiantKeepsTheConnection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPeer(t, testDevice, testToken)
+		cfg := wireConfig(t, p, nil)
+		cfg.MaxMessageSize = testLimit
+		cfg.ServerTimeout = 3 * time.Second
+		c := start(t, must(New(cfg)))
+		pc := p.nextConn(t, wait)
+		waitState(t, c.Client, "connected", wait, isStatus(StatusConnected))
+
+		pc.writeMu.Lock()
+		wr, err := pc.ws.Writer(pc.ctx, websocket.MessageText)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head := `{"type":1,"target":"DeviceCommand","arguments":["slow","`
+		size := len(head)
+		_, _ = wr.Write([]byte(head))
+		for range 12 { // 12 s, in 64 KiB frames a second apart
+			chunk := strings.Repeat("s", 64<<10)
+			if _, err := wr.Write([]byte(chunk)); err != nil {
+				t.Fatal(err)
+			}
+			size += len(chunk)
+			time.Sleep(time.Second)
+		}
+		_, _ = wr.Write([]byte(`"]}` + "\x1e"))
+		size += 3
+		_ = wr.Close()
+		pc.writeMu.Unlock()
+
+		e := nextEvent(t, c.Client, wait)
+		if e.Kind != KindTooLarge || e.Command != "slow" || e.TooLarge.Size != int64(size) {
+			t.Fatalf("event = %+v", e)
+		}
+		if s, st := c.Stats(), c.State(); s.Sessions != 1 || st.Status != StatusConnected {
+			t.Errorf("the slow giant cost the connection: %+v %v", s, st)
+		}
+	})
 }

@@ -338,7 +338,8 @@ type wsConn struct {
 	big       *bigRecord // the record over MaxMessageSize being skipped, nil when none
 	cut       bool       // the last message ended inside a record over the limit
 	tail      bool       // the next record may be the rest of that one
-	chunk     []byte     // read buffer past the limit of w.msg
+	rest      io.Reader  // the unread rest of a WebSocket message over the limit, nil when none
+	chunk     []byte     // read buffer of rest
 	badJSON   int        // records that were not JSON
 	// msg holds the last WebSocket message read; out points into it, so
 	// it is reused only once out is empty (a kept argument is a copy).
@@ -422,7 +423,11 @@ func (w *wsConn) Read(p []byte) (int, error) {
 		if w.dead || w.ctx.Err() != nil {
 			return 0, fmt.Errorf("hub: connection ended: %w", context.Cause(w.ctx))
 		}
-		if err := w.readMessage(); err != nil {
+		read := w.readMessage
+		if w.rest != nil {
+			read = w.readMore
+		}
+		if err := read(); err != nil {
 			w.fail(err)
 			return 0, fmt.Errorf("hub: connection ended: %w", context.Cause(w.ctx))
 		}
@@ -438,7 +443,7 @@ const maxKeptBuffer = 64 << 10
 // Up to MaxMessageSize+1 bytes go into w.msg, reused from message to
 // message (io.ReadAll's growing copies were a third of the reader's
 // allocations), and records wholly inside it are handed on without a
-// copy. A longer message is read on in chunks: memory stays bounded by
+// copy. A longer message is read on in chunks (readMore): memory stays bounded by
 // the limit whatever the hub sends, and a record over the limit is
 // skipped (oversize), never a reason to end the connection. The
 // WebSocket itself has no read limit (SetReadLimit(-1) in dial): its own
@@ -461,25 +466,37 @@ func (w *wsConn) readMessage() error {
 		return err
 	}
 	if int64(w.msg.Len()) > limit {
-		if w.chunk == nil {
-			w.chunk = make([]byte, 64<<10)
-		}
-		for {
-			n, err := r.Read(w.chunk)
-			if n > 0 {
-				if ferr := w.feed(w.chunk[:n], false); ferr != nil {
-					return ferr
-				}
-			}
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return readError(err)
-			}
-		}
+		w.rest = r // read on by Read, a chunk at a time (readMore)
+		return nil
 	}
 	return w.endMessage()
+}
+
+// readMore reads and handles the next chunk of the rest of a message over
+// the limit. Read returns between chunks whatever they gave the library,
+// and a ping at least every second: the library's server timeout keeps
+// seeing traffic however long the hub takes to send a giant message.
+func (w *wsConn) readMore() error {
+	if w.chunk == nil {
+		w.chunk = make([]byte, 64<<10)
+	}
+	n, err := w.rest.Read(w.chunk)
+	if n > 0 {
+		if ferr := w.feed(w.chunk[:n], false); ferr != nil {
+			return ferr
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		w.rest = nil
+		return w.endMessage()
+	}
+	if err != nil {
+		return readError(err)
+	}
+	if len(w.out) == 0 {
+		w.emit(w.keepAlive())
+	}
+	return nil
 }
 
 // readError turns a WebSocket read error into a cause.
@@ -621,7 +638,8 @@ func (w *wsConn) oversize(big *bigRecord, terminated bool) []byte {
 	switch p.typ {
 	case 3: // Completion: an invocation of ours waits for it.
 		if p.invocationID != "" {
-			w.c.log.Warn("the hub answered with a message larger than the receive limit; skipped", "session", w.session,
+			// The invocation's caller says what it means (session).
+			w.c.log.Debug("the hub answered with a message over the receive limit; skipped", "session", w.session,
 				"bytes", big.size, "limit", limit)
 			return completionRecord(p.invocationID, tooLargeAnswer(big.size, limit))
 		}
@@ -892,6 +910,6 @@ func (w *wsConn) shutdown(cause error, graceful bool, wait time.Duration) {
 	}
 	w.readMu.Lock()
 	w.dead = true
-	w.out, w.partial, w.big = nil, nil, nil
+	w.out, w.partial, w.big, w.rest = nil, nil, nil, nil
 	w.readMu.Unlock()
 }
