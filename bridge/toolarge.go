@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/hub"
@@ -15,7 +16,7 @@ import (
 // notifier shows a refused command). A profile (a DeviceProfileUpdate,
 // or the device VerifySelf or GetLatestDevice answered) leaves the macro
 // catalogue as it was, with one warning and one notification per
-// profile size. Anything else is logged.
+// profile (profileTooLarge). Anything else is logged.
 func (b *Bridge) handleTooLarge(ctx context.Context, ev hub.Event) {
 	tl := ev.TooLarge
 	if tl == nil {
@@ -70,11 +71,17 @@ func (b *Bridge) refuseTooLarge(ctx context.Context, ev hub.Event, tl *hub.TooLa
 	b.decide(ctx, ce, journal.DecisionRefused, note)
 }
 
-// profileTooLarge keeps the catalogue and tells, once per profile size.
+// profileTooLarge keeps the catalogue and tells, once per profile: a
+// DeviceProfileUpdate of another size is a new profile; a device that
+// VerifySelf or GetLatestDevice answered after one was told is the same
+// profile again (a reconnect), told only when none was.
 func (b *Bridge) profileTooLarge(ev hub.Event, tl *hub.TooLarge) {
+	pushed := strings.EqualFold(ev.Target, string(hub.KindDeviceProfileUpdate))
 	b.mu.Lock()
-	told := b.toldProfileSize == tl.Size
-	b.toldProfileSize = tl.Size
+	told := b.toldProfileSize != 0 && (tl.Size == b.toldProfileSize || !pushed)
+	if !told {
+		b.toldProfileSize = tl.Size
+	}
 	notify := b.opts.Notify
 	macros := b.set.Catalog().Len()
 	b.mu.Unlock()

@@ -63,7 +63,9 @@ func TestTooLargeUnreadableCommand(t *testing.T) {
 	})
 }
 
-// A profile over the limit keeps the catalogue, told once per profile.
+// A profile over the limit keeps the catalogue, told once per profile
+// (not again for a reconnect's VerifySelf); another profile over it is
+// told again.
 func TestTooLargeProfileKeepsTheCatalogue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envOptions{rules: basicRules})
@@ -73,7 +75,11 @@ func TestTooLargeProfileKeepsTheCatalogue(t *testing.T) {
 		e.hub.push(hub.Event{Kind: hub.KindDeviceProfileUpdate, Device: dev})
 		big := hub.Event{Kind: hub.KindTooLarge, Target: "DeviceProfileUpdate", TooLarge: &hub.TooLarge{Of: hub.KindDeviceProfileUpdate, Size: 3_000_000, Limit: 1 << 20}}
 		e.hub.push(big)
-		e.hub.push(big) // the same profile again (a reconnect's VerifySelf): told once
+		e.hub.push(big)                                                    // the same profile again: told once
+		e.hub.push(hub.Event{Kind: hub.KindTooLarge, Target: "VerifySelf", // a reconnect's answer: the same profile
+			TooLarge: &hub.TooLarge{Of: hub.KindDeviceProfileUpdate, Size: 3_000_400, Limit: 1 << 20}})
+		e.hub.push(hub.Event{Kind: hub.KindTooLarge, Target: "DeviceProfileUpdate", // another profile: told
+			TooLarge: &hub.TooLarge{Of: hub.KindDeviceProfileUpdate, Size: 3_100_000, Limit: 1 << 20}})
 		e.hub.command("type it", nil)
 		h := e.waitFor("the run", finished(1))
 		if len(h) != 1 || h[0].Rule != "typed" || h[0].Answer != "you typed hi there" {
@@ -90,9 +96,9 @@ func TestTooLargeProfileKeepsTheCatalogue(t *testing.T) {
 				break
 			}
 		}
-		if len(told) != 1 || !strings.Contains(told[0].Note, "3000000 bytes") ||
+		if len(told) != 2 || !strings.Contains(told[1].Note, "3100000 bytes") || !strings.Contains(told[0].Note, "3000000 bytes") ||
 			!strings.Contains(told[0].Note, "stays as it was (macros: 1)") {
-			t.Fatalf("profile events %+v, want one", told)
+			t.Fatalf("profile events %+v, want two", told)
 		}
 	})
 }
