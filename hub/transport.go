@@ -30,7 +30,10 @@ var (
 	// errWriteClosed is returned to the library once the client has sent
 	// its own close message.
 	errWriteClosed = errors.New("hub: connection closing")
-	// ErrMessageTooLarge: the hub sent a message larger than MaxMessageSize.
+	// ErrMessageTooLarge: the hub answered an invocation with a message
+	// over MaxMessageSize, which was skipped. (A message over the limit
+	// never ends the connection: an invocation becomes a KindTooLarge
+	// event.)
 	ErrMessageTooLarge = errors.New("hub: message larger than the receive limit")
 )
 
