@@ -9,25 +9,13 @@
 // bridge consumes its events), and no token reaches a log line, an error or
 // a State.
 //
-// Message size. A message is read up to Config.MaxMessageSize, 16 MiB by
-// default: the fact followed is Azure SignalR Service's (the real hub's
-// front; "Messages and connections in Azure SignalR Service", MicrosoftDocs
-// azure-docs articles/azure-signalr/signalr-concept-messages-and-connections.md,
-// read 2026-11-29): no limit on what the server sends over WebSockets, "but
-// under 16 MB is recommended". ASP.NET Core's MaximumReceiveMessageSize
-// (32 KB by default) bounds what a server receives, not what a device
-// receives, and the official clients set no receive limit at all, so a
-// real profile with many macros reaches megabytes (the 1 MiB limit of
-// before cost such a device its connection in a loop). A message over the
-// limit is never a reason to drop the connection: it is skipped as it
-// streams in, with only its first bytes kept to say what it was, and
-// becomes a KindTooLarge event with its size and target (a DeviceCommand's
-// command too); a completion stands in for an answer of VerifySelf or
-// GetLatestDevice over the limit (the connection is then made unverified).
-// A record is never continued in the next WebSocket message by a hub the
-// official clients work with (the JavaScript client refuses a message that
-// does not end with the record separator), so a record over the limit ends
-// with its message at the latest.
+// Message size: Config.MaxMessageSize is 16 MiB by default, following
+// Azure SignalR Service (the real hub's front; MicrosoftDocs azure-docs
+// articles/azure-signalr/signalr-concept-messages-and-connections.md, read
+// 2026-11-29): no limit on what it sends to WebSocket clients, "under
+// 16 MB is recommended". A message over the limit is skipped and reported
+// as a KindTooLarge event; it never ends the connection (docs/signalr.md,
+// "Message size").
 //
 // Design notes and the choices where the spec is silent: docs/hub.md; how it
 // uses philippseith/signalr and follows negotiate redirects: docs/signalr.md.
