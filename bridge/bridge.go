@@ -130,12 +130,15 @@ type Bridge struct {
 	// order with the commands (nil until the first one): the hub client
 	// confirms a request only after the hub answers its announcement, and
 	// a command right behind the request must be judged by the request.
-	listenWish    *bool
-	listenAsked   time.Time // when the hub asked (listenWish)
-	counters      Counters
-	notifications []Notification
-	recent        []RecentRun // newest first
-	asking        *question   // the ask_person question waiting for the person
+	listenWish  *bool
+	listenAsked time.Time // when the hub asked (listenWish)
+	counters    Counters
+	// toldProfileSize is the size of the last profile over the hub's
+	// receive limit that was told (toolarge.go), 0 when none.
+	toldProfileSize int64
+	notifications   []Notification
+	recent          []RecentRun // newest first
+	asking          *question   // the ask_person question waiting for the person
 
 	events *eventBus
 }
@@ -353,6 +356,8 @@ func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
 		}
 	case hub.KindStartListening:
 		b.hubAsked(true)
+	case hub.KindTooLarge:
+		b.handleTooLarge(ctx, ev)
 	default:
 		b.log.Debug("hub event", "kind", ev.Kind, "seq", ev.Seq)
 	}

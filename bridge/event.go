@@ -74,6 +74,10 @@ const (
 	// profile; Macros are used for matching, OddMacros were kept as they
 	// came and are not.
 	EventCatalogue EventKind = "catalogue"
+	// EventProfileTooLarge: the hub sent a profile over its receive
+	// limit (hub.max_message_bytes): it was not read and the macro
+	// catalogue stays as it was (Note says so, with the sizes).
+	EventProfileTooLarge EventKind = "profile-too-large"
 	// EventReloaded: the configuration was reloaded (SIGHUP): Changes are
 	// what it changed now, Restart the settings that changed but apply
 	// only after a restart.
@@ -170,8 +174,8 @@ type Line struct {
 	// received, decision, run-started, run-parked, run-resumed,
 	// cancel-requested, run-finished, run-failed, answer, final-answer,
 	// stop-outputs, notify, question, answered, hub, listening,
-	// unrecorded, lost, catalogue, config-reloaded, config-restart,
-	// config-refused, or the event's kind.
+	// unrecorded, lost, catalogue, profile-too-large, config-reloaded,
+	// config-restart, config-refused, or the event's kind.
 	Step string
 	// Text is what a person reads: "[#<command id>] " first when the
 	// event is about a command; continuation lines of a multi-line answer
@@ -274,6 +278,8 @@ func (e Event) Lines() []Line {
 			profile = fmt.Sprintf("profile %q, ", e.Profile)
 		}
 		return []Line{line("catalogue", "macro catalogue from %s: %s%d macros%s", e.From, profile, e.Macros, odd)}
+	case EventProfileTooLarge:
+		return []Line{line("profile-too-large", "%s", e.Note)}
 	case EventReloaded:
 		return e.reloadedLines(line)
 	case EventReloadRefused:

@@ -36,6 +36,7 @@ type Config struct {
 	Log      LogConfig      `yaml:"log"`
 	Remote   RemoteConfig   `yaml:"remote"`
 	Automate AutomateConfig `yaml:"automate"`
+	Hub      HubConfig      `yaml:"hub"`
 	Bridge   BridgeConfig   `yaml:"bridge"` // bridge.go
 	// Secrets chooses where the secrets live (see SecretsModes,
 	// OpenSecrets): auto (the default; also ""), keyring or file.
@@ -67,6 +68,23 @@ type RemoteConfig struct {
 	// AllowMissingState accepts a sign-in redirect without state.
 	AllowMissingState bool `yaml:"allow_missing_state"`
 }
+
+// HubConfig is the device hub connection section.
+type HubConfig struct {
+	// MaxMessageBytes is the largest hub message read (a profile with
+	// all its macros, a command with its macro); a larger one is skipped
+	// and reported (a command: refused in the journal and notified; a
+	// profile: the catalogue stays), the connection stays. 0 in a file
+	// means the default.
+	MaxMessageBytes int `yaml:"max_message_bytes"`
+}
+
+// Bounds of hub.max_message_bytes: a real profile reaches megabytes; a
+// limit is also the memory one message may take.
+const (
+	MinHubMessageBytes = 64 << 10
+	MaxHubMessageBytes = 1 << 30
+)
 
 // TokenGrants are the accepted values of remote.token_grant.
 var TokenGrants = []string{"code", "authorization_code"}
@@ -247,6 +265,7 @@ var envVars = []envVar{
 	{"HUBGATE_OPENAI_MODEL", "automate.openai.model"},
 	{"HUBGATE_AUTOMATE_TARGET", "automate.target"},
 	{"HUBGATE_AUTOMATE_PRODUCT", "automate.product"},
+	{"HUBGATE_HUB_MAX_MESSAGE_BYTES", "hub.max_message_bytes"},
 	{"HUBGATE_JOURNAL", "bridge.journal"},
 	{"HUBGATE_CONTROL_SOCKET", "bridge.control_socket"},
 }
@@ -579,6 +598,10 @@ func (c *Config) validate(checkRules RuleChecker) *ValidationError {
 	}
 	if a.Engine == "openai" {
 		problems = append(problems, c.validateOpenAI()...)
+	}
+
+	if n := c.Hub.MaxMessageBytes; n != 0 && (n < MinHubMessageBytes || n > MaxHubMessageBytes) {
+		bad("hub.max_message_bytes", "must be 0 (the default, 16 MiB) or %d..%d bytes; got %d", MinHubMessageBytes, MaxHubMessageBytes, n)
 	}
 
 	problems = append(problems, c.validateBridge(checkRules)...)

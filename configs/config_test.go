@@ -93,6 +93,7 @@ func TestLoadDefaults(t *testing.T) {
 			},
 			Target: "cohosted", Product: "service",
 		},
+		Hub: HubConfig{MaxMessageBytes: 16 << 20},
 		Bridge: BridgeConfig{
 			Unmatched:     rules.UnmatchedSpec{Action: "ignore", Busy: "single", MaxAge: 10 * time.Minute},
 			CancelGrace:   10 * time.Second,
@@ -295,7 +296,7 @@ func TestEnvTable(t *testing.T) {
 		"automate.port": "4321", "automate.workspace": "/srv/ws", "automate.tool_wait": "45s",
 		"automate.engine": "openai", "automate.openai.upstream": "http://10.0.0.5:8080", "automate.openai.model": "qwen3:8b",
 		"automate.target": "external", "bridge.journal": "/var/lib/me/journal.db", "bridge.control_socket": "/run/me/hubgate.sock",
-		"automate.product": "acme",
+		"automate.product": "acme", "hub.max_message_bytes": "4194304",
 	}
 	want := map[string]string{
 		"HUBGATE_LOG_LEVEL": "log.level", "HUBGATE_LOG_FORMAT": "log.format",
@@ -308,6 +309,7 @@ func TestEnvTable(t *testing.T) {
 		"HUBGATE_OPENAI_MODEL":    "automate.openai.model",
 		"HUBGATE_AUTOMATE_TARGET": "automate.target", "HUBGATE_JOURNAL": "bridge.journal",
 		"HUBGATE_CONTROL_SOCKET": "bridge.control_socket", "HUBGATE_AUTOMATE_PRODUCT": "automate.product",
+		"HUBGATE_HUB_MAX_MESSAGE_BYTES": "hub.max_message_bytes",
 	}
 	table := envVars
 	if len(table) != len(want) {
@@ -349,7 +351,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		want []string // every FieldError.String(), "FILE" stands for the file path
 	}{
 		{"unknown section", "lgo:\n  level: debug\n",
-			[]string{"lgo: unknown key; known sections: log, remote, automate, bridge, secrets (FILE:1)"}},
+			[]string{"lgo: unknown key; known sections: log, remote, automate, hub, bridge, secrets (FILE:1)"}},
 		{"unknown nested key", "log:\n  level: debug\n  colour: true\n",
 			[]string{"log.colour: unknown key; known keys of log: level, format (FILE:3)"}},
 		{"unknown key deeper in the file", "automate:\n  port: 4317\n  tool-wait: 1m\n",
@@ -369,7 +371,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"value for a section", "log: debug\n",
 			[]string{"log: must be a mapping of keys (level, format), not a single value (FILE:1)"}},
 		{"list at the top", "- log\n",
-			[]string{"the file must be a mapping of sections (log, remote, automate, bridge, secrets), not a list (FILE:1)"}},
+			[]string{"the file must be a mapping of sections (log, remote, automate, hub, bridge, secrets), not a list (FILE:1)"}},
 		{"syntax error", "log:\n  level: debug\n format: json\n",
 			[]string{"invalid YAML: did not find expected key (FILE:2)"}}, // yaml.v3 names the line of the enclosing block
 		{"two documents", "log:\n  level: debug\n---\nlog:\n  level: warn\n",
@@ -433,6 +435,12 @@ func TestValidationMessages(t *testing.T) {
 			`automate.port: must be 0 (the first free port of 4317..4328) or a TCP port 1..65535; got -1`},
 		{"port too big", []Override{{Path: "automate.port", Value: "70000"}},
 			`automate.port: must be 0 (the first free port of 4317..4328) or a TCP port 1..65535; got 70000`},
+		{"hub message limit small", []Override{{Path: "hub.max_message_bytes", Value: "1024"}},
+			`hub.max_message_bytes: must be 0 (the default, 16 MiB) or 65536..1073741824 bytes; got 1024`},
+		{"hub message limit negative", []Override{{Path: "hub.max_message_bytes", Value: "-1"}},
+			`hub.max_message_bytes: must be 0 (the default, 16 MiB) or 65536..1073741824 bytes; got -1`},
+		{"hub message limit huge", []Override{{Path: "hub.max_message_bytes", Value: "2147483648"}},
+			`hub.max_message_bytes: must be 0 (the default, 16 MiB) or 65536..1073741824 bytes; got 2147483648`},
 		{"workspace relative", []Override{{Path: "automate.workspace", Value: "ws"}}, `automate.workspace: must be an absolute path; got "ws"`},
 		{"restriction relative", []Override{{Path: "automate.workspace_restriction", Value: "./r"}}, `automate.workspace_restriction: must be an absolute path; got "./r"`},
 		{"models file relative", []Override{{Path: "automate.models_file", Value: "models.json"}}, `automate.models_file: must be an absolute path; got "models.json"`},

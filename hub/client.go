@@ -77,7 +77,7 @@ type Client struct {
 type counters struct {
 	attempts, sessions, reconnects, restored atomic.Uint64
 	received, delivered, probeFails, revoked atomic.Uint64
-	redirects                                atomic.Uint64
+	redirects, tooLarge                      atomic.Uint64
 }
 
 // Stats are counters over the life of a Client.
@@ -93,6 +93,7 @@ type Stats struct {
 	ProbeFailures     uint64 // liveness probes that timed out
 	TokenRefusals     uint64 // attempts refused with 401/403
 	Redirects         uint64 // negotiate redirects followed (Azure SignalR Service)
+	TooLarge          uint64 // messages over MaxMessageSize, skipped (KindTooLarge events)
 }
 
 // New checks cfg and builds a Client. Nothing happens until Run.
@@ -160,6 +161,7 @@ func (c *Client) Stats() Stats {
 		ProbeFailures:     c.stats.probeFails.Load(),
 		TokenRefusals:     c.stats.revoked.Load(),
 		Redirects:         c.stats.redirects.Load(),
+		TooLarge:          c.stats.tooLarge.Load(),
 	}
 }
 
@@ -267,6 +269,37 @@ func (c *Client) received(session uint64, target, invocationID string, args []js
 		c.requestListen(true, "hub")
 	case KindStopListening:
 		c.requestListen(false, "hub")
+	}
+}
+
+// tooLarge reports a message over the receive limit as a KindTooLarge
+// event (on the reader goroutine for a hub invocation, in wire order).
+func (c *Client) tooLarge(session uint64, target, invocationID, command string, info TooLarge) {
+	info.Of = kindOf(target)
+	switch target {
+	case "":
+		info.Of = KindOther
+	case "VerifySelf", "GetLatestDevice":
+		info.Of = KindDeviceProfileUpdate
+	}
+	e := Event{
+		Seq:          c.seq.Add(1),
+		Kind:         KindTooLarge,
+		Target:       target,
+		Received:     c.cfg.Now(),
+		Session:      session,
+		InvocationID: invocationID,
+		TooLarge:     &info,
+	}
+	if info.Of == KindDeviceCommand {
+		e.Command = command
+	}
+	c.stats.received.Add(1)
+	c.stats.tooLarge.Add(1)
+	c.log.Info("hub sent a message over the receive limit; skipped, the connection stays", "target", target, "of", info.Of,
+		"bytes", info.Size, "limit", info.Limit, "unterminated", info.Unterminated, "seq", e.Seq, "session", session)
+	if !c.q.push(e) {
+		c.log.Error("hub event dropped: the consumer is not keeping up", "target", target, "seq", e.Seq, "queued", c.q.len())
 	}
 }
 

@@ -32,6 +32,10 @@ const (
 	// it over there, not only in DeviceProfileUpdate). No hub target maps
 	// to it.
 	KindDeviceRecord Kind = "DeviceRecord"
+	// KindTooLarge: a message over Config.MaxMessageSize, skipped unread
+	// (Event.TooLarge says what it was and its size). It is not a wire
+	// target.
+	KindTooLarge Kind = "TooLarge"
 )
 
 var kindByTarget = map[string]Kind{
@@ -82,6 +86,31 @@ type Event struct {
 	// DecodeErr is set when a known argument did not decode into its type;
 	// the event is delivered anyway with the raw arguments.
 	DecodeErr error
+
+	// TooLarge is set on a KindTooLarge event: the message was over the
+	// receive limit and was skipped. Target, InvocationID and (for a
+	// DeviceCommand) Command are what its first bytes said, empty when
+	// they did not say it; a Command over 256 bytes is cut and ends
+	// with "…". Args, Macro and Device are empty.
+	TooLarge *TooLarge
+}
+
+// TooLarge describes a message over Config.MaxMessageSize that the client
+// skipped without reading it whole, keeping the connection.
+type TooLarge struct {
+	// Of is what the message was: the kind of its target
+	// (KindDeviceCommand, KindDeviceProfileUpdate...); also
+	// KindDeviceProfileUpdate for an answer of VerifySelf or
+	// GetLatestDevice (a device with its profile; Event.Target names the
+	// method); KindOther when its target could not be read.
+	Of Kind
+	// Size is the message's size in bytes (without its record separator);
+	// with Unterminated, what arrived before its WebSocket message ended
+	// (an answer's size is what the hub sent).
+	Size  int64
+	Limit int64 // Config.MaxMessageSize
+	// Unterminated: the WebSocket message ended before the record did.
+	Unterminated bool
 }
 
 func isNull(raw json.RawMessage) bool {

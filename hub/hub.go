@@ -12,6 +12,14 @@
 // bridge consumes its events), and no token reaches a log line, an error or
 // a State.
 //
+// Message size: Config.MaxMessageSize is 16 MiB by default, following
+// Azure SignalR Service (the real hub's front; MicrosoftDocs azure-docs
+// articles/azure-signalr/signalr-concept-messages-and-connections.md, read
+// 2026-11-29): no limit on what it sends to WebSocket clients, "under
+// 16 MB is recommended". A message over the limit is skipped and reported
+// as a KindTooLarge event; it never ends the connection (docs/signalr.md,
+// "Message size").
+//
 // Design notes and the choices where the spec is silent: docs/hub.md; how it
 // uses philippseith/signalr and follows negotiate redirects: docs/signalr.md.
 package hub
@@ -33,7 +41,7 @@ const (
 	DefaultKeepAlive        = 15 * time.Second
 	DefaultServerTimeout    = 30 * time.Second
 	DefaultHandshakeTimeout = 15 * time.Second
-	DefaultMaxMessageSize   = 1 << 20
+	DefaultMaxMessageSize   = 16 << 20 // the package doc says why
 	DefaultProbeInterval    = 60 * time.Second
 	DefaultInvokeTimeout    = 15 * time.Second
 	DefaultShutdownTimeout  = 5 * time.Second
@@ -85,8 +93,12 @@ type Config struct {
 	KeepAlive        time.Duration // client pings when idle; zero: 15 s
 	ServerTimeout    time.Duration // no frame from the hub for this long drops the connection; zero: 30 s
 	HandshakeTimeout time.Duration // negotiate + upgrade, and the SignalR handshake, each; zero: 15 s
-	MaxMessageSize   int64         // receive limit of one WebSocket message; zero: 1 MiB
-	Backoff          Backoff
+	// MaxMessageSize is the largest message (one SignalR record) read; a
+	// larger one is skipped and reported as a KindTooLarge event, and the
+	// connection stays. It also bounds the memory one message takes.
+	// Zero: 16 MiB.
+	MaxMessageSize int64
+	Backoff        Backoff
 	// ProbeInterval bounds the time to notice a frozen hub (see the package
 	// doc); zero: 60 s; negative: no probe.
 	ProbeInterval time.Duration

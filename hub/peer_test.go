@@ -45,6 +45,7 @@ type peer struct {
 	autoAnswer      atomic.Bool  // answer VerifySelf, GetLatestDevice, listening calls (default true)
 	pingEvery       atomic.Int64 // server keep-alive interval in ns (0: none)
 	stall           atomic.Value // string: "negotiate" or "handshake" is never answered ("": none)
+	devicePad       atomic.Int64 // bytes of padding in the device VerifySelf and GetLatestDevice answer (0: none)
 
 	mu          sync.Mutex
 	negotiates  []http.Header
@@ -312,10 +313,14 @@ func (pc *peerConn) answer(r rec) bool {
 	if v := pc.p.verifyAs.Load().(string); v != "" {
 		id = v
 	}
+	pad := ""
+	if n := pc.p.devicePad.Load(); n > 0 {
+		pad = fmt.Sprintf(`,"peerPad":%q`, strings.Repeat("p", int(n)))
+	}
 	dev := func(profile *atomic.Value) string {
 		p, _ := profile.Load().(string)
-		return fmt.Sprintf(`{"id":%q,"nameOverride":"peer","isVerified":true,"isConnected":true,"isListening":false,"isAutoListen":false,"isOptimisticModel":false,"currentProfile":%s,"peerExtra":7}`,
-			id, cmp.Or(p, "null"))
+		return fmt.Sprintf(`{"id":%q,"nameOverride":"peer","isVerified":true,"isConnected":true,"isListening":false,"isAutoListen":false,"isOptimisticModel":false,"currentProfile":%s,"peerExtra":7%s}`,
+			id, cmp.Or(p, "null"), pad)
 	}
 	switch r.Target {
 	case "VerifySelf":

@@ -161,21 +161,35 @@ func (s *session) run(ctx context.Context) (sessionResult, bool) {
 	}
 	// Identify, check, resync.
 	raw, err := s.invoke(ctx, c.cfg.InvokeTimeout, "VerifySelf")
-	if err != nil {
+	var tl *answerTooLarge
+	verifyTooLarge := errors.As(err, &tl)
+	switch {
+	case verifyTooLarge:
+		// The device (with its profile) is over the receive limit: the
+		// connection stays, unverified; the consumer hears of it.
+		c.log.Warn("VerifySelf's answer is over the receive limit; the device is not verified on this connection", "bytes", tl.size, "limit", tl.limit)
+		c.tooLarge(s.id, "VerifySelf", "", "", TooLarge{Size: tl.size, Limit: tl.limit})
+	case err != nil:
 		return s.invokeFailed(ctx, "VerifySelf", err), false
+	default:
+		var dev deviceapi.UserDevice
+		if err := json.Unmarshal(raw, &dev); err != nil || len(raw) == 0 || raw[0] != '{' {
+			return failed(CauseProtocol, fmt.Errorf("%w: VerifySelf did not answer a device", ErrProtocol), ""), false
+		}
+		if dev.ID != c.cfg.DeviceID {
+			err := fmt.Errorf("%w: the hub identified this token as device %q, paired with %q", ErrWrongDevice, dev.ID, c.cfg.DeviceID)
+			return sessionResult{cause: CauseWrongDevice, err: err, reason: err.Error(), fatal: err}, false
+		}
+		c.deviceAnswered(s.id, "VerifySelf", raw, &dev, "VerifySelf", false)
 	}
-	var dev deviceapi.UserDevice
-	if err := json.Unmarshal(raw, &dev); err != nil || len(raw) == 0 || raw[0] != '{' {
-		return failed(CauseProtocol, fmt.Errorf("%w: VerifySelf did not answer a device", ErrProtocol), ""), false
-	}
-	if dev.ID != c.cfg.DeviceID {
-		err := fmt.Errorf("%w: the hub identified this token as device %q, paired with %q", ErrWrongDevice, dev.ID, c.cfg.DeviceID)
-		return sessionResult{cause: CauseWrongDevice, err: err, reason: err.Error(), fatal: err}, false
-	}
-	c.deviceAnswered(s.id, "VerifySelf", raw, &dev, "VerifySelf", false)
 	raw, err = s.invoke(ctx, c.cfg.InvokeTimeout, "GetLatestDevice")
 	var he *HubError
 	switch {
+	case errors.As(err, &tl):
+		c.log.Warn("GetLatestDevice's answer is over the receive limit; keeping the device as it was", "bytes", tl.size, "limit", tl.limit)
+		if !verifyTooLarge { // the same device: told once
+			c.tooLarge(s.id, "GetLatestDevice", "", "", TooLarge{Size: tl.size, Limit: tl.limit})
+		}
 	case errors.As(err, &he):
 		c.log.Warn("GetLatestDevice failed; keeping the VerifySelf device", "err", err)
 	case err != nil:
@@ -488,6 +502,9 @@ func (s *session) result(method string, value any, herr error) (json.RawMessage,
 		if cause := s.conn.cause(); cause != nil {
 			return nil, fmt.Errorf("hub: %s: connection lost: %w", method, cause)
 		}
+		if size, limit, ok := parseTooLargeAnswer(msg); ok {
+			return nil, &answerTooLarge{method: method, size: size, limit: limit}
+		}
 		for _, lost := range []string{"message loop ended", "client closed", "hubConnection canceled", "client not started"} {
 			if strings.HasPrefix(msg, lost) {
 				return nil, fmt.Errorf("hub: %s: connection lost: %w", method, herr)
@@ -504,6 +521,20 @@ func (s *session) result(method string, value any, herr error) (json.RawMessage,
 	}
 	return b, nil
 }
+
+// answerTooLarge: the answer to an invocation was over the receive limit
+// (the transport stood a completion with an error in for it). It is
+// ErrMessageTooLarge.
+type answerTooLarge struct {
+	method      string
+	size, limit int64
+}
+
+func (e *answerTooLarge) Error() string {
+	return fmt.Sprintf("hub: %s: the answer is over the receive limit (%d bytes; the limit is %d)", e.method, e.size, e.limit)
+}
+
+func (e *answerTooLarge) Is(target error) bool { return target == ErrMessageTooLarge }
 
 // drainInvoke reads an abandoned Invoke channel to its end, so that the
 // library's goroutines behind it can finish.

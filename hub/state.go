@@ -30,7 +30,7 @@ const (
 	CauseRefused      Cause = "refused"      // another HTTP status, a negotiate or handshake error, or the hub failed VerifySelf
 	CauseClosed       Cause = "closed"       // the hub sent a close message
 	CauseUnresponsive Cause = "unresponsive" // the liveness probe, an invocation, the server timeout or a step of connecting ran out
-	CauseProtocol     Cause = "protocol"     // the hub broke the protocol (bad JSON, message too large)
+	CauseProtocol     Cause = "protocol"     // the hub broke the protocol (an unusable handshake or negotiate answer, a record the library refused)
 	CauseToken        Cause = "token"        // the TokenSource failed
 	CauseWrongDevice  Cause = "wrong-device" // VerifySelf answered another device: stopped
 	CauseShutdown     Cause = "shutdown"     // Run's context ended

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coder/websocket"
 
@@ -29,7 +30,10 @@ var (
 	// errWriteClosed is returned to the library once the client has sent
 	// its own close message.
 	errWriteClosed = errors.New("hub: connection closing")
-	// ErrMessageTooLarge: the hub sent a message larger than MaxMessageSize.
+	// ErrMessageTooLarge: the hub answered an invocation with a message
+	// over MaxMessageSize, which was skipped. (A message over the limit
+	// never ends the connection: an invocation becomes a KindTooLarge
+	// event.)
 	ErrMessageTooLarge = errors.New("hub: message larger than the receive limit")
 )
 
@@ -187,7 +191,9 @@ func (c *Client) dial(ctx context.Context, token string) (*websocket.Conn, strin
 		// token included.
 		return nil, "", fmt.Errorf("hub: WebSocket upgrade: %s", redactText(err.Error(), ep.bearer, token, id))
 	}
-	ws.SetReadLimit(c.cfg.MaxMessageSize)
+	// No WebSocket read limit: wsConn bounds what it keeps by
+	// MaxMessageSize and skips a record over it (readMessage).
+	ws.SetReadLimit(-1)
 	return ws, id, nil
 }
 
@@ -330,8 +336,14 @@ type wsConn struct {
 	readMu    sync.Mutex
 	dead      bool
 	handshook bool
-	partial   []byte   // an incomplete record (without separator)
-	out       [][]byte // records for the library, each with its separator
+	partial   []byte     // an incomplete record (without separator)
+	out       [][]byte   // records for the library, each with its separator
+	big       *bigRecord // the record over MaxMessageSize being skipped, nil when none
+	cut       bool       // the last message ended inside a record over the limit
+	tail      bool       // the next record may be the rest of that one
+	rest      io.Reader  // the unread rest of a WebSocket message over the limit, nil when none
+	chunk     []byte     // read buffer of rest
+	badJSON   int        // records that were not JSON
 	// msg holds the last WebSocket message read; out points into it, so
 	// it is reused only once out is empty (a kept argument is a copy).
 	msg     bytes.Buffer
@@ -414,14 +426,13 @@ func (w *wsConn) Read(p []byte) (int, error) {
 		if w.dead || w.ctx.Err() != nil {
 			return 0, fmt.Errorf("hub: connection ended: %w", context.Cause(w.ctx))
 		}
-		data, err := w.readMessage()
-		if err != nil {
-			w.fail(readError(err))
-			return 0, fmt.Errorf("hub: connection ended: %w", context.Cause(w.ctx))
+		read := w.readMessage
+		if w.rest != nil {
+			read = w.readMore
 		}
-		if err := w.process(data); err != nil {
+		if err := read(); err != nil {
 			w.fail(err)
-			return 0, err
+			return 0, fmt.Errorf("hub: connection ended: %w", context.Cause(w.ctx))
 		}
 	}
 }
@@ -431,70 +442,347 @@ func (w *wsConn) Read(p []byte) (int, error) {
 // life.
 const maxKeptBuffer = 64 << 10
 
-// readMessage reads the next WebSocket message into w.msg, reused from
-// message to message (io.ReadAll's growing copies were a third of the
-// reader's allocations).
-func (w *wsConn) readMessage() ([]byte, error) {
+// readMessage reads the next WebSocket message and handles its records.
+// Up to MaxMessageSize+1 bytes go into w.msg, reused from message to
+// message (io.ReadAll's growing copies were a third of the reader's
+// allocations), and records wholly inside it are handed on without a
+// copy. A longer message is read on in chunks (readMore): memory stays bounded by
+// the limit whatever the hub sends, and a record over the limit is
+// skipped (oversize), never a reason to end the connection. The
+// WebSocket itself has no read limit (SetReadLimit(-1) in dial): its own
+// limit closes the connection with 1009 Message Too Big.
+func (w *wsConn) readMessage() error {
 	if w.msg.Cap() > maxKeptBuffer {
 		w.msg = bytes.Buffer{}
 	}
 	w.msg.Reset()
 	_, r, err := w.ws.Reader(w.ctx)
 	if err != nil {
-		return nil, err
+		return readError(err)
 	}
-	if _, err := w.msg.ReadFrom(r); err != nil {
-		return nil, err
+	limit := w.c.cfg.MaxMessageSize
+	if _, err := w.msg.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
+		return readError(err)
 	}
-	return w.msg.Bytes(), nil
+	w.beginMessage()
+	if err := w.feed(w.msg.Bytes(), true); err != nil {
+		return err
+	}
+	if int64(w.msg.Len()) > limit {
+		w.rest = r // read on by Read, a chunk at a time (readMore)
+		return nil
+	}
+	return w.endMessage()
+}
+
+// readMore reads and handles the next chunk of the rest of a message over
+// the limit. Read returns between chunks whatever they gave the library,
+// and a ping at least every second: the library's server timeout keeps
+// seeing traffic however long the hub takes to send a giant message.
+func (w *wsConn) readMore() error {
+	if w.chunk == nil {
+		w.chunk = make([]byte, 64<<10)
+	}
+	n, err := w.rest.Read(w.chunk)
+	if n > 0 {
+		if ferr := w.feed(w.chunk[:n], false); ferr != nil {
+			return ferr
+		}
+	}
+	if errors.Is(err, io.EOF) {
+		w.rest = nil
+		return w.endMessage()
+	}
+	if err != nil {
+		return readError(err)
+	}
+	if len(w.out) == 0 {
+		w.emit(w.keepAlive())
+	}
+	return nil
 }
 
 // readError turns a WebSocket read error into a cause.
 func readError(err error) error {
-	if strings.Contains(err.Error(), "read limited at") {
-		return fmt.Errorf("%w: %v", ErrMessageTooLarge, err)
-	}
 	if s := websocket.CloseStatus(err); s != -1 {
 		return fmt.Errorf("hub: WebSocket closed by the hub (status %d %s): %w", int(s), s, io.EOF)
 	}
 	return fmt.Errorf("hub: reading: %w", err)
 }
 
-// process cuts data into records, joining a record that began in an
-// earlier message, and handles each one.
-func (w *wsConn) process(data []byte) error {
-	if len(w.partial) > 0 {
-		data = append(w.partial, data...)
-		w.partial = nil
+// maxPeek is how much of a record over the limit is kept to learn what
+// it was (its type, target, invocation id and first argument): the
+// SignalR JSON writers put all of these before the arguments' bulk.
+const maxPeek = 64 << 10
+
+// bigRecord is a record over MaxMessageSize being skipped: its first
+// bytes and its size so far.
+type bigRecord struct {
+	prefix []byte
+	size   int64
+}
+
+func (b *bigRecord) add(p []byte) {
+	if room := maxPeek - len(b.prefix); room > 0 {
+		b.prefix = append(b.prefix, p[:min(room, len(p))]...)
 	}
+	b.size += int64(len(p))
+}
+
+// feed cuts data, the next piece of the current WebSocket message, into
+// records, joining a record that began earlier, and handles each one.
+// stable: data stays as it is until w.out is drained (it is w.msg), so a
+// record wholly inside it is handed on without a copy.
+func (w *wsConn) feed(data []byte, stable bool) error {
+	limit := w.c.cfg.MaxMessageSize
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, recordSeparator)
-		if i < 0 {
-			if len(data) > int(w.c.cfg.MaxMessageSize) {
-				return fmt.Errorf("%w: an unterminated record exceeds %d bytes", ErrMessageTooLarge, w.c.cfg.MaxMessageSize)
+		if w.big != nil {
+			if i < 0 {
+				w.big.add(data)
+				return nil
 			}
-			w.partial = append([]byte(nil), data...)
+			w.big.add(data[:i])
+			big := w.big
+			w.big = nil
+			w.emit(w.oversize(big, true))
+			data = data[i+1:]
+			continue
+		}
+		if i < 0 {
+			if int64(len(w.partial)+len(data)) > limit {
+				w.big = &bigRecord{}
+				w.big.add(w.partial)
+				w.big.add(data)
+				w.partial = nil
+				return nil
+			}
+			w.partial = append(w.partial, data...)
 			return nil
 		}
-		if i > 0 {
-			out, err := w.handle(data[: i+1 : i+1])
-			if err != nil {
-				return err
-			}
-			if out != nil {
-				w.out = append(w.out, out)
-				w.lastFwd = time.Now()
-			}
+		var rec []byte
+		switch n := int64(len(w.partial) + i); {
+		case n == 0: // an empty record: nothing to handle
+			data = data[1:]
+			continue
+		case n > limit:
+			big := &bigRecord{}
+			big.add(w.partial)
+			big.add(data[:i])
+			w.partial = nil
+			w.emit(w.oversize(big, true))
+			data = data[i+1:]
+			continue
+		case len(w.partial) > 0:
+			rec = append(w.partial, data[:i+1]...)
+			w.partial = nil
+		case stable:
+			rec = data[: i+1 : i+1]
+		default:
+			rec = append([]byte(nil), data[:i+1]...)
 		}
 		data = data[i+1:]
+		out, err := w.handle(rec)
+		if err != nil {
+			return err
+		}
+		w.emit(out)
 	}
 	return nil
+}
+
+// emit queues bytes for the library (nil: nothing).
+func (w *wsConn) emit(out []byte) {
+	if out != nil {
+		w.out = append(w.out, out)
+		w.lastFwd = time.Now()
+	}
+}
+
+// beginMessage starts a WebSocket message: its first record may be the
+// rest of a record over the limit that the last one cut (endMessage).
+func (w *wsConn) beginMessage() { w.tail, w.cut = w.cut, false }
+
+// endMessage ends a record over the limit that is still open when its
+// WebSocket message ends: the official clients read every WebSocket
+// message as whole records (the JavaScript client's TextMessageFormat
+// refuses one that does not end with the separator), so a hub they work
+// with never continues a record in the next message, and waiting for a
+// separator that may never come would swallow the records after it.
+func (w *wsConn) endMessage() error {
+	if w.big == nil {
+		return nil
+	}
+	big := w.big
+	w.big = nil
+	w.emit(w.oversize(big, false))
+	w.cut = true
+	return nil
+}
+
+// oversize handles a record over MaxMessageSize, skipped unread except
+// for its first bytes (terminated: it ended with its separator, else with
+// its WebSocket message). An invocation becomes an event of KindTooLarge
+// (with the target and, for a DeviceCommand, the command when its first
+// bytes say them) and, when the hub awaits a result, a completion with an
+// error; a completion the library waits for becomes one with an error
+// that says so (session.result reads it). Nothing here ends the
+// connection. It returns what to hand the library.
+func (w *wsConn) oversize(big *bigRecord, terminated bool) []byte {
+	tail := w.tail
+	w.tail = false
+	limit := w.c.cfg.MaxMessageSize
+	p := peekRecord(big.prefix)
+	if tail && !p.hasType {
+		// The rest of the record cut at the previous message's end.
+		w.c.log.Debug("the rest of a record over the receive limit, cut at its message's end; dropped", "session", w.session, "bytes", big.size)
+		return w.keepAlive()
+	}
+	switch p.typ {
+	case 3: // Completion: an invocation of ours waits for it.
+		if p.invocationID != "" {
+			// The invocation's caller says what it means (session).
+			w.c.log.Debug("the hub answered with a message over the receive limit; skipped", "session", w.session,
+				"bytes", big.size, "limit", limit)
+			return completionRecord(p.invocationID, tooLargeAnswer(big.size, limit))
+		}
+		return w.keepAlive()
+	case 2, 6: // StreamItem (none asked for), Ping: nothing lost.
+		return w.keepAlive()
+	case 7: // Close: the hub ends the connection; its reason is lost.
+		w.closeMu.Lock()
+		w.closeMsg = &closeInfo{Error: fmt.Sprintf("(a close message of %d bytes, over the receive limit)", big.size), AllowReconnect: true}
+		w.closeMu.Unlock()
+		return closeRecord
+	}
+	w.c.tooLarge(w.session, p.target, p.invocationID, p.command, TooLarge{Size: big.size, Limit: limit, Unterminated: !terminated})
+	if p.invocationID != "" {
+		w.writeAsync(completionRecord(p.invocationID, fmt.Sprintf("the message is larger than the device's receive limit (%d bytes; the limit is %d)", big.size, limit)))
+	}
+	return w.keepAlive()
+}
+
+// tooLargeAnswerPrefix starts the error of the completion that stands
+// in for an answer over the receive limit (oversize).
+const tooLargeAnswerPrefix = "hubgate: the answer is larger than the receive limit"
+
+func tooLargeAnswer(size, limit int64) string {
+	return fmt.Sprintf("%s (%d bytes; the limit is %d)", tooLargeAnswerPrefix, size, limit)
+}
+
+// parseTooLargeAnswer reads tooLargeAnswer's text back.
+func parseTooLargeAnswer(msg string) (size, limit int64, ok bool) {
+	if !strings.HasPrefix(msg, tooLargeAnswerPrefix) {
+		return 0, 0, false
+	}
+	_, err := fmt.Sscanf(strings.TrimPrefix(msg, tooLargeAnswerPrefix), " (%d bytes; the limit is %d)", &size, &limit)
+	return size, limit, err == nil
+}
+
+// peeked is what the first bytes of a record say.
+type peeked struct {
+	typ          int
+	hasType      bool
+	target       string
+	invocationID string
+	command      string // the first argument, when it is a string (cut to maxPeekCommand)
+}
+
+// maxPeekCommand bounds the command text read from a record over the
+// limit (a command string may itself be the giant part).
+const maxPeekCommand = 256
+
+// peekRecord reads a record's members from its first bytes, as far as
+// they go: type, target and invocationId, and the first argument when
+// it is a string. Members it cannot read stay empty.
+func peekRecord(prefix []byte) (p peeked) {
+	dec := json.NewDecoder(bytes.NewReader(prefix))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return p
+	}
+	for dec.More() {
+		kt, err := dec.Token()
+		if err != nil {
+			return p
+		}
+		key, _ := kt.(string)
+		switch key {
+		case "type":
+			if dec.Decode(&p.typ) != nil {
+				return p
+			}
+			p.hasType = true
+		case "target":
+			if dec.Decode(&p.target) != nil {
+				return p
+			}
+		case "invocationId":
+			if dec.Decode(&p.invocationID) != nil {
+				return p
+			}
+		case "arguments":
+			if t, err := dec.Token(); err != nil || t != json.Delim('[') {
+				return p
+			}
+			p.command = leadingString(prefix[dec.InputOffset():])
+			return p
+		default:
+			var skip json.RawMessage
+			if dec.Decode(&skip) != nil {
+				return p
+			}
+		}
+	}
+	return p
+}
+
+// leadingString reads the JSON string at the start of b (after white
+// space), at most maxPeekCommand bytes of it: a longer or cut-off string
+// ends with "…". Anything else is "".
+func leadingString(b []byte) string {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 || b[0] != '"' {
+		return ""
+	}
+	end := -1
+	for i := 1; i < len(b); i++ {
+		if b[i] == '\\' {
+			i++
+			continue
+		}
+		if b[i] == '"' {
+			end = i
+			break
+		}
+	}
+	if end > 0 && end <= maxPeekCommand {
+		var s string
+		if json.Unmarshal(b[:end+1], &s) == nil {
+			return s
+		}
+		return ""
+	}
+	// Too long or cut off: decode a bounded head (backing off an escape
+	// or a UTF-8 sequence cut in two).
+	n := min(len(b), maxPeekCommand+1) // the quote and maxPeekCommand bytes
+	if end > 0 {
+		n = min(n, end)
+	}
+	for k := n; k > 1 && k > n-8; k-- {
+		var s string
+		if utf8.Valid(b[1:k]) && json.Unmarshal(append(append([]byte(nil), b[:k]...), '"'), &s) == nil {
+			return s + "…"
+		}
+	}
+	return ""
 }
 
 // handle decides what becomes of one record (with its separator): the
 // bytes to forward to the library, or nil to swallow it.
 func (w *wsConn) handle(rec []byte) ([]byte, error) {
 	body := rec[:len(rec)-1]
+	tail := w.tail
+	w.tail = false
 	if !w.handshook {
 		w.handshook = true // the handshake response: the library checks it
 		w.answered.Store(true)
@@ -502,7 +790,19 @@ func (w *wsConn) handle(rec []byte) ([]byte, error) {
 	}
 	var m wireMsg
 	if err := json.Unmarshal(body, &m); err != nil {
-		return nil, fmt.Errorf("%w: a record is not JSON: %v", ErrProtocol, err)
+		// One odd record never costs the connection.
+		if !tail {
+			w.badJSON++
+		}
+		switch {
+		case tail:
+			w.c.log.Debug("the rest of a record over the receive limit, cut at its message's end; dropped", "session", w.session, "bytes", len(body))
+		case w.badJSON == 1:
+			w.c.log.Warn("hub sent a record that is not JSON; skipped", "session", w.session, "bytes", len(body), "err", err)
+		default:
+			w.c.log.Debug("hub sent a record that is not JSON; skipped", "session", w.session, "bytes", len(body), "err", err)
+		}
+		return w.keepAlive(), nil
 	}
 	switch m.Type {
 	case 1: // Invocation: ours, in wire order.
@@ -613,6 +913,6 @@ func (w *wsConn) shutdown(cause error, graceful bool, wait time.Duration) {
 	}
 	w.readMu.Lock()
 	w.dead = true
-	w.out, w.partial = nil, nil
+	w.out, w.partial, w.big, w.rest = nil, nil, nil, nil
 	w.readMu.Unlock()
 }

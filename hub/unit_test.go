@@ -24,7 +24,7 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 	}
 	cfg := c.cfg
 	if cfg.KeepAlive != 15*time.Second || cfg.ServerTimeout != 30*time.Second || cfg.HandshakeTimeout != 15*time.Second ||
-		cfg.MaxMessageSize != 1<<20 || cfg.ProbeInterval != 60*time.Second || cfg.InvokeTimeout != 15*time.Second ||
+		cfg.MaxMessageSize != 16<<20 || cfg.ProbeInterval != 60*time.Second || cfg.InvokeTimeout != 15*time.Second ||
 		cfg.Backoff != (Backoff{Initial: 500 * time.Millisecond, Max: 30 * time.Second, Jitter: 0.5, Revoked: 5 * time.Minute}) ||
 		cfg.QueueLimit != 1<<16 || cfg.HTTPClient == nil || cfg.Logger == nil || cfg.Now == nil {
 		t.Errorf("defaults = %+v", cfg)
@@ -177,6 +177,16 @@ func TestAnnouncementRefusedKeepsConnection(t *testing.T) {
 	})
 }
 
+// process feeds one WebSocket message to the record tap, as readMessage
+// does.
+func (w *wsConn) process(msg []byte) error {
+	w.beginMessage()
+	if err := w.feed(msg, false); err != nil {
+		return err
+	}
+	return w.endMessage()
+}
+
 // FuzzRecordTap feeds arbitrary WebSocket messages to the record tap: it
 // must never panic, must hand the library only whole records, and must
 // queue every invocation it accepted, in order.
@@ -185,14 +195,16 @@ func FuzzRecordTap(f *testing.F) {
 	f.Add([]byte("{}\x1e{\"type\":1,\"target\":\"X\""), []byte(",\"arguments\":[]}\x1e"))
 	f.Add([]byte("{}\x1e{\"type\":7,\"error\":\"bye\",\"allowReconnect\":true}\x1e"), []byte("{\"type\":9}\x1e\x1e\x1e"))
 	f.Add([]byte("{}\x1e{\"type\":1,\"invocationId\":\"5\",\"target\":\"StartListening\",\"arguments\":[1]}\x1e"), []byte("not json\x1e"))
+	big := `{"type":1,"target":"DeviceCommand","arguments":["a","` + strings.Repeat("b", 1<<16) + `"]}`
+	f.Add([]byte("{}\x1e"+big[:1<<15]), []byte(big[1<<15:]+"\x1e{\"type\":6}\x1e")) // joined over the limit
+	f.Add([]byte("{}\x1e"+big), []byte(`"]}`+"\x1e"))                               // cut, and its rest
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		c := must(New(Config{URL: "http://x/device", DeviceID: "d", TokenSource: staticToken("t"), MaxMessageSize: 1 << 16}))
 		w := newWSConn(c, 1, nil, "id")
 		w.writeClosed.Store(true) // completions are not written anywhere
-		var perr error
 		for _, msg := range [][]byte{a, b} {
-			if perr = w.process(msg); perr != nil {
-				break
+			if err := w.process(msg); err != nil {
+				t.Fatalf("a record cost the connection: %v", err)
 			}
 		}
 		for _, rec := range w.out {

@@ -610,11 +610,14 @@ func TestWireLargeMessages(t *testing.T) {
 		if s := c.Stats(); s.Sessions != 1 {
 			t.Errorf("reconnected on a big message: %+v", s)
 		}
-		// Beyond the limit: a protocol fault, then a reconnect.
+		// Beyond the limit: skipped and reported; the connection stays
+		// (toolarge_test.go).
 		pc.send(invocation("DeviceSettingsUpdate", `"`+strings.Repeat("y", 1<<20)+`"`))
-		st := waitState(t, c.Client, "reconnecting", wait, isStatus(StatusReconnecting))
-		if st.Cause != CauseProtocol || !errors.Is(st.Err, ErrMessageTooLarge) {
-			t.Errorf("state = %v (err %v)", st, st.Err)
+		if e := nextEvent(t, c.Client, wait); e.Kind != KindTooLarge || e.TooLarge.Of != KindDeviceSettingsUpdate {
+			t.Fatalf("over the limit: %+v", e)
+		}
+		if s, st := c.Stats(), c.State(); s.Sessions != 1 || st.Status != StatusConnected {
+			t.Errorf("a message over the limit cost the connection: %+v %v", s, st)
 		}
 	})
 }

@@ -103,6 +103,10 @@ type Options struct {
 	// HubBackoff are the hub client's delays between connection attempts
 	// (hub.Config.Backoff). Zero: the hub's defaults.
 	HubBackoff hub.Backoff
+	// HubMaxMessageSize is the largest hub message read
+	// (hub.Config.MaxMessageSize; configs: hub.max_message_bytes). Zero:
+	// the hub's default (16 MiB).
+	HubMaxMessageSize int64
 
 	// HTTPClient carries the hub's negotiate and WebSocket upgrade. Zero: a
 	// new client over http.DefaultTransport.
@@ -446,7 +450,8 @@ var ErrUnpaired = errors.New("no device is paired")
 func (d *Daemon) newHub(deviceID, apiURL string) (*hub.Client, error) {
 	o := d.o
 	return hub.New(hub.Config{URL: strings.TrimRight(apiURL, "/") + "/device", DeviceID: deviceID,
-		TokenSource: o.DeviceToken, HTTPClient: o.HTTPClient, Logger: d.log, Now: o.Now, AutoListen: true, Backoff: o.HubBackoff})
+		TokenSource: o.DeviceToken, HTTPClient: o.HTTPClient, Logger: d.log, Now: o.Now, AutoListen: true, Backoff: o.HubBackoff,
+		MaxMessageSize: o.HubMaxMessageSize})
 }
 
 // backend is the control endpoint's Backend: the bridge, with the
@@ -577,6 +582,7 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	restart("bridge.journal", o.JournalPath != old.JournalPath)
 	restart("bridge.journal_keep_days", o.JournalKeep != old.JournalKeep)
 	restart("bridge.control_socket", o.ControlSocket != old.ControlSocket)
+	restart("hub.max_message_bytes", o.HubMaxMessageSize != old.HubMaxMessageSize)
 	if o.Bridge.Listening != old.Bridge.Listening {
 		d.info.Bridge.SetListening(o.Bridge.Listening)
 		changed = append(changed, fmt.Sprintf("bridge.listening: %s -> %s", listeningName(old.Bridge.Listening), listeningName(o.Bridge.Listening)))

@@ -435,6 +435,7 @@ rules:
 unmatched: {action: run, busy: queue}
 `)
 	o.JournalPath = "/elsewhere/journal.db"
+	o.HubMaxMessageSize = 4 << 20
 	changed, restart, err := d.Reload(o)
 	if err != nil {
 		t.Fatal(err)
@@ -443,7 +444,7 @@ unmatched: {action: run, busy: queue}
 	if !slices.Equal(changed, want) {
 		t.Errorf("changes %q, want %q", changed, want)
 	}
-	if !slices.Equal(restart, []string{"bridge.journal"}) {
+	if !slices.Equal(restart, []string{"bridge.journal", "hub.max_message_bytes"}) {
 		t.Errorf("restart list %q", restart)
 	}
 	if err := f.mock.PushCommand(f.device, "anything", nil); err != nil {

@@ -245,6 +245,10 @@ func (s *Service) Handle(ctx context.Context, e bridge.Event) {
 		if speak {
 			s.say(e, spokenQuestion(e))
 		}
+	case bridge.EventProfileTooLarge:
+		if policy != rules.NotifyNone {
+			s.show(ctx, e, Message{Summary: summary(e, "profile not loaded"), Body: clipBody(e.Note), Urgency: UrgencyNormal})
+		}
 	case bridge.EventLost:
 		s.log.Warn("notifications fell behind the bridge; some were not shown (see hubgate history)", "lost_events", e.Lost)
 	case bridge.EventNotify:

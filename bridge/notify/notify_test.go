@@ -194,6 +194,24 @@ func TestARefusedCommandIsTold(t *testing.T) {
 	}
 }
 
+// A profile over the hub's receive limit is told (the catalogue stays as
+// it was), unless the notify policy is none.
+func TestAProfileTooLargeIsTold(t *testing.T) {
+	ev := bridge.Event{Kind: bridge.EventProfileTooLarge, Note: "the profile the hub sent (DeviceProfileUpdate) is too large (3000000 bytes; ...)"}
+	for _, policy := range []string{rules.NotifyAnswers, rules.NotifyFailures, rules.NotifyNone} {
+		d := &recordingDesktop{}
+		s := notify.New(notify.Options{Desktop: d, Default: policy, Logger: slog.New(slog.DiscardHandler)})
+		s.Handle(context.Background(), ev)
+		want := []notify.Message{{Summary: "hubgate: profile not loaded", Body: ev.Note, Urgency: notify.UrgencyNormal}}
+		if policy == rules.NotifyNone {
+			want = nil
+		}
+		if !reflect.DeepEqual(d.got, want) {
+			t.Errorf("policy %s: shown %+v, want %+v", policy, d.got, want)
+		}
+	}
+}
+
 // The agent's question (ask_person) is shown with its choices and how to
 // answer, unless the policy is none, and spoken when the rule speaks.
 func TestAQuestionIsShownAndSpoken(t *testing.T) {

@@ -188,6 +188,7 @@ func TestCommandAfterStopListening(t *testing.T) {
 // ends.
 func ownNotifications(t *testing.T) *e2eNotifications {
 	t.Helper()
+	needSessionBus(t)
 	conn, err := dbus.ConnectSessionBus()
 	if err != nil {
 		t.Fatal(err)

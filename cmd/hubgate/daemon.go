@@ -53,7 +53,8 @@ func daemonOptions(cfg *configs.Config, p daemonParams, log *slog.Logger) (daemo
 		Outputs: daemon.OutputOptions{Notify: cfg.Bridge.Notify, SpeechCommand: cfg.Bridge.Speech.Command,
 			SpeechMaxChars: cfg.Bridge.Speech.MaxChars, ProgressAfter: cfg.Bridge.ProgressAfter, StatusPage: cfg.Bridge.StatusPage.Enabled,
 			StatusPagePort: cfg.Bridge.StatusPage.Port},
-		Logger: log,
+		HubMaxMessageSize: int64(cfg.Hub.MaxMessageBytes),
+		Logger:            log,
 	}
 	if p.engine != nil {
 		o.Automate.Assistant, o.Automate.ConfiguredMcpServers = p.engine.Assistant, p.engine.McpServers

@@ -511,7 +511,11 @@ func (s *Server) adminBodyDeadline(next http.Handler) http.Handler {
 	return localhttp.BodyDeadline(s.cfg.AdminBodyTimeout, next)
 }
 
-const maxAdminBody = 4 << 20
+// maxAdminBody bounds an admin request's body: above the hub client's
+// default receive limit (16 MiB, package hub), so that a test can push a
+// profile or command of any size a real one reaches, and one over the
+// limit.
+const maxAdminBody = 64 << 20
 
 // readBody reads a request body; empty is allowed when allowEmpty.
 func readBody(r *http.Request, allowEmpty bool) ([]byte, error) {
