@@ -211,7 +211,7 @@ func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	notFound := func(w http.ResponseWriter, _ *http.Request) { writeError(w, s.log, errNotFoundAnswer) }
 	r.NotFound(notFound)
-	r.MethodNotAllowed(notFound)
+	r.MethodNotAllowed(s.mountNewer(r, notFound))
 	r.Get("/health", s.handleHealth)
 	r.Get("/v1/models", s.handleModels)
 	r.Get("/v1/automate/models", s.handleCatalog)
@@ -357,9 +357,10 @@ func (s *Server) Health() automate.Health {
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	data := []automate.ModelEntry{{ID: s.agentID, Object: "model", OwnedBy: s.product}}
+	// Each entry's mode is the newer desktop application's field.
+	data := []automate.ModelEntry{{ID: s.agentID, Object: "model", OwnedBy: s.product, Mode: automate.ModeAssistant}}
 	if s.modelChatter() != nil {
-		data = append(data, automate.ModelEntry{ID: automate.ModelID(s.product), Object: "model", OwnedBy: s.product})
+		data = append(data, automate.ModelEntry{ID: automate.ModelID(s.product), Object: "model", OwnedBy: s.product, Mode: automate.ModeModel})
 	}
 	writeJSON(w, s.log, http.StatusOK, automate.ModelList{Object: "list", Data: data})
 }
@@ -449,6 +450,15 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Should-Retry", "false")
 	o, ok := s.readObject(w, r, false)
 	if !ok {
+		return
+	}
+	mode, err := runMode(o)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	if mode == automate.ModeModel {
+		s.handleModelRun(w, r, o)
 		return
 	}
 	spec, err := decodeRunRequest(o, s.cfg.ConfiguredMcpServers)
