@@ -3,11 +3,13 @@
 // engine. It owns the Host check, authentication, the routes and their exact
 // answers, the body limit, the single inference slot, the run lifecycle
 // (parking, timeouts, soft and force cancel), the record, the OpenAI-style
-// chat mapping and streaming, the model catalog and pin, /health, and the
-// one way to run it (Start: listen in the port window 127.0.0.1:4317..4328,
-// the ledger of its runs' process groups, serve, a bounded close), used by
-// the daemon and `hubgate automate serve`. It knows nothing of hubs or
-// devices.
+// chat mapping and streaming, model mode (on the chat route and as a
+// /v1/runs run with mode "model"), the model catalog and pin, /health,
+// the newer vendor contract's routes (tools, settings, speech status, 405
+// on a wrong method there), and the one way to run it (Start: listen in
+// the port window 127.0.0.1:4317..4328, the ledger of its runs' process
+// groups, serve, a bounded close), used by the daemon and `hubgate
+// automate serve`. It knows nothing of hubs or devices.
 //
 // Design notes, the real application's facts followed and the choices where
 // the spec is silent: docs/automate-server.md.
