@@ -328,3 +328,34 @@ func TestNewerWrongMethodIs405(t *testing.T) {
 		h.do(rt.method, rt.path, nil).envelope(t, 404, "not_found", "Not found")
 	}
 }
+
+// TestNewerChatExtensionMode: the extension object's mode "model" is
+// model mode on the chat route, as the model id is (the vendor's stand-in
+// server); "assistant" is the spec's chat.
+func TestNewerChatExtensionMode(t *testing.T) {
+	h := newHarness(t)
+	r := h.do("POST", "/v1/chat/completions", map[string]any{"model": "gpt-4o", "messages": []any{msg("user", "hi")},
+		"service": map[string]any{"mode": "model"}})
+	var comp struct {
+		Model   string `json:"model"`
+		Choices []struct {
+			Message struct {
+				Content string `json:"content"`
+			} `json:"message"`
+		} `json:"choices"`
+	}
+	r.json(t, &comp)
+	if r.status != 200 || comp.Model != "service-model" || len(comp.Choices) != 1 || comp.Choices[0].Message.Content != "Echo: hi" {
+		t.Errorf("%d %s", r.status, r.body)
+	}
+	if _, ok := r.raw(t)["service"]; ok {
+		t.Errorf("a model-mode answer without include carries the record: %s", r.body)
+	}
+	r = h.do("POST", "/v1/chat/completions", map[string]any{"model": "service-agent", "messages": []any{msg("user", "say hi")},
+		"service": map[string]any{"mode": "assistant"}})
+	if r.status != 200 || serviceOf(t, string(r.body)).SchemaVersion != 1 {
+		t.Errorf("assistant mode: %d %s", r.status, r.body)
+	}
+	h.do("POST", "/v1/chat/completions", map[string]any{"messages": []any{msg("user", "hi")}, "service": map[string]any{"mode": "robot"}}).
+		envelope(t, 400, "invalid_request_error", "service.mode must be one of assistant, model")
+}
