@@ -206,6 +206,29 @@ func (c *Client) Models(ctx context.Context) (*ModelList, error) {
 	return &m, c.simple(ctx, http.MethodGet, "/v1/models", nil, c.reqTimeout, &m)
 }
 
+// Tools returns the assistant's built-in tools, their groups and the
+// server-wide policy (GET /v1/automate/tools; the newer desktop
+// application's route, ErrNotFound from a server without it).
+func (c *Client) Tools(ctx context.Context) (*ToolCatalog, error) {
+	var m ToolCatalog
+	return &m, c.simple(ctx, http.MethodGet, "/v1/automate/tools", nil, c.reqTimeout, &m)
+}
+
+// Settings returns the server's settings (GET /v1/settings; the newer
+// desktop application's route, ErrNotFound from a server without it).
+func (c *Client) Settings(ctx context.Context) (*Settings, error) {
+	var m Settings
+	return &m, c.simple(ctx, http.MethodGet, "/v1/settings", nil, c.reqTimeout, &m)
+}
+
+// SpeechStatus returns the state of the server's speech recogniser
+// (GET /v1/speech/status; the newer desktop application's route,
+// ErrNotFound from a server without it).
+func (c *Client) SpeechStatus(ctx context.Context) (*SpeechStatus, error) {
+	var m SpeechStatus
+	return &m, c.simple(ctx, http.MethodGet, "/v1/speech/status", nil, c.reqTimeout, &m)
+}
+
 // Catalog returns the on-device model catalog (GET /v1/automate/models).
 // Wait for Catalog.Status "ready" before selecting.
 func (c *Client) Catalog(ctx context.Context) (*CatalogResponse, error) {

@@ -236,7 +236,25 @@ type RunRequest struct {
 	// run.step, run.status, run.completed). Client.RunProgress sets it;
 	// a server without streaming ignores it and answers the plain record.
 	Stream bool `json:"stream,omitempty"`
+	// Mode is the newer desktop application's run mode: "" or
+	// ModeAssistant for a run of the assistant (Prompt is the task),
+	// ModeModel for one stateless model turn over Messages (Prompt stays
+	// empty; ClientTools are the model's only tools; the record's
+	// toolCalls are the calls the model asked for, answered by the caller
+	// in the next turn's Messages). A server without model mode answers
+	// 400.
+	Mode string `json:"mode,omitempty"`
+	// Messages is the whole conversation of a ModeModel run, OpenAI chat
+	// messages exactly as the caller keeps them (system, user, assistant
+	// with tool_calls, tool with tool_call_id).
+	Messages []json.RawMessage `json:"messages,omitempty"`
 }
+
+// Run modes (RunRequest.Mode, ModelEntry.Mode, RunRecord.Mode).
+const (
+	ModeAssistant = "assistant"
+	ModeModel     = "model"
+)
 
 // BuiltInTools restricts the assistant's own (built-in) tools of one run:
 // tool names or groups ("@destructive"). Allow, when not nil, is the only
@@ -383,8 +401,9 @@ const (
 type RunRecord struct {
 	SchemaVersion int    `json:"schemaVersion"`
 	RequestID     string `json:"requestId"`
-	// Mode is "model" on the record of a model-mode call (asked for with
-	// the extension object's include); "" on runs.
+	// Mode is "model" on the record of a model-mode call (a /v1/runs run
+	// with mode "model", or a chat call that asked for its record with the
+	// extension object's include); "" on runs of the assistant.
 	Mode        string            `json:"mode,omitempty"`
 	TaskID      string            `json:"taskId,omitempty"`
 	Status      RunStatus         `json:"status"`
@@ -486,6 +505,63 @@ type ModelEntry struct {
 	// entry: "assistant" for "<product>-agent", "model" for
 	// "<product>-model". Our spec has no such field; "" when absent.
 	Mode string `json:"mode,omitempty"`
+}
+
+// ToolCatalog is the body of GET /v1/automate/tools (the newer desktop
+// application's route): the assistant's built-in tools, the groups
+// builtInTools may name, and the server-wide policy.
+type ToolCatalog struct {
+	Object string            `json:"object"` // "list"
+	Data   []BuiltInToolInfo `json:"data"`
+	// Groups maps each group ("@destructive") to its tools.
+	Groups map[string][]string `json:"groups"`
+	// Policy is the server-wide tool policy; nil: none is set, only each
+	// run's builtInTools and allowDestructiveTools narrow the tools.
+	Policy *BuiltInTools `json:"policy"`
+}
+
+// BuiltInToolInfo is one entry of ToolCatalog.
+type BuiltInToolInfo struct {
+	Name string `json:"name"`
+	// Groups are the groups the tool belongs to, sorted.
+	Groups []string `json:"groups"`
+	// Destructive: the tool pauses for review and runs only in a run
+	// with allowDestructiveTools true.
+	Destructive bool `json:"destructive"`
+}
+
+// Settings is the body of GET and PATCH /v1/settings (the newer desktop
+// application's route). A server whose settings are fixed at start
+// (ours) answers PATCH with ErrInvalidRequest for any field.
+type Settings struct {
+	// Workspace is the absolute workspace folder (as /health reports it).
+	Workspace string `json:"workspace"`
+	// WorkspaceRestriction is the user's own workspace restriction, which
+	// confines every run; nil: none (restrictToWorkspace decides per run).
+	WorkspaceRestriction *string `json:"workspaceRestriction"`
+	// DefaultTimeoutMs is the run timeout when a request sends none.
+	DefaultTimeoutMs int64 `json:"defaultTimeoutMs"`
+	// ToolResultWaitMs is how long a parked run waits for tool results
+	// per round.
+	ToolResultWaitMs int64 `json:"toolResultWaitMs"`
+	// ConfiguredMcpServers are the names of the user's configured MCP
+	// servers (an inline server may not take one); never their secrets.
+	ConfiguredMcpServers []string `json:"configuredMcpServers"`
+	// ReadOnly lists the settings PATCH cannot change.
+	ReadOnly []string `json:"readOnly"`
+}
+
+// SpeechStatus is the body of GET /v1/speech/status (the newer desktop
+// application's route).
+type SpeechStatus struct {
+	// Available is false on a server without a speech recogniser.
+	Available bool `json:"available"`
+	// Listening: the recogniser is listening now.
+	Listening bool `json:"listening"`
+	// State is "unavailable", "idle" or "listening".
+	State string `json:"state"`
+	// Reason says why speech is unavailable; "" when available.
+	Reason string `json:"reason,omitempty"`
 }
 
 // SelectRequest is the body of POST /v1/automate/models/select. All criteria

@@ -187,13 +187,39 @@ func decodeChatTools(o object) ([]automate.ClientTool, error) {
 	return tools, nil
 }
 
+// chatMode is the mode the extension object names (the vendor's stand-in
+// server: `<product>.mode: "model"` is model mode, as the model id
+// "<product>-model" is): "" when it names none; a mode other than
+// assistant or model is a 400. An extension object that is not an object
+// is left to the request's own decoding.
+func chatMode(o object, product string) (string, error) {
+	ext, err := o.sub(product, "")
+	if err != nil || ext == nil {
+		return "", nil
+	}
+	msg := product + ".mode must be one of assistant, model"
+	mode, ok, err := ext.str("mode", msg)
+	switch {
+	case err != nil:
+		return "", err
+	case ok && mode != automate.ModeAssistant && mode != automate.ModeModel:
+		return "", invalid("%s", msg)
+	}
+	return mode, nil
+}
+
 func (s *Server) handleChat(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Should-Retry", "false")
 	o, ok := s.readObject(w, r, false)
 	if !ok {
 		return
 	}
-	if model, _, _ := o.str("model", ""); model == automate.ModelID(s.product) {
+	mode, err := chatMode(o, s.product)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	if model, _, _ := o.str("model", ""); model == automate.ModelID(s.product) || mode == automate.ModeModel {
 		s.handleModelChat(w, r, o)
 		return
 	}

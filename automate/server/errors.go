@@ -23,6 +23,9 @@ var (
 	errModelFailed      = errors.New("model failed")
 	errCallCanceled     = errors.New("call canceled")
 	errForbidden        = errors.New("forbidden")
+	// A wrong method on a route of the newer contract (newer.go); the
+	// spec's own routes answer a wrong method with 404.
+	errMethodNotAllowed = errors.New("method not allowed")
 	// The server is closing (Close was called): no new work is taken.
 	errShuttingDown = errors.New("shutting down")
 )
@@ -45,6 +48,7 @@ var errorTable = []struct {
 	{errNotFound, http.StatusNotFound, automate.ErrTypeNotFound},
 	{errConflict, http.StatusConflict, automate.ErrTypeConflict},
 	{errInvalidRequest, http.StatusBadRequest, automate.ErrTypeInvalidRequest},
+	{errMethodNotAllowed, http.StatusMethodNotAllowed, automate.ErrTypeInvalidRequest},
 	{errModelUnavailable, http.StatusServiceUnavailable, "model_unavailable"},
 	{errModelFailed, http.StatusBadGateway, "upstream_error"},
 	{errCallCanceled, http.StatusInternalServerError, "canceled"},

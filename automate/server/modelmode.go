@@ -48,6 +48,10 @@ type modelSpec struct {
 	// record holds the include switches when the extension object asked
 	// for the call's record (a whole answer carries it); nil: no record.
 	record *includes
+	// native: a /v1/runs run with mode "model", answered with its record
+	// alone (recordOutput); record is then never nil.
+	native bool
+	taskID string
 }
 
 var modelRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true}
@@ -56,33 +60,12 @@ var modelRoles = map[string]bool{"system": true, "developer": true, "user": true
 // tools are checked for shape only and kept byte for byte. product is the
 // key of the extension object.
 func decodeModelRequest(o object, product string) (*modelSpec, error) {
-	msgs, ok, err := o.array("messages", "messages must be an array")
-	if err != nil || !ok {
-		return nil, invalid("messages must be an array")
-	}
-	if len(msgs) == 0 {
-		return nil, invalid("messages must not be empty")
+	msgs, err := decodeModelMessages(o)
+	if err != nil {
+		return nil, err
 	}
 	spec := &modelSpec{}
-	for i, raw := range msgs {
-		m, err := decodeObject(raw, false)
-		if err != nil {
-			return nil, invalid("messages[%d] must be an object", i)
-		}
-		role, _, err := m.str("role", "messages["+strconv.Itoa(i)+"].role must be a string")
-		if err != nil {
-			return nil, err
-		}
-		if !modelRoles[role] {
-			return nil, invalid("messages[%d].role must be one of system, developer, user, assistant, tool", i)
-		}
-		if role == "tool" {
-			if _, _, err := m.str("tool_call_id", "messages["+strconv.Itoa(i)+"].tool_call_id must be a string"); err != nil {
-				return nil, err
-			}
-		}
-		spec.req.Messages = append(spec.req.Messages, raw)
-	}
+	spec.req.Messages = msgs
 	tools, _, err := o.array("tools", "tools must be an array")
 	if err != nil {
 		return nil, err
@@ -142,6 +125,109 @@ func decodeModelRequest(o object, product string) (*modelSpec, error) {
 	return spec, nil
 }
 
+// decodeModelMessages checks the shape of a model-mode conversation
+// (objects with a known role; a tool message names its call) and keeps
+// each message byte for byte.
+func decodeModelMessages(o object) ([]json.RawMessage, error) {
+	msgs, ok, err := o.array("messages", "messages must be an array")
+	if err != nil || !ok {
+		return nil, invalid("messages must be an array")
+	}
+	if len(msgs) == 0 {
+		return nil, invalid("messages must not be empty")
+	}
+	for i, raw := range msgs {
+		m, err := decodeObject(raw, false)
+		if err != nil {
+			return nil, invalid("messages[%d] must be an object", i)
+		}
+		role, _, err := m.str("role", "messages["+strconv.Itoa(i)+"].role must be a string")
+		if err != nil {
+			return nil, err
+		}
+		if !modelRoles[role] {
+			return nil, invalid("messages[%d].role must be one of system, developer, user, assistant, tool", i)
+		}
+		if role == "tool" {
+			if _, _, err := m.str("tool_call_id", "messages["+strconv.Itoa(i)+"].tool_call_id must be a string"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return msgs, nil
+}
+
+// runMode is the mode of a /v1/runs body: "assistant" (also when absent)
+// or "model".
+func runMode(o object) (string, error) {
+	const msg = "mode must be one of assistant, model"
+	mode, ok, err := o.str("mode", msg)
+	switch {
+	case err != nil:
+		return "", err
+	case !ok:
+		return automate.ModeAssistant, nil
+	case mode != automate.ModeAssistant && mode != automate.ModeModel:
+		return "", invalid(msg)
+	}
+	return mode, nil
+}
+
+// decodeModelRun validates a /v1/runs body with mode "model": one
+// stateless model turn over messages, with clientTools as the model's
+// only tools (passed on as OpenAI function tools). taskId, timeoutMs and
+// include apply as on a run; the assistant's options (answerContract,
+// continuation, mcpServers, skills, hitlAnswers, workspace and
+// destructive-tool switches, builtInTools, thinkingLevel,
+// additionalWorkflowPrompt) have nothing to act on and are ignored, as
+// unknown fields are. A prompt is refused rather than dropped, and so is
+// stream (the streamed model turn is the chat route's).
+func decodeModelRun(o object, product string) (*modelSpec, error) {
+	if prompt, _, _ := o.str("prompt", ""); strings.TrimSpace(prompt) != "" {
+		return nil, invalid("prompt is not used with mode model: send the conversation in messages")
+	}
+	msgs, err := decodeModelMessages(o)
+	if err != nil {
+		return nil, err
+	}
+	spec := &modelSpec{native: true}
+	spec.req.Messages = msgs
+	if spec.taskID, _, err = o.str("taskId", "taskId must be a string"); err != nil {
+		return nil, err
+	}
+	if spec.timeoutMs, err = o.timeout("timeoutMs"); err != nil {
+		return nil, err
+	}
+	inc, err := decodeInclude(o, "include")
+	if err != nil {
+		return nil, err
+	}
+	spec.record = &inc
+	tools, err := decodeClientTools(o)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tools {
+		fn := map[string]any{"name": t.Name, "description": t.Description}
+		if len(t.Parameters) > 0 && !isNull(t.Parameters) {
+			fn["parameters"] = t.Parameters
+		}
+		raw, err := json.Marshal(map[string]any{"type": "function", "function": fn})
+		if err != nil {
+			return nil, err
+		}
+		spec.req.Tools = append(spec.req.Tools, raw)
+	}
+	stream, err := o.boolean("stream", "stream must be a boolean")
+	if err != nil {
+		return nil, err
+	}
+	if stream {
+		return nil, invalid("stream is not supported with mode model on /v1/runs: stream a model turn on /v1/chat/completions with model %s", automate.ModelID(product))
+	}
+	return spec, nil
+}
+
 // startModelCall takes the slot for a model-mode call; ctx is the call's
 // context, cancelled by Cancel and Close.
 func (s *Server) startModelCall(ctx context.Context) (*modelCall, context.Context, error) {
@@ -170,9 +256,8 @@ func (s *Server) endModelCall(mc *modelCall) {
 
 // handleModelChat answers a model-mode chat request.
 func (s *Server) handleModelChat(w http.ResponseWriter, r *http.Request, o object) {
-	chatter := s.modelChatter()
-	if chatter == nil {
-		writeError(w, s.log, invalid("The model %s is not available: this assistant engine has no model mode", automate.ModelID(s.product)))
+	if s.modelChatter() == nil {
+		writeError(w, s.log, s.noModelMode())
 		return
 	}
 	spec, err := decodeModelRequest(o, s.product)
@@ -180,6 +265,31 @@ func (s *Server) handleModelChat(w http.ResponseWriter, r *http.Request, o objec
 		writeError(w, s.log, err)
 		return
 	}
+	s.serveModelCall(w, r, spec)
+}
+
+// handleModelRun answers POST /v1/runs with mode "model": the same model
+// call as the chat route's model mode, answered with its record.
+func (s *Server) handleModelRun(w http.ResponseWriter, r *http.Request, o object) {
+	if s.modelChatter() == nil {
+		writeError(w, s.log, s.noModelMode())
+		return
+	}
+	spec, err := decodeModelRun(o, s.product)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	s.serveModelCall(w, r, spec)
+}
+
+func (s *Server) noModelMode() error {
+	return invalid("The model %s is not available: this assistant engine has no model mode", automate.ModelID(s.product))
+}
+
+// serveModelCall runs one validated model-mode call and answers it.
+func (s *Server) serveModelCall(w http.ResponseWriter, r *http.Request, spec *modelSpec) {
+	chatter := s.modelChatter()
 	ctx, stopTimer := context.WithTimeoutCause(r.Context(), time.Duration(spec.timeoutMs)*time.Millisecond, causeTimeout)
 	defer stopTimer()
 	mc, ctx, err := s.startModelCall(ctx)
@@ -205,6 +315,12 @@ func (s *Server) handleModelChat(w http.ResponseWriter, r *http.Request, o objec
 			sse.settle()
 		}
 		out = sse
+	} else if spec.native {
+		out = &recordOutput{wholeOutput: wholeOutput{w: w}, record: func(answer string, calls []automate.ToolCall, usage *automate.ChatUsage) *automate.RunRecord {
+			rec := s.modelRecord(mc.id, started, answer, usage, *spec.record)
+			rec.TaskID, rec.ToolCalls = spec.taskID, calls
+			return rec
+		}}
 	} else {
 		whole := &wholeOutput{w: w}
 		if spec.record != nil {
@@ -713,3 +829,29 @@ func (s *Server) modelRecord(id string, started time.Time, answer string, usage 
 }
 
 func (o *wholeOutput) fail(s *Server, err error) { writeError(o.w, s.log, err) }
+
+// recordOutput collects the answer of a /v1/runs model-mode run into its
+// record: the content is the answer, the model's tool calls are toolCalls
+// (arguments as an object; text that is not a JSON object is kept as a
+// JSON string). There is no resume token: the call is stateless, the
+// caller runs the tools and sends the next turn with the whole history.
+// Failures are the error envelopes of the chat route's model mode.
+type recordOutput struct {
+	wholeOutput
+	record func(answer string, calls []automate.ToolCall, usage *automate.ChatUsage) *automate.RunRecord
+}
+
+func (o *recordOutput) finish(s *Server, _ chunkHead, res *assistant.ModelResult) {
+	var calls []automate.ToolCall
+	for _, c := range o.calls {
+		args := json.RawMessage(strings.TrimSpace(c.Function.Arguments))
+		switch {
+		case len(args) == 0:
+			args = json.RawMessage("{}")
+		case args[0] != '{' || !json.Valid(args):
+			args, _ = json.Marshal(c.Function.Arguments)
+		}
+		calls = append(calls, automate.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: args})
+	}
+	writeJSON(o.w, s.log, http.StatusOK, o.record(o.content.String(), calls, res.Usage))
+}

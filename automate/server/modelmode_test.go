@@ -44,7 +44,7 @@ func TestModelModeIsListed(t *testing.T) {
 	h := newHarness(t)
 	r := h.do("GET", "/v1/models", nil)
 	if got, want := strings.TrimSpace(string(r.body)),
-		`{"object":"list","data":[{"id":"service-agent","object":"model","owned_by":"service"},{"id":"service-model","object":"model","owned_by":"service"}]}`; got != want {
+		`{"object":"list","data":[{"id":"service-agent","object":"model","owned_by":"service","mode":"assistant"},{"id":"service-model","object":"model","owned_by":"service","mode":"model"}]}`; got != want {
 		t.Errorf("models %s, want %s", got, want)
 	}
 	// An engine without model mode lists only the assistant and refuses

@@ -3,8 +3,9 @@ package server_test
 // Black-box tests of POST /v1/chat/completions driven by the official Go
 // client github.com/openai/openai-go/v3 against the real server and the
 // real scripted engine: the caller-executed tool loop (one round, several
-// rounds, parallel calls), the `service` extension, and how a 409 and a
-// failed run surface through the client. Every client is built with
+// rounds, parallel calls), the `service` extension, how a 409 and a
+// failed run surface through the client, and the newer contract's model
+// mode (the modes of /v1/models, a caller-owned loop on service-model). Every client is built with
 // WithMaxRetries(0) as the spec asks of callers, and with an http.Client
 // whose transport counts the requests that really reach the wire.
 
@@ -537,5 +538,60 @@ func TestOpenAIGoFailedRunIsAnError(t *testing.T) {
 		if n := wire.n.Load(); n != 1 {
 			t.Errorf("%s: requests on the wire = %d, want exactly 1", c.name, n)
 		}
+	}
+}
+
+// TestOpenAIGoNewerModelMode is the newer vendor contract through the
+// official client: each /v1/models entry's mode, and the caller's own
+// loop on "service-model" (the caller keeps the history; the server
+// keeps nothing between turns).
+func TestOpenAIGoNewerModelMode(t *testing.T) {
+	h := newHarness(t)
+	client, ct := openaiClient(h)
+	ctx := testCtx(t)
+	page, err := client.Models.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	modes := map[string]string{}
+	for _, m := range page.Data {
+		modes[m.ID] = m.JSON.ExtraFields["mode"].Raw()
+	}
+	if want := map[string]string{"service-agent": `"assistant"`, "service-model": `"model"`}; fmt.Sprint(modes) != fmt.Sprint(want) {
+		t.Errorf("modes %v, want %v", modes, want)
+	}
+	msgs := []openai.ChatCompletionMessageParamUnion{
+		openai.SystemMessage("You answer with the weather tool."),
+		openai.UserMessage(`#!tool get_weather {"city":"Bergen"}`),
+	}
+	first, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "service-model", Messages: msgs,
+		Tools: []openai.ChatCompletionToolUnionParam{weatherTool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := first.Choices[0].Message.ToolCalls
+	if first.Choices[0].FinishReason != "tool_calls" || len(calls) != 1 || calls[0].Function.Name != "get_weather" {
+		t.Fatalf("first turn %s", first.RawJSON())
+	}
+	msgs = append(msgs, first.Choices[0].Message.ToParam(), openai.ToolMessage(executeTool(t, calls[0]), calls[0].ID))
+	second, err := client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "service-model", Messages: msgs,
+		Tools: []openai.ChatCompletionToolUnionParam{weatherTool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := second.Choices[0].Message.Content; got != "Tool results: Bergen: 21C, clear sky (measured by the caller)" ||
+		second.Choices[0].FinishReason != "stop" {
+		t.Errorf("second turn %s", second.RawJSON())
+	}
+	// Three requests, none retried; the whole history (4 messages) went
+	// out on the second turn (the second body: the list had none).
+	if n := ct.n.Load(); n != 3 {
+		t.Errorf("%d requests reached the wire, want 3", n)
+	}
+	var sent struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(ct.body(1), &sent); err != nil || len(sent.Messages) != 4 {
+		t.Errorf("second turn sent %d messages (%v)", len(sent.Messages), err)
 	}
 }

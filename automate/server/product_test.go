@@ -19,7 +19,7 @@ func TestProductWord(t *testing.T) {
 	}
 	var list automate.ModelList
 	h.do("GET", "/v1/models", nil).json(t, &list)
-	if len(list.Data) == 0 || list.Data[0] != (automate.ModelEntry{ID: "acme-agent", Object: "model", OwnedBy: "acme"}) {
+	if len(list.Data) == 0 || list.Data[0] != (automate.ModelEntry{ID: "acme-agent", Object: "model", OwnedBy: "acme", Mode: "assistant"}) {
 		t.Fatalf("models %+v", list.Data)
 	}
 	for _, m := range list.Data {

@@ -32,6 +32,13 @@ var allRoutes = []struct{ method, path string }{
 	{"POST", "/v1/chat/completions"},
 	{"GET", "/no/such/path"},
 	{"OPTIONS", "/v1/runs"},
+	// The newer contract's routes, and a wrong method on one (405 only
+	// once authenticated).
+	{"GET", "/v1/automate/tools"},
+	{"GET", "/v1/settings"},
+	{"PATCH", "/v1/settings"},
+	{"GET", "/v1/speech/status"},
+	{"POST", "/v1/speech/status"},
 }
 
 func TestAuthRejectsBeforeRouting(t *testing.T) {
@@ -160,7 +167,7 @@ func TestModelsListsTheAssistant(t *testing.T) {
 		t.Fatalf("status %d", r.status)
 	}
 	checkContractHeaders(t, r)
-	if got, want := strings.TrimSpace(string(r.body)), `{"object":"list","data":[{"id":"service-agent","object":"model","owned_by":"service"},{"id":"service-model","object":"model","owned_by":"service"}]}`; got != want {
+	if got, want := strings.TrimSpace(string(r.body)), `{"object":"list","data":[{"id":"service-agent","object":"model","owned_by":"service","mode":"assistant"},{"id":"service-model","object":"model","owned_by":"service","mode":"model"}]}`; got != want {
 		// The assistant, and model mode beside it (the scripted engine has one).
 		t.Errorf("body %s, want %s", got, want)
 	}

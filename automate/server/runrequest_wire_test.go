@@ -16,8 +16,9 @@ import (
 // capturingEngine is an engine that records the Task it is given and
 // completes at once.
 type capturingEngine struct {
-	mu    sync.Mutex
-	tasks []assistant.Task
+	mu     sync.Mutex
+	tasks  []assistant.Task
+	models []assistant.ModelRequest
 }
 
 func (e *capturingEngine) Run(_ context.Context, task *assistant.Task, _ assistant.Env) (*assistant.Result, error) {
@@ -35,6 +36,15 @@ func (e *capturingEngine) Runtime() assistant.Runtime {
 	return assistant.Runtime{ModelName: "capture.gguf"}
 }
 func (e *capturingEngine) Terminate() {}
+
+// ModelChat makes capturingEngine a model-mode engine: it records the
+// request and answers "ok".
+func (e *capturingEngine) ModelChat(_ context.Context, req *assistant.ModelRequest, out assistant.ModelSink) (*assistant.ModelResult, error) {
+	e.mu.Lock()
+	e.models = append(e.models, *req)
+	e.mu.Unlock()
+	return &assistant.ModelResult{}, out.Content("ok")
+}
 
 // startedRuns keeps the attributes of the server's "run started" log
 // records: the decoded timeoutMs reaches no engine (the server arms the
@@ -152,10 +162,14 @@ func TestEveryRunRequestFieldSurvivesTheWire(t *testing.T) {
 		AllowDestructiveTools: true,
 		BuiltInTools:          &automate.BuiltInTools{Allow: []string{"@observe", "write_file"}, Deny: []string{"list_dir"}},
 		Stream:                true,
+		Mode:                  automate.ModeAssistant,
 	}
-	if unset := unsetFields(reflect.ValueOf(req), "RunRequest"); len(unset) > 0 {
+	// Messages belong to a run in model mode, sent second (modelReq).
+	if unset := unsetFields(reflect.ValueOf(req), "RunRequest"); !reflect.DeepEqual(unset, []string{"RunRequest.Messages"}) {
 		t.Fatalf("the request leaves fields unset, so their way over the wire is not tested: %v", unset)
 	}
+	modelReq := automate.RunRequest{Mode: automate.ModeModel, Messages: []json.RawMessage{
+		json.RawMessage(`{"role":"system","content":"Be brief."}`), json.RawMessage(`{"role":"user","content":"hi"}`)}}
 
 	eng := &capturingEngine{}
 	logs := &startedRuns{}
@@ -174,9 +188,16 @@ func TestEveryRunRequestFieldSurvivesTheWire(t *testing.T) {
 	if rec.Status != automate.StatusCompleted {
 		t.Fatalf("status %s", rec.Status)
 	}
+	modelRec, err := c.Run(context.Background(), modelReq)
+	if err != nil {
+		t.Fatalf("model-mode run: %v", err)
+	}
 	eng.mu.Lock()
-	tasks := eng.tasks
+	tasks, models := eng.tasks, eng.models
 	eng.mu.Unlock()
+	if len(models) != 1 || modelRec.Mode != automate.ModeModel {
+		t.Fatalf("%d model calls, record mode %q; want one, model", len(models), modelRec.Mode)
+	}
 	logs.mu.Lock()
 	started := logs.attrs
 	logs.mu.Unlock()
@@ -226,6 +247,12 @@ func TestEveryRunRequestFieldSurvivesTheWire(t *testing.T) {
 			return got, exp
 		},
 		"Stream": func() (any, any) { return streamed, req.Stream },
+		// The assistant request reached the assistant (a task), the model
+		// one the model (a model call, above).
+		"Mode": func() (any, any) { return automate.ModeAssistant, req.Mode },
+		"Messages": func() (any, any) {
+			return models[0].Messages, modelReq.Messages
+		},
 	}
 	rt := reflect.TypeFor[automate.RunRequest]()
 	for i := range rt.NumField() {

@@ -3,11 +3,13 @@
 // engine. It owns the Host check, authentication, the routes and their exact
 // answers, the body limit, the single inference slot, the run lifecycle
 // (parking, timeouts, soft and force cancel), the record, the OpenAI-style
-// chat mapping and streaming, the model catalog and pin, /health, and the
-// one way to run it (Start: listen in the port window 127.0.0.1:4317..4328,
-// the ledger of its runs' process groups, serve, a bounded close), used by
-// the daemon and `hubgate automate serve`. It knows nothing of hubs or
-// devices.
+// chat mapping and streaming, model mode (on the chat route and as a
+// /v1/runs run with mode "model"), the model catalog and pin, /health,
+// the newer vendor contract's routes (tools, settings, speech status, 405
+// on a wrong method there), and the one way to run it (Start: listen in
+// the port window 127.0.0.1:4317..4328, the ledger of its runs' process
+// groups, serve, a bounded close), used by the daemon and `hubgate
+// automate serve`. It knows nothing of hubs or devices.
 //
 // Design notes, the real application's facts followed and the choices where
 // the spec is silent: docs/automate-server.md.
@@ -211,7 +213,7 @@ func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
 	notFound := func(w http.ResponseWriter, _ *http.Request) { writeError(w, s.log, errNotFoundAnswer) }
 	r.NotFound(notFound)
-	r.MethodNotAllowed(notFound)
+	r.MethodNotAllowed(s.mountNewer(r, notFound))
 	r.Get("/health", s.handleHealth)
 	r.Get("/v1/models", s.handleModels)
 	r.Get("/v1/automate/models", s.handleCatalog)
@@ -357,9 +359,10 @@ func (s *Server) Health() automate.Health {
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, r *http.Request) {
-	data := []automate.ModelEntry{{ID: s.agentID, Object: "model", OwnedBy: s.product}}
+	// Each entry's mode is the newer desktop application's field.
+	data := []automate.ModelEntry{{ID: s.agentID, Object: "model", OwnedBy: s.product, Mode: automate.ModeAssistant}}
 	if s.modelChatter() != nil {
-		data = append(data, automate.ModelEntry{ID: automate.ModelID(s.product), Object: "model", OwnedBy: s.product})
+		data = append(data, automate.ModelEntry{ID: automate.ModelID(s.product), Object: "model", OwnedBy: s.product, Mode: automate.ModeModel})
 	}
 	writeJSON(w, s.log, http.StatusOK, automate.ModelList{Object: "list", Data: data})
 }
@@ -449,6 +452,15 @@ func (s *Server) handleRun(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Should-Retry", "false")
 	o, ok := s.readObject(w, r, false)
 	if !ok {
+		return
+	}
+	mode, err := runMode(o)
+	if err != nil {
+		writeError(w, s.log, err)
+		return
+	}
+	if mode == automate.ModeModel {
+		s.handleModelRun(w, r, o)
 		return
 	}
 	spec, err := decodeRunRequest(o, s.cfg.ConfiguredMcpServers)
