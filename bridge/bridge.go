@@ -178,10 +178,12 @@ type runState struct {
 	steps           []StepInfo // by index
 	workflowStatus  string
 	// stoppedBy says who asked to cancel the run (the first to ask);
-	// cancelAt when, forced whether a force cancel was sent.
+	// cancelAt when, forced whether a force cancel was sent, forcedBy who
+	// or what forced it (a --force, the cancel grace running out).
 	stoppedBy string
 	cancelAt  time.Time
 	forced    bool
+	forcedBy  string
 }
 
 // runDone reports a runner's end to the loop.
@@ -717,8 +719,8 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 	r.escalation = time.AfterFunc(b.opts.CancelGrace, func() {
 		b.mu.Lock()
 		still := b.current == r
-		if still {
-			r.forced = true
+		if still && !r.forced {
+			r.forced, r.forcedBy = true, fmt.Sprintf("the cancel grace (%s) running out", b.opts.CancelGrace)
 		}
 		b.mu.Unlock()
 		if still {
@@ -740,11 +742,11 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 }
 
 // markCancelLocked records the first cancel request of r: who asked and
-// when (b.mu is held).
+// when (b.mu is held). The run is counted when it ends: canceled, or
+// completed when it finished before the cancel landed (execute).
 func (b *Bridge) markCancelLocked(r *runState, why string) {
 	r.cancelRequested = true
 	r.stoppedBy, r.cancelAt = why, b.now()
-	b.counters.Canceled++
 }
 
 // sendCancel sends a cancel for r while the server runs r: when r's
@@ -815,20 +817,24 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
 	res.Already = r.cancelRequested
 	b.mu.Unlock()
 	if force {
-		who := source + " (force)"
+		// who is the journal's "stopped by"/"forced by" (journal.StopNote
+		// adds "(forced)"); the cancel-requested line says it was a force.
+		who, asked := source, source+" (force)"
 		if source == CancelSource(context.Background()) {
-			who = source + " --force" // as the person typed it
+			who, asked = source+" --force", source+" --force" // as the person typed it
 		}
 		b.mu.Lock()
 		first := !r.cancelRequested
 		if first {
 			b.markCancelLocked(r, who)
 		}
-		r.forced = true
+		if !r.forced {
+			r.forced, r.forcedBy = true, who
+		}
 		b.mu.Unlock()
 		if first {
 			ce := commandEvent(EventCancelRequested, r.pending)
-			ce.Note = who
+			ce.Note = asked
 			b.emit(ce)
 		}
 		b.sendCancel(r, true)

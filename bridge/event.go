@@ -112,11 +112,14 @@ type Event struct {
 	// StoppedBy says who or what cancelled a finished run ("hubgate
 	// cancel", "the status page", "StopOutputs macro", "restart: ...",
 	// "shutdown"); empty when nobody did.
-	StoppedBy string     `json:"stoppedBy,omitempty"` // EventFinished
-	Question  string     `json:"question,omitempty"`  // EventQuestion
-	Choices   []string   `json:"choices,omitempty"`   // EventQuestion
-	Deadline  *time.Time `json:"deadline,omitempty"`  // EventQuestion
-	Reply     string     `json:"reply,omitempty"`     // EventAnswered
+	StoppedBy string `json:"stoppedBy,omitempty"` // EventFinished
+	// ForcedBy says who or what forced the stop ("hubgate cancel
+	// --force", the cancel grace running out); empty for a soft stop.
+	ForcedBy string     `json:"forcedBy,omitempty"` // EventFinished
+	Question string     `json:"question,omitempty"` // EventQuestion
+	Choices  []string   `json:"choices,omitempty"`  // EventQuestion
+	Deadline *time.Time `json:"deadline,omitempty"` // EventQuestion
+	Reply    string     `json:"reply,omitempty"`    // EventAnswered
 
 	Hub       *HubStatus `json:"hub,omitempty"`       // EventHub
 	Listening *bool      `json:"listening,omitempty"` // EventListening
@@ -317,8 +320,8 @@ func (e Event) finishedLines(line func(step, format string, args ...any) Line) [
 		return []Line{line("run-failed", "the run request failed: %s", e.Error)}
 	}
 	by := ""
-	if e.StoppedBy != "" {
-		by = " (stopped by " + e.StoppedBy + ")"
+	if note := journal.StopNote(e.StoppedBy, e.ForcedBy); note != "" {
+		by = " (" + note + ")"
 	}
 	out := []Line{line("run-finished", "run finished: %s in %s%s", e.Outcome(), millis(e.DurationMs), by)}
 	if e.Answer != "" {

@@ -76,7 +76,7 @@ func (b *Bridge) Status(ctx context.Context) (Status, error) {
 // the last MaxRecentRuns runs of this daemon's life (b.mu is held).
 func (b *Bridge) keepRecentLocked(r *runState, fin Event) {
 	rr := RecentRun{CommandID: r.id, Rule: r.rule.Name(), Command: r.cmd.Text, RequestID: fin.RequestID,
-		StartedAt: r.startedAt, FinishedAt: b.now(), Outcome: fin.Outcome(), StoppedBy: fin.StoppedBy,
+		StartedAt: r.startedAt, FinishedAt: b.now(), Outcome: fin.Outcome(), StoppedBy: fin.StoppedBy, ForcedBy: fin.ForcedBy,
 		Steps: append([]StepInfo{}, r.steps...)}
 	b.recent = append([]RecentRun{rr}, b.recent...)
 	if len(b.recent) > MaxRecentRuns {

@@ -133,6 +133,7 @@ type RecentRun struct {
 	FinishedAt time.Time  `json:"finishedAt"`
 	Outcome    string     `json:"outcome"` // Event.Outcome
 	StoppedBy  string     `json:"stoppedBy,omitempty"`
+	ForcedBy   string     `json:"forcedBy,omitempty"` // a forced stop: who or what forced it
 	Steps      []StepInfo `json:"steps"`
 }
 
@@ -175,7 +176,10 @@ type Counters struct {
 	Abandoned  uint64 `json:"abandoned"`
 	Completed  uint64 `json:"completed"` // runs that ended completed
 	Failed     uint64 `json:"failed"`    // runs that ended failed or terminated, failed requests, and commands decided failed
-	Canceled   uint64 `json:"canceled"`
+	// Canceled counts runs someone stopped (hubgate cancel, the status
+	// page, StopOutputs, a restart by the busy policy, shutdown), forced
+	// or not, that ended without completing: not failures.
+	Canceled uint64 `json:"canceled"`
 	// Answers counts commands that answered a question of the run in
 	// flight (decision answer) instead of starting a run.
 	Answers uint64 `json:"answers"`
@@ -184,7 +188,7 @@ type Counters struct {
 	Unrecorded uint64 `json:"unrecorded"`
 	// Last is the latest reason behind each count that has one, by the
 	// count's JSON name (started, queued, dropped, ignored, refused,
-	// abandoned, failed, answer, duplicates, unrecorded).
+	// abandoned, failed, canceled, answer, duplicates, unrecorded).
 	Last map[string]LastReason `json:"last,omitempty"`
 }
 

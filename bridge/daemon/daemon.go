@@ -658,7 +658,7 @@ func (d *Daemon) Force(ctx context.Context) {
 	if b == nil {
 		return
 	}
-	if res, err := b.Cancel(ctx, true); err == nil && res.Stopped {
+	if res, err := b.Cancel(bridge.WithCancelSource(ctx, "a second interrupt"), true); err == nil && res.Stopped {
 		d.log.Warn("stopping now: the current run is terminated", "command_id", res.CommandID)
 	}
 }
