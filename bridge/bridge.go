@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
@@ -132,7 +133,57 @@ type Bridge struct {
 	asking        *question   // the ask_person question waiting for the person
 
 	events *eventBus
+	// policies are the run policies in force (SetRunPolicies changes
+	// them; read without b.mu).
+	policies atomic.Pointer[RunPolicies]
 }
+
+// DefaultCancelGrace is the cancel grace of Options without one.
+const DefaultCancelGrace = 10 * time.Second
+
+// RunPolicies are the run policies of Options that a configuration
+// reload may change while the bridge runs (SetRunPolicies). Zero values
+// as in Options.
+type RunPolicies struct {
+	CancelGrace          time.Duration
+	StopListeningCancels bool
+	OnShutdown           ShutdownPolicy
+	Ask                  bool
+	AskTimeout           time.Duration
+}
+
+// normalize fills p's defaults, or says why p is not valid.
+func (p RunPolicies) normalize() (RunPolicies, error) {
+	if p.CancelGrace <= 0 {
+		p.CancelGrace = DefaultCancelGrace
+	}
+	if p.OnShutdown == "" {
+		p.OnShutdown = ShutdownCancel
+	}
+	if p.AskTimeout <= 0 {
+		p.AskTimeout = DefaultAskTimeout
+	}
+	if p.AskTimeout >= MaxAskTimeout {
+		return p, fmt.Errorf("bridge: AskTimeout %s must be below the server's round of %s", p.AskTimeout, MaxAskTimeout)
+	}
+	return p, nil
+}
+
+// SetRunPolicies replaces the run policies (a configuration reload). A
+// run in flight keeps whether it was offered ask_person and the shutdown
+// policy it started with; the next cancel, question or StopListening
+// follows the new ones.
+func (b *Bridge) SetRunPolicies(p RunPolicies) error {
+	p, err := p.normalize()
+	if err != nil {
+		return err
+	}
+	b.policies.Store(&p)
+	return nil
+}
+
+// policy is the run policies in force.
+func (b *Bridge) policy() RunPolicies { return *b.policies.Load() }
 
 // pending is a command waiting for the slot.
 type pending struct {
@@ -184,6 +235,14 @@ type runState struct {
 	cancelAt  time.Time
 	forced    bool
 	forcedBy  string
+	// grace is the cancel grace of the first cancel request (its force
+	// is due at cancelAt + grace).
+	grace time.Duration
+
+	// Fixed when the run starts (execute), so that a reload does not
+	// change them under it: whether it is offered ask_person, and
+	// whether a shutdown leaves it running (bridge.on_shutdown: leave).
+	ask, leave bool
 }
 
 // runDone reports a runner's end to the loop.
@@ -211,11 +270,10 @@ func New(opts Options) (*Bridge, error) {
 		}
 		opts.Rules = set
 	}
-	if opts.CancelGrace <= 0 {
-		opts.CancelGrace = 10 * time.Second
-	}
-	if opts.OnShutdown == "" {
-		opts.OnShutdown = ShutdownCancel
+	pol, err := RunPolicies{CancelGrace: opts.CancelGrace, StopListeningCancels: opts.StopListeningCancels, OnShutdown: opts.OnShutdown,
+		Ask: opts.Ask, AskTimeout: opts.AskTimeout}.normalize()
+	if err != nil {
+		return nil, err
 	}
 	if opts.ReadyPoll <= 0 {
 		opts.ReadyPoll = time.Second
@@ -223,14 +281,9 @@ func New(opts Options) (*Bridge, error) {
 	if opts.Listening == "" {
 		opts.Listening = ListenFollowVendor
 	}
-	if opts.AskTimeout <= 0 {
-		opts.AskTimeout = DefaultAskTimeout
-	}
-	if opts.AskTimeout >= MaxAskTimeout {
-		return nil, fmt.Errorf("bridge: AskTimeout %s must be below the server's round of %s", opts.AskTimeout, MaxAskTimeout)
-	}
 	b := &Bridge{opts: opts, log: opts.Logger, now: opts.Now, tools: opts.Tools,
 		wake: make(chan struct{}, 1), done: make(chan runDone, 1), local: make(chan localCommand), stopped: make(chan struct{}), events: newEventBus(opts.EventBuffer, 0)}
+	b.policies.Store(&pol)
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -350,7 +403,7 @@ func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
 		}
 	case hub.KindStopListening:
 		b.hubAsked(false)
-		if b.opts.StopListeningCancels {
+		if b.policy().StopListeningCancels {
 			b.cancelCurrent(ctx, "the hub said StopListening")
 		}
 	case hub.KindStartListening:
@@ -716,15 +769,16 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 		return fmt.Sprintf("cancel of command %d already requested", r.id)
 	}
 	b.markCancelLocked(r, why)
-	r.escalation = time.AfterFunc(b.opts.CancelGrace, func() {
+	grace := r.grace
+	r.escalation = time.AfterFunc(grace, func() {
 		b.mu.Lock()
 		still := b.current == r
 		if still && !r.forced {
-			r.forced, r.forcedBy = true, fmt.Sprintf("the cancel grace (%s) running out", b.opts.CancelGrace)
+			r.forced, r.forcedBy = true, fmt.Sprintf("the cancel grace (%s) running out", grace)
 		}
 		b.mu.Unlock()
 		if still {
-			b.log.Warn("soft cancel not honoured in time; force cancel", "command_id", r.id, "grace", b.opts.CancelGrace)
+			b.log.Warn("soft cancel not honoured in time; force cancel", "command_id", r.id, "grace", grace)
 			b.sendCancel(r, true)
 		}
 	})
@@ -746,7 +800,7 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 // completed when it finished before the cancel landed (execute).
 func (b *Bridge) markCancelLocked(r *runState, why string) {
 	r.cancelRequested = true
-	r.stoppedBy, r.cancelAt = why, b.now()
+	r.stoppedBy, r.cancelAt, r.grace = why, b.now(), b.policy().CancelGrace
 }
 
 // sendCancel sends a cancel for r while the server runs r: when r's
@@ -756,9 +810,10 @@ func (b *Bridge) markCancelLocked(r *runState, why string) {
 // have reached the server yet: the cancel then waits for it (up to the
 // cancel grace) instead of being lost.
 func (b *Bridge) sendCancel(r *runState, force bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.opts.CancelGrace+10*time.Second)
+	wait := b.policy().CancelGrace
+	ctx, cancel := context.WithTimeout(context.Background(), wait+10*time.Second)
 	defer cancel()
-	grace := time.NewTimer(b.opts.CancelGrace)
+	grace := time.NewTimer(wait)
 	defer grace.Stop()
 	for waited := false; ; waited = true {
 		b.mu.Lock()
@@ -812,7 +867,7 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
 	if r == nil {
 		return CancelResult{Mode: automate.CancelModeNone, Message: "nothing runs"}, nil
 	}
-	res := CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID, GraceMs: b.opts.CancelGrace.Milliseconds()}
+	res := CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID, GraceMs: b.policy().CancelGrace.Milliseconds()}
 	b.mu.Lock()
 	res.Already = r.cancelRequested
 	b.mu.Unlock()
@@ -845,7 +900,7 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
 	res.Mode, res.Message = automate.CancelModeCancel, b.cancelCurrent(ctx, source)
 	b.mu.Lock()
 	if r.cancelRequested && !r.forced {
-		res.ForceAt = r.cancelAt.Add(b.opts.CancelGrace)
+		res.ForceAt = r.cancelAt.Add(r.grace)
 	}
 	b.mu.Unlock()
 	return res, nil
@@ -855,11 +910,12 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
 func (b *Bridge) shutdown() error {
 	b.mu.Lock()
 	r := b.current
+	leave := r != nil && r.leave
 	b.mu.Unlock()
 	if r == nil {
 		return nil
 	}
-	if b.opts.OnShutdown == ShutdownLeave {
+	if leave {
 		b.log.Info("shutdown: leaving the current run on the server", "command_id", r.id)
 		r.cancel() // stop waiting for it; the client does not cancel (see execute)
 		b.ended(<-b.done)
@@ -870,7 +926,7 @@ func (b *Bridge) shutdown() error {
 	select {
 	case d := <-b.done:
 		b.ended(d)
-	case <-time.After(b.opts.CancelGrace + 5*time.Second):
+	case <-time.After(b.policy().CancelGrace + 5*time.Second):
 		b.log.Warn("shutdown: the run did not end in time", "command_id", r.id)
 		r.cancel()
 		b.ended(<-b.done)

@@ -18,13 +18,17 @@ import (
 // runDone.
 func (b *Bridge) execute(r *runState) runDone {
 	ctx := r.ctx
-	if b.opts.OnShutdown == ShutdownLeave {
+	pol := b.policy()
+	b.mu.Lock()
+	r.ask, r.leave = r.rule.Ask(pol.Ask), pol.OnShutdown == ShutdownLeave
+	b.mu.Unlock()
+	if r.leave {
 		// When the daemon stops it stops waiting; the run stays on the
 		// server unless someone cancels it explicitly.
 		ctx = automate.LeaveRunning(ctx)
 	}
 	log := b.log.With("command_id", r.id, "rule", r.rule.Name())
-	rec, err := b.opts.Automate.RunWithTools(ctx, b.withAskTool(r.pending), automate.ToolLoop{
+	rec, err := b.opts.Automate.RunWithTools(ctx, b.withAskTool(r), automate.ToolLoop{
 		Progress: b.progress(r),
 		Execute: func(ctx context.Context, calls []automate.ToolCall) ([]automate.ToolResult, error) {
 			// A tool that fails answers the agent with an error; the

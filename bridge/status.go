@@ -59,8 +59,8 @@ func (b *Bridge) Status(ctx context.Context) (Status, error) {
 		st.Current = &CurrentRun{CommandID: r.id, Rule: r.rule.Name(), Command: r.cmd.Text, RequestID: r.requestID,
 			Status: status, StartedAt: r.startedAt, WorkflowStatus: r.workflowStatus, Steps: append([]StepInfo{}, r.steps...)}
 		if r.cancelRequested {
-			st.Current.Cancel = &CancelState{By: r.stoppedBy, At: r.cancelAt, GraceMs: b.opts.CancelGrace.Milliseconds(),
-				ForceAt: r.cancelAt.Add(b.opts.CancelGrace), Forced: r.forced}
+			st.Current.Cancel = &CancelState{By: r.stoppedBy, At: r.cancelAt, GraceMs: r.grace.Milliseconds(),
+				ForceAt: r.cancelAt.Add(r.grace), Forced: r.forced}
 		}
 		if q := b.asking; q != nil && q.commandID == r.id {
 			st.Current.Question = &PendingQuestion{Question: q.asked.Question, Choices: q.asked.Choices, Deadline: q.deadline}
