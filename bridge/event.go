@@ -425,6 +425,9 @@ func (h *HubStatus) text() string {
 	if !h.RetryAt.IsZero() {
 		out += "; retry at " + h.RetryAt.Local().Format(time.TimeOnly)
 	}
+	if h.NeedsRepair {
+		out += "; " + RepairHint
+	}
 	return out
 }
 

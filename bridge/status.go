@@ -86,7 +86,7 @@ func (b *Bridge) keepRecentLocked(r *runState, fin Event) {
 
 func hubStatus(s hub.State) HubStatus {
 	return HubStatus{Status: string(s.Status), Cause: string(s.Cause), Reason: s.Reason, Since: s.Since,
-		Attempt: s.Attempt, RetryAt: s.RetryAt, NeedsRepair: s.NeedsRepair()}
+		Attempt: s.Attempt, RetryAt: s.RetryAt, NeedsRepair: s.NeedsRepair() || s.Cause == hub.CauseWrongDevice}
 }
 
 // History returns the newest journal entries.

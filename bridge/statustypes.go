@@ -67,8 +67,17 @@ type HubStatus struct {
 	Since       time.Time `json:"since,omitzero"`
 	Attempt     int       `json:"attempt,omitempty"` // failed attempts since the last connection
 	RetryAt     time.Time `json:"retryAt,omitzero"`
-	NeedsRepair bool      `json:"needsRepair"` // the device token was refused: pair again
+	NeedsRepair bool      `json:"needsRepair"` // the device token was refused, or is another device's: pair again (RepairHint)
 }
+
+// RepairCommand is the command that pairs the device again with a new
+// token: what the person is told when the hub refuses the device (its
+// token disabled, the device deleted, a token of another device).
+const RepairCommand = "hubgate pair --reuse"
+
+// RepairHint says what to do about a hub that refuses the device; status,
+// watch and the notification say it.
+const RepairHint = "the device must be paired again: run '" + RepairCommand + "' (or 'hubgate pair --replace' for a new device)"
 
 // Current run statuses.
 const (

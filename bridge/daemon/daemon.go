@@ -877,6 +877,10 @@ func (d *Daemon) startNotify(b *bridge.Bridge) {
 				return "", false
 			}
 			return r.Notify(), r.Speak()
+		},
+		SpeechOn: func() bool {
+			set := d.ruleSet.Load()
+			return set != nil && slices.ContainsFunc(set.Rules(), (*rules.Rule).Speak)
 		}})
 	d.notifier = svc // Start holds d.mu
 	ctx, cancel := context.WithCancel(context.Background())
@@ -887,6 +891,18 @@ func (d *Daemon) startNotify(b *bridge.Bridge) {
 		svc.Run(ctx, events)
 	}()
 	d.pushStop(func() error {
+		// The bridge stopped first and its stream ends after the events
+		// already published: the notifier gets to show those (the last may
+		// be why the daemon stops: a token of another device), within a
+		// desktop call's bound.
+		select {
+		case <-d.bridgeDone:
+			select {
+			case <-done:
+			case <-time.After(notify.DefaultTimeout + time.Second):
+			}
+		default: // a failed start: the bridge never ran
+		}
 		cancel()
 		<-done
 		if speaker != nil {
