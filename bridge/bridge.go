@@ -364,6 +364,13 @@ func (b *Bridge) Run(ctx context.Context) error {
 			return b.shutdown()
 		case ev, ok := <-events:
 			if !ok {
+				// The hub stopped on its own: its last state (why: a token
+				// of another device) reaches the stream before it closes;
+				// its state stream ends right after its events.
+				select {
+				case <-hubDone:
+				case <-time.After(2 * time.Second):
+				}
 				return b.shutdown()
 			}
 			b.handleEvent(ctx, ev)

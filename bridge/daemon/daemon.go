@@ -893,13 +893,13 @@ func (d *Daemon) startNotify(b *bridge.Bridge) {
 	d.pushStop(func() error {
 		// The bridge stopped first and its stream ends after the events
 		// already published: the notifier gets to show those (the last may
-		// be why the daemon stops: a token of another device), within a
-		// desktop call's bound.
+		// be why the daemon stops: a token of another device, shown and
+		// spoken), within a desktop call's and the last words' bounds.
 		select {
 		case <-d.bridgeDone:
 			select {
 			case <-done:
-			case <-time.After(notify.DefaultTimeout + time.Second):
+			case <-time.After(notify.DefaultTimeout + notify.StopSpeechWait):
 			}
 		default: // a failed start: the bridge never ran
 		}

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"time"
 
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/rules"
@@ -47,7 +48,31 @@ func (s *Service) hubChanged(ctx context.Context, e bridge.Event) {
 	if def != rules.NotifyNone {
 		s.show(ctx, e, Message{Summary: repairSummary, Body: clipBody(body), Urgency: UrgencyCritical})
 	}
-	if s.opts.SpeechOn != nil && s.opts.SpeechOn() {
-		s.say(e, "hubgate cannot reach your app: the device must be paired again. Run "+bridge.RepairCommand+".")
+	if s.opts.SpeechOn == nil || !s.opts.SpeechOn() {
+		return
+	}
+	text := "hubgate cannot reach your app: the device must be paired again. Run " + bridge.RepairCommand + "."
+	if s.opts.Speaker == nil || h.Status != "stopped" {
+		s.say(e, text)
+		return
+	}
+	// The hub stopped (a token of another device): the daemon stops too,
+	// and stopping cuts speech off; let it be said first, within a bound.
+	done, err := s.opts.Speaker.Say(text)
+	if err != nil {
+		s.log.Warn("speech failed", "err", err)
+		return
+	}
+	t := time.NewTimer(StopSpeechWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }
+
+// StopSpeechWait bounds how long the notifier lets the last words be said
+// (the device must be paired again) when the hub stopped and the daemon
+// stops with it.
+const StopSpeechWait = 15 * time.Second
