@@ -10,6 +10,7 @@ import (
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/deviceapi"
 )
 
 const canceledRules = basicRules + `
@@ -46,6 +47,11 @@ func TestAStoppedRunIsCanceledNotFailed(t *testing.T) {
 		}, note: "stopped by hubgate cancel; forced by hubgate cancel --force"},
 		{name: "the cancel grace runs out", command: "r one", stop: func(e *env) { cancelRun(e, context.Background(), false) },
 			note: "stopped by hubgate cancel; forced by the cancel grace (2s) running out"},
+		{name: "a replace by the busy policy", command: "r one", stop: func(e *env) { e.hub.command("r two", nil) },
+			note: "stopped by restart: command 2 replaces it; forced by the cancel grace (2s) running out"},
+		{name: "StopOutputs", command: "slow one", stop: func(e *env) {
+			e.hub.command("stop", &deviceapi.Macro{ID: "m-stop", Name: "Stop", Events: []deviceapi.MacroEvent{{EventType: deviceapi.EventStopOutputs}}})
+		}, note: "stopped by StopOutputs macro"},
 		{name: "a cancel while the run waits for an answer", command: "pick", waitQuestion: true,
 			stop: func(e *env) { cancelRun(e, context.Background(), false) }, note: "stopped by hubgate cancel"},
 		{name: "a forced cancel while the run waits for an answer", command: "pick", waitQuestion: true,
@@ -62,7 +68,7 @@ func TestAStoppedRunIsCanceledNotFailed(t *testing.T) {
 					synctest.Wait()
 				}
 				tc.stop(e)
-				h := e.waitFor("the run to end", finished(1))
+				h := e.waitFor("the run to end", func(h []journal.Entry) bool { return len(h) > 0 && !h[0].FinishedAt.IsZero() })
 				if h[0].Status != automate.StatusCanceled || h[0].Decision != journal.DecisionStarted || h[0].Note != tc.note {
 					t.Errorf("journal, want canceled with note %q:\n%s", tc.note, describe(h))
 				}
