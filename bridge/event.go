@@ -336,7 +336,10 @@ func (e Event) finishedLines(line func(step, format string, args ...any) Line) [
 // reloadedLines are a reload's lines: what changed, and what applies only
 // after a restart.
 func (e Event) reloadedLines(line func(step, format string, args ...any) Line) []Line {
-	out := []Line{line("config-reloaded", "configuration reloaded; the rules did not change")}
+	out := []Line{line("config-reloaded", "configuration reloaded; nothing changed")}
+	if len(e.Restart) > 0 {
+		out[0] = line("config-reloaded", "configuration reloaded; nothing to apply now")
+	}
 	if len(e.Changes) > 0 {
 		out[0] = line("config-reloaded", "configuration reloaded: %s", strings.Join(e.Changes, "; "))
 	}
