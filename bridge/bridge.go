@@ -68,8 +68,12 @@ type Options struct {
 	// Tools executes the client tools hubgate runs itself. Zero: notify
 	// only (through Notify), with the command tools of Rules.
 	Tools *Tools
+	// CancelGrace, StopListeningCancels, OnShutdown, Ask and AskTimeout
+	// are the run policies: SetRunPolicies changes them while the bridge
+	// runs.
+	//
 	// CancelGrace is how long a soft cancel may take before it is escalated
-	// to a force cancel. Zero: 10s.
+	// to a force cancel. Zero: DefaultCancelGrace.
 	CancelGrace time.Duration
 	// StopListeningCancels cancels the current run when the hub says
 	// StopListening. Zero: the run goes on.
@@ -239,7 +243,7 @@ type runState struct {
 	// is due at cancelAt + grace).
 	grace time.Duration
 
-	// Fixed when the run starts (execute), so that a reload does not
+	// Fixed when the run starts, so that a reload does not
 	// change them under it: whether it is offered ask_person, and
 	// whether a shutdown leaves it running (bridge.on_shutdown: leave).
 	ask, leave bool
@@ -673,7 +677,9 @@ func (b *Bridge) launch(ctx context.Context, p *pending, startedAt time.Time) {
 	// The run's context is not the loop's: a shutdown decides explicitly
 	// what happens to the run (OnShutdown).
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r := &runState{pending: p, ctx: rctx, cancel: cancel, startedAt: startedAt, known: make(chan struct{})}
+	pol := b.policy()
+	r := &runState{pending: p, ctx: rctx, cancel: cancel, startedAt: startedAt, known: make(chan struct{}),
+		ask: p.rule.Ask(pol.Ask), leave: pol.OnShutdown == ShutdownLeave}
 	b.mu.Lock()
 	b.current = r
 	b.counters.Started++
@@ -917,12 +923,11 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
 func (b *Bridge) shutdown() error {
 	b.mu.Lock()
 	r := b.current
-	leave := r != nil && r.leave
 	b.mu.Unlock()
 	if r == nil {
 		return nil
 	}
-	if leave {
+	if r.leave {
 		b.log.Info("shutdown: leaving the current run on the server", "command_id", r.id)
 		r.cancel() // stop waiting for it; the client does not cancel (see execute)
 		b.ended(<-b.done)

@@ -18,10 +18,6 @@ import (
 // runDone.
 func (b *Bridge) execute(r *runState) runDone {
 	ctx := r.ctx
-	pol := b.policy()
-	b.mu.Lock()
-	r.ask, r.leave = r.rule.Ask(pol.Ask), pol.OnShutdown == ShutdownLeave
-	b.mu.Unlock()
 	if r.leave {
 		// When the daemon stops it stops waiting; the run stays on the
 		// server unless someone cancels it explicitly.
