@@ -11,6 +11,7 @@ const (
 	countStarted    = "started"
 	countDuplicates = "duplicates"
 	countUnrecorded = "unrecorded"
+	countCanceled   = "canceled"
 )
 
 // reasonLocked records the latest reason behind a count (b.mu held).

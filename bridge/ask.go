@@ -43,14 +43,17 @@ type reply struct {
 // errWithdrawn gives up a round whose question the cancel withdrew.
 var errWithdrawn = errors.New("the run was cancelled while it waited for the person's answer")
 
-// askAllowed says whether p's run is offered ask_person.
-func (b *Bridge) askAllowed(p *pending) bool { return p.rule.Ask(b.opts.Ask) }
+// askAllowed says whether r's run is offered ask_person (its rule's
+// ask:, else bridge.ask as the run started).
+func (b *Bridge) askAllowed(r *runState) bool { return r.ask }
 
-// withAskTool is the request of p as it is sent: with the ask_person
-// tool declared when p's rule allows it (rules.Rule.WithAskTool, which
-// `rules test` shows too).
-func (b *Bridge) withAskTool(p *pending) automate.RunRequest {
-	req, full := p.rule.WithAskTool(p.req, b.opts.Ask)
+// withAskTool is the request of r as it is sent: with the ask_person
+// tool declared when r's rule allows it (rules.Rule.WithAskTool, which
+// `rules test` shows too). r.ask is the rule's decision with bridge.ask
+// as the run started; as the default it keeps that decision.
+func (b *Bridge) withAskTool(r *runState) automate.RunRequest {
+	p := r.pending
+	req, full := p.rule.WithAskTool(p.req, r.ask)
 	if full {
 		// The server would refuse the whole run: it runs without asking.
 		b.log.Warn("the rule lists the most client tools a run may declare; ask_person not offered", "rule", p.rule.Name(),
@@ -64,7 +67,7 @@ func (b *Bridge) withAskTool(p *pending) automate.RunRequest {
 // calls by the tool executor, in parallel with the questions.
 // It fails (the round is given up) only when a cancel withdrew a question.
 func (b *Bridge) executeCalls(ctx context.Context, r *runState, calls []automate.ToolCall) ([]automate.ToolResult, error) {
-	if !b.askAllowed(r.pending) || !slices.ContainsFunc(calls, isAsk) {
+	if !b.askAllowed(r) || !slices.ContainsFunc(calls, isAsk) {
 		return b.tools.Execute(ctx, calls), nil
 	}
 	results := make([]automate.ToolResult, len(calls))
@@ -100,7 +103,7 @@ func (b *Bridge) ask(ctx context.Context, r *runState, c automate.ToolCall) (aut
 	if err != nil {
 		return automate.ToolResult{ID: c.ID, Error: err.Error()}, nil
 	}
-	timeout := b.opts.AskTimeout
+	timeout := b.policy().AskTimeout
 	deadline := b.now().Add(timeout)
 	q := &question{commandID: r.id, rule: r.rule, asked: parsed, deadline: deadline, answer: make(chan reply, 1)}
 	b.mu.Lock()

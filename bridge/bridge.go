@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
@@ -71,8 +72,12 @@ type Options struct {
 	// Tools executes the client tools hubgate runs itself. Zero: notify
 	// only (through Notify), with the command tools of Rules.
 	Tools *Tools
+	// CancelGrace, StopListeningCancels, OnShutdown, Ask and AskTimeout
+	// are the run policies: SetRunPolicies changes them while the bridge
+	// runs.
+	//
 	// CancelGrace is how long a soft cancel may take before it is escalated
-	// to a force cancel. Zero: 10s.
+	// to a force cancel. Zero: DefaultCancelGrace.
 	CancelGrace time.Duration
 	// StopListeningCancels cancels the current run when the hub says
 	// StopListening. Zero: the run goes on.
@@ -141,7 +146,57 @@ type Bridge struct {
 	asking          *question   // the ask_person question waiting for the person
 
 	events *eventBus
+	// policies are the run policies in force (SetRunPolicies changes
+	// them; read without b.mu).
+	policies atomic.Pointer[RunPolicies]
 }
+
+// DefaultCancelGrace is the cancel grace of Options without one.
+const DefaultCancelGrace = 10 * time.Second
+
+// RunPolicies are the run policies of Options that a configuration
+// reload may change while the bridge runs (SetRunPolicies). Zero values
+// as in Options.
+type RunPolicies struct {
+	CancelGrace          time.Duration
+	StopListeningCancels bool
+	OnShutdown           ShutdownPolicy
+	Ask                  bool
+	AskTimeout           time.Duration
+}
+
+// normalize fills p's defaults, or says why p is not valid.
+func (p RunPolicies) normalize() (RunPolicies, error) {
+	if p.CancelGrace <= 0 {
+		p.CancelGrace = DefaultCancelGrace
+	}
+	if p.OnShutdown == "" {
+		p.OnShutdown = ShutdownCancel
+	}
+	if p.AskTimeout <= 0 {
+		p.AskTimeout = DefaultAskTimeout
+	}
+	if p.AskTimeout >= MaxAskTimeout {
+		return p, fmt.Errorf("bridge: AskTimeout %s must be below the server's round of %s", p.AskTimeout, MaxAskTimeout)
+	}
+	return p, nil
+}
+
+// SetRunPolicies replaces the run policies (a configuration reload). A
+// run in flight keeps whether it was offered ask_person and the shutdown
+// policy it started with; the next cancel, question or StopListening
+// follows the new ones.
+func (b *Bridge) SetRunPolicies(p RunPolicies) error {
+	p, err := p.normalize()
+	if err != nil {
+		return err
+	}
+	b.policies.Store(&p)
+	return nil
+}
+
+// policy is the run policies in force.
+func (b *Bridge) policy() RunPolicies { return *b.policies.Load() }
 
 // pending is a command waiting for the slot.
 type pending struct {
@@ -187,10 +242,20 @@ type runState struct {
 	steps           []StepInfo // by index
 	workflowStatus  string
 	// stoppedBy says who asked to cancel the run (the first to ask);
-	// cancelAt when, forced whether a force cancel was sent.
+	// cancelAt when, forced whether a force cancel was sent, forcedBy who
+	// or what forced it (a --force, the cancel grace running out).
 	stoppedBy string
 	cancelAt  time.Time
 	forced    bool
+	forcedBy  string
+	// grace is the cancel grace of the first cancel request (its force
+	// is due at cancelAt + grace).
+	grace time.Duration
+
+	// Fixed when the run starts, so that a reload does not
+	// change them under it: whether it is offered ask_person, and
+	// whether a shutdown leaves it running (bridge.on_shutdown: leave).
+	ask, leave bool
 }
 
 // runDone reports a runner's end to the loop.
@@ -218,11 +283,10 @@ func New(opts Options) (*Bridge, error) {
 		}
 		opts.Rules = set
 	}
-	if opts.CancelGrace <= 0 {
-		opts.CancelGrace = 10 * time.Second
-	}
-	if opts.OnShutdown == "" {
-		opts.OnShutdown = ShutdownCancel
+	pol, err := RunPolicies{CancelGrace: opts.CancelGrace, StopListeningCancels: opts.StopListeningCancels, OnShutdown: opts.OnShutdown,
+		Ask: opts.Ask, AskTimeout: opts.AskTimeout}.normalize()
+	if err != nil {
+		return nil, err
 	}
 	if opts.ReadyPoll <= 0 {
 		opts.ReadyPoll = time.Second
@@ -230,14 +294,9 @@ func New(opts Options) (*Bridge, error) {
 	if opts.Listening == "" {
 		opts.Listening = ListenFollowVendor
 	}
-	if opts.AskTimeout <= 0 {
-		opts.AskTimeout = DefaultAskTimeout
-	}
-	if opts.AskTimeout >= MaxAskTimeout {
-		return nil, fmt.Errorf("bridge: AskTimeout %s must be below the server's round of %s", opts.AskTimeout, MaxAskTimeout)
-	}
 	b := &Bridge{opts: opts, log: opts.Logger, now: opts.Now, tools: opts.Tools,
 		wake: make(chan struct{}, 1), done: make(chan runDone, 1), local: make(chan localCommand), stopped: make(chan struct{}), events: newEventBus(opts.EventBuffer, 0)}
+	b.policies.Store(&pol)
 	if b.log == nil {
 		b.log = slog.Default()
 	}
@@ -320,6 +379,13 @@ func (b *Bridge) Run(ctx context.Context) error {
 			return b.shutdown()
 		case ev, ok := <-events:
 			if !ok {
+				// The hub stopped on its own: its last state (why: a token
+				// of another device) reaches the stream before it closes;
+				// its state stream ends right after its events.
+				select {
+				case <-hubDone:
+				case <-time.After(2 * time.Second):
+				}
 				return b.shutdown()
 			}
 			b.handleEvent(ctx, ev)
@@ -351,7 +417,7 @@ func (b *Bridge) handleEvent(ctx context.Context, ev hub.Event) {
 		b.takeDevice(ev.Device, ev.Target) // VerifySelf, GetLatestDevice
 	case hub.KindStopListening:
 		b.hubAsked(false)
-		if b.opts.StopListeningCancels {
+		if b.policy().StopListeningCancels {
 			b.cancelCurrent(ctx, "the hub said StopListening")
 		}
 	case hub.KindStartListening:
@@ -624,7 +690,9 @@ func (b *Bridge) launch(ctx context.Context, p *pending, startedAt time.Time) {
 	// The run's context is not the loop's: a shutdown decides explicitly
 	// what happens to the run (OnShutdown).
 	rctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	r := &runState{pending: p, ctx: rctx, cancel: cancel, startedAt: startedAt, known: make(chan struct{})}
+	pol := b.policy()
+	r := &runState{pending: p, ctx: rctx, cancel: cancel, startedAt: startedAt, known: make(chan struct{}),
+		ask: p.rule.Ask(pol.Ask), leave: pol.OnShutdown == ShutdownLeave}
 	b.mu.Lock()
 	b.current = r
 	b.counters.Started++
@@ -727,15 +795,16 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 		return fmt.Sprintf("cancel of command %d already requested", r.id)
 	}
 	b.markCancelLocked(r, why)
-	r.escalation = time.AfterFunc(b.opts.CancelGrace, func() {
+	grace := r.grace
+	r.escalation = time.AfterFunc(grace, func() {
 		b.mu.Lock()
 		still := b.current == r
-		if still {
-			r.forced = true
+		if still && !r.forced {
+			r.forced, r.forcedBy = true, fmt.Sprintf("the cancel grace (%s) running out", grace)
 		}
 		b.mu.Unlock()
 		if still {
-			b.log.Warn("soft cancel not honoured in time; force cancel", "command_id", r.id, "grace", b.opts.CancelGrace)
+			b.log.Warn("soft cancel not honoured in time; force cancel", "command_id", r.id, "grace", grace)
 			b.sendCancel(r, true)
 		}
 	})
@@ -753,11 +822,11 @@ func (b *Bridge) cancelCurrent(ctx context.Context, why string) string {
 }
 
 // markCancelLocked records the first cancel request of r: who asked and
-// when (b.mu is held).
+// when (b.mu is held). The run is counted when it ends: canceled, or
+// completed when it finished before the cancel landed (execute).
 func (b *Bridge) markCancelLocked(r *runState, why string) {
 	r.cancelRequested = true
-	r.stoppedBy, r.cancelAt = why, b.now()
-	b.counters.Canceled++
+	r.stoppedBy, r.cancelAt, r.grace = why, b.now(), b.policy().CancelGrace
 }
 
 // sendCancel sends a cancel for r while the server runs r: when r's
@@ -767,9 +836,10 @@ func (b *Bridge) markCancelLocked(r *runState, why string) {
 // have reached the server yet: the cancel then waits for it (up to the
 // cancel grace) instead of being lost.
 func (b *Bridge) sendCancel(r *runState, force bool) {
-	ctx, cancel := context.WithTimeout(context.Background(), b.opts.CancelGrace+10*time.Second)
+	wait := b.policy().CancelGrace
+	ctx, cancel := context.WithTimeout(context.Background(), wait+10*time.Second)
 	defer cancel()
-	grace := time.NewTimer(b.opts.CancelGrace)
+	grace := time.NewTimer(wait)
 	defer grace.Stop()
 	for waited := false; ; waited = true {
 		b.mu.Lock()
@@ -823,25 +893,29 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
 	if r == nil {
 		return CancelResult{Mode: automate.CancelModeNone, Message: "nothing runs"}, nil
 	}
-	res := CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID, GraceMs: b.opts.CancelGrace.Milliseconds()}
+	res := CancelResult{Stopped: true, CommandID: r.id, RequestID: requestID, GraceMs: b.policy().CancelGrace.Milliseconds()}
 	b.mu.Lock()
 	res.Already = r.cancelRequested
 	b.mu.Unlock()
 	if force {
-		who := source + " (force)"
+		// who is the journal's "stopped by"/"forced by" (journal.StopNote
+		// adds "(forced)"); the cancel-requested line says it was a force.
+		who, asked := source, source+" (force)"
 		if source == CancelSource(context.Background()) {
-			who = source + " --force" // as the person typed it
+			who, asked = source+" --force", source+" --force" // as the person typed it
 		}
 		b.mu.Lock()
 		first := !r.cancelRequested
 		if first {
 			b.markCancelLocked(r, who)
 		}
-		r.forced = true
+		if !r.forced {
+			r.forced, r.forcedBy = true, who
+		}
 		b.mu.Unlock()
 		if first {
 			ce := commandEvent(EventCancelRequested, r.pending)
-			ce.Note = who
+			ce.Note = asked
 			b.emit(ce)
 		}
 		b.sendCancel(r, true)
@@ -852,7 +926,7 @@ func (b *Bridge) Cancel(ctx context.Context, force bool) (CancelResult, error) {
 	res.Mode, res.Message = automate.CancelModeCancel, b.cancelCurrent(ctx, source)
 	b.mu.Lock()
 	if r.cancelRequested && !r.forced {
-		res.ForceAt = r.cancelAt.Add(b.opts.CancelGrace)
+		res.ForceAt = r.cancelAt.Add(r.grace)
 	}
 	b.mu.Unlock()
 	return res, nil
@@ -866,7 +940,7 @@ func (b *Bridge) shutdown() error {
 	if r == nil {
 		return nil
 	}
-	if b.opts.OnShutdown == ShutdownLeave {
+	if r.leave {
 		b.log.Info("shutdown: leaving the current run on the server", "command_id", r.id)
 		r.cancel() // stop waiting for it; the client does not cancel (see execute)
 		b.ended(<-b.done)
@@ -877,7 +951,7 @@ func (b *Bridge) shutdown() error {
 	select {
 	case d := <-b.done:
 		b.ended(d)
-	case <-time.After(b.opts.CancelGrace + 5*time.Second):
+	case <-time.After(b.policy().CancelGrace + 5*time.Second):
 		b.log.Warn("shutdown: the run did not end in time", "command_id", r.id)
 		r.cancel()
 		b.ended(<-b.done)

@@ -361,8 +361,8 @@ func TestRestartCancelsTheCurrentRun(t *testing.T) {
 		// after a #!sleep: the soft cancel is not honoured, and the force
 		// cancel it is escalated to after CancelGrace (2s) terminates it.
 		h := e.waitFor("the first to end", finished(1))
-		if h[0].Status != automate.StatusTerminated {
-			t.Fatalf("first run not terminated by the escalated cancel:\n%s", describe(h))
+		if h[0].Status != automate.StatusCanceled || h[0].Note != "stopped by restart: command 2 replaces it; forced by the cancel grace (2s) running out" {
+			t.Fatalf("first run not canceled and forced by the escalated cancel:\n%s", describe(h))
 		}
 		if took := h[0].FinishedAt.Sub(replaced); took < 2*time.Second || took > 2*time.Second+100*time.Millisecond {
 			t.Errorf("the first run ended %s after the restart command, want the cancel grace (2s)", took)
@@ -373,7 +373,7 @@ func TestRestartCancelsTheCurrentRun(t *testing.T) {
 			t.Fatalf("cancel: %+v %v", res, err)
 		}
 		h = e.waitFor("the second to end", finished(2))
-		if h[1].Status != automate.StatusTerminated {
+		if h[1].Status != automate.StatusCanceled || h[1].Note != "busy with command 1; restart: first in the queue; stopped by hubgate cancel --force (forced)" {
 			t.Errorf("second run:\n%s", describe(h))
 		}
 	})
@@ -452,7 +452,7 @@ func TestStopListeningCancelsWhenConfigured(t *testing.T) {
 		// "r long" sleeps 20s: the soft cancel is escalated after the 2s
 		// grace and the force cancel terminates it.
 		h := e.waitFor("the cancel", finished(1))
-		if h[0].Status != automate.StatusTerminated {
+		if h[0].Status != automate.StatusCanceled || !strings.Contains(h[0].Note, "forced by the cancel grace") {
 			t.Fatalf("journal:\n%s", describe(h))
 		}
 		if took := h[0].FinishedAt.Sub(stopped); took < 2*time.Second || took > 2*time.Second+100*time.Millisecond {

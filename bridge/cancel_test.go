@@ -77,8 +77,8 @@ func TestCancelWaitsForThePOSTWithoutPolling(t *testing.T) {
 			t.Errorf("%d cancels sent, want 1", n)
 		}
 		h := e.waitFor("the run to end", finished(1))
-		if h[0].Status != automate.StatusTerminated || h[0].Decision != journal.DecisionStarted {
-			t.Errorf("the held run was not terminated:\n%s", describe(h))
+		if h[0].Status != automate.StatusCanceled || h[0].Decision != journal.DecisionStarted || h[0].Note != "stopped by hubgate cancel --force (forced)" {
+			t.Errorf("the held run was not canceled by a forced stop:\n%s", describe(h))
 		}
 	})
 }

@@ -119,11 +119,14 @@ type Event struct {
 	// StoppedBy says who or what cancelled a finished run ("hubgate
 	// cancel", "the status page", "StopOutputs macro", "restart: ...",
 	// "shutdown"); empty when nobody did.
-	StoppedBy string     `json:"stoppedBy,omitempty"` // EventFinished
-	Question  string     `json:"question,omitempty"`  // EventQuestion
-	Choices   []string   `json:"choices,omitempty"`   // EventQuestion
-	Deadline  *time.Time `json:"deadline,omitempty"`  // EventQuestion
-	Reply     string     `json:"reply,omitempty"`     // EventAnswered
+	StoppedBy string `json:"stoppedBy,omitempty"` // EventFinished
+	// ForcedBy says who or what forced the stop ("hubgate cancel
+	// --force", the cancel grace running out); empty for a soft stop.
+	ForcedBy string     `json:"forcedBy,omitempty"` // EventFinished
+	Question string     `json:"question,omitempty"` // EventQuestion
+	Choices  []string   `json:"choices,omitempty"`  // EventQuestion
+	Deadline *time.Time `json:"deadline,omitempty"` // EventQuestion
+	Reply    string     `json:"reply,omitempty"`    // EventAnswered
 
 	Hub       *HubStatus `json:"hub,omitempty"`       // EventHub
 	Listening *bool      `json:"listening,omitempty"` // EventListening
@@ -335,8 +338,8 @@ func (e Event) finishedLines(line func(step, format string, args ...any) Line) [
 		return []Line{line("run-failed", "the run request failed: %s", e.Error)}
 	}
 	by := ""
-	if e.StoppedBy != "" {
-		by = " (stopped by " + e.StoppedBy + ")"
+	if note := journal.StopNote(e.StoppedBy, e.ForcedBy); note != "" {
+		by = " (" + note + ")"
 	}
 	out := []Line{line("run-finished", "run finished: %s in %s%s", e.Outcome(), millis(e.DurationMs), by)}
 	if e.Answer != "" {
@@ -351,7 +354,10 @@ func (e Event) finishedLines(line func(step, format string, args ...any) Line) [
 // reloadedLines are a reload's lines: what changed, and what applies only
 // after a restart.
 func (e Event) reloadedLines(line func(step, format string, args ...any) Line) []Line {
-	out := []Line{line("config-reloaded", "configuration reloaded; the rules did not change")}
+	out := []Line{line("config-reloaded", "configuration reloaded; nothing changed")}
+	if len(e.Restart) > 0 {
+		out[0] = line("config-reloaded", "configuration reloaded; nothing to apply now")
+	}
 	if len(e.Changes) > 0 {
 		out[0] = line("config-reloaded", "configuration reloaded: %s", strings.Join(e.Changes, "; "))
 	}
@@ -439,6 +445,9 @@ func (h *HubStatus) text() string {
 	}
 	if !h.RetryAt.IsZero() {
 		out += "; retry at " + h.RetryAt.Local().Format(time.TimeOnly)
+	}
+	if h.NeedsRepair {
+		out += "; " + RepairHint
 	}
 	return out
 }

@@ -192,7 +192,7 @@ func finishedEvent(r *runState, out journal.Outcome) Event {
 	e := commandEvent(EventFinished, r.pending)
 	e.TaskID, e.RequestID = r.req.TaskID, out.RequestID
 	e.Status, e.ErrorCode, e.Answer, e.FinalAnswer = out.Status, out.ErrorCode, out.Answer, out.FinalAnswer
-	e.DurationMs, e.Error, e.StoppedBy = out.DurationMs, out.Err, out.StoppedBy
+	e.DurationMs, e.Error, e.StoppedBy, e.ForcedBy = out.DurationMs, out.Err, out.StoppedBy, out.ForcedBy
 	return e
 }
 

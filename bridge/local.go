@@ -60,7 +60,7 @@ func (b *Bridge) ExplainCommand(text string) (rules.Explanation, string) {
 	b.mu.Lock()
 	set, notify := b.set, b.opts.Notify
 	b.mu.Unlock()
-	res := set.Explain(rules.Command{Text: text, Received: b.now()}, rules.Defaults{Notify: notify, Ask: b.opts.Ask})
+	res := set.Explain(rules.Command{Text: text, Received: b.now()}, rules.Defaults{Notify: notify, Ask: b.policy().Ask})
 	var sb strings.Builder
 	res.WriteText(&sb)
 	return res, sb.String()

@@ -18,13 +18,13 @@ import (
 // runDone.
 func (b *Bridge) execute(r *runState) runDone {
 	ctx := r.ctx
-	if b.opts.OnShutdown == ShutdownLeave {
+	if r.leave {
 		// When the daemon stops it stops waiting; the run stays on the
 		// server unless someone cancels it explicitly.
 		ctx = automate.LeaveRunning(ctx)
 	}
 	log := b.log.With("command_id", r.id, "rule", r.rule.Name())
-	rec, err := b.opts.Automate.RunWithTools(ctx, b.withAskTool(r.pending), automate.ToolLoop{
+	rec, err := b.opts.Automate.RunWithTools(ctx, b.withAskTool(r), automate.ToolLoop{
 		Progress: b.progress(r),
 		Execute: func(ctx context.Context, calls []automate.ToolCall) ([]automate.ToolResult, error) {
 			// A tool that fails answers the agent with an error; the
@@ -72,12 +72,17 @@ func (b *Bridge) execute(r *runState) runDone {
 		b.mu.Unlock()
 	}
 	b.mu.Lock()
-	out.StoppedBy = r.stoppedBy
-	b.mu.Unlock()
-	b.mu.Lock()
-	if out.Status == automate.StatusCompleted {
+	out.StoppedBy, out.ForcedBy = r.stoppedBy, r.forcedBy
+	if r.cancelRequested {
+		out = canceledOutcome(out)
+	}
+	switch out.Status {
+	case automate.StatusCompleted:
 		b.counters.Completed++
-	} else {
+	case automate.StatusCanceled:
+		b.counters.Canceled++
+		b.reasonLocked(countCanceled, r.id, r.cmd.Text, journal.StopNote(out.StoppedBy, out.ForcedBy))
+	default:
 		b.counters.Failed++
 		b.reasonLocked(string(journal.DecisionFailed), r.id, r.cmd.Text, failureReason(out))
 	}
@@ -136,6 +141,21 @@ func upsertStep(steps []StepInfo, s StepInfo) []StepInfo {
 		return steps
 	}
 	return slices.Insert(steps, i, s)
+}
+
+// canceledOutcome is the outcome of a run someone asked to stop: a run
+// the server ended canceled or terminated (a forced stop kills the
+// worker), or whose request ended without a record (a cancel while it
+// waited for the person's answer withdraws the question), is canceled:
+// stopped on purpose, not a failure; the journal's note says who stopped
+// it and whether it was forced (journal.StopNote), and a request's error
+// stays in the error. A run that completed or failed before the cancel
+// landed keeps its status.
+func canceledOutcome(o journal.Outcome) journal.Outcome {
+	if o.Status == automate.StatusTerminated || o.Status == "" {
+		o.Status = automate.StatusCanceled
+	}
+	return o
 }
 
 // failureReason says why a run or its request failed, for status.

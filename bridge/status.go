@@ -59,8 +59,8 @@ func (b *Bridge) Status(ctx context.Context) (Status, error) {
 		st.Current = &CurrentRun{CommandID: r.id, Rule: r.rule.Name(), Command: r.cmd.Text, RequestID: r.requestID,
 			Status: status, StartedAt: r.startedAt, WorkflowStatus: r.workflowStatus, Steps: append([]StepInfo{}, r.steps...)}
 		if r.cancelRequested {
-			st.Current.Cancel = &CancelState{By: r.stoppedBy, At: r.cancelAt, GraceMs: b.opts.CancelGrace.Milliseconds(),
-				ForceAt: r.cancelAt.Add(b.opts.CancelGrace), Forced: r.forced}
+			st.Current.Cancel = &CancelState{By: r.stoppedBy, At: r.cancelAt, GraceMs: r.grace.Milliseconds(),
+				ForceAt: r.cancelAt.Add(r.grace), Forced: r.forced}
 		}
 		if q := b.asking; q != nil && q.commandID == r.id {
 			st.Current.Question = &PendingQuestion{Question: q.asked.Question, Choices: q.asked.Choices, Deadline: q.deadline}
@@ -76,7 +76,7 @@ func (b *Bridge) Status(ctx context.Context) (Status, error) {
 // the last MaxRecentRuns runs of this daemon's life (b.mu is held).
 func (b *Bridge) keepRecentLocked(r *runState, fin Event) {
 	rr := RecentRun{CommandID: r.id, Rule: r.rule.Name(), Command: r.cmd.Text, RequestID: fin.RequestID,
-		StartedAt: r.startedAt, FinishedAt: b.now(), Outcome: fin.Outcome(), StoppedBy: fin.StoppedBy,
+		StartedAt: r.startedAt, FinishedAt: b.now(), Outcome: fin.Outcome(), StoppedBy: fin.StoppedBy, ForcedBy: fin.ForcedBy,
 		Steps: append([]StepInfo{}, r.steps...)}
 	b.recent = append([]RecentRun{rr}, b.recent...)
 	if len(b.recent) > MaxRecentRuns {
@@ -86,7 +86,7 @@ func (b *Bridge) keepRecentLocked(r *runState, fin Event) {
 
 func hubStatus(s hub.State) HubStatus {
 	return HubStatus{Status: string(s.Status), Cause: string(s.Cause), Reason: s.Reason, Since: s.Since,
-		Attempt: s.Attempt, RetryAt: s.RetryAt, NeedsRepair: s.NeedsRepair()}
+		Attempt: s.Attempt, RetryAt: s.RetryAt, NeedsRepair: s.NeedsRepair() || s.Cause == hub.CauseWrongDevice}
 }
 
 // History returns the newest journal entries.

@@ -14,7 +14,7 @@ func (st Status) WriteText(w io.Writer) {
 		hub += " (" + st.Hub.Reason + ")"
 	}
 	if st.Hub.NeedsRepair {
-		hub += "; the device token was refused: run 'hubgate pair' again"
+		hub += "; " + RepairHint
 	}
 	automateLine := st.Automate.Mode + " " + st.Automate.Endpoint
 	if st.Automate.Product != "" {

@@ -67,8 +67,17 @@ type HubStatus struct {
 	Since       time.Time `json:"since,omitzero"`
 	Attempt     int       `json:"attempt,omitempty"` // failed attempts since the last connection
 	RetryAt     time.Time `json:"retryAt,omitzero"`
-	NeedsRepair bool      `json:"needsRepair"` // the device token was refused: pair again
+	NeedsRepair bool      `json:"needsRepair"` // the device token was refused, or is another device's: pair again (RepairHint)
 }
+
+// RepairCommand is the command that pairs the device again with a new
+// token: what the person is told when the hub refuses the device (its
+// token disabled, the device deleted, a token of another device).
+const RepairCommand = "hubgate pair --reuse"
+
+// RepairHint says what to do about a hub that refuses the device; status,
+// watch and the notification say it.
+const RepairHint = "the device must be paired again: run '" + RepairCommand + "' (or 'hubgate pair --replace' for a new device)"
 
 // Current run statuses.
 const (
@@ -133,6 +142,7 @@ type RecentRun struct {
 	FinishedAt time.Time  `json:"finishedAt"`
 	Outcome    string     `json:"outcome"` // Event.Outcome
 	StoppedBy  string     `json:"stoppedBy,omitempty"`
+	ForcedBy   string     `json:"forcedBy,omitempty"` // a forced stop: who or what forced it
 	Steps      []StepInfo `json:"steps"`
 }
 
@@ -175,7 +185,10 @@ type Counters struct {
 	Abandoned  uint64 `json:"abandoned"`
 	Completed  uint64 `json:"completed"` // runs that ended completed
 	Failed     uint64 `json:"failed"`    // runs that ended failed or terminated, failed requests, and commands decided failed
-	Canceled   uint64 `json:"canceled"`
+	// Canceled counts runs someone stopped (hubgate cancel, the status
+	// page, StopOutputs, a restart by the busy policy, shutdown), forced
+	// or not, that ended without completing: not failures.
+	Canceled uint64 `json:"canceled"`
 	// Answers counts commands that answered a question of the run in
 	// flight (decision answer) instead of starting a run.
 	Answers uint64 `json:"answers"`
@@ -184,7 +197,7 @@ type Counters struct {
 	Unrecorded uint64 `json:"unrecorded"`
 	// Last is the latest reason behind each count that has one, by the
 	// count's JSON name (started, queued, dropped, ignored, refused,
-	// abandoned, failed, answer, duplicates, unrecorded).
+	// abandoned, failed, canceled, answer, duplicates, unrecorded).
 	Last map[string]LastReason `json:"last,omitempty"`
 }
 

@@ -539,15 +539,21 @@ func (d *Daemon) Reconnect(ctx context.Context) (control.ReconnectResult, error)
 
 // Reload applies the parts of o that a running daemon can change without
 // dropping the hub connection or the run in flight: the routing rules and
-// command tools (Options.Rules). It returns what changed, one line per
-// change, and the settings that differ but only apply after a restart.
-// The run in flight and queued commands keep the rules they matched.
+// command tools (Options.Rules), bridge.notify, bridge.listening and the
+// run policies (bridge.ask, ask_timeout, cancel_grace,
+// stop_listening_cancels, on_shutdown). It returns what changed, one line
+// per change (each names its setting), and the settings that differ but
+// apply only after a restart, by name; a setting that did not change is
+// named in neither. The run in flight and queued commands keep the rules
+// they matched; the run in flight keeps whether it was offered ask_person
+// and what a shutdown does to it.
 func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.info.Bridge == nil {
 		return nil, nil, errors.New("daemon: not running")
 	}
+	b := d.info.Bridge
 	if o.Rules == nil {
 		set, err := rules.Compile(nil, nil, rules.UnmatchedSpec{})
 		if err != nil {
@@ -559,9 +565,17 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	if old.Rules == nil {
 		old.Rules, _ = rules.Compile(nil, nil, rules.UnmatchedSpec{})
 	}
+	ob, nb := old.Bridge, o.Bridge
+	if policies(ob) != policies(nb) {
+		// Checked before anything is applied: a refused reload changes
+		// nothing.
+		if err := b.SetRunPolicies(policies(nb)); err != nil {
+			return nil, nil, err
+		}
+	}
 	changed = diffRules(old.Rules, o.Rules)
 	if len(changed) > 0 {
-		d.info.Bridge.SetRules(o.Rules.WithDeviceType(d.o.DeviceTypeID))
+		b.SetRules(o.Rules.WithDeviceType(d.o.DeviceTypeID))
 		d.o.Rules = o.Rules
 		d.ruleSet.Store(o.Rules)
 		if d.speechErr != nil {
@@ -570,36 +584,110 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	}
 	if o.Outputs.Notify != old.Outputs.Notify && d.notifier != nil {
 		d.notifier.SetDefault(o.Outputs.Notify)
-		d.info.Bridge.SetNotify(o.Outputs.Notify)
+		b.SetNotify(o.Outputs.Notify)
 		d.o.Outputs.Notify = o.Outputs.Notify
-		changed = append(changed, "bridge.notify: "+orDefault(old.Outputs.Notify)+" -> "+orDefault(o.Outputs.Notify))
+	}
+	if nb.Listening != ob.Listening {
+		b.SetListening(nb.Listening)
+	}
+	d.o.Bridge = nb
+	for _, c := range settingChanges(old, o) {
+		if c.live {
+			changed = append(changed, c.name+": "+c.from+" -> "+c.to)
+		} else {
+			needRestart = append(needRestart, c.name)
+		}
+	}
+	return changed, needRestart, nil
+}
+
+// ChangedSettings names the settings (as the configuration file does:
+// "bridge.ask_timeout") that differ between old and nu, apart from the
+// rules (Reload describes those rule by rule): live, those Reload
+// applies to a running daemon; restart, those that apply only after a
+// restart.
+func ChangedSettings(old, nu Options) (live, restart []string) {
+	for _, c := range settingChanges(old, nu) {
+		if c.live {
+			live = append(live, c.name)
+		} else {
+			restart = append(restart, c.name)
+		}
+	}
+	return live, restart
+}
+
+// settingChange is one setting that differs between two Options.
+type settingChange struct {
+	name     string
+	live     bool   // Reload applies it
+	from, to string // its values, for a live one
+}
+
+// settingChanges lists the settings other than the rules that differ
+// between old and nu, in the order of the configuration file's keys.
+func settingChanges(old, nu Options) []settingChange {
+	var out []settingChange
+	live := func(name string, differs bool, from, to any) {
+		if differs {
+			out = append(out, settingChange{name: name, live: true, from: fmt.Sprint(from), to: fmt.Sprint(to)})
+		}
 	}
 	restart := func(name string, differs bool) {
 		if differs {
-			needRestart = append(needRestart, name)
+			out = append(out, settingChange{name: name})
 		}
 	}
-	restart("bridge.journal", o.JournalPath != old.JournalPath)
-	restart("bridge.journal_keep_days", o.JournalKeep != old.JournalKeep)
-	restart("bridge.control_socket", o.ControlSocket != old.ControlSocket)
-	restart("hub.max_message_bytes", o.HubMaxMessageSize != old.HubMaxMessageSize)
-	if o.Bridge.Listening != old.Bridge.Listening {
-		d.info.Bridge.SetListening(o.Bridge.Listening)
-		changed = append(changed, fmt.Sprintf("bridge.listening: %s -> %s", listeningName(old.Bridge.Listening), listeningName(o.Bridge.Listening)))
-		d.o.Bridge.Listening = o.Bridge.Listening
-	}
-	ob, nb := old.Bridge, o.Bridge
-	ob.Listening, nb.Listening = "", ""
-	restart("bridge.cancel_grace, stop_listening_cancels, on_shutdown", nb != ob)
-	ao, oa := o.Automate, old.Automate
-	restart("automate (target, port, workspace, tool_wait, product)", ao.External != oa.External || ao.Port != oa.Port ||
-		ao.Workspace != oa.Workspace || ao.WorkspaceRestriction != oa.WorkspaceRestriction || ao.ToolWait != oa.ToolWait ||
-		ao.Product != oa.Product)
-	no, oo := o.Outputs, old.Outputs
-	restart("bridge.speech", !slices.Equal(no.SpeechCommand, oo.SpeechCommand) || no.SpeechMaxChars != oo.SpeechMaxChars)
+	ao, oa := nu.Automate, old.Automate
+	restart("automate.port", ao.Port != oa.Port)
+	restart("automate.workspace", ao.Workspace != oa.Workspace)
+	restart("automate.workspace_restriction", ao.WorkspaceRestriction != oa.WorkspaceRestriction)
+	restart("automate.tool_wait", ao.ToolWait != oa.ToolWait)
+	restart("automate.target", ao.External != oa.External)
+	restart("automate.product", ao.Product != oa.Product)
+	ob, nb := old.Bridge, nu.Bridge
+	live("bridge.cancel_grace", nb.CancelGrace != ob.CancelGrace, durationName(ob.CancelGrace, bridge.DefaultCancelGrace),
+		durationName(nb.CancelGrace, bridge.DefaultCancelGrace))
+	live("bridge.stop_listening_cancels", nb.StopListeningCancels != ob.StopListeningCancels, ob.StopListeningCancels, nb.StopListeningCancels)
+	live("bridge.listening", nb.Listening != ob.Listening, listeningName(ob.Listening), listeningName(nb.Listening))
+	live("bridge.on_shutdown", nb.OnShutdown != ob.OnShutdown, shutdownName(ob.OnShutdown), shutdownName(nb.OnShutdown))
+	restart("bridge.journal", nu.JournalPath != old.JournalPath)
+	restart("bridge.journal_keep_days", nu.JournalKeep != old.JournalKeep)
+	restart("bridge.control_socket", nu.ControlSocket != old.ControlSocket)
+	restart("hub.max_message_bytes", nu.HubMaxMessageSize != old.HubMaxMessageSize)
+	no, oo := nu.Outputs, old.Outputs
+	live("bridge.notify", no.Notify != oo.Notify, orDefault(oo.Notify), orDefault(no.Notify))
 	restart("bridge.progress_after", no.ProgressAfter != oo.ProgressAfter)
-	restart("bridge.status_page", no.StatusPage != oo.StatusPage || no.StatusPagePort != oo.StatusPagePort)
-	return changed, needRestart, nil
+	live("bridge.ask", nb.Ask != ob.Ask, ob.Ask, nb.Ask)
+	live("bridge.ask_timeout", nb.AskTimeout != ob.AskTimeout, durationName(ob.AskTimeout, bridge.DefaultAskTimeout),
+		durationName(nb.AskTimeout, bridge.DefaultAskTimeout))
+	restart("bridge.speech.command", !slices.Equal(no.SpeechCommand, oo.SpeechCommand))
+	restart("bridge.speech.max_chars", no.SpeechMaxChars != oo.SpeechMaxChars)
+	restart("bridge.status_page.enabled", no.StatusPage != oo.StatusPage)
+	restart("bridge.status_page.port", no.StatusPagePort != oo.StatusPagePort)
+	return out
+}
+
+// policies are the bridge's run policies of o.
+func policies(o BridgeOptions) bridge.RunPolicies {
+	return bridge.RunPolicies{CancelGrace: o.CancelGrace, StopListeningCancels: o.StopListeningCancels, OnShutdown: o.OnShutdown,
+		Ask: o.Ask, AskTimeout: o.AskTimeout}
+}
+
+// durationName names a duration setting (0 is its default).
+func durationName(v, def time.Duration) string {
+	if v <= 0 {
+		return def.String() + " (default)"
+	}
+	return v.String()
+}
+
+// shutdownName names a shutdown policy ("" is the default).
+func shutdownName(p bridge.ShutdownPolicy) string {
+	if p == "" {
+		return string(bridge.ShutdownCancel) + " (default)"
+	}
+	return string(p)
 }
 
 // listeningName names a listening policy ("" is the default).
@@ -671,7 +759,7 @@ func (d *Daemon) Force(ctx context.Context) {
 	if b == nil {
 		return
 	}
-	if res, err := b.Cancel(ctx, true); err == nil && res.Stopped {
+	if res, err := b.Cancel(bridge.WithCancelSource(ctx, "a second interrupt"), true); err == nil && res.Stopped {
 		d.log.Warn("stopping now: the current run is terminated", "command_id", res.CommandID)
 	}
 }
@@ -690,7 +778,7 @@ func (d *Daemon) announceStop(b *bridge.Bridge) {
 	}
 	grace := d.o.Bridge.CancelGrace
 	if grace <= 0 {
-		grace = 10 * time.Second
+		grace = bridge.DefaultCancelGrace
 	}
 	wait := grace + 5*time.Second // the bridge's shutdown bound
 	d.log.Info(fmt.Sprintf("stopping: waiting up to %d s for run #%d to cancel (interrupt again to stop at once)", int(wait.Seconds()), st.Current.CommandID),
@@ -813,6 +901,10 @@ func (d *Daemon) startNotify(b *bridge.Bridge) {
 				return "", false
 			}
 			return r.Notify(), r.Speak()
+		},
+		SpeechOn: func() bool {
+			set := d.ruleSet.Load()
+			return set != nil && slices.ContainsFunc(set.Rules(), (*rules.Rule).Speak)
 		}})
 	d.notifier = svc // Start holds d.mu
 	ctx, cancel := context.WithCancel(context.Background())
@@ -823,6 +915,18 @@ func (d *Daemon) startNotify(b *bridge.Bridge) {
 		svc.Run(ctx, events)
 	}()
 	d.pushStop(func() error {
+		// The bridge stopped first and its stream ends after the events
+		// already published: the notifier gets to show those (the last may
+		// be why the daemon stops: a token of another device, shown and
+		// spoken), within a desktop call's and the last words' bounds.
+		select {
+		case <-d.bridgeDone:
+			select {
+			case <-done:
+			case <-time.After(notify.DefaultTimeout + notify.StopSpeechWait):
+			}
+		default: // a failed start: the bridge never ran
+		}
 		cancel()
 		<-done
 		if speaker != nil {

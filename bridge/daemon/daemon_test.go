@@ -655,3 +655,66 @@ func TestALongRunFitsTheClient(t *testing.T) {
 		t.Fatalf("journal entry: status %q answer %q error %q", es[0].Status, es[0].Answer, es[0].Error)
 	}
 }
+
+// A reload applies the run policies to the running daemon (the next
+// question waits bridge.ask_timeout as reloaded) and names each that
+// changed, and only those.
+func TestReloadAppliesTheRunPolicies(t *testing.T) {
+	f := newFixture(t)
+	f.opts.Rules = compile(t, `
+rules:
+  - name: pick
+    match: {command: pick}
+    ask: true
+    run:
+      prompt: "p\n#!tool ask_person {\"question\":\"Which colour?\"}\n#!answer you chose ${result}"
+`)
+	d := f.start(t)
+	waitListening(t, f, d, f.device)
+	b := d.Info().Bridge
+
+	o := f.opts
+	o.Bridge.AskTimeout = 8 * time.Second
+	o.Bridge.CancelGrace = 3 * time.Second
+	changed, restart, err := d.Reload(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"bridge.cancel_grace: 10s (default) -> 3s", "bridge.ask_timeout: 1m40s (default) -> 8s"}
+	if !slices.Equal(changed, want) || len(restart) != 0 {
+		t.Errorf("changes %q, restart %q; want %q and none", changed, restart, want)
+	}
+	if changed, restart, err := d.Reload(o); err != nil || len(changed)+len(restart) != 0 {
+		t.Errorf("a reload of the same settings names %q and %q (%v)", changed, restart, err)
+	}
+	bad := o
+	bad.Bridge.AskTimeout = 3 * time.Minute
+	if _, _, err := d.Reload(bad); err == nil {
+		t.Error("a reload with ask_timeout past the server's round was taken")
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	events := b.Subscribe(ctx, bridge.SubscribeOptions{})
+	if err := f.mock.PushCommand(f.device, "pick", nil); err != nil {
+		t.Fatal(err)
+	}
+	var q bridge.Event
+	for q.Kind != bridge.EventQuestion {
+		select {
+		case q = <-events:
+		case <-time.After(testutil.DefaultTimeout):
+			t.Fatal("no question")
+		}
+	}
+	if q.Deadline == nil || q.Deadline.Sub(q.At) > 8*time.Second || q.Deadline.Sub(q.At) < 7*time.Second {
+		t.Fatalf("the question after the reload: at %v, deadline %v; want 8s (bridge.ask_timeout as reloaded)", q.At, q.Deadline)
+	}
+	res, err := b.Cancel(ctx, false)
+	if err != nil || !res.Stopped || res.GraceMs != 3000 {
+		t.Errorf("cancel after the reload: %+v, %v; want the reloaded grace of 3s", res, err)
+	}
+	if es := waitEntries(t, b, 1); es[0].Status != automate.StatusCanceled {
+		t.Errorf("the run cancelled while it asked: %+v", es[0])
+	}
+}

@@ -96,8 +96,10 @@ func (d *Daemon) ReportReload(file string, changed, restart []string, refused er
 	switch {
 	case refused != nil:
 		log.Error("SIGHUP: the configuration was refused; the running one stays", "file", file, "err", refused)
+	case len(changed) == 0 && len(restart) == 0:
+		log.Info("SIGHUP: configuration reloaded; nothing changed", "file", file)
 	case len(changed) == 0:
-		log.Info("SIGHUP: configuration reloaded; the rules did not change", "file", file)
+		log.Info("SIGHUP: configuration reloaded; nothing to apply now", "file", file)
 	default:
 		log.Info("SIGHUP: configuration reloaded: "+strings.Join(changed, "; "), "file", file, "changes", len(changed))
 	}

@@ -72,10 +72,10 @@ func TestReportReloadLogsAndPublishes(t *testing.T) {
 	}
 
 	d.ReportReload("/c.yaml", nil, nil, nil)
-	if e := next(); e.Describe() != "configuration reloaded; the rules did not change" {
+	if e := next(); e.Describe() != "configuration reloaded; nothing changed" {
 		t.Errorf("no change: %q", e.Describe())
 	}
-	if !strings.Contains(buf.String(), "the rules did not change") || strings.Count(buf.String(), "WARN") != 1 {
+	if !strings.Contains(buf.String(), "configuration reloaded; nothing changed") || strings.Count(buf.String(), "WARN") != 1 {
 		t.Errorf("no change:\n%s", buf.String())
 	}
 

@@ -46,8 +46,28 @@ type Outcome struct {
 	Err         string // a failed request, not a failed run
 	// StoppedBy says who or what cancelled the run ("hubgate cancel",
 	// "the status page", "shutdown", ...): added to the row's note as
-	// "stopped by <who>".
+	// "stopped by <who>" (StopNote).
 	StoppedBy string
+	// ForcedBy says who or what forced the stop (the worker was
+	// terminated): "hubgate cancel --force", or the cancel grace running
+	// out; "" for a soft stop. The note then says "forced" (StopNote).
+	ForcedBy string
+}
+
+// StopNote is how a stopped run's note (and its finished line) says who
+// stopped it and whether the stop was forced: "stopped by hubgate
+// cancel", "stopped by hubgate cancel --force (forced)", "stopped by the
+// status page; forced by hubgate cancel --force". "" when nobody did.
+func StopNote(stoppedBy, forcedBy string) string {
+	switch {
+	case stoppedBy == "" && forcedBy == "":
+		return ""
+	case forcedBy == "":
+		return "stopped by " + stoppedBy
+	case stoppedBy == "" || stoppedBy == forcedBy:
+		return "stopped by " + forcedBy + " (forced)"
+	}
+	return "stopped by " + stoppedBy + "; forced by " + forcedBy
 }
 
 // OutcomeOf builds the Outcome of a terminal RunRecord.
@@ -336,10 +356,7 @@ func (j *Journal) RunFinished(ctx context.Context, id int64, o Outcome) error {
 	if o.FinalAnswer != nil {
 		final = *o.FinalAnswer
 	}
-	stopped := ""
-	if o.StoppedBy != "" {
-		stopped = "stopped by " + o.StoppedBy
-	}
+	stopped := StopNote(o.StoppedBy, o.ForcedBy)
 	decision := "" // unchanged
 	if o.Status == "" {
 		decision = string(DecisionFailed)

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/hubgate/hubgate/automate"
 )
 
 // WriteHistoryText writes entries as the table `hubgate history` shows,
@@ -27,6 +29,9 @@ func WriteHistoryText(w io.Writer, entries []Entry) {
 		text := e.Answer
 		if e.FinalAnswer != nil {
 			text = *e.FinalAnswer
+		}
+		if text == "" && e.Status == automate.StatusCanceled {
+			text = e.Note // who stopped it, and whether it was forced
 		}
 		if text == "" {
 			text = e.Error

@@ -35,6 +35,10 @@ type Options struct {
 	// Speaker speaks answers of rules with speak: true. Zero: no speech
 	// (a rule that asks for it gets one warning).
 	Speaker *Speaker
+	// SpeechOn says whether speech is on (a rule speaks its answers):
+	// then what is not about one command (the device must be paired
+	// again) is spoken too. Zero: it is not.
+	SpeechOn func() bool
 	// Timeout bounds each desktop call. Zero: DefaultTimeout.
 	Timeout time.Duration
 	// RetryAfter: after a failed desktop call, notifications go to the
@@ -68,6 +72,9 @@ type Service struct {
 	failed      uint64
 	// run is the run in flight, for its progress notification.
 	run *runProgress
+	// repairTold: the person was told that the device must be paired
+	// again, and the hub has not connected since (repair.go).
+	repairTold bool
 }
 
 // New returns a Service for opts.
@@ -249,6 +256,8 @@ func (s *Service) Handle(ctx context.Context, e bridge.Event) {
 		if policy != rules.NotifyNone {
 			s.show(ctx, e, Message{Summary: summary(e, "profile not loaded"), Body: clipBody(e.Note), Urgency: UrgencyNormal})
 		}
+	case bridge.EventHub:
+		s.hubChanged(ctx, e)
 	case bridge.EventLost:
 		s.log.Warn("notifications fell behind the bridge; some were not shown (see hubgate history)", "lost_events", e.Lost)
 	case bridge.EventNotify:

@@ -88,7 +88,8 @@ func TestStatusPageControlCenterInHeadlessChromium(t *testing.T) {
 	if !strings.Contains(result.Recent, "completed") || !strings.Contains(result.Recent, stepsCommand) || !strings.Contains(result.Recent, "released two") {
 		t.Errorf("recent runs: %q", result.Recent)
 	}
-	// The cancel counted its grace down; "force now" terminated the run.
+	// The cancel counted its grace down; "force now" stopped the run: a
+	// canceled run, journaled as forced.
 	if len(result.Countdown) != 2 || !strings.Contains(result.Countdown[0], "Cancel requested by the status page") || !result.ForceVisible {
 		t.Errorf("countdown %q, force button visible %v", result.Countdown, result.ForceVisible)
 	}
@@ -109,7 +110,7 @@ func TestStatusPageControlCenterInHeadlessChromium(t *testing.T) {
 	if slowRow == nil || stepsRow == nil {
 		t.Fatalf("history rows: %q", result.History)
 	}
-	if !strings.Contains(slowRow[5], "stopped by the status page") || !strings.Contains(slowRow[5], "local command: tried on the status page") {
+	if !strings.Contains(slowRow[5], "stopped by the status page (forced)") || !strings.Contains(slowRow[5], "local command: tried on the status page") {
 		t.Errorf("the stopped run's note: %q", slowRow[5])
 	}
 	if y := fmt.Sprint(time.Now().Year()); !strings.Contains(slowRow[1], y) {
@@ -117,7 +118,7 @@ func TestStatusPageControlCenterInHeadlessChromium(t *testing.T) {
 	}
 	joined := strings.Join(result.Events, "\n")
 	for _, want := range []string{"[#1] step 2 running", "[#1] step 3 success", "cancel requested (the status page)",
-		"[#2] run finished: terminated"} {
+		"[#2] run finished: canceled", "(stopped by the status page (forced))"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("the live events lack %q:\n%s", want, joined)
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control/controlcli"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // Issue 17's re-pairing: the device token is disabled (the mock's admin
@@ -23,8 +25,32 @@ import (
 // daemon a new token, and every command after it is answered. (The new hub
 // client numbered its events from 1 again and the journal took them for
 // the old connection's: as many commands were lost, silently, as the old
-// connection had carried.)
+// connection had carried.) Issue 24: the person is told, by one desktop
+// notification (a notification server of the test's own on the session
+// bus) naming `hubgate pair --reuse`, not by silence.
 func TestRePairingAnswersEveryCommand(t *testing.T) {
+	srv := ownNotifications(t)
+	var (
+		shownMu sync.Mutex
+		shown   [][2]string
+	)
+	go func() {
+		for n := range srv.got {
+			shownMu.Lock()
+			shown = append(shown, n)
+			shownMu.Unlock()
+		}
+	}()
+	repairNotices := func() (n int, all [][2]string) {
+		shownMu.Lock()
+		defer shownMu.Unlock()
+		for _, c := range shown {
+			if strings.Contains(c[1], "run 'hubgate pair --reuse'") {
+				n++
+			}
+		}
+		return n, slices.Clone(shown)
+	}
 	u := pairAndRun(t)
 	m, apiURL, e, first, d := u.mock, u.apiURL, u.env, u.first, u.run
 	if !onDaemonEvents(defaultSocketOf(e), func() bool { return runCmd(t, e, "", "status").code == ExitOK }) {
@@ -58,9 +84,13 @@ func TestRePairingAnswersEveryCommand(t *testing.T) {
 	}
 	if !onDaemonEvents(defaultSocketOf(e), func() bool {
 		r := runCmd(t, e, "", "status")
-		return r.code == ExitNeedsRepair && strings.Contains(r.stdout, "run 'hubgate pair' again")
+		return r.code == ExitNeedsRepair && strings.Contains(r.stdout, "run 'hubgate pair --reuse'")
 	}) {
 		t.Fatalf("status never asked to pair again:\n%s", d.Stderr())
+	}
+	if !testutil.Eventually(e2eWait, func() bool { n, _ := repairNotices(); return n > 0 }) {
+		_, all := repairNotices()
+		t.Fatalf("no notification named hubgate pair --reuse: %q\n%s", all, d.Stderr())
 	}
 	if r := runCmd(t, e, "", "pair", "--reuse", "--timeout", "50s"); r.code != 0 || !strings.Contains(r.stderr, "reconnecting now with device "+first.DeviceID) {
 		t.Fatalf("pair --reuse: %d\n%s", r.code, r.stderr)
@@ -76,6 +106,15 @@ func TestRePairingAnswersEveryCommand(t *testing.T) {
 		if entry.Command != want || entry.Status != automate.StatusCompleted || entry.Answer != "Done: "+strings.TrimPrefix(want, "hey ") {
 			t.Errorf("command %q: %+v", want, entry)
 		}
+	}
+	// The answers after the re-pairing were shown after the notice (the
+	// notifier shows in order): the notice was shown once.
+	if !testutil.Eventually(e2eWait, func() bool { _, all := repairNotices(); return len(all) >= len(asked)+1 }) {
+		_, all := repairNotices()
+		t.Errorf("notifications: %q", all)
+	}
+	if n, all := repairNotices(); n != 1 {
+		t.Errorf("%d notifications named hubgate pair --reuse, want 1: %q", n, all)
 	}
 	if strings.Contains(d.Stderr(), "command already journaled") {
 		t.Errorf("commands taken for duplicates:\n%s", d.Stderr())

@@ -474,7 +474,7 @@ func TestStopListening(t *testing.T) {
 		if r := runCmd(t, s.environ(), "", "--config", s.configPath, "cancel", "--force"); r.code != 0 {
 			t.Errorf("hubgate cancel --force: %+v", r)
 		}
-		if e := waitSettled(t, s, "work 1"); e.Status != automate.StatusTerminated {
+		if e := waitSettled(t, s, "work 1"); e.Status != automate.StatusCanceled || e.Note != "stopped by hubgate cancel --force (forced)" {
 			t.Errorf("hubgate cancel --force: %s", e2eDump([]journal.Entry{e}))
 		}
 	})

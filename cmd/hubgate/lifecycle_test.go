@@ -441,8 +441,8 @@ unmatched: {action: ignore}
 	es = waitJournalState(t, s, "three settled commands", func(es []journal.Entry) bool {
 		return len(es) == 3 && e2eSettled(es[0]) && e2eSettled(es[1]) && e2eSettled(es[2])
 	})
-	if es[0].ID != slowID || es[0].Status != automate.StatusTerminated {
-		t.Errorf("the run in flight during the reloads, terminated by the test:\n%s", e2eDump(es))
+	if es[0].ID != slowID || es[0].Status != automate.StatusCanceled || !strings.Contains(es[0].Note, "stopped by hubgate cancel --force (forced)") {
+		t.Errorf("the run in flight during the reloads, stopped by the test's forced cancel:\n%s", e2eDump(es))
 	}
 	if es[1].Rule != "lights" || es[1].Answer != "Done: lights on" || es[2].Rule != "lights" || es[2].Answer != "Done: lights off" {
 		t.Errorf("commands after the reloads:\n%s", e2eDump(es))
@@ -500,11 +500,13 @@ cancel_grace: 10m
 	if !strings.Contains(d.Stderr(), "second interrupt") {
 		t.Errorf("no word of the second interrupt:\n%s", d.Stderr())
 	}
-	// A forced stop kills the worker: the co-hosted server ends the run
-	// terminated (automate/server: a force cancel ends a run terminated).
+	// A forced stop kills the worker (the co-hosted server ends the run
+	// terminated); the journal keeps it canceled, stopped by the shutdown
+	// and forced by the second interrupt.
 	es = journalEntries(t, s.journal)
-	if len(es) != 1 || es[0].Run != journal.RunFinished || es[0].Status != automate.StatusTerminated {
-		t.Errorf("the run after a forced stop, want finished %s:\n%s", automate.StatusTerminated, e2eDump(es))
+	if len(es) != 1 || es[0].Run != journal.RunFinished || es[0].Status != automate.StatusCanceled ||
+		es[0].Note != "stopped by shutdown; forced by a second interrupt" {
+		t.Errorf("the run after a forced stop, want finished %s and forced:\n%s", automate.StatusCanceled, e2eDump(es))
 	}
 	if h.countActions(d.since, "DeviceStoppedListening") != 1 {
 		t.Errorf("no DeviceStoppedListening after a forced stop")

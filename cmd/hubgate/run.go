@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"reflect"
 	"runtime"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -203,19 +203,28 @@ func (a *app) reloadDaemon(d *daemon.Daemon, cur *configs.Config, p daemonParams
 	if err != nil {
 		return refused(err)
 	}
-	// What the daemon's options do not carry: the engine and the logger.
-	if !reflect.DeepEqual(cfg.Automate.OpenAI, cur.Automate.OpenAI) || cfg.Automate.Engine != cur.Automate.Engine ||
-		cfg.Automate.ModelsFile != cur.Automate.ModelsFile {
-		restart = append(restart, "automate.engine, models_file, openai")
-	}
-	if cfg.Log != cur.Log {
-		restart = append(restart, "log")
-	}
+	restart = append(restart, outsideDaemonOptions(configs.Changed(cur, cfg))...)
 	d.ReportReload(cfg.File(), changed, restart, nil)
 	if hint := opts.Rules.NoRunHint(cfg.File()); hint != "" {
 		log.Warn(hint)
 	}
 	return cfg
+}
+
+// outsideDaemonOptions are the changed settings (configs.Changed) that
+// the daemon's options do not carry and that apply only after a restart:
+// the co-hosted engine (automate.engine, models_file, openai.*) and the
+// logger (log.*). The remote section is read by `hubgate pair`, not by
+// the daemon (it runs with the pairing's API URL): not named.
+func outsideDaemonOptions(changed []string) []string {
+	var out []string
+	for _, path := range changed {
+		if strings.HasPrefix(path, "log.") || path == "automate.engine" || path == "automate.models_file" ||
+			strings.HasPrefix(path, "automate.openai.") {
+			out = append(out, path)
+		}
+	}
+	return out
 }
 
 // denyInspection keeps the daemon's and the Automate server's secrets

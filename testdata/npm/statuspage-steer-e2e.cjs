@@ -77,7 +77,7 @@ async function main() {
     result.forceVisible = await page.isVisible('#force');
     await page.click('#force');
     await page.waitForFunction((cmd) => [...document.querySelectorAll('#history tr')].some((tr) =>
-      tr.children[2].textContent === cmd && /^terminated/.test(tr.children[4].textContent)), slowCommand, { timeout: 20000 });
+      tr.children[2].textContent === cmd && /^canceled/.test(tr.children[4].textContent)), slowCommand, { timeout: 20000 });
     result.forceResult = await page.textContent('#cancel-result');
     // The page follows the daemon's events: the current-run card clears at
     // the event that frees the slot, which may come just after the row.

@@ -37,7 +37,7 @@
     const hub = st.hub || {};
     $('hub-status').textContent = hub.status || 'unknown';
     $('hub-status').className = 'pill ' + (hub.status || '');
-    $('hub-reason').textContent = (hub.reason || '') + (hub.needsRepair ? ' (run hubgate pair again)' : '');
+    $('hub-reason').textContent = (hub.reason || '') + (hub.needsRepair ? ' (the device must be paired again: run hubgate pair --reuse)' : '');
     $('listening').textContent = st.listening ? 'yes, commands are acted on' : 'no, commands are refused';
     // What the hub asked is its wish, not the connection's state.
     const asked = st.hubAsked;
@@ -121,7 +121,7 @@
       const p = el('p');
       p.append(el('span', r.outcome, 'pill ' + outcome), ' #' + r.commandId + ' ' + r.command +
         (r.rule ? ' · rule ' + r.rule : '') + ' · ' + when(r.startedAt) + ' to ' + when(r.finishedAt) +
-        (r.stoppedBy ? ' · stopped by ' + r.stoppedBy : ''));
+        (r.stoppedBy ? ' · stopped by ' + r.stoppedBy : '') + (r.forcedBy ? (r.forcedBy === r.stoppedBy ? ' (forced)' : ' · forced by ' + r.forcedBy) : ''));
       const ol = el('ol', undefined, 'steps');
       ol.append(...r.steps.map(stepItem));
       d.append(p, ol);
