@@ -46,7 +46,9 @@ func (a *app) tellErr(line string) { fmt.Fprintf(a.stdio.Err, "hubgate: %s\n", l
 
 func newSecretsCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "secrets",
+		Use: "secrets",
+		Example: `  hubgate secrets migrate          # after setting up a keyring on a machine that had none
+  hubgate --config ~/hubgate.yaml secrets migrate`,
 		Short: "Where hubgate keeps its secrets; move them from the plain-text file into the OS secret store",
 		Long: `hubgate keeps its secrets (the device token, the OAuth refresh token and client
 secret, the Automate access key) in the OS secret store. Where none can be
@@ -56,8 +58,9 @@ The setting 'secrets: auto | keyring | file' in the configuration chooses.`,
 		Args: noArgs,
 	}
 	cmd.AddCommand(&cobra.Command{
-		Use:   "migrate",
-		Short: "Move the secrets from the plain-text file into the OS secret store",
+		Use:     "migrate",
+		Example: `  hubgate secrets migrate && systemctl --user restart hubgate   # move them, then restart the daemon`,
+		Short:   "Move the secrets from the plain-text file into the OS secret store",
 		Long: `Move every secret of $XDG_CONFIG_HOME/hubgate/secrets.json into the OS secret
 store (the Secret Service on Linux: start one such as gnome-keyring on your
 D-Bus session first), read each back, and remove the file only when all
