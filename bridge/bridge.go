@@ -67,6 +67,9 @@ type Options struct {
 	// Tools executes the client tools hubgate runs itself. Zero: notify
 	// only (through Notify), with the command tools of Rules.
 	Tools *Tools
+	// ChildEnvAllow is ToolsOptions.ChildEnvAllow of the Tools made when
+	// Tools is nil. Zero: none.
+	ChildEnvAllow []string
 	// CancelGrace is how long a soft cancel may take before it is escalated
 	// to a force cancel. Zero: 10s.
 	CancelGrace time.Duration
@@ -236,7 +239,7 @@ func New(opts Options) (*Bridge, error) {
 		b.now = time.Now
 	}
 	if b.tools == nil {
-		b.tools = NewTools(ToolsOptions{Rules: opts.Rules, Logger: b.log})
+		b.tools = NewTools(ToolsOptions{Rules: opts.Rules, ChildEnvAllow: opts.ChildEnvAllow, Logger: b.log})
 	}
 	b.tools.onNotify = b.addNotification
 	b.set = opts.Rules

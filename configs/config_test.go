@@ -698,3 +698,43 @@ func compileRules(b BridgeConfig) error {
 	_, err := rules.Compile(b.Rules, b.CommandTools, b.Unmatched)
 	return err
 }
+
+// automate.child_env.allow names variables withheld from the children of
+// runs (the session bus, a hubgate secret, the upstream's key variable);
+// another name is an error naming it (it is passed anyway), with its line.
+func TestChildEnvAllow(t *testing.T) {
+	f := newFixture(t)
+	f.writeDefault(t, `automate:
+  engine: openai
+  openai: {api_key_env: MY_UPSTREAM_KEY}
+  child_env:
+    allow: [DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR, HUBGATE_DEVICE_TOKEN, MY_UPSTREAM_KEY]
+`)
+	cfg, err := Load(f.opts(LoadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "HUBGATE_DEVICE_TOKEN", "MY_UPSTREAM_KEY"}; !slices.Equal(cfg.Automate.ChildEnv.Allow, want) {
+		t.Fatalf("allow %v", cfg.Automate.ChildEnv.Allow)
+	}
+	defaults, err := Load(newFixture(t).opts(LoadOptions{}))
+	if err != nil || len(defaults.Automate.ChildEnv.Allow) != 0 {
+		t.Fatalf("the default allows %v (%v)", defaults.Automate.ChildEnv.Allow, err)
+	}
+
+	f = newFixture(t)
+	f.writeDefault(t, "automate:\n  child_env:\n    allow: [PATH, DBUS_SESSION_BUS_ADDRESS, \"\"]\n")
+	_, err = Load(f.opts(LoadOptions{}))
+	verr := mustValidationError(t, err)
+	if len(verr.Problems) != 2 {
+		t.Fatalf("problems %v", verr.Problems)
+	}
+	p := verr.Problems[0]
+	if p.Path != "automate.child_env.allow[0]" || !strings.Contains(p.Message, `"PATH" is not withheld from the children of runs (they get it anyway)`) ||
+		!strings.Contains(p.Message, "DBUS_SESSION_BUS_ADDRESS, DBUS_STARTER_ADDRESS, DBUS_STARTER_BUS_TYPE, XDG_RUNTIME_DIR") {
+		t.Errorf("problem %+v", p)
+	}
+	if verr.Problems[1].Path != "automate.child_env.allow[2]" {
+		t.Errorf("problem %+v", verr.Problems[1])
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
 	"github.com/hubgate/hubgate/automate/toolkit"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // Causes of the run's own budgets.
@@ -283,7 +284,8 @@ func expandRefs(m map[string]string) map[string]string {
 
 // openTools builds the run's tool set, connecting its MCP servers.
 func (r *run) openTools() error {
-	r.box = toolkit.New(toolkit.Config{Workspace: r.task.Workspace, Confine: r.task.Confine, Logger: r.e.log})
+	childEnv := proc.RunEnviron(r.e.cfg.ChildEnvAllow)
+	r.box = toolkit.New(toolkit.Config{Workspace: r.task.Workspace, Confine: r.task.Confine, Env: childEnv, Logger: r.e.log})
 	r.chain = toolkit.ContentChain{Workspace: r.task.Workspace, Confine: r.task.Confine}
 	r.tools = &toolset{}
 	for _, t := range builtinTools() {
@@ -296,7 +298,7 @@ func (r *run) openTools() error {
 			DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
 			TLSHandshakeTimeout: 10 * time.Second,
 		}}
-		r.pool = toolkit.ConnectMcp(r.ctx, servers, toolkit.McpConfig{ConnectTimeout: r.e.cfg.MCPConnectTimeout, HTTPClient: r.mcpHTTP, Logger: r.e.log})
+		r.pool = toolkit.ConnectMcp(r.ctx, servers, toolkit.McpConfig{ConnectTimeout: r.e.cfg.MCPConnectTimeout, HTTPClient: r.mcpHTTP, Env: childEnv, Logger: r.e.log})
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
