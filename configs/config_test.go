@@ -352,7 +352,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"unknown nested key", "log:\n  level: debug\n  colour: true\n",
 			[]string{"log.colour: unknown key; known keys of log: level, format (FILE:3)"}},
 		{"unknown key deeper in the file", "automate:\n  port: 4317\n  tool-wait: 1m\n",
-			[]string{"automate.tool-wait: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target, product (FILE:3)"}},
+			[]string{"automate.tool-wait: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target, product, child_env (FILE:3)"}},
 		{"secret-looking key", "remote:\n  client_secret: hunter2\n",
 			[]string{"remote.client_secret: unknown key; known keys of remote: api_url, auth_url, client_id, device_type_id, redirect_uri, token_grant, allow_missing_state; secrets are never read from the config file, hubgate keeps them in the OS secret store (FILE:2)"}},
 		{"duplicate key", "log:\n  level: debug\n  level: warn\n",
@@ -378,7 +378,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"all problems at once", "log:\n  level: loud\n  format: xml\nautomate:\n  port: x\n  bogus: 1\n",
 			[]string{
 				`automate.port: must be an integer; got "x" (FILE:5)`,
-				"automate.bogus: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target, product (FILE:6)",
+				"automate.bogus: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target, product, child_env (FILE:6)",
 				`log.level: must be one of debug, info, warn, error; got "loud" (FILE:2)`,
 				`log.format: must be one of text, json; got "xml" (FILE:3)`,
 			}},
