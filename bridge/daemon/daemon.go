@@ -583,9 +583,9 @@ func (d *Daemon) Reload(o Options) (changed, needRestart []string, err error) {
 	ob.Listening, nb.Listening = "", ""
 	restart("bridge.cancel_grace, stop_listening_cancels, on_shutdown", nb != ob)
 	ao, oa := o.Automate, old.Automate
-	restart("automate (target, port, workspace, tool_wait, product)", ao.External != oa.External || ao.Port != oa.Port ||
+	restart("automate (target, port, workspace, tool_wait, product, child_env)", ao.External != oa.External || ao.Port != oa.Port ||
 		ao.Workspace != oa.Workspace || ao.WorkspaceRestriction != oa.WorkspaceRestriction || ao.ToolWait != oa.ToolWait ||
-		ao.Product != oa.Product)
+		ao.Product != oa.Product || !slices.Equal(ao.ChildEnvAllow, oa.ChildEnvAllow))
 	no, oo := o.Outputs, old.Outputs
 	restart("bridge.speech", !slices.Equal(no.SpeechCommand, oo.SpeechCommand) || no.SpeechMaxChars != oo.SpeechMaxChars)
 	restart("bridge.progress_after", no.ProgressAfter != oo.ProgressAfter)
