@@ -88,3 +88,27 @@ func TestRunCommandEnvironment(t *testing.T) {
 		}
 	}
 }
+
+// TestSystemPromptPointsAtTheNotifyTool: a run that declares the caller's
+// notify tool tells the model to notify through it (its commands cannot
+// reach the desktop's notifications); without it, nothing is said.
+func TestSystemPromptPointsAtTheNotifyTool(t *testing.T) {
+	up := newFakeUpstream(t, "ollama", qwen)
+	h := newHarness(t, up.url())
+	up.script(reply{content: "ok"}, reply{content: "ok"})
+	notify := map[string]any{"name": "notify", "description": "Send the person a notification",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{"message": map[string]any{"type": "string"}}}}
+	if status, rec := h.run(map[string]any{"prompt": "remind me", "clientTools": []any{notify}, "restrictToWorkspace": true}); status != 200 {
+		t.Fatalf("%d %+v", status, rec)
+	}
+	if status, rec := h.run(map[string]any{"prompt": "remind me"}); status != 200 {
+		t.Fatalf("%d %+v", status, rec)
+	}
+	const hint = "To notify the person, call the notify tool"
+	if sys := up.seen()[0].system(); !strings.Contains(sys, hint) || !strings.Contains(sys, "File tools are confined to "+h.workspace) {
+		t.Errorf("system prompt with notify, confined:\n%s", sys)
+	}
+	if sys := up.seen()[1].system(); strings.Contains(sys, hint) || strings.Contains(sys, "confined to") {
+		t.Errorf("system prompt without notify, unconfined:\n%s", sys)
+	}
+}

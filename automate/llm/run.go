@@ -193,7 +193,12 @@ func (r *run) execute() (*assistant.Result, error) {
 	}
 	base += "\n\nRelative paths are taken under the workspace folder " + r.task.Workspace + "."
 	if r.task.Confine != "" {
-		base += " File and command tools are confined to " + r.task.Confine + "."
+		base += " File tools are confined to " + r.task.Confine + "; commands start there."
+	}
+	if _, ok := r.task.ClientTool("notify"); ok {
+		// The caller's (hubgate's) notify tool: the run's commands start
+		// without the desktop's session bus, so notify-send cannot work.
+		base += " To notify the person, call the notify tool; commands cannot reach the desktop's notifications."
 	}
 	r.msgs = append(r.msgs, chatMessage{Role: "system", Content: r.task.SystemPrompt(base, skills...)})
 	r.msgs = append(r.msgs, prior...)
