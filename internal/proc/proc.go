@@ -4,11 +4,11 @@
 // made ready with [Prepare]) gets a scrubbed environment ([Environ]: no
 // HUBGATE_* secret; the children of runs start from [RunEnviron], which
 // withholds the D-Bus session bus too), leads its own process group, and
-// on Linux dies with hubgate (Pdeathsig). [Run] runs a command to its end with capped output;
-// [Started] wraps a child started elsewhere; [TrackGroups] keeps the ledger
-// of groups and kills those a previous life left; [StartDetached] starts a
-// child that may outlive hubgate; [DenyInspection] makes this process
-// non-dumpable.
+// on Linux dies with hubgate (Pdeathsig). [Run] runs a command to its end
+// with capped output; [Started] wraps a child started elsewhere;
+// [TrackGroups] keeps the ledger of groups and kills those a previous life
+// left; [StartDetached] starts a child that may outlive hubgate;
+// [DenyInspection] makes this process non-dumpable.
 //
 // Why each piece, and what differs on Windows: docs/proc.md.
 package proc
