@@ -72,6 +72,9 @@ type Options struct {
 	// Tools executes the client tools hubgate runs itself. Zero: notify
 	// only (through Notify), with the command tools of Rules.
 	Tools *Tools
+	// ChildEnvAllow is ToolsOptions.ChildEnvAllow of the Tools made when
+	// Tools is nil. Zero: none.
+	ChildEnvAllow []string
 	// CancelGrace, StopListeningCancels, OnShutdown, Ask and AskTimeout
 	// are the run policies: SetRunPolicies changes them while the bridge
 	// runs.
@@ -304,7 +307,7 @@ func New(opts Options) (*Bridge, error) {
 		b.now = time.Now
 	}
 	if b.tools == nil {
-		b.tools = NewTools(ToolsOptions{Rules: opts.Rules, Logger: b.log})
+		b.tools = NewTools(ToolsOptions{Rules: opts.Rules, ChildEnvAllow: opts.ChildEnvAllow, Logger: b.log})
 	}
 	b.tools.onNotify = b.addNotification
 	b.set = opts.Rules

@@ -28,13 +28,18 @@ type ToolsOptions struct {
 	// MaxOutput caps a command tool's output kept for the agent when its
 	// spec sets none. Zero: 64 KiB.
 	MaxOutput int
-	Logger    *slog.Logger // Zero: slog.Default()
+	// ChildEnvAllow names the variables command tools keep although
+	// proc.RunEnviron withholds them (automate.child_env.allow). Zero:
+	// none.
+	ChildEnvAllow []string
+	Logger        *slog.Logger // Zero: slog.Default()
 }
 
 // Tools executes the client tools hubgate runs itself when a run parks:
 // the built-in notify, and the command tools the user declared (enabled
-// explicitly in the config; they run an argv, never a shell string, with
-// hubgate's secrets removed from the environment).
+// explicitly in the config; they run an argv, never a shell string, in
+// the environment of a run's children: proc.RunEnviron, without hubgate's
+// secrets and the D-Bus session bus).
 type Tools struct {
 	opts     ToolsOptions
 	rules    atomic.Pointer[rules.Set] // opts.Rules, replaced by SetRules
@@ -127,6 +132,7 @@ func (t *Tools) command(ctx context.Context, spec rules.CommandToolSpec, argv []
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := proc.Command(argv[0], argv[1:]...)
+	cmd.Env = proc.RunEnviron(t.opts.ChildEnvAllow)
 	cmd.Dir = spec.Workdir
 	if cmd.Dir == "" {
 		// No workdir: the user's home, never the daemon's own directory.

@@ -125,7 +125,7 @@ func TestBridgeSectionLoads(t *testing.T) {
 		Run: rules.RunTemplate{
 			Prompt: "Turn the lights {{.Named.state}}\n", TaskID: "lights-{{.Seq}}", AdditionalWorkflowPrompt: "Be brief.",
 			AnswerContract: "End with FINAL ANSWER: done", TimeoutMs: 60000, ThinkingLevel: "low",
-			RestrictToWorkspace: true, AllowDestructiveTools: true, Continuation: true,
+			RestrictToWorkspace: &tr, AllowDestructiveTools: true, Continuation: true,
 			Include:          &rules.IncludeSpec{Steps: &tr, Trace: &fa},
 			SelectedSkillIDs: []string{"home"}, SelectedMcpServerIDs: []string{"hass"},
 			McpServers: []rules.McpServerSpec{{Name: "files", Description: "my files", Transport: "stdio", Command: "npx",

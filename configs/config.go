@@ -17,6 +17,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/internal/lazyregexp"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 //go:embed defaults.yaml
@@ -123,6 +124,24 @@ type AutomateConfig struct {
 	// /health has the contract's shape) and uses that word; the
 	// co-hosted server answers "service".
 	Product string `yaml:"product"`
+	// ChildEnv is what the children of runs inherit (automate.child_env).
+	ChildEnv ChildEnvConfig `yaml:"child_env"`
+}
+
+// ChildEnvConfig is automate.child_env: the environment of the children
+// of runs (run_command / #!run, stdio MCP servers, the bridge's command
+// tools). They start from hubgate's environment without what
+// proc.RunEnviron withholds: hubgate's secrets (HUBGATE_* names holding
+// KEY, SECRET, TOKEN or PASSWORD, and automate.openai.api_key_env) and
+// the D-Bus session bus (proc.SessionBusNames: DBUS_SESSION_BUS_ADDRESS,
+// DBUS_STARTER_ADDRESS, DBUS_STARTER_BUS_TYPE, XDG_RUNTIME_DIR), through
+// which a command could read every secret of the unlocked keyring.
+type ChildEnvConfig struct {
+	// Allow names withheld variables the children keep anyway (e.g.
+	// [DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR] for a command that
+	// talks to the desktop). A name that is not withheld is an error (it
+	// is passed anyway). Zero: none.
+	Allow []string `yaml:"allow"`
 }
 
 // OpenAIConfig is the automate.openai section: the engine that drives an
@@ -595,6 +614,12 @@ func (c *Config) validate(checkRules RuleChecker) *ValidationError {
 	oneOf("automate.engine", a.Engine, Engines)
 	if !automate.ValidProduct(a.Product) {
 		bad("automate.product", "must be auto or 1 to 32 lowercase letters, digits or hyphens, starting with a letter (the spec's word is \"service\"); got %q", a.Product)
+	}
+	for i, name := range a.ChildEnv.Allow {
+		if !proc.WithheldFromRuns(name) && (name == "" || name != a.OpenAI.APIKeyEnv) {
+			bad(fmt.Sprintf("automate.child_env.allow[%d]", i), "%q is not withheld from the children of runs (they get it anyway); withheld are %s, hubgate's secrets (HUBGATE_* names holding KEY, SECRET, TOKEN or PASSWORD) and automate.openai.api_key_env",
+				name, strings.Join(proc.SessionBusNames, ", "))
+		}
 	}
 	if a.Engine == "openai" {
 		problems = append(problems, c.validateOpenAI()...)

@@ -355,7 +355,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"unknown nested key", "log:\n  level: debug\n  colour: true\n",
 			[]string{"log.colour: unknown key; known keys of log: level, format (FILE:3)"}},
 		{"unknown key deeper in the file", "automate:\n  port: 4317\n  tool-wait: 1m\n",
-			[]string{"automate.tool-wait: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target, product (FILE:3)"}},
+			[]string{"automate.tool-wait: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target, product, child_env (FILE:3)"}},
 		{"secret-looking key", "remote:\n  client_secret: hunter2\n",
 			[]string{"remote.client_secret: unknown key; known keys of remote: api_url, auth_url, client_id, device_type_id, redirect_uri, token_grant, allow_missing_state; secrets are never read from the config file, hubgate keeps them in the OS secret store (FILE:2)"}},
 		{"duplicate key", "log:\n  level: debug\n  level: warn\n",
@@ -381,7 +381,7 @@ func TestLoadDecodeErrors(t *testing.T) {
 		{"all problems at once", "log:\n  level: loud\n  format: xml\nautomate:\n  port: x\n  bogus: 1\n",
 			[]string{
 				`automate.port: must be an integer; got "x" (FILE:5)`,
-				"automate.bogus: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target, product (FILE:6)",
+				"automate.bogus: unknown key; known keys of automate: port, workspace, workspace_restriction, tool_wait, models_file, engine, openai, target, product, child_env (FILE:6)",
 				`log.level: must be one of debug, info, warn, error; got "loud" (FILE:2)`,
 				`log.format: must be one of text, json; got "xml" (FILE:3)`,
 			}},
@@ -706,4 +706,44 @@ func TestOpenAISectionIgnoredForScriptedAndNotSettableByFlags(t *testing.T) {
 func compileRules(b BridgeConfig) error {
 	_, err := rules.Compile(b.Rules, b.CommandTools, b.Unmatched)
 	return err
+}
+
+// automate.child_env.allow names variables withheld from the children of
+// runs (the session bus, a hubgate secret, the upstream's key variable);
+// another name is an error naming it (it is passed anyway), with its line.
+func TestChildEnvAllow(t *testing.T) {
+	f := newFixture(t)
+	f.writeDefault(t, `automate:
+  engine: openai
+  openai: {api_key_env: MY_UPSTREAM_KEY}
+  child_env:
+    allow: [DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR, HUBGATE_DEVICE_TOKEN, MY_UPSTREAM_KEY]
+`)
+	cfg, err := Load(f.opts(LoadOptions{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "HUBGATE_DEVICE_TOKEN", "MY_UPSTREAM_KEY"}; !slices.Equal(cfg.Automate.ChildEnv.Allow, want) {
+		t.Fatalf("allow %v", cfg.Automate.ChildEnv.Allow)
+	}
+	defaults, err := Load(newFixture(t).opts(LoadOptions{}))
+	if err != nil || len(defaults.Automate.ChildEnv.Allow) != 0 {
+		t.Fatalf("the default allows %v (%v)", defaults.Automate.ChildEnv.Allow, err)
+	}
+
+	f = newFixture(t)
+	f.writeDefault(t, "automate:\n  child_env:\n    allow: [PATH, DBUS_SESSION_BUS_ADDRESS, \"\"]\n")
+	_, err = Load(f.opts(LoadOptions{}))
+	verr := mustValidationError(t, err)
+	if len(verr.Problems) != 2 {
+		t.Fatalf("problems %v", verr.Problems)
+	}
+	p := verr.Problems[0]
+	if p.Path != "automate.child_env.allow[0]" || !strings.Contains(p.Message, `"PATH" is not withheld from the children of runs (they get it anyway)`) ||
+		!strings.Contains(p.Message, "DBUS_SESSION_BUS_ADDRESS, DBUS_STARTER_ADDRESS, DBUS_STARTER_BUS_TYPE, XDG_RUNTIME_DIR") {
+		t.Errorf("problem %+v", p)
+	}
+	if verr.Problems[1].Path != "automate.child_env.allow[2]" {
+		t.Errorf("problem %+v", verr.Problems[1])
+	}
 }

@@ -30,8 +30,12 @@ type Options struct {
 	// McpServers are the names of the user's configured MCP servers
 	// (inline servers may not take them).
 	McpServers []string
-	Getenv     func(string) string // nil: no API key is read
-	Logger     *slog.Logger        // nil: discarded
+	// ChildEnvAllow names the variables the children of runs keep
+	// although proc.RunEnviron withholds them (automate.child_env.allow).
+	// Zero: none.
+	ChildEnvAllow []string
+	Getenv        func(string) string // nil: no API key is read
+	Logger        *slog.Logger        // nil: discarded
 }
 
 // Engine is a built engine.
@@ -67,11 +71,12 @@ func New(o Options) (*Engine, error) {
 				log.Warn("automate.openai.api_key_env names a variable that is not set; no key is sent", "variable", o.APIKeyEnv)
 			}
 		}
+		lc.ChildEnvAllow = o.ChildEnvAllow
 		eng := llm.New(lc)
 		log.Info("automate engine: openai", "upstream", lc.Upstream, "model", lc.Model, "mcp_servers", len(lc.McpServers), "skills_dir", lc.SkillsDir)
 		return &Engine{Assistant: eng, McpServers: o.McpServers, close: func() { eng.Close() }}, nil
 	case "scripted", "":
-		return &Engine{Assistant: scripted.New(scripted.Config{Logger: log.With("component", "engine"), Catalog: o.Catalog}), close: func() {}}, nil
+		return &Engine{Assistant: scripted.New(scripted.Config{Logger: log.With("component", "engine"), Catalog: o.Catalog, ChildEnvAllow: o.ChildEnvAllow}), close: func() {}}, nil
 	}
 	return nil, fmt.Errorf("unknown automate.engine %q", o.Kind)
 }

@@ -107,6 +107,11 @@ type Config struct {
 	// MCPConnectTimeout bounds connecting a run's MCP servers. Zero:
 	// toolkit.DefaultMcpConnectTimeout.
 	MCPConnectTimeout time.Duration
+	// ChildEnvAllow names the variables a run's children (run_command,
+	// stdio MCP servers) keep although proc.RunEnviron withholds them (the
+	// session bus, a hubgate secret): automate.child_env.allow. Zero:
+	// none.
+	ChildEnvAllow []string
 	// KnownModels are models known but not downloaded; they join the
 	// catalog with Downloaded false. Zero: none.
 	KnownModels []automate.ModelOption

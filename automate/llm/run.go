@@ -17,6 +17,7 @@ import (
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
 	"github.com/hubgate/hubgate/automate/toolkit"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // Causes of the run's own budgets.
@@ -192,7 +193,12 @@ func (r *run) execute() (*assistant.Result, error) {
 	}
 	base += "\n\nRelative paths are taken under the workspace folder " + r.task.Workspace + "."
 	if r.task.Confine != "" {
-		base += " File and command tools are confined to " + r.task.Confine + "."
+		base += " File tools are confined to " + r.task.Confine + "; commands start there."
+	}
+	if _, ok := r.task.ClientTool("notify"); ok {
+		// The caller's (hubgate's) notify tool: the run's commands start
+		// without the desktop's session bus, so notify-send cannot work.
+		base += " To notify the person, call the notify tool; commands cannot reach the desktop's notifications."
 	}
 	r.msgs = append(r.msgs, chatMessage{Role: "system", Content: r.task.SystemPrompt(base, skills...)})
 	r.msgs = append(r.msgs, prior...)
@@ -283,7 +289,8 @@ func expandRefs(m map[string]string) map[string]string {
 
 // openTools builds the run's tool set, connecting its MCP servers.
 func (r *run) openTools() error {
-	r.box = toolkit.New(toolkit.Config{Workspace: r.task.Workspace, Confine: r.task.Confine, Logger: r.e.log})
+	childEnv := proc.RunEnviron(r.e.cfg.ChildEnvAllow)
+	r.box = toolkit.New(toolkit.Config{Workspace: r.task.Workspace, Confine: r.task.Confine, Env: childEnv, Logger: r.e.log})
 	r.chain = toolkit.ContentChain{Workspace: r.task.Workspace, Confine: r.task.Confine}
 	r.tools = &toolset{}
 	for _, t := range builtinTools() {
@@ -296,7 +303,7 @@ func (r *run) openTools() error {
 			DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
 			TLSHandshakeTimeout: 10 * time.Second,
 		}}
-		r.pool = toolkit.ConnectMcp(r.ctx, servers, toolkit.McpConfig{ConnectTimeout: r.e.cfg.MCPConnectTimeout, HTTPClient: r.mcpHTTP, Logger: r.e.log})
+		r.pool = toolkit.ConnectMcp(r.ctx, servers, toolkit.McpConfig{ConnectTimeout: r.e.cfg.MCPConnectTimeout, HTTPClient: r.mcpHTTP, Env: childEnv, Logger: r.e.log})
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}

@@ -3,6 +3,7 @@ package scripted
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
 	"github.com/hubgate/hubgate/automate/toolkit"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // maxSummary bounds a resultSummary taken from a tool result (runes).
@@ -37,6 +39,9 @@ type run struct {
 	// #!answer's ${result}.
 	lastResult string
 	trace      []json.RawMessage
+	// refused are the indexes into steps of the built-in tool steps whose
+	// path left the confinement root (for the default answer).
+	refused []int
 
 	started   time.Time     // planning began
 	firstStep time.Time     // the first step began
@@ -46,7 +51,7 @@ type run struct {
 // execute plans and runs the directives.
 func (r *run) execute() (*assistant.Result, error) {
 	r.started = r.e.now()
-	r.tools = toolkit.New(toolkit.Config{Workspace: r.task.Workspace, Confine: r.task.Confine, Logger: r.e.log})
+	r.tools = toolkit.New(toolkit.Config{Workspace: r.task.Workspace, Confine: r.task.Confine, Env: proc.RunEnviron(r.e.cfg.ChildEnvAllow), Logger: r.e.log})
 	r.chain = toolkit.ContentChain{Workspace: r.task.Workspace, Confine: r.task.Confine}
 	r.trace = append(r.trace, assistant.TraceMessage("system", r.task.SystemPrompt(""), nil))
 	for _, t := range r.prior {
@@ -101,12 +106,30 @@ func (r *run) execute() (*assistant.Result, error) {
 	case r.answer != nil:
 		r.res.Answer = strings.ReplaceAll(*r.answer, resultToken, r.lastResult)
 	case r.sc.firstLine != "":
-		r.res.Answer = "Done: " + r.sc.firstLine
+		r.res.Answer = "Done: " + r.sc.firstLine + r.refusedSteps()
 	default:
-		r.res.Answer = "Done"
+		r.res.Answer = "Done" + r.refusedSteps()
 	}
 	r.res.Status = automate.StatusCompleted
 	return r.final(), nil
+}
+
+// refusedSteps is what the default answer says of the steps refused
+// because their path leaves the folder the run is confined to, as a model
+// would: " (step 2 refused: <its summary>)", or, for several, how many and
+// the first one's summary; "" when none was. A person who asked for a
+// file outside the workspace is told why nothing was written there.
+func (r *run) refusedSteps() string {
+	switch n := len(r.refused); n {
+	case 0:
+		return ""
+	case 1:
+		st := r.steps[r.refused[0]]
+		return fmt.Sprintf(" (step %d refused: %s)", st.Index, toolkit.Preview(st.ResultSummary, 300))
+	default:
+		st := r.steps[r.refused[0]]
+		return fmt.Sprintf(" (%d steps refused; step %d: %s)", n, st.Index, toolkit.Preview(st.ResultSummary, 300))
+	}
 }
 
 // final completes the result with the trace and usage.
@@ -403,6 +426,9 @@ func (r *run) builtin(d *directive, st *automate.Step) error {
 	}
 	r.chain.Record(st, st.ToolName, st.ToolArgs, out, err)
 	if err != nil {
+		if esc := (*toolkit.EscapeError)(nil); errors.As(err, &esc) {
+			r.refused = append(r.refused, st.Index-1)
+		}
 		r.finish(st, automate.StepFailed, err.Error())
 		return nil
 	}
@@ -420,6 +446,7 @@ func (r *run) mcp(d *directive, st *automate.Step) error {
 	if r.pool == nil {
 		r.pool = toolkit.ConnectMcp(r.ctx, r.task.McpServers, toolkit.McpConfig{
 			ConnectTimeout: r.e.cfg.MCPConnectTimeout,
+			Env:            proc.RunEnviron(r.e.cfg.ChildEnvAllow),
 			Logger:         r.e.log,
 		})
 	}

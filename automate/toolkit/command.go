@@ -41,7 +41,7 @@ func (t *Toolbox) RunCommand(ctx context.Context, command string) (Outcome, erro
 	}
 	env := t.cfg.Env
 	if env == nil {
-		env = proc.Environ()
+		env = proc.RunEnviron(nil)
 	}
 	cmd := proc.Shell(command)
 	cmd.Dir, cmd.Env = dir, env

@@ -60,8 +60,8 @@ type McpConfig struct {
 	// timeout (the streams are long-lived) over http.DefaultTransport.
 	HTTPClient *http.Client
 	// Env is the base environment of stdio servers, to which each server's
-	// env is added. Nil: proc.Environ() (this process's environment
-	// without hubgate's secrets).
+	// env is added. Nil: proc.RunEnviron(nil) (this process's environment
+	// without hubgate's secrets and the D-Bus session bus).
 	Env []string
 	// ClientName and ClientVersion identify this client to the servers.
 	// Zero: "hubgate" and "dev".
@@ -212,7 +212,7 @@ func (c *mcpConn) startStdio(s automate.InlineMcpServer, cfg McpConfig) (*mcpcli
 	cmd := proc.Command(s.Command, s.Args...)
 	env := cfg.Env
 	if env == nil {
-		env = cmd.Env // proc.Environ()
+		env = proc.RunEnviron(nil)
 	}
 	env = slices.Clone(env)
 	for _, k := range slices.Sorted(maps.Keys(s.Env)) {

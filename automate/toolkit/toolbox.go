@@ -67,8 +67,9 @@ type Config struct {
 	// MaxOutputBytes limits the run_command output kept. Zero:
 	// DefaultMaxOutputBytes (64 KiB).
 	MaxOutputBytes int
-	// Env is run_command's environment. Nil: proc.Environ() (this
-	// process's environment without hubgate's secrets).
+	// Env is run_command's environment. Nil: proc.RunEnviron(nil) (this
+	// process's environment without hubgate's secrets and the D-Bus
+	// session bus).
 	Env []string
 	// Logger receives debug lines. Nil: slog.Default().
 	Logger *slog.Logger

@@ -143,6 +143,10 @@ type AutomateOptions struct {
 	External bool
 	// Key is the Automate access key (required).
 	Key string
+	// ChildEnvAllow: the variables the bridge's command tools keep
+	// although proc.RunEnviron withholds them (automate.child_env.allow;
+	// the co-hosted engine gets it from its own options). Zero: none.
+	ChildEnvAllow []string
 	// Port of the co-hosted server: 0 the first free port of 4317..4328,
 	// -1 any free port, otherwise that port. With External, a port > 0 is
 	// the only port discovery probes (the desktop application launched
@@ -364,7 +368,7 @@ func (d *Daemon) Start(ctx context.Context) (err error) {
 	bopts := bridge.Options{Hub: d.hubs, Automate: client, Journal: j, Rules: o.Rules.WithDeviceType(o.DeviceTypeID),
 		CancelGrace: o.Bridge.CancelGrace, StopListeningCancels: o.Bridge.StopListeningCancels,
 		OnShutdown: o.Bridge.OnShutdown, Listening: o.Bridge.Listening, Ask: o.Bridge.Ask, AskTimeout: o.Bridge.AskTimeout,
-		Target: target, DeviceID: o.DeviceID, Device: o.Device, Notify: o.Outputs.Notify, Logger: log.With("component", "bridge"), Now: o.Now}
+		ChildEnvAllow: o.Automate.ChildEnvAllow, Target: target, DeviceID: o.DeviceID, Device: o.Device, Notify: o.Outputs.Notify, Logger: log.With("component", "bridge"), Now: o.Now}
 	b, err := bridge.New(bopts)
 	if err != nil {
 		return err
@@ -645,6 +649,7 @@ func settingChanges(old, nu Options) []settingChange {
 	restart("automate.tool_wait", ao.ToolWait != oa.ToolWait)
 	restart("automate.target", ao.External != oa.External)
 	restart("automate.product", ao.Product != oa.Product)
+	restart("automate.child_env.allow", !slices.Equal(ao.ChildEnvAllow, oa.ChildEnvAllow))
 	ob, nb := old.Bridge, nu.Bridge
 	live("bridge.cancel_grace", nb.CancelGrace != ob.CancelGrace, durationName(ob.CancelGrace, bridge.DefaultCancelGrace),
 		durationName(nb.CancelGrace, bridge.DefaultCancelGrace))

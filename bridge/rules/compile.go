@@ -278,7 +278,7 @@ func (c *compiler) unmatched(u UnmatchedSpec, tools map[string]*commandTool) *Ru
 // runTemplate validates and compiles a RunTemplate; field is its prefix
 // ("run"). With defaultPrompt an empty prompt means {{.Command}}.
 func (c *compiler) runTemplate(field string, t RunTemplate, defaultPrompt bool, tools map[string]*commandTool) (*compiledRun, []automate.ClientTool) {
-	run := &compiledRun{timeoutMs: int64(t.TimeoutMs), thinking: t.ThinkingLevel, restrict: t.RestrictToWorkspace,
+	run := &compiledRun{timeoutMs: int64(t.TimeoutMs), thinking: t.ThinkingLevel, restrict: t.Confined(),
 		destructive: t.AllowDestructiveTools, cont: t.Continuation}
 	tmpl := func(name, src string) *template.Template {
 		if src == "" {

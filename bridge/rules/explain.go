@@ -40,6 +40,9 @@ type Explanation struct {
 	NotifyFrom string               `json:"notifyFrom,omitempty"`
 	Speak      bool                 `json:"speak"`
 	Request    *automate.RunRequest `json:"request,omitempty"`
+	// Confined is the request's restrictToWorkspace, said also when false
+	// (the rule opted out): the run's file tools stay in the workspace.
+	Confined *bool `json:"confined,omitempty"`
 	// Reason says why the command would not run (ignore, refuse, error);
 	// Error is the render error of "error" alone, without the rule's
 	// name (Rule has it): "run.prompt: template: ...".
@@ -97,6 +100,7 @@ func (set *Set) Explain(cmd Command, def Defaults) Explanation {
 	if d.Action == ActionRun {
 		req, _ := rule.WithAskTool(d.Request, def.Ask)
 		res.Request = &req
+		res.Confined = &req.RestrictToWorkspace
 	}
 	return res
 }
@@ -144,6 +148,11 @@ func (r Explanation) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "error    %s (the command fails%s)\n", r.Error, told)
 		return
+	}
+	if r.Confined != nil && *r.Confined {
+		fmt.Fprintln(w, "files    confined to the Automate server's workspace (restrictToWorkspace)")
+	} else if r.Confined != nil {
+		fmt.Fprintln(w, "files    NOT confined: the rule sets restrict_to_workspace: false, so its file tools reach every file you can")
 	}
 	b, _ := json.MarshalIndent(r.Request, "         ", "  ")
 	fmt.Fprintf(w, "request  POST /v1/runs (not sent)\n         %s\n", strings.TrimSpace(string(b)))

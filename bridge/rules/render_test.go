@@ -32,7 +32,7 @@ func TestRenderEveryOption(t *testing.T) {
 			AnswerContract:           "Reply with FINAL ANSWER: {{.Named.what | upper}}",
 			TimeoutMs:                60000,
 			ThinkingLevel:            "high",
-			RestrictToWorkspace:      true,
+			RestrictToWorkspace:      ptr(false),
 			AllowDestructiveTools:    true,
 			Continuation:             true,
 			Include:                  &IncludeSpec{Steps: ptr(true), Trace: ptr(false)},
@@ -66,7 +66,7 @@ func TestRenderEveryOption(t *testing.T) {
 		AnswerContract:           &contract,
 		TimeoutMs:                60000,
 		ThinkingLevel:            "high",
-		RestrictToWorkspace:      true,
+		RestrictToWorkspace:      false, // the rule opts out
 		AllowDestructiveTools:    true,
 		Continuation:             true,
 		Include:                  &automate.Include{Steps: ptr(true), Trace: ptr(false), Events: ptr(false)}, // an absent key is off
@@ -167,14 +167,40 @@ func TestRenderDefaults(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Every large block of the record is off: hubgate reads none.
+		// Every large block of the record is off: hubgate reads none. The
+		// run is confined to the workspace.
 		off := automate.Include{Steps: ptr(false), Trace: ptr(false), Events: ptr(false)}
-		if !reflect.DeepEqual(req, automate.RunRequest{Prompt: "do min", Include: &off}) {
+		if !reflect.DeepEqual(req, automate.RunRequest{Prompt: "do min", Include: &off, RestrictToWorkspace: true}) {
 			t.Fatalf("%+v", req)
 		}
 		b, _ := json.Marshal(req)
-		if string(b) != `{"prompt":"do min","include":{"steps":false,"trace":false,"events":false}}` {
+		if string(b) != `{"prompt":"do min","include":{"steps":false,"trace":false,"events":false},"restrictToWorkspace":true}` {
 			t.Fatalf("wire form %s", b)
+		}
+	})
+	t.Run("confined unless the rule opts out", func(t *testing.T) {
+		optOut := Spec{Name: "free", Match: MatchSpec{Command: "free"}, Run: RunTemplate{Prompt: "p", RestrictToWorkspace: ptr(false)}}
+		explicit := Spec{Name: "kept", Match: MatchSpec{Command: "kept"}, Run: RunTemplate{Prompt: "p", RestrictToWorkspace: ptr(true)}}
+		for _, u := range []UnmatchedSpec{{Action: UnmatchedRun}, {Action: UnmatchedRun, Run: &RunTemplate{TimeoutMs: 5000}}} {
+			s := mustCompile(t, []Spec{rule("min", MatchSpec{Command: "x"}), optOut, explicit}, nil, u)
+			um, _ := s.Unmatched(Command{})
+			for _, c := range []struct {
+				r    *Rule
+				want bool
+			}{{s.Rules()[0], true}, {s.Rules()[1], false}, {s.Rules()[2], true}, {um, true}} {
+				req, err := c.r.Render(Command{Text: "x"}, Catalog{})
+				if err != nil || req.RestrictToWorkspace != c.want {
+					t.Errorf("rule %s (unmatched run %+v): restrictToWorkspace %v (%v), want %v", c.r.Name(), u.Run, req.RestrictToWorkspace, err, c.want)
+				}
+			}
+			if s.Rules()[1].Spec().Run.Confined() || !s.Rules()[0].Spec().Run.Confined() {
+				t.Errorf("Spec().Run.Confined() does not say what the rule sends")
+			}
+		}
+		s := mustCompile(t, nil, nil, UnmatchedSpec{Action: UnmatchedRun, Run: &RunTemplate{RestrictToWorkspace: ptr(false)}})
+		um, _ := s.Unmatched(Command{})
+		if req, _ := um.Render(Command{Text: "x"}, Catalog{}); req.RestrictToWorkspace {
+			t.Errorf("unmatched.run.restrict_to_workspace false is ignored")
 		}
 	})
 	t.Run("empty answer contract is not sent", func(t *testing.T) {

@@ -139,8 +139,12 @@ type RunTemplate struct {
 	// TimeoutMs: 0 is the server default (900000); otherwise at least 1000.
 	TimeoutMs int `yaml:"timeout_ms,omitempty" json:"timeout_ms,omitempty"`
 	// ThinkingLevel: "" (the user's setting), low, medium, high or max.
-	ThinkingLevel         string       `yaml:"thinking_level,omitempty" json:"thinking_level,omitempty"`
-	RestrictToWorkspace   bool         `yaml:"restrict_to_workspace,omitempty" json:"restrict_to_workspace,omitempty"`
+	ThinkingLevel string `yaml:"thinking_level,omitempty" json:"thinking_level,omitempty"`
+	// RestrictToWorkspace confines the run's file tools (#!write, #!move,
+	// write_file, move_path, ...) to the Automate server's workspace
+	// folder. Nil (absent) means true: every run hubgate starts is
+	// confined unless its rule says restrict_to_workspace: false.
+	RestrictToWorkspace   *bool        `yaml:"restrict_to_workspace,omitempty" json:"restrict_to_workspace,omitempty"`
 	AllowDestructiveTools bool         `yaml:"allow_destructive_tools,omitempty" json:"allow_destructive_tools,omitempty"`
 	Continuation          bool         `yaml:"continuation,omitempty" json:"continuation,omitempty"`
 	Include               *IncludeSpec `yaml:"include,omitempty" json:"include,omitempty"`
@@ -155,6 +159,12 @@ type RunTemplate struct {
 	// ClientTools names the hubgate-executed tools of the run: "notify"
 	// and enabled command tools (at most 32).
 	ClientTools []string `yaml:"client_tools,omitempty" json:"client_tools,omitempty"`
+}
+
+// Confined reports whether runs of this template are confined to the
+// workspace: RestrictToWorkspace, true when absent.
+func (t RunTemplate) Confined() bool {
+	return t.RestrictToWorkspace == nil || *t.RestrictToWorkspace
 }
 
 // IncludeSpec selects the large blocks of the run record; an absent key

@@ -27,6 +27,7 @@ rules:
     run:
       prompt: "{{.Command}}\n#!write %[1]s/notes.txt the notes\n#!run while [ ! -e %[1]s/gate1 ]; do sleep 0.05; done; echo released one\n#!run while [ ! -e %[1]s/gate2 ]; do sleep 0.05; done; echo released two\n#!answer all steps done"
       allow_destructive_tools: true
+      restrict_to_workspace: false   # the notes go to the test's folder
   - name: slow
     match: {command_glob: "slow *"}
     run:

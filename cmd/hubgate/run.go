@@ -213,14 +213,15 @@ func (a *app) reloadDaemon(d *daemon.Daemon, cur *configs.Config, p daemonParams
 
 // outsideDaemonOptions are the changed settings (configs.Changed) that
 // the daemon's options do not carry and that apply only after a restart:
-// the co-hosted engine (automate.engine, models_file, openai.*) and the
-// logger (log.*). The remote section is read by `hubgate pair`, not by
+// the co-hosted engine (automate.engine, models_file, openai.*), the
+// logger (log.*) and the secret store (secrets: opened once at start).
+// The remote section is read by `hubgate pair`, not by
 // the daemon (it runs with the pairing's API URL): not named.
 func outsideDaemonOptions(changed []string) []string {
 	var out []string
 	for _, path := range changed {
 		if strings.HasPrefix(path, "log.") || path == "automate.engine" || path == "automate.models_file" ||
-			strings.HasPrefix(path, "automate.openai.") {
+			strings.HasPrefix(path, "automate.openai.") || path == "secrets" {
 			out = append(out, path)
 		}
 	}

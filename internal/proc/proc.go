@@ -2,12 +2,13 @@
 // and stdio MCP servers (automate/toolkit), the bridge's command tools, and
 // the browser of `pair` (oauth). Every child started through [Command] (or
 // made ready with [Prepare]) gets a scrubbed environment ([Environ]: no
-// HUBGATE_* secret), leads its own process group, and on Linux dies with
-// hubgate (Pdeathsig). [Run] runs a command to its end with capped output;
-// [Started] wraps a child started elsewhere; [TrackGroups] keeps the ledger
-// of groups and kills those a previous life left; [StartDetached] starts a
-// child that may outlive hubgate; [DenyInspection] makes this process
-// non-dumpable.
+// HUBGATE_* secret; the children of runs start from [RunEnviron], which
+// withholds the D-Bus session bus too), leads its own process group, and
+// on Linux dies with hubgate (Pdeathsig). [Run] runs a command to its end
+// with capped output; [Started] wraps a child started elsewhere;
+// [TrackGroups] keeps the ledger of groups and kills those a previous life
+// left; [StartDetached] starts a child that may outlive hubgate;
+// [DenyInspection] makes this process non-dumpable.
 //
 // Why each piece, and what differs on Windows: docs/proc.md.
 package proc
@@ -37,11 +38,16 @@ var secretMarkers = []string{"KEY", "SECRET", "TOKEN", "PASSWORD"}
 // environment without hubgate's own secrets, which a command could print
 // into a run record and which a third-party program must never see.
 func Environ() []string {
+	return environWithout(isSecretName)
+}
+
+// environWithout is this process's environment without the variables
+// whose name drop reports.
+func environWithout(drop func(name string) bool) []string {
 	env := os.Environ()
 	out := env[:0:0]
 	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if isSecretName(name) {
+		if name, _, _ := strings.Cut(kv, "="); drop(name) {
 			continue
 		}
 		out = append(out, kv)

@@ -127,7 +127,7 @@ func (o Options) startOptions(eng *engine.Engine, key string) server.StartOption
 // environment variable api_key_env names.
 func Engine(cfg *configs.Config, getenv func(string) string, log *slog.Logger) (*engine.Engine, error) {
 	o := cfg.Automate.OpenAI
-	opts := engine.Options{Kind: cfg.Automate.Engine, Getenv: getenv, Logger: log}
+	opts := engine.Options{Kind: cfg.Automate.Engine, ChildEnvAllow: cfg.Automate.ChildEnv.Allow, Getenv: getenv, Logger: log}
 	switch opts.Kind {
 	case "openai":
 		opts.OpenAI, opts.APIKeyEnv, opts.McpServers = llmConfig(o), o.APIKeyEnv, o.McpServerNames()

@@ -74,3 +74,35 @@ func TestTestRoutesOneCommand(t *testing.T) {
 		t.Errorf("a missing macro file: %v", err)
 	}
 }
+
+// Test says whether the run is confined to the workspace: by default it
+// is (restrictToWorkspace true in the request); a rule that opts out is
+// shown as not confined, in the text and the JSON.
+func TestTestShowsTheWorkspaceConfinement(t *testing.T) {
+	cfg := load(t, `bridge:
+  rules:
+    - name: free
+      match: {command: free}
+      run: {prompt: "anything", restrict_to_workspace: false}
+  unmatched: {action: run}
+`)
+	run := func(command string, asJSON bool) string {
+		var out strings.Builder
+		if err := Test(TestOptions{Config: cfg, Command: command, JSON: asJSON, Out: &out}); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	if out := run("write a file", false); !strings.Contains(out, "files    confined to the Automate server's workspace") || !strings.Contains(out, `"restrictToWorkspace": true`) {
+		t.Errorf("unmatched command:\n%s", out)
+	}
+	if out := run("free", false); !strings.Contains(out, "files    NOT confined: the rule sets restrict_to_workspace: false") || strings.Contains(out, "restrictToWorkspace") {
+		t.Errorf("opted-out rule:\n%s", out)
+	}
+	for cmd, want := range map[string]bool{"write a file": true, "free": false} {
+		var res rules.Explanation
+		if err := json.Unmarshal([]byte(run(cmd, true)), &res); err != nil || res.Confined == nil || *res.Confined != want {
+			t.Errorf("%q: confined %v (%v), want %v", cmd, res.Confined, err, want)
+		}
+	}
+}

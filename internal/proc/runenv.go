@@ -1,0 +1,30 @@
+package proc
+
+import "slices"
+
+// SessionBusNames are the variables through which a child finds the
+// user's D-Bus session bus, and through it the unlocked keyring that
+// holds hubgate's secrets (the Secret Service answers any client of the
+// bus): the bus address, the address a D-Bus-activated process is given,
+// and XDG_RUNTIME_DIR, because D-Bus clients (GLib, libdbus, sd-bus,
+// godbus) connect to $XDG_RUNTIME_DIR/bus when the address is unset, the
+// socket a systemd user session listens on.
+var SessionBusNames = []string{"DBUS_SESSION_BUS_ADDRESS", "DBUS_STARTER_ADDRESS", "DBUS_STARTER_BUS_TYPE", "XDG_RUNTIME_DIR"}
+
+// RunEnviron is the environment a run's children start from (run_command,
+// stdio MCP servers, the bridge's command tools): Environ, and without the
+// session bus either (SessionBusNames), so that a command a run starts
+// neither prints nor uses the way to the keyring. A name in allow (the
+// configuration's automate.child_env.allow) is kept, a secret's too.
+// hubgate's own children (notifications, speech, the browser of `pair`)
+// keep the bus: they start from Environ.
+func RunEnviron(allow []string) []string {
+	return environWithout(func(name string) bool { return WithheldFromRuns(name) && !slices.Contains(allow, name) })
+}
+
+// WithheldFromRuns reports whether RunEnviron withholds the variable name
+// unless it is allowed: one of hubgate's secrets (see Environ) or of
+// SessionBusNames.
+func WithheldFromRuns(name string) bool {
+	return isSecretName(name) || slices.Contains(SessionBusNames, name)
+}
