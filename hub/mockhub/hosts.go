@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/hubgate/hubgate/internal/localhttp"
@@ -34,9 +33,8 @@ var ErrBadPublicURL = errors.New("mockhub: a public URL must be http(s)://host[:
 // normal form (lower case, no default port, no trailing slash).
 func ParsePublicURL(s string) (string, error) {
 	s = strings.TrimSpace(s)
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
-		u.Opaque != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+	u, ok := parseOrigin(s)
+	if !ok {
 		return "", fmt.Errorf("%w, e.g. http://mock.lan:5080; got %q", ErrBadPublicURL, s)
 	}
 	return normalOrigin(u), nil
