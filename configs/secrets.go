@@ -8,11 +8,16 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"os"
 	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 
 	dbus "github.com/godbus/dbus/v5"
 	keyring "github.com/zalando/go-keyring"
+
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // SecretStore keeps hubgate's secrets. Consumers (cmd, oauth, pair) depend
@@ -293,22 +298,60 @@ func newStoreError(op, account string, err error, secret string) *StoreError {
 }
 
 // CheckStore proves that s works: it stores a random value under a
-// throwaway account (CanaryAccountPrefix + random hex), reads it back,
+// throwaway account (the canary: CanaryAccountPrefix + "<pid>-<start>-"
+// + random hex, naming the process that made it), reads it back,
 // compares, and deletes it. Callers run it before creating anything
 // remotely whose secret they must persist. The first failure is returned
 // (the failed call's *StoreError, or one with Op "check" when the value read
 // back differs); the canary is deleted whenever it was stored.
+//
+// A process killed mid-check (kill -9) cannot delete its canary, so every
+// canary is written down first, in CanaryRegisterAccount, and each check
+// begins by sweeping the register: a canary whose process is gone (or
+// whose pid now names a later process: the start time differs) is
+// deleted; a live process's is never touched. The register is deleted
+// once it is empty. Two checks at the same instant may both rewrite the
+// register; the worst that costs is one leftover name, never a live
+// canary.
 func CheckStore(ctx context.Context, s SecretStore) (err error) {
-	account := CanaryAccountPrefix + randomHex(8)
+	pid := os.Getpid()
+	account := fmt.Sprintf("%s%d-%d-%s", CanaryAccountPrefix, pid, proc.StartTime(pid), randomHex(4))
 	value := "canary-" + randomHex(16)
+	pending, err := sweepCanaries(ctx, s)
+	if err != nil {
+		return err
+	}
+	if err := writeCanaryRegister(ctx, s, append(pending, account)); err != nil {
+		return err
+	}
+	stored := false
+	defer func() {
+		if stored {
+			if derr := s.Delete(ctx, account); derr != nil && !errors.Is(derr, ErrSecretNotFound) {
+				if err == nil {
+					err = derr
+				}
+				return // the name stays in the register: a later check retries
+			}
+		}
+		var se *StoreError
+		if errors.As(err, &se) && se.Op == "check" {
+			// The store gives back other values than it was given: the
+			// register cannot be read back either; it goes whole (a live
+			// check's name lost from it costs a leftover, never its canary).
+			if rerr := writeCanaryRegister(ctx, s, nil); rerr != nil {
+				err = errors.Join(err, rerr)
+			}
+			return
+		}
+		if rerr := dropFromCanaryRegister(ctx, s, account); rerr != nil && err == nil {
+			err = rerr
+		}
+	}()
+	stored = true // from here on the canary may exist, even if Set fails
 	if err := s.Set(ctx, account, value); err != nil {
 		return err
 	}
-	defer func() {
-		if derr := s.Delete(ctx, account); derr != nil && err == nil {
-			err = derr
-		}
-	}()
 	got, err := s.Get(ctx, account)
 	if err != nil {
 		return err
@@ -318,6 +361,83 @@ func CheckStore(ctx context.Context, s SecretStore) (err error) {
 			reason: "the canary secret read back differs from the one stored"}
 	}
 	return nil
+}
+
+// CanaryRegisterAccount holds the names of the canaries CheckStore may
+// have stored and not yet deleted, one a line (names, not secrets).
+const CanaryRegisterAccount = "hubgate-canaries"
+
+// readCanaryRegister returns the register's names (none when it is empty
+// or missing).
+func readCanaryRegister(ctx context.Context, s SecretStore) ([]string, error) {
+	v, err := s.Get(ctx, CanaryRegisterAccount)
+	if errors.Is(err, ErrSecretNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(v), nil
+}
+
+// writeCanaryRegister stores names as the register, or deletes it when
+// there are none.
+func writeCanaryRegister(ctx context.Context, s SecretStore, names []string) error {
+	if len(names) == 0 {
+		if err := s.Delete(ctx, CanaryRegisterAccount); err != nil && !errors.Is(err, ErrSecretNotFound) {
+			return err
+		}
+		return nil
+	}
+	return s.Set(ctx, CanaryRegisterAccount, strings.Join(names, "\n"))
+}
+
+// dropFromCanaryRegister removes name from the register as it is now
+// (another check may have added its own meanwhile).
+func dropFromCanaryRegister(ctx context.Context, s SecretStore, name string) error {
+	names, err := readCanaryRegister(ctx, s)
+	if err != nil {
+		return err
+	}
+	return writeCanaryRegister(ctx, s, slices.DeleteFunc(names, func(n string) bool { return n == name }))
+}
+
+// sweepCanaries deletes the registered canaries of processes that are
+// gone and returns the names still pending (live processes' canaries,
+// and names it cannot read, which it leaves alone).
+func sweepCanaries(ctx context.Context, s SecretStore) ([]string, error) {
+	names, err := readCanaryRegister(ctx, s)
+	if err != nil || len(names) == 0 {
+		return nil, err
+	}
+	var pending []string
+	for _, n := range names {
+		pid, start, ok := canaryOwner(n)
+		if !ok || proc.Alive(pid, start) {
+			pending = append(pending, n)
+			continue
+		}
+		if err := s.Delete(ctx, n); err != nil && !errors.Is(err, ErrSecretNotFound) {
+			return nil, err
+		}
+	}
+	return pending, nil
+}
+
+// canaryOwner reads the process of a canary's name: prefix, pid, start
+// time, random hex.
+func canaryOwner(name string) (pid int, start uint64, ok bool) {
+	rest, found := strings.CutPrefix(name, CanaryAccountPrefix)
+	parts := strings.Split(rest, "-")
+	if !found || len(parts) != 3 {
+		return 0, 0, false
+	}
+	pid, err1 := strconv.Atoi(parts[0])
+	start, err2 := strconv.ParseUint(parts[1], 10, 64)
+	if err1 != nil || err2 != nil || pid <= 0 {
+		return 0, 0, false
+	}
+	return pid, start, true
 }
 
 func randomHex(n int) string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -15,6 +16,8 @@ import (
 
 	dbus "github.com/godbus/dbus/v5"
 	keyring "github.com/zalando/go-keyring"
+
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // realExitError returns a genuine *exec.ExitError (the shape godbus returns
@@ -249,7 +252,8 @@ func TestCheckStore(t *testing.T) {
 		}
 	}
 
-	// The canary account has the documented prefix and a random suffix.
+	// The canary account has the documented prefix, the process's pid and
+	// start time and a random suffix; each check has its own.
 	rec := &recordingStore{}
 	if err := CheckStore(ctx, rec); err != nil {
 		t.Fatal(err)
@@ -257,13 +261,23 @@ func TestCheckStore(t *testing.T) {
 	if err := CheckStore(ctx, rec); err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.accounts) != 2 || rec.accounts[0] == rec.accounts[1] {
+	var canaries []string
+	for _, a := range rec.accounts {
+		if a != CanaryRegisterAccount {
+			canaries = append(canaries, a)
+		}
+	}
+	if len(canaries) != 2 || canaries[0] == canaries[1] {
 		t.Fatalf("canary accounts %v", rec.accounts)
 	}
-	for _, a := range rec.accounts {
-		if !strings.HasPrefix(a, "hubgate-canary-") || len(a) != len("hubgate-canary-")+16 {
-			t.Fatalf("canary account %q", a)
+	for _, a := range canaries {
+		pid, start, ok := canaryOwner(a)
+		if !ok || pid != os.Getpid() || start != proc.StartTime(pid) {
+			t.Fatalf("canary account %q: pid %d start %d", a, pid, start)
 		}
+	}
+	if len(rec.secrets) != 0 {
+		t.Fatalf("left behind: %v", rec.secrets)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +47,9 @@ func newMockEnv(t testing.TB, cfg mockhub.Config) *mockEnv {
 	t.Helper()
 	pn := &testutil.PipeNet{}
 	cfg.Listen = pn.Listen
+	// The kernel does not know the network's connections: both ends are
+	// this process's (the mock's admin API answers only its own user).
+	cfg.PeerUID = func(_, _ netip.AddrPort) (int, error) { return os.Geteuid(), nil }
 	return serveMock(t, cfg, pn.Listen, pn.Client(t))
 }
 

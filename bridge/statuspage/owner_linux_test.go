@@ -1,52 +1,17 @@
 package statuspage_test
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
-	"os/exec"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/internal/testenv"
 )
 
-// strangerID is the unprivileged user the test connects as (nobody).
-const strangerID = 65534
-
-// asStranger sends one request with curl running as strangerID and
-// returns the status. curl reads its options from stdin (-K -): the
-// secrets stay off its command line even here.
-func asStranger(t *testing.T, curl, method, u string, header http.Header) int {
-	t.Helper()
-	var cfg strings.Builder
-	fmt.Fprintf(&cfg, "url = %q\nrequest = %q\noutput = \"/dev/null\"\nwrite-out = \"%%{http_code}\"\nsilent\nmax-time = 10\nnoproxy = \"*\"\n", u, method)
-	for k, vs := range header {
-		for _, v := range vs {
-			fmt.Fprintf(&cfg, "header = %q\n", k+": "+v)
-		}
-	}
-	if method == "POST" {
-		cfg.WriteString("data = \"{}\"\n")
-	}
-	cmd := exec.Command(curl, "-q", "-K", "-")
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=/nonexistent"}
-	cmd.Dir = "/"
-	cmd.Stdin = strings.NewReader(cfg.String())
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: strangerID, Gid: strangerID}}
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("curl as uid %d: %v (%s)", strangerID, err, out)
-	}
-	code, err := strconv.Atoi(strings.TrimSpace(string(out)))
-	if err != nil {
-		t.Fatalf("curl as uid %d answered %q", strangerID, out)
-	}
-	return code
-}
+// stranger is the unprivileged user the test connects as (nobody).
+var stranger = testenv.User{Name: "nobody", UID: 65534, GID: 65534}
 
 // The page belongs to its owner: another local user (uid 65534, for real:
 // the kernel names the peer's socket) is refused with 403 whatever they
@@ -56,7 +21,6 @@ func asStranger(t *testing.T, curl, method, u string, header http.Header) int {
 // in with the same code and the same armed login, and is served.
 func TestAnotherUserIsRefusedWhateverTheyCarry(t *testing.T) {
 	testenv.RequireRoot(t)
-	curl := testenv.RequireProgram(t, "curl")
 	b, fh, _ := startBridge(t)
 	page := servePage(t, b)
 	origin := "http://" + page.Addr().String()
@@ -90,8 +54,8 @@ func TestAnotherUserIsRefusedWhateverTheyCarry(t *testing.T) {
 		{"cancel with the cookie and the CSRF token", "POST", "/api/cancel",
 			http.Header{"Cookie": {cookie}, "X-Hubgate-Csrf": {csrf}, "Origin": {origin}, "Content-Type": {"application/json"}}},
 	} {
-		if got := asStranger(t, curl, c.method, origin+c.path, c.header); got != http.StatusForbidden {
-			t.Errorf("uid %d, %s: %d, want 403", strangerID, c.name, got)
+		if got := testenv.CurlAs(t, stranger, c.method, origin+c.path, c.header); got != http.StatusForbidden {
+			t.Errorf("uid %d, %s: %d, want 403", stranger.UID, c.name, got)
 		}
 	}
 	if st, err := b.Status(t.Context()); err != nil || st.Current == nil {

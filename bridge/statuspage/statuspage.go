@@ -28,7 +28,6 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -209,10 +208,9 @@ type Handler struct {
 	logins loginCodes
 	// sessions are the session cookies and their CSRF tokens.
 	sessions sessions
-	// peerUID tells the user at a connection's other end; nil: the
-	// system cannot tell, nothing is checked.
-	peerUID func(local, remote netip.AddrPort) (int, error)
-	owner   int // the daemon's user: os.Geteuid()
+	// owner tells whether a request comes from the daemon's user (the
+	// kernel check shared with the mock's admin API).
+	owner *loopbackpeer.Guard
 
 	closeOnce sync.Once
 	closing   chan struct{} // closed by Close: ends the event streams
@@ -234,10 +232,7 @@ func New(opts Options) (*Handler, error) {
 		opts.History = DefaultHistory
 	}
 	h := &Handler{opts: opts, log: opts.Logger, closing: make(chan struct{}),
-		sessions: newSessions(), peerUID: opts.PeerUID, owner: os.Geteuid()}
-	if h.peerUID == nil && loopbackpeer.Supported {
-		h.peerUID = loopbackpeer.UID
-	}
+		sessions: newSessions(), owner: loopbackpeer.NewGuard(opts.PeerUID)}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
 	}
@@ -272,8 +267,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !h.fromOwner(w, r) {
 		return
 	}
-	port, ok := localPort(r)
-	if !ok || !loopbackHost(r.Host, port) {
+	// A browser sends the page's own port, and the cookie it holds is
+	// not separated by port: the port must be the page's.
+	port, ok := localhttp.LocalPort(r)
+	if !ok || !localhttp.LoopbackHostOn(r.Host, port) {
 		h.log.Info("statuspage: refused a request for a foreign host", "host", r.Host, "remote", r.RemoteAddr)
 		http.Error(w, "forbidden: this page answers only to 127.0.0.1, localhost or [::1] on its own port", http.StatusForbidden)
 		return
@@ -341,7 +338,7 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request, cookie string) {
 	switch {
 	case code != "":
 		ok = h.logins.use(code, time.Now())
-	case h.peerUID != nil:
+	case h.owner.Checks():
 		ok = h.logins.useArmed(time.Now())
 	}
 	if !ok {
@@ -367,7 +364,7 @@ func (h *Handler) NewLoginCode() string { return h.logins.mint(time.Now()) }
 // LoginCodeTTL: one login, which only the owner's connections can make,
 // spends it), else "/login?code=<a new code>".
 func (h *Handler) NewLoginPath() string {
-	if h.peerUID != nil {
+	if h.owner.Checks() {
 		h.logins.arm(time.Now())
 		return "/login"
 	}
@@ -387,7 +384,7 @@ func (h *Handler) RevokeLoginPath(path string) bool {
 	if code := u.Query().Get("code"); code != "" {
 		return h.logins.use(code, now)
 	}
-	return h.peerUID != nil && h.logins.disarm(now)
+	return h.owner.Checks() && h.logins.disarm(now)
 }
 
 func (h *Handler) valid(token string) bool {
@@ -395,25 +392,6 @@ func (h *Handler) valid(token string) bool {
 }
 
 func cookieName(port string) string { return "hubgate_status_" + port }
-
-// localPort is the port the request was accepted on.
-func localPort(r *http.Request) (string, bool) {
-	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok {
-		return "", false
-	}
-	_, port, err := net.SplitHostPort(addr.String())
-	return port, err == nil
-}
-
-// loopbackHost reports whether host (a Host header) names the loopback
-// (internal/localhttp's one check) with the port the page listens on: a
-// browser sends the page's own port, and the cookie it holds is not
-// separated by port.
-func loopbackHost(host, port string) bool {
-	_, p, err := net.SplitHostPort(host)
-	return err == nil && p == port && localhttp.LoopbackHost(host)
-}
 
 func (h *Handler) page(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -693,7 +671,7 @@ func Listen(addr string, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("statuspage: %w", err)
 	}
 	s := &Server{h: h, ln: ln, srv: localhttp.NewServer(h, localhttp.Options{Logger: h.log})}
-	s.srv.ConnContext = h.connContext
+	s.srv.ConnContext = h.owner.ConnContext
 	return s, nil
 }
 

@@ -452,7 +452,7 @@ func (s *Server) AdminRoutes() []AdminRoute {
 }
 
 func (s *Server) adminRoutes(r chi.Router) {
-	r.Use(loopbackOnly, loopbackHostOnly, sameOriginOnly, s.adminBodyDeadline)
+	r.Use(loopbackOnly, loopbackHostOnly, s.ownerOnly, sameOriginOnly, s.adminBodyDeadline)
 	s.mountGroup(r, groupAdmin, adminPrefix, func(rt apiRoute, h http.Handler) http.Handler {
 		if rt.method == http.MethodGet { // reads are not journaled: reading the journal would fill it
 			return h

@@ -144,7 +144,7 @@ type (
 func (s *Server) apiRoutes() []apiRoute {
 	unauthorized := problem(http.StatusUnauthorized, "Missing, unknown, revoked or expired access token.")
 	unauthorized.headers = map[string]string{"WWW-Authenticate": `Bearer realm="mock", with error="invalid_token" when a token was presented.`}
-	forbidden := problem(http.StatusForbidden, "Not a loopback peer, a Host header not naming the loopback, or a cross-origin browser request.")
+	forbidden := problem(http.StatusForbidden, "Not a loopback peer, another local user than the mock's, a Host header not naming the loopback, or a cross-origin browser request.")
 	unknownDevice := problem(http.StatusNotFound, "Unknown device.")
 	var noConnection apiResponse
 	badBody := problem(http.StatusBadRequest, "Bad JSON body.")

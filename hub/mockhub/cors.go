@@ -43,12 +43,22 @@ func ParseCORSOrigin(s string) (string, error) {
 	if s == AnyOrigin {
 		return s, nil
 	}
-	u, err := url.Parse(s)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
-		u.Opaque != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+	u, ok := parseOrigin(s)
+	if !ok {
 		return "", fmt.Errorf("%w: %q (want scheme://host[:port], e.g. http://localhost:3000, or %s for any)", ErrBadCORSOrigin, s, AnyOrigin)
 	}
 	return normalOrigin(u), nil
+}
+
+// parseOrigin parses s as http(s)://host[:port] with nothing else (a
+// trailing slash aside): a CORS origin or a public URL.
+func parseOrigin(s string) (*url.URL, bool) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || u.User != nil ||
+		u.Opaque != "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, false
+	}
+	return u, true
 }
 
 // normalOrigin is u's scheme and host in lower case, without the scheme's

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 
@@ -127,10 +128,18 @@ func explorerRedirect(r *http.Request) string {
 
 // checkRedirectFor checks a sign-in's redirect URI: the explorer's own
 // address is always accepted (the code comes back to the mock itself),
-// else checkRedirect decides.
+// else checkRedirect decides. The rule holds only for the names the mock
+// serves: a request under any other Host never gets here (hostOnly), and
+// behind a public URL (a TLS tunnel) the explorer's address is that
+// URL's.
 func (s *Server) checkRedirectFor(r *http.Request, raw string) (*url.URL, error) {
 	if r.TLS == nil && raw == explorerRedirect(r) {
 		return url.Parse(raw)
+	}
+	for _, p := range s.public {
+		if raw == p.base+explorerPath+"/" && slices.Contains(p.hosts, strings.ToLower(r.Host)) {
+			return url.Parse(raw)
+		}
 	}
 	return s.checkRedirect(raw)
 }

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"strings"
@@ -46,6 +47,9 @@ func pipeMock(t testing.TB, cfg mockhub.Config) (s *mockhub.Server, base string,
 	var pn testutil.PipeNet
 	hc = pn.Client(t)
 	cfg.Listen = pn.Listen
+	if cfg.PeerUID == nil {
+		cfg.PeerUID = pipePeer
+	}
 	s, err := mockhub.New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -62,6 +66,10 @@ func pipeMock(t testing.TB, cfg mockhub.Config) (s *mockhub.Server, base string,
 		hc.CloseIdleConnections()
 	}
 }
+
+// pipePeer is Config.PeerUID on an in-memory network, whose connections
+// the kernel does not know: both ends are this process's.
+func pipePeer(_, _ netip.AddrPort) (int, error) { return os.Geteuid(), nil }
 
 // newMock starts a mock on a real loopback listener.
 func newMock(t testing.TB, cfg mockhub.Config) (*mockhub.Server, *httptest.Server) {

@@ -22,6 +22,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -30,6 +31,7 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/internal/localhttp"
+	"github.com/hubgate/hubgate/internal/loopbackpeer"
 )
 
 // Defaults of Config.
@@ -112,6 +114,19 @@ type Config struct {
 	// default. The admin API never answers cross-origin.
 	CORSOrigins []string
 
+	// PublicURLs are further addresses the mock is reached at (a tunnel,
+	// a container's name), each http(s)://host[:port] (ParsePublicURL).
+	// Every request's Host header must name what the mock serves: a
+	// loopback name with the port it was accepted on, that address, or
+	// one of these (hosts.go). Zero: none.
+	PublicURLs []string
+
+	// PeerUID tells which user holds the other end of a connection (local
+	// is the mock's end): the admin API answers only the mock's own user.
+	// Zero: loopbackpeer.UID where the system tells (Linux); elsewhere no
+	// user is checked (as the status page).
+	PeerUID func(local, remote netip.AddrPort) (uid int, err error)
+
 	Logger *slog.Logger     // nil: discard
 	Now    func() time.Time // clock for token lifetimes; nil: time.Now
 }
@@ -159,7 +174,9 @@ type Server struct {
 
 	persist statePersist // the state file's writes (Config.StateFile)
 
-	allowedOrigins *corsPolicy // Config.CORSOrigins
+	allowedOrigins *corsPolicy         // Config.CORSOrigins
+	public         []publicHost        // Config.PublicURLs
+	owner          *loopbackpeer.Guard // the admin API's user (Config.PeerUID)
 
 	svc *service // the SignalR service the negotiate redirects to; nil with Config.DirectHub
 
@@ -251,6 +268,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s.allowedOrigins = cp
+	if s.public, err = newPublicHosts(cfg.PublicURLs); err != nil {
+		return nil, err
+	}
+	s.owner = loopbackpeer.NewGuard(cfg.PeerUID)
 	s.events = newJournal(cfg.MaxEvents, cfg.MaxJournalBytes, cfg.Now)
 	if err := s.loadState(); err != nil {
 		return nil, err
@@ -279,7 +300,9 @@ func (s *Server) Handler() http.Handler { return s }
 // limit, header, body and idle timeouts), with net/http's own errors in
 // the mock's log.
 func (s *Server) NewHTTPServer() *http.Server {
-	return newHTTPServer(s, s.log, slog.LevelWarn)
+	hs := newHTTPServer(s, s.log, slog.LevelWarn)
+	hs.ConnContext = s.owner.ConnContext // the admin API's user, asked once per connection
+	return hs
 }
 
 // newHTTPServer is a localhttp server for h whose net/http errors go to
@@ -317,6 +340,7 @@ func (s *Server) Close() error {
 
 func (s *Server) routes() chi.Router {
 	r := chi.NewRouter()
+	r.Use(s.hostOnly) // before anything: a foreign Host learns nothing
 	r.Use(s.corsOnly) // before routing: it answers preflights (OPTIONS) itself
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)

@@ -92,13 +92,14 @@ func (s *Server) serviceRoutes() http.Handler {
 	})
 	// Azure's URL is /client/?hub=...: the trailing slash is the same
 	// endpoint. Browsers reach the whole service cross-origin (cors.go).
-	return s.cors(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	// A foreign Host is refused first (hosts.go).
+	return s.hostOnly(s.cors(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if req.URL.Path == ServicePath+"/" {
 			req.URL.Path = ServicePath
 			req.URL.RawPath = ""
 		}
 		r.ServeHTTP(w, req)
-	}))
+	})))
 }
 
 // checkServiceHub refuses a request for another hub than devicehub.

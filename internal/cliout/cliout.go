@@ -1,10 +1,10 @@
 // Package cliout owns the small conventions every hubgate command line
-// shares: the indented JSON of a --json answer, reading a file argument
+// shares: the JSON of a --json answer, indented and bounded in depth and
+// size (boundedjson.go), reading a file argument
 // where "-" means standard input, and the flag a mistyped one meant.
 package cliout
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -13,13 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
-
-// WriteJSON prints v as the indented JSON of a --json output.
-func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
-}
 
 // ReadInput reads a file, or stdin for "-".
 func ReadInput(stdin io.Reader, file string) ([]byte, error) {

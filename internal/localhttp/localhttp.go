@@ -159,6 +159,26 @@ func LoopbackHost(host string) bool {
 	return addr.Unmap().IsLoopback()
 }
 
+// LoopbackHostOn reports whether a Host header value is a LoopbackHost
+// with exactly the given port (the port the request was accepted on,
+// LocalPort): a server that must be named as it listens (the status page,
+// the mock) uses it instead of LoopbackHost.
+func LoopbackHostOn(host, port string) bool {
+	_, p, err := net.SplitHostPort(host)
+	return err == nil && p == port && LoopbackHost(host)
+}
+
+// LocalPort is the port r was accepted on (false when r did not come
+// through an http.Server, e.g. a handler called by a test directly).
+func LocalPort(r *http.Request) (string, bool) {
+	addr, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return "", false
+	}
+	_, port, err := net.SplitHostPort(addr.String())
+	return port, err == nil
+}
+
 // validPort reports whether p is a Host header's port: empty (RFC 3986
 // allows "127.0.0.1:") or a decimal number up to 65535.
 func validPort(p string) bool {

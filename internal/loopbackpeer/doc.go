@@ -11,7 +11,12 @@
 // connection's end; both answer ErrNotFound, so that a caller refuses
 // rather than guesses.
 //
-// Other systems: Supported is false and UID answers errors.ErrUnsupported.
+// Guard is the one HTTP check built on it: a request passes only from a
+// socket of the process's own user, asked once per connection. The status
+// page and the mock's admin API (console and journal included) use it.
+//
+// Other systems: Supported is false and UID answers errors.ErrUnsupported;
+// a Guard there checks nothing (Checks is false).
 package loopbackpeer
 
 import "errors"

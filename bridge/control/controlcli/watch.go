@@ -1,7 +1,6 @@
 package controlcli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/internal/cliout"
 )
 
 // `hubgate watch`: follows the running daemon's event stream (the bridge's
@@ -48,10 +48,9 @@ Exit code 9 when the daemon is not running or when it stops.`,
 				return err
 			}
 			defer cl.Close()
-			enc := json.NewEncoder(c.opts.Out)
 			err = cl.Watch(cmd.Context(), history, func(e bridge.Event) error {
 				if asJSON {
-					return enc.Encode(e)
+					return cliout.WriteJSONLine(c.opts.Out, e) // bounded in depth and size
 				}
 				_, err := io.WriteString(c.opts.Out, FormatEvent(e)+"\n")
 				return err

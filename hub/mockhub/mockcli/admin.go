@@ -436,12 +436,7 @@ func newEventsCommand(a *cli) *cobra.Command {
 			}
 			show := func(e mockhub.Event) error {
 				if m.json {
-					b, err := json.Marshal(e)
-					if err != nil {
-						return err
-					}
-					_, err = fmt.Fprintf(a.Out, "%s\n", b)
-					return err
+					return cliout.WriteJSONLine(a.Out, e) // bounded in depth and size
 				}
 				_, err := fmt.Fprintln(a.Out, formatEvent(e))
 				return err
@@ -494,15 +489,21 @@ func formatEvent(e mockhub.Event) string {
 	if e.Error != "" {
 		fmt.Fprintf(&b, " error=%q", e.Error)
 	}
-	if len(e.Args) > 0 {
-		args, _ := json.Marshal(e.Args)
-		fmt.Fprintf(&b, " args=%s", args)
-	}
-	if len(e.Payload) > 0 {
-		fmt.Fprintf(&b, " payload=%s", e.Payload)
-	}
-	if len(e.Result) > 0 {
-		fmt.Fprintf(&b, " result=%s", e.Result)
+	// The JSON parts within cliout's bounds: a payload may be nested
+	// thousands deep.
+	for _, p := range []struct {
+		name string
+		v    any
+		set  bool
+	}{{"args", e.Args, len(e.Args) > 0}, {"payload", e.Payload, len(e.Payload) > 0}, {"result", e.Result, len(e.Result) > 0}} {
+		if !p.set {
+			continue
+		}
+		if j, err := cliout.BoundedJSON(p.v, ""); err == nil {
+			fmt.Fprintf(&b, " %s=%s", p.name, j)
+		} else {
+			fmt.Fprintf(&b, " %s=(unprintable: %v)", p.name, err)
+		}
 	}
 	return b.String()
 }

@@ -44,13 +44,13 @@ func TestFlagsBecomeServeOptions(t *testing.T) {
 	_, err := run(t, Options{}, func(_ context.Context, o ServeOptions) error { got = o; return nil },
 		"--listen", "127.0.0.1:0", "--state", "s.json", "--deny-consent", "--redirect-uri", "http://127.0.0.1:1/",
 		"--redirect-uri", "http://127.0.0.1:2/", "--hub-timeout", "5s", "--direct-hub",
-		"--cors-origin", "http://localhost:3000", "--cors-origin", "https://app.example")
+		"--cors-origin", "http://localhost:3000", "--cors-origin", "https://app.example", "--public-url", "http://mock.lan:5080")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Listen != "127.0.0.1:0" || got.StateFile != "s.json" || !got.DenyConsent || got.Timeout != 5*time.Second ||
 		!got.DirectHub || len(got.RedirectURIs) != 2 || got.RedirectURIs[1] != "http://127.0.0.1:2/" ||
-		len(got.CORSOrigins) != 2 || got.CORSOrigins[1] != "https://app.example" {
+		len(got.CORSOrigins) != 2 || got.CORSOrigins[1] != "https://app.example" || len(got.PublicURLs) != 1 {
 		t.Errorf("options: %+v", got)
 	}
 }
@@ -79,8 +79,12 @@ func TestMockConfig(t *testing.T) {
 	if cfg, _ := a.mockConfig(ServeOptions{Listen: "127.0.0.1:1"}); cfg.CORSOrigins != nil {
 		t.Errorf("no --cors-origin: %q, want nil (any origin)", cfg.CORSOrigins)
 	}
+	if cfg, err := a.mockConfig(ServeOptions{Listen: "127.0.0.1:1", PublicURLs: []string{"HTTP://Mock.LAN:80/"}}); err != nil ||
+		len(cfg.PublicURLs) != 1 || cfg.PublicURLs[0] != "http://mock.lan" {
+		t.Errorf("--public-url: %q %v", cfg.PublicURLs, err)
+	}
 	for _, f := range []ServeOptions{{Listen: "nonsense"}, {Listen: "127.0.0.1:1", ServiceAddr: "nonsense"},
-		{Listen: "127.0.0.1:1", CORSOrigins: []string{"localhost:3000"}}} {
+		{Listen: "127.0.0.1:1", CORSOrigins: []string{"localhost:3000"}}, {Listen: "127.0.0.1:1", PublicURLs: []string{"mock.lan:5080"}}} {
 		var u *UsageError
 		if _, err := a.mockConfig(f); !errors.As(err, &u) {
 			t.Errorf("%+v: %v, want a UsageError", f, err)

@@ -35,6 +35,8 @@ type ServeOptions struct {
 	StateFile     string
 	// browser origins answered cross-origin; empty: any
 	CORSOrigins []string
+	// further addresses the mock is reached at (Host check); empty: none
+	PublicURLs []string
 }
 
 const serveLong = `Run the mock of the remote device service on this machine: OAuth sign-in
@@ -42,7 +44,7 @@ const serveLong = `Run the mock of the remote device service on this machine: OA
 routes, the SignalR device hub at /device (whose negotiate redirects to a mock
 Azure SignalR Service on a second port, as the real service does; --direct-hub
 serves it at /device), an admin API under /mock (loopback peers only; GET /mock
-lists it), a hub console at /mock/console (push to a device, watch its hub
+lists it; the mock's own user only), a hub console at /mock/console (push to a device, watch its hub
 frames live) and an API explorer at /swagger. Once it accepts connections it
 prints its base URL on stdout; SIGINT or SIGTERM stops it cleanly.
 
@@ -69,6 +71,12 @@ client in a page of another origin) reach sign-in, the REST routes, negotiate
 WebSockets, as on the real service: any origin by default; --cors-origin
 narrows it to the origins given. The admin API, console and explorer never
 answer other origins.
+
+Every route answers only a Host header naming the mock: 127.0.0.1, localhost
+or [::1] with its port (a DNS rebinding page gets 403); --public-url adds a
+name it is reached at (a tunnel, a container's name). The admin API, console
+and journal belong to the user who started the mock: on Linux another local
+user gets 403 (the kernel tells who connected, as for the status page).
 
 The subcommands drive a running mock through its admin API; they take the base
 URL from --url, else ` + EnvURL + `, else http://` + mockhub.DefaultListen + `. Those that
@@ -99,6 +107,7 @@ func newCommand(a *cli, runF func(context.Context, ServeOptions) error) *cobra.C
 	fl.BoolVar(&f.DenyConsent, "deny-consent", false, "the authorization page denies every request (redirects with error=access_denied)")
 	fl.StringArrayVar(&f.RedirectURIs, "redirect-uri", nil, "a registered redirect address, e.g. http://127.0.0.1:51772/ (repeatable; default: any loopback address)")
 	fl.StringArrayVar(&f.CORSOrigins, "cors-origin", nil, "a browser origin allowed cross-origin on sign-in, REST, negotiate and the hub (WebSockets), e.g. http://localhost:3000 (repeatable; default: any origin)")
+	fl.StringArrayVar(&f.PublicURLs, "public-url", nil, "a further address the mock is reached at, e.g. http://mock.lan:5080 (repeatable; default: loopback names only)")
 	fl.BoolVar(&f.RequireSecret, "require-client-secret", false, "refuse token requests without client_secret (default: the secret is optional, as on the real service)")
 	fl.DurationVar(&f.AccessTTL, "access-token-ttl", 0, "lifetime of access tokens (default 1h)")
 	fl.DurationVar(&f.RefreshTTL, "refresh-token-ttl", 0, "lifetime of refresh tokens (default 720h)")
@@ -139,6 +148,13 @@ func (a *cli) mockConfig(f ServeOptions) (mockhub.Config, error) {
 			return mockhub.Config{}, &UsageError{fmt.Errorf("--cors-origin: %w", err)}
 		}
 		cfg.CORSOrigins = append(cfg.CORSOrigins, n)
+	}
+	for _, u := range f.PublicURLs {
+		n, err := mockhub.ParsePublicURL(u)
+		if err != nil {
+			return mockhub.Config{}, &UsageError{fmt.Errorf("--public-url: %w", err)}
+		}
+		cfg.PublicURLs = append(cfg.PublicURLs, n)
 	}
 	if cfg.ServiceAddr == "" {
 		host, _, _ := net.SplitHostPort(f.Listen)
@@ -218,7 +234,7 @@ func (a *cli) announce(srv *mockhub.Server, addr *net.TCPAddr, stateFile string)
 		fmt.Fprintf(a.Err, "hubgate: the hub is served directly at %s (--direct-hub)\n", base+mockhub.HubPath)
 	}
 	if !addr.IP.IsLoopback() {
-		fmt.Fprintf(a.Err, "hubgate: warning: the mock listens on %s, beyond loopback; its admin API still answers loopback peers only\n", addr)
+		fmt.Fprintf(a.Err, "hubgate: warning: the mock listens on %s, beyond loopback; its admin API still answers loopback peers only, and every route a Host naming loopback or a --public-url\n", addr)
 	}
 	return base
 }
