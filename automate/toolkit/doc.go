@@ -3,7 +3,8 @@
 // confinement to a run's workspace (Resolve, ResolveEntry, an os.Root), the
 // file tools and the destructive tools run by Toolbox, content chaining
 // (ContentChain), and the sessions to a run's inline MCP servers
-// (ConnectMcp, over the MCP client of mcpclient). It does not decide the
+// (ConnectMcp, over the official MCP Go SDK's client,
+// github.com/modelcontextprotocol/go-sdk/mcp). It does not decide the
 // tool policy: engines ask assistant.Task before they call a tool.
 // Children start through internal/proc only.
 //

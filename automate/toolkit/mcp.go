@@ -6,18 +6,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/automate/toolkit/mcpclient"
 	"github.com/hubgate/hubgate/internal/proc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Defaults of McpConfig.
@@ -26,6 +29,10 @@ const (
 	DefaultMcpTerminateDuration = 500 * time.Millisecond
 	stderrTail                  = 2048 // bytes of a stdio server's stderr kept for error messages
 )
+
+// MaxMcpMessage bounds one message read from an MCP server (a stdio line,
+// a server-sent event): the SDK's MaxLineLength and MaxEventSize.
+const MaxMcpMessage = 16 << 20
 
 // McpToolPrefix starts every exposed inline MCP tool name.
 const McpToolPrefix = "mcp__"
@@ -52,8 +59,8 @@ type McpConfig struct {
 	// DefaultMcpConnectTimeout (30 s).
 	ConnectTimeout time.Duration
 	// TerminateDuration is how long Close waits for a stdio server to exit
-	// after closing its stdin before its process group is killed
-	// (mcpclient.Stdio.TerminateDuration). Zero: DefaultMcpTerminateDuration.
+	// after closing its stdin before its process group is killed. Zero:
+	// DefaultMcpTerminateDuration.
 	TerminateDuration time.Duration
 	// HTTPClient is used for http and sse servers; its Transport is
 	// wrapped to add each server's headers. Nil: a client with no overall
@@ -98,10 +105,14 @@ type McpPool struct {
 
 type mcpConn struct {
 	server    automate.InlineMcpServer
-	session   *mcpclient.Session
-	group     *proc.Group     // stdio only: the server's process group, once started
-	exited    <-chan struct{} // stdio only: closed once the server is reaped
-	stderr    *proc.Output    // stdio only: the tail of the server's stderr
+	session   *mcp.ClientSession
+	cancel    context.CancelFunc // ends the session context (the SSE stream)
+	group     *proc.Group        // stdio only: the server's process group, once started
+	exited    <-chan struct{}    // stdio only: closed once the server is reaped
+	stderr    *proc.Output       // stdio only: the tail of the server's stderr
+	stdin     io.Closer          // stdio only: the server's stdin
+	stdout    io.Closer          // stdio only: the read end of the server's stdout
+	terminate time.Duration      // stdio only: McpConfig.TerminateDuration
 	tools     []McpTool
 	disabled  map[string]bool
 	closeOnce sync.Once
@@ -155,9 +166,7 @@ func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) 
 	for _, t := range s.DisabledTools {
 		c.disabled[t] = true
 	}
-	cctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
-	defer cancel()
-	var transport mcpclient.Transport
+	var transport mcp.Transport
 	switch s.Transport {
 	case "stdio":
 		if s.Command == "" {
@@ -175,23 +184,45 @@ func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) 
 		}
 		hc := httpClientWithHeaders(cfg.HTTPClient, s.Headers)
 		if s.Transport == "http" {
-			transport = &mcpclient.StreamableHTTP{URL: s.URL, HTTPClient: hc}
+			transport = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: MaxMcpMessage}
 		} else {
-			transport = &mcpclient.SSE{URL: s.URL, HTTPClient: hc}
+			transport = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: MaxMcpMessage}
 		}
 	default:
 		return nil, fmt.Errorf("mcp server %q: unknown transport %q", s.Name, s.Transport)
 	}
 
-	session, err := mcpclient.Connect(cctx, transport, mcpclient.Options{ClientName: cfg.ClientName, ClientVersion: cfg.ClientVersion, Logger: cfg.Logger})
+	// The session context outlives connecting (the SSE transport ties its
+	// stream to the context given to Connect); the timeout and ctx cancel
+	// it only while connecting.
+	sessCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancel = cancel
+	connected := make(chan struct{})
+	var timedOut atomic.Bool
+	go func() {
+		timer := time.NewTimer(cfg.ConnectTimeout)
+		defer timer.Stop()
+		select {
+		case <-connected:
+			return
+		case <-ctx.Done():
+		case <-timer.C:
+			timedOut.Store(true)
+		}
+		cancel()
+	}()
+
+	client := mcp.NewClient(&mcp.Implementation{Name: cfg.ClientName, Version: cfg.ClientVersion}, c.clientOptions(cfg))
+	session, err := client.Connect(sessCtx, transport, nil)
 	if err == nil {
 		c.session = session
-		err = c.listTools(cctx)
+		err = c.listTools(sessCtx)
 	}
+	close(connected)
 	if err != nil {
 		c.close()
 		switch {
-		case ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
+		case timedOut.Load():
 			err = fmt.Errorf("timed out after %s: %w", cfg.ConnectTimeout, err)
 		case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
 			err = fmt.Errorf("%w: %w", ctx.Err(), err)
@@ -201,14 +232,20 @@ func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) 
 				err = fmt.Errorf("%w (stderr: %s)", err, Preview(tail, 300))
 			}
 		}
-		return c, fmt.Errorf("mcp server %q (%s): %w", s.Name, s.Transport, err)
+		return c, fmt.Errorf("mcp server %q (%s): %w", s.Name, s.Transport, redactURL(err, s.URL))
 	}
 	return c, nil
 }
 
+// clientOptions are the SDK client's options for c: its handlers of
+// what the server sends.
+func (c *mcpConn) clientOptions(cfg McpConfig) *mcp.ClientOptions {
+	return &mcp.ClientOptions{Logger: cfg.Logger}
+}
+
 // startStdio starts a stdio server in its own process group and returns
 // the transport over its stdin and stdout.
-func (c *mcpConn) startStdio(s automate.InlineMcpServer, cfg McpConfig) (*mcpclient.Stdio, error) {
+func (c *mcpConn) startStdio(s automate.InlineMcpServer, cfg McpConfig) (*mcp.IOTransport, error) {
 	cmd := proc.Command(s.Command, s.Args...)
 	env := cfg.Env
 	if env == nil {
@@ -251,21 +288,24 @@ func (c *mcpConn) startStdio(s automate.InlineMcpServer, cfg McpConfig) (*mcpcli
 		close(exited)
 	}()
 	c.exited = exited
-	return &mcpclient.Stdio{Stdin: stdin, Stdout: stdoutR, Exited: exited, Kill: c.group.Kill, TerminateDuration: cfg.TerminateDuration}, nil
+	c.terminate = cfg.TerminateDuration
+	c.stdin, c.stdout = stdin, stdoutR
+	return &mcp.IOTransport{Reader: stdoutR, Writer: stdin, MaxLineLength: MaxMcpMessage}, nil
 }
 
 func (c *mcpConn) listTools(ctx context.Context) error {
-	tools, err := c.session.ListTools(ctx)
-	if err != nil {
-		return fmt.Errorf("list tools: %w", err)
-	}
-	for _, t := range tools {
+	for t, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("list tools: %w", err)
+		}
 		if c.disabled[t.Name] {
 			continue
 		}
 		schema := json.RawMessage(`{"type":"object"}`)
-		if len(t.InputSchema) > 0 && string(t.InputSchema) != "null" {
-			schema = t.InputSchema
+		if t.InputSchema != nil {
+			if b, err := json.Marshal(t.InputSchema); err == nil && string(b) != "null" {
+				schema = b
+			}
 		}
 		c.tools = append(c.tools, McpTool{
 			Server:      c.server.Name,
@@ -283,11 +323,24 @@ func (c *mcpConn) close() { c.closeOnce.Do(c.doClose) }
 
 func (c *mcpConn) doClose() {
 	if c.session != nil {
-		// Closes the server's stdin, waits TerminateDuration for it to
-		// exit and kills its group if it did not.
+		// Closes the connection: a stdio server's stdin and stdout.
 		c.session.Close()
+	} else if c.stdin != nil {
+		c.stdin.Close()
+		c.stdout.Close()
+	}
+	if c.cancel != nil {
+		c.cancel()
 	}
 	if c.group != nil {
+		// A stdio server has TerminateDuration to exit on its closed
+		// stdin before its group is killed.
+		timer := time.NewTimer(c.terminate)
+		select {
+		case <-c.exited:
+		case <-timer.C:
+		}
+		timer.Stop()
 		// The leader is reaped (or about to be); the group id stays in
 		// use while any other member (an orphan of a wrapper) lives, and
 		// is not handed out again before the pid counter wraps.
@@ -307,6 +360,21 @@ func (p *McpPool) Errors() map[string]error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return maps.Clone(p.errs)
+}
+
+// ProtocolVersion is the MCP protocol version server agreed to, "" for
+// a server that is not connected.
+func (p *McpPool) ProtocolVersion(server string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		if c != nil && c.server.Name == server && c.session != nil {
+			if res := c.session.InitializeResult(); res != nil {
+				return res.ProtocolVersion
+			}
+		}
+	}
+	return ""
 }
 
 // Tools lists the enabled tools of the connected servers, in server order.
@@ -361,9 +429,9 @@ func (p *McpPool) Call(ctx context.Context, server, tool string, args json.RawMe
 			arguments = map[string]any{}
 		}
 	}
-	res, err := conn.session.CallTool(ctx, tool, arguments)
+	res, err := conn.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
 	if err != nil {
-		return McpResult{}, fmt.Errorf("mcp %s/%s: %w", server, tool, err)
+		return McpResult{}, fmt.Errorf("mcp %s/%s: %w", server, tool, redactURL(err, conn.server.URL))
 	}
 	return McpResult{Text: ResultText(res), IsError: res.IsError}, nil
 }
@@ -393,37 +461,71 @@ func (p *McpPool) Close() error {
 // ResultText extracts the text of a tool result: text content as is,
 // embedded text resources' text, a short note for other content, and the
 // structured content as JSON when there is no text at all.
-func ResultText(res *mcpclient.CallResult) string {
+func ResultText(res *mcp.CallToolResult) string {
 	if res == nil {
 		return ""
 	}
 	var parts []string
 	for _, c := range res.Content {
-		switch c.Type {
-		case "text":
-			parts = append(parts, c.Text)
-		case "resource":
-			if c.Resource != nil && c.Resource.Text != "" {
-				parts = append(parts, c.Resource.Text)
-			} else if c.Resource != nil {
-				parts = append(parts, "[resource "+c.Resource.URI+"]")
+		switch v := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, v.Text)
+		case *mcp.EmbeddedResource:
+			if v.Resource != nil && v.Resource.Text != "" {
+				parts = append(parts, v.Resource.Text)
+			} else if v.Resource != nil {
+				parts = append(parts, "[resource "+v.Resource.URI+"]")
 			}
-		case "resource_link":
-			parts = append(parts, "[resource link "+c.URI+"]")
-		case "image":
-			parts = append(parts, "[image "+c.MIMEType+"]")
-		case "audio":
-			parts = append(parts, "[audio "+c.MIMEType+"]")
+		case *mcp.ResourceLink:
+			parts = append(parts, "[resource link "+v.URI+"]")
+		case *mcp.ImageContent:
+			parts = append(parts, "[image "+v.MIMEType+"]")
+		case *mcp.AudioContent:
+			parts = append(parts, "[audio "+v.MIMEType+"]")
 		}
 	}
-	if len(parts) == 0 && len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
-		var b bytes.Buffer
-		if err := json.Compact(&b, res.StructuredContent); err == nil {
-			return b.String()
+	if len(parts) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil && string(b) != "null" {
+			var out bytes.Buffer
+			if json.Compact(&out, b) == nil {
+				return out.String()
+			}
 		}
 	}
 	return strings.Join(parts, "\n")
 }
+
+// redactURL takes the query of rawURL, which may hold a key, out of err's
+// text: the HTTP client's errors quote the URL, and they reach run records
+// and logs. The result unwraps to err.
+func redactURL(err error, rawURL string) error {
+	u, perr := url.Parse(rawURL)
+	if err == nil || rawURL == "" || perr != nil || (u.RawQuery == "" && u.User == nil) {
+		return err
+	}
+	msg := err.Error()
+	safe := *u
+	safe.RawQuery, safe.User = "", nil
+	if u.RawQuery != "" {
+		safe.RawQuery = "REDACTED"
+	}
+	msg = strings.ReplaceAll(msg, rawURL, safe.String())
+	if u.RawQuery != "" {
+		msg = strings.ReplaceAll(msg, u.RawQuery, "REDACTED")
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // httpClientWithHeaders returns a client that adds headers to every request.
 func httpClientWithHeaders(base *http.Client, headers map[string]string) *http.Client {
