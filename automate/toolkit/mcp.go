@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,11 @@ type McpConfig struct {
 	// Logger receives connection lines (never headers or env values). Nil:
 	// slog.Default().
 	Logger *slog.Logger
+	// Elicit answers a server's elicitation/create (a question for the
+	// person; ElicitByAsking asks through the run's ask_person). The pool
+	// asks one question at a time; an error cancels the elicitation. Nil:
+	// every elicitation is declined at once.
+	Elicit func(context.Context, McpElicitation) (McpElicitResult, error)
 }
 
 // McpTool is one tool of an inline MCP server.
@@ -101,6 +107,11 @@ type McpPool struct {
 	closed bool
 	conns  []*mcpConn // in the order of the servers given
 	errs   map[string]error
+	// progress: the callback of each call in flight that asked for
+	// progress (WithMcpProgress), by progress token.
+	progress map[string]func(msg string, progress, total float64)
+
+	elicitMu sync.Mutex // one elicitation at a time
 }
 
 type mcpConn struct {
@@ -139,13 +150,13 @@ func ConnectMcp(ctx context.Context, servers []automate.InlineMcpServer, cfg Mcp
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &McpPool{log: log, errs: map[string]error{}}
+	p := &McpPool{log: log, errs: map[string]error{}, progress: map[string]func(string, float64, float64){}}
 	p.conns = make([]*mcpConn, len(servers))
 	errs := make([]error, len(servers))
 	var wg sync.WaitGroup
 	for i, s := range servers {
 		wg.Go(func() {
-			c, err := connectOne(ctx, s, cfg)
+			c, err := p.connectOne(ctx, s, cfg)
 			p.conns[i], errs[i] = c, err
 		})
 	}
@@ -161,7 +172,7 @@ func ConnectMcp(ctx context.Context, servers []automate.InlineMcpServer, cfg Mcp
 	return p
 }
 
-func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) (*mcpConn, error) {
+func (p *McpPool) connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) (*mcpConn, error) {
 	c := &mcpConn{server: s, disabled: map[string]bool{}}
 	for _, t := range s.DisabledTools {
 		c.disabled[t] = true
@@ -212,7 +223,7 @@ func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) 
 		cancel()
 	}()
 
-	client := mcp.NewClient(&mcp.Implementation{Name: cfg.ClientName, Version: cfg.ClientVersion}, c.clientOptions(cfg))
+	client := mcp.NewClient(&mcp.Implementation{Name: cfg.ClientName, Version: cfg.ClientVersion}, c.clientOptions(p, cfg))
 	session, err := client.Connect(sessCtx, transport, nil)
 	if err == nil {
 		c.session = session
@@ -238,9 +249,14 @@ func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) 
 }
 
 // clientOptions are the SDK client's options for c: its handlers of
-// what the server sends.
-func (c *mcpConn) clientOptions(cfg McpConfig) *mcp.ClientOptions {
-	return &mcp.ClientOptions{Logger: cfg.Logger}
+// what the server sends (progress of calls, elicitation: the client
+// declares the elicitation capability, and declines without cfg.Elicit).
+func (c *mcpConn) clientOptions(p *McpPool, cfg McpConfig) *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		Logger:                      cfg.Logger,
+		ProgressNotificationHandler: p.progressHandler,
+		ElicitationHandler:          c.elicitHandler(p, cfg),
+	}
 }
 
 // startStdio starts a stdio server in its own process group and returns
@@ -429,7 +445,22 @@ func (p *McpPool) Call(ctx context.Context, server, tool string, args json.RawMe
 			arguments = map[string]any{}
 		}
 	}
-	res, err := conn.session.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: arguments})
+	params := &mcp.CallToolParams{Name: tool, Arguments: arguments}
+	if f, _ := ctx.Value(progressKey{}).(func(McpProgress)); f != nil {
+		token := "hubgate-" + strconv.FormatInt(progressToken.Add(1), 10)
+		params.SetProgressToken(token)
+		p.mu.Lock()
+		p.progress[token] = func(msg string, progress, total float64) {
+			f(McpProgress{Server: server, Tool: tool, Message: msg, Progress: progress, Total: total})
+		}
+		p.mu.Unlock()
+		defer func() {
+			p.mu.Lock()
+			delete(p.progress, token)
+			p.mu.Unlock()
+		}()
+	}
+	res, err := conn.session.CallTool(ctx, params)
 	if err != nil {
 		return McpResult{}, fmt.Errorf("mcp %s/%s: %w", server, tool, redactURL(err, conn.server.URL))
 	}
