@@ -421,9 +421,10 @@ func (r *run) mcp(d *directive, st *automate.Step) error {
 		r.pool = toolkit.ConnectMcp(r.ctx, r.task.McpServers, toolkit.McpConfig{
 			ConnectTimeout: r.e.cfg.MCPConnectTimeout,
 			Logger:         r.e.log,
+			Elicit:         assistant.McpElicit(r.task, r.env),
 		})
 	}
-	res, err := r.pool.Call(r.ctx, d.server, d.tool, d.args)
+	res, err := r.pool.Call(assistant.McpProgressSteps(r.ctx, r.env, *st), d.server, d.tool, d.args)
 	if err != nil {
 		r.finish(st, automate.StepFailed, err.Error())
 		if r.ctx.Err() != nil {
