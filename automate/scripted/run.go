@@ -33,7 +33,7 @@ type run struct {
 	steps  []automate.Step // the plan, updated as steps run
 	chain  toolkit.ContentChain
 	answer *string // set by #!answer / #!recall
-	// lastResult is the text of the latest client tool result, for
+	// lastResult is the text of the latest client or MCP tool result, for
 	// #!answer's ${result}.
 	lastResult string
 	trace      []json.RawMessage
@@ -433,6 +433,7 @@ func (r *run) mcp(d *directive, st *automate.Step) error {
 		return nil
 	}
 	st.ProducedContent = res.Text
+	r.lastResult = res.Text
 	if res.Text != "" {
 		st.ProducedContentID = "s" + strconv.Itoa(st.Index)
 	}
