@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/toolkit"
@@ -38,12 +39,24 @@ func McpElicit(t *Task, env Env) func(context.Context, toolkit.McpElicitation) (
 // st: each progress notification of the call replaces the step (same
 // Index) with its progress in ResultSummary ("Progress: 2/3 message"), so
 // that watchers see a long tool work. Progress that arrives after the
-// call's result is dropped.
+// call's result is dropped, and so is one that says nothing new (the
+// same text as the one before), so that a chatty server does not flood
+// the run's step events.
 func McpProgressSteps(ctx context.Context, env Env, st automate.Step) context.Context {
+	var mu sync.Mutex
+	last := ""
 	return toolkit.WithMcpProgress(ctx, func(p toolkit.McpProgress) {
+		summary := "Progress: " + p.String()
+		mu.Lock()
+		same := summary == last
+		last = summary
+		mu.Unlock()
+		if same {
+			return
+		}
 		s := st
 		s.Status = automate.StepRunning
-		s.ResultSummary = "Progress: " + p.String()
+		s.ResultSummary = summary
 		env.Step(s)
 	})
 }

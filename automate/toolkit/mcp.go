@@ -251,9 +251,10 @@ func (p *McpPool) connectOne(ctx context.Context, s automate.InlineMcpServer, cf
 // clientOptions are the SDK client's options for c: its handlers of
 // what the server sends (progress of calls, elicitation: the client
 // declares the elicitation capability, and declines without cfg.Elicit).
+// The SDK gets no logger (its lines may quote a server's URL, whose query
+// may hold a key); the pool logs what matters itself.
 func (c *mcpConn) clientOptions(p *McpPool, cfg McpConfig) *mcp.ClientOptions {
 	return &mcp.ClientOptions{
-		Logger:                      cfg.Logger,
 		ProgressNotificationHandler: p.progressHandler,
 		ElicitationHandler:          c.elicitHandler(p, cfg),
 	}
@@ -446,7 +447,7 @@ func (p *McpPool) Call(ctx context.Context, server, tool string, args json.RawMe
 		}
 	}
 	params := &mcp.CallToolParams{Name: tool, Arguments: arguments}
-	if f, _ := ctx.Value(progressKey{}).(func(McpProgress)); f != nil {
+	if f := McpProgressFunc(ctx); f != nil {
 		token := "hubgate-" + strconv.FormatInt(progressToken.Add(1), 10)
 		params.SetProgressToken(token)
 		p.mu.Lock()

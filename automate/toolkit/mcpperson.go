@@ -65,6 +65,13 @@ func WithMcpProgress(ctx context.Context, f func(McpProgress)) context.Context {
 	return context.WithValue(ctx, progressKey{}, f)
 }
 
+// McpProgressFunc is the callback WithMcpProgress put in ctx, nil when
+// none.
+func McpProgressFunc(ctx context.Context) func(McpProgress) {
+	f, _ := ctx.Value(progressKey{}).(func(McpProgress))
+	return f
+}
+
 // progressToken numbers the progress tokens of the process's calls.
 var progressToken atomic.Int64
 
