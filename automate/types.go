@@ -302,6 +302,16 @@ type ToolCall struct {
 	Arguments json.RawMessage `json:"arguments"`
 }
 
+// AskPersonToolName is the client tool through which a run asks the person
+// a question (the bridge declares it for rules with ask: true and answers
+// it: bridge/rules.AskPersonToolName). The engines ask it for MCP
+// elicitations too (toolkit.ElicitByAsking).
+const AskPersonToolName = "ask_person"
+
+// AskPersonNoAnswer starts the result of an ask_person call the person did
+// not answer (in time, or the run ended): "No answer: <why>.".
+const AskPersonNoAnswer = "No answer: "
+
 // ToolResult answers one ToolCall. Result passes through when it is a JSON
 // string and is JSON-encoded text otherwise; Error reports a failed call.
 type ToolResult struct {

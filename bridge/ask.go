@@ -136,7 +136,7 @@ func (b *Bridge) ask(ctx context.Context, r *runState, c automate.ToolCall) (aut
 	}
 	if got.text == "" {
 		b.log.Info("question not answered", "command_id", r.id, "call_id", c.ID, "why", got.via)
-		return automate.TextResult(c.ID, "No answer: "+got.via+"."), nil
+		return automate.TextResult(c.ID, automate.AskPersonNoAnswer+got.via+"."), nil
 	}
 	b.log.Info("question answered", "command_id", r.id, "call_id", c.ID, "via", got.via)
 	return automate.TextResult(c.ID, got.text), nil

@@ -98,7 +98,7 @@ func newHarness(t testing.TB, upstreamURL string, mods ...func(*harnessOpts)) *h
 var leftoverMarkers = []string{
 	"hubgate/automate/llm.",
 	"hubgate/automate/toolkit.",
-	"hubgate/automate/toolkit/mcpclient.",
+	"modelcontextprotocol/go-sdk/",
 	"net/http.(*persistConn)",
 }
 

@@ -303,7 +303,8 @@ func (r *run) openTools() error {
 			DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
 			TLSHandshakeTimeout: 10 * time.Second,
 		}}
-		r.pool = toolkit.ConnectMcp(r.ctx, servers, toolkit.McpConfig{ConnectTimeout: r.e.cfg.MCPConnectTimeout, HTTPClient: r.mcpHTTP, Env: childEnv, Logger: r.e.log})
+		r.pool = toolkit.ConnectMcp(r.ctx, servers, toolkit.McpConfig{ConnectTimeout: r.e.cfg.MCPConnectTimeout, HTTPClient: r.mcpHTTP, Env: childEnv, Logger: r.e.log,
+			Elicit: assistant.McpElicit(r.task, r.env)})
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
@@ -870,7 +871,9 @@ func (r *run) runTool(t *tool, args json.RawMessage, st *automate.Step) (text st
 		}
 		var out toolkit.McpResult
 		var merr error
-		if r.withToolBudget(func(ctx context.Context) { out, merr = r.pool.Call(ctx, t.server, t.mcpTool, args) }) {
+		if r.withToolBudget(func(ctx context.Context) {
+			out, merr = r.pool.Call(assistant.McpProgressSteps(ctx, r.env, *st), t.server, t.mcpTool, args)
+		}) {
 			return timeout()
 		}
 		if r.ctx.Err() != nil {

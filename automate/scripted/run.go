@@ -35,7 +35,7 @@ type run struct {
 	steps  []automate.Step // the plan, updated as steps run
 	chain  toolkit.ContentChain
 	answer *string // set by #!answer / #!recall
-	// lastResult is the text of the latest client tool result, for
+	// lastResult is the text of the latest client or MCP tool result, for
 	// #!answer's ${result}.
 	lastResult string
 	trace      []json.RawMessage
@@ -448,9 +448,10 @@ func (r *run) mcp(d *directive, st *automate.Step) error {
 			ConnectTimeout: r.e.cfg.MCPConnectTimeout,
 			Env:            proc.RunEnviron(r.e.cfg.ChildEnvAllow),
 			Logger:         r.e.log,
+			Elicit:         assistant.McpElicit(r.task, r.env),
 		})
 	}
-	res, err := r.pool.Call(r.ctx, d.server, d.tool, d.args)
+	res, err := r.pool.Call(assistant.McpProgressSteps(r.ctx, r.env, *st), d.server, d.tool, d.args)
 	if err != nil {
 		r.finish(st, automate.StepFailed, err.Error())
 		if r.ctx.Err() != nil {
@@ -459,6 +460,7 @@ func (r *run) mcp(d *directive, st *automate.Step) error {
 		return nil
 	}
 	st.ProducedContent = res.Text
+	r.lastResult = res.Text
 	if res.Text != "" {
 		st.ProducedContentID = "s" + strconv.Itoa(st.Index)
 	}

@@ -3,8 +3,13 @@
 // confinement to a run's workspace (Resolve, ResolveEntry, an os.Root), the
 // file tools and the destructive tools run by Toolbox, content chaining
 // (ContentChain), and the sessions to a run's inline MCP servers
-// (ConnectMcp, over the MCP client of mcpclient). It does not decide the
-// tool policy: engines ask assistant.Task before they call a tool.
+// (ConnectMcp, over the official MCP Go SDK's client,
+// github.com/modelcontextprotocol/go-sdk/mcp, at the newest protocol it
+// negotiates), with what a server sends back during a call: progress
+// (WithMcpProgress) and elicitation (McpConfig.Elicit; ElicitByAsking
+// turns it into an ask_person question and the answer into the result).
+// It does not decide the tool policy: engines ask assistant.Task before
+// they call a tool.
 // Children start through internal/proc only.
 //
 // Design notes: docs/toolkit.md.

@@ -6,18 +6,22 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/automate/toolkit/mcpclient"
 	"github.com/hubgate/hubgate/internal/proc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Defaults of McpConfig.
@@ -26,6 +30,10 @@ const (
 	DefaultMcpTerminateDuration = 500 * time.Millisecond
 	stderrTail                  = 2048 // bytes of a stdio server's stderr kept for error messages
 )
+
+// MaxMcpMessage bounds one message read from an MCP server (a stdio line,
+// a server-sent event): the SDK's MaxLineLength and MaxEventSize.
+const MaxMcpMessage = 16 << 20
 
 // McpToolPrefix starts every exposed inline MCP tool name.
 const McpToolPrefix = "mcp__"
@@ -52,8 +60,8 @@ type McpConfig struct {
 	// DefaultMcpConnectTimeout (30 s).
 	ConnectTimeout time.Duration
 	// TerminateDuration is how long Close waits for a stdio server to exit
-	// after closing its stdin before its process group is killed
-	// (mcpclient.Stdio.TerminateDuration). Zero: DefaultMcpTerminateDuration.
+	// after closing its stdin before its process group is killed. Zero:
+	// DefaultMcpTerminateDuration.
 	TerminateDuration time.Duration
 	// HTTPClient is used for http and sse servers; its Transport is
 	// wrapped to add each server's headers. Nil: a client with no overall
@@ -69,6 +77,11 @@ type McpConfig struct {
 	// Logger receives connection lines (never headers or env values). Nil:
 	// slog.Default().
 	Logger *slog.Logger
+	// Elicit answers a server's elicitation/create (a question for the
+	// person; ElicitByAsking asks through the run's ask_person). The pool
+	// asks one question at a time; an error cancels the elicitation. Nil:
+	// every elicitation is declined at once.
+	Elicit func(context.Context, McpElicitation) (McpElicitResult, error)
 }
 
 // McpTool is one tool of an inline MCP server.
@@ -94,14 +107,23 @@ type McpPool struct {
 	closed bool
 	conns  []*mcpConn // in the order of the servers given
 	errs   map[string]error
+	// progress: the callback of each call in flight that asked for
+	// progress (WithMcpProgress), by progress token.
+	progress map[string]func(msg string, progress, total float64)
+
+	elicitMu sync.Mutex // one elicitation at a time
 }
 
 type mcpConn struct {
 	server    automate.InlineMcpServer
-	session   *mcpclient.Session
-	group     *proc.Group     // stdio only: the server's process group, once started
-	exited    <-chan struct{} // stdio only: closed once the server is reaped
-	stderr    *proc.Output    // stdio only: the tail of the server's stderr
+	session   *mcp.ClientSession
+	cancel    context.CancelFunc // ends the session context (the SSE stream)
+	group     *proc.Group        // stdio only: the server's process group, once started
+	exited    <-chan struct{}    // stdio only: closed once the server is reaped
+	stderr    *proc.Output       // stdio only: the tail of the server's stderr
+	stdin     io.Closer          // stdio only: the server's stdin
+	stdout    io.Closer          // stdio only: the read end of the server's stdout
+	terminate time.Duration      // stdio only: McpConfig.TerminateDuration
 	tools     []McpTool
 	disabled  map[string]bool
 	closeOnce sync.Once
@@ -128,13 +150,13 @@ func ConnectMcp(ctx context.Context, servers []automate.InlineMcpServer, cfg Mcp
 	if log == nil {
 		log = slog.Default()
 	}
-	p := &McpPool{log: log, errs: map[string]error{}}
+	p := &McpPool{log: log, errs: map[string]error{}, progress: map[string]func(string, float64, float64){}}
 	p.conns = make([]*mcpConn, len(servers))
 	errs := make([]error, len(servers))
 	var wg sync.WaitGroup
 	for i, s := range servers {
 		wg.Go(func() {
-			c, err := connectOne(ctx, s, cfg)
+			c, err := p.connectOne(ctx, s, cfg)
 			p.conns[i], errs[i] = c, err
 		})
 	}
@@ -150,14 +172,12 @@ func ConnectMcp(ctx context.Context, servers []automate.InlineMcpServer, cfg Mcp
 	return p
 }
 
-func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) (*mcpConn, error) {
+func (p *McpPool) connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) (*mcpConn, error) {
 	c := &mcpConn{server: s, disabled: map[string]bool{}}
 	for _, t := range s.DisabledTools {
 		c.disabled[t] = true
 	}
-	cctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout)
-	defer cancel()
-	var transport mcpclient.Transport
+	var transport mcp.Transport
 	switch s.Transport {
 	case "stdio":
 		if s.Command == "" {
@@ -175,23 +195,45 @@ func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) 
 		}
 		hc := httpClientWithHeaders(cfg.HTTPClient, s.Headers)
 		if s.Transport == "http" {
-			transport = &mcpclient.StreamableHTTP{URL: s.URL, HTTPClient: hc}
+			transport = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: MaxMcpMessage}
 		} else {
-			transport = &mcpclient.SSE{URL: s.URL, HTTPClient: hc}
+			transport = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: MaxMcpMessage}
 		}
 	default:
 		return nil, fmt.Errorf("mcp server %q: unknown transport %q", s.Name, s.Transport)
 	}
 
-	session, err := mcpclient.Connect(cctx, transport, mcpclient.Options{ClientName: cfg.ClientName, ClientVersion: cfg.ClientVersion, Logger: cfg.Logger})
+	// The session context outlives connecting (the SSE transport ties its
+	// stream to the context given to Connect); the timeout and ctx cancel
+	// it only while connecting.
+	sessCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.cancel = cancel
+	connected := make(chan struct{})
+	var timedOut atomic.Bool
+	go func() {
+		timer := time.NewTimer(cfg.ConnectTimeout)
+		defer timer.Stop()
+		select {
+		case <-connected:
+			return
+		case <-ctx.Done():
+		case <-timer.C:
+			timedOut.Store(true)
+		}
+		cancel()
+	}()
+
+	client := mcp.NewClient(&mcp.Implementation{Name: cfg.ClientName, Version: cfg.ClientVersion}, c.clientOptions(p, cfg))
+	session, err := client.Connect(sessCtx, transport, nil)
 	if err == nil {
 		c.session = session
-		err = c.listTools(cctx)
+		err = c.listTools(sessCtx)
 	}
+	close(connected)
 	if err != nil {
 		c.close()
 		switch {
-		case ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded):
+		case timedOut.Load():
 			err = fmt.Errorf("timed out after %s: %w", cfg.ConnectTimeout, err)
 		case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
 			err = fmt.Errorf("%w: %w", ctx.Err(), err)
@@ -201,14 +243,26 @@ func connectOne(ctx context.Context, s automate.InlineMcpServer, cfg McpConfig) 
 				err = fmt.Errorf("%w (stderr: %s)", err, Preview(tail, 300))
 			}
 		}
-		return c, fmt.Errorf("mcp server %q (%s): %w", s.Name, s.Transport, err)
+		return c, fmt.Errorf("mcp server %q (%s): %w", s.Name, s.Transport, redactURL(err, s.URL))
 	}
 	return c, nil
 }
 
+// clientOptions are the SDK client's options for c: its handlers of
+// what the server sends (progress of calls, elicitation: the client
+// declares the elicitation capability, and declines without cfg.Elicit).
+// The SDK gets no logger (its lines may quote a server's URL, whose query
+// may hold a key); the pool logs what matters itself.
+func (c *mcpConn) clientOptions(p *McpPool, cfg McpConfig) *mcp.ClientOptions {
+	return &mcp.ClientOptions{
+		ProgressNotificationHandler: p.progressHandler,
+		ElicitationHandler:          c.elicitHandler(p, cfg),
+	}
+}
+
 // startStdio starts a stdio server in its own process group and returns
 // the transport over its stdin and stdout.
-func (c *mcpConn) startStdio(s automate.InlineMcpServer, cfg McpConfig) (*mcpclient.Stdio, error) {
+func (c *mcpConn) startStdio(s automate.InlineMcpServer, cfg McpConfig) (*mcp.IOTransport, error) {
 	cmd := proc.Command(s.Command, s.Args...)
 	env := cfg.Env
 	if env == nil {
@@ -251,21 +305,24 @@ func (c *mcpConn) startStdio(s automate.InlineMcpServer, cfg McpConfig) (*mcpcli
 		close(exited)
 	}()
 	c.exited = exited
-	return &mcpclient.Stdio{Stdin: stdin, Stdout: stdoutR, Exited: exited, Kill: c.group.Kill, TerminateDuration: cfg.TerminateDuration}, nil
+	c.terminate = cfg.TerminateDuration
+	c.stdin, c.stdout = stdin, stdoutR
+	return &mcp.IOTransport{Reader: stdoutR, Writer: stdin, MaxLineLength: MaxMcpMessage}, nil
 }
 
 func (c *mcpConn) listTools(ctx context.Context) error {
-	tools, err := c.session.ListTools(ctx)
-	if err != nil {
-		return fmt.Errorf("list tools: %w", err)
-	}
-	for _, t := range tools {
+	for t, err := range c.session.Tools(ctx, nil) {
+		if err != nil {
+			return fmt.Errorf("list tools: %w", err)
+		}
 		if c.disabled[t.Name] {
 			continue
 		}
 		schema := json.RawMessage(`{"type":"object"}`)
-		if len(t.InputSchema) > 0 && string(t.InputSchema) != "null" {
-			schema = t.InputSchema
+		if t.InputSchema != nil {
+			if b, err := json.Marshal(t.InputSchema); err == nil && string(b) != "null" {
+				schema = b
+			}
 		}
 		c.tools = append(c.tools, McpTool{
 			Server:      c.server.Name,
@@ -283,11 +340,24 @@ func (c *mcpConn) close() { c.closeOnce.Do(c.doClose) }
 
 func (c *mcpConn) doClose() {
 	if c.session != nil {
-		// Closes the server's stdin, waits TerminateDuration for it to
-		// exit and kills its group if it did not.
+		// Closes the connection: a stdio server's stdin and stdout.
 		c.session.Close()
+	} else if c.stdin != nil {
+		c.stdin.Close()
+		c.stdout.Close()
+	}
+	if c.cancel != nil {
+		c.cancel()
 	}
 	if c.group != nil {
+		// A stdio server has TerminateDuration to exit on its closed
+		// stdin before its group is killed.
+		timer := time.NewTimer(c.terminate)
+		select {
+		case <-c.exited:
+		case <-timer.C:
+		}
+		timer.Stop()
 		// The leader is reaped (or about to be); the group id stays in
 		// use while any other member (an orphan of a wrapper) lives, and
 		// is not handed out again before the pid counter wraps.
@@ -307,6 +377,21 @@ func (p *McpPool) Errors() map[string]error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return maps.Clone(p.errs)
+}
+
+// ProtocolVersion is the MCP protocol version server agreed to, "" for
+// a server that is not connected.
+func (p *McpPool) ProtocolVersion(server string) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		if c != nil && c.server.Name == server && c.session != nil {
+			if res := c.session.InitializeResult(); res != nil {
+				return res.ProtocolVersion
+			}
+		}
+	}
+	return ""
 }
 
 // Tools lists the enabled tools of the connected servers, in server order.
@@ -361,9 +446,24 @@ func (p *McpPool) Call(ctx context.Context, server, tool string, args json.RawMe
 			arguments = map[string]any{}
 		}
 	}
-	res, err := conn.session.CallTool(ctx, tool, arguments)
+	params := &mcp.CallToolParams{Name: tool, Arguments: arguments}
+	if f := McpProgressFunc(ctx); f != nil {
+		token := "hubgate-" + strconv.FormatInt(progressToken.Add(1), 10)
+		params.SetProgressToken(token)
+		p.mu.Lock()
+		p.progress[token] = func(msg string, progress, total float64) {
+			f(McpProgress{Server: server, Tool: tool, Message: msg, Progress: progress, Total: total})
+		}
+		p.mu.Unlock()
+		defer func() {
+			p.mu.Lock()
+			delete(p.progress, token)
+			p.mu.Unlock()
+		}()
+	}
+	res, err := conn.session.CallTool(ctx, params)
 	if err != nil {
-		return McpResult{}, fmt.Errorf("mcp %s/%s: %w", server, tool, err)
+		return McpResult{}, fmt.Errorf("mcp %s/%s: %w", server, tool, redactURL(err, conn.server.URL))
 	}
 	return McpResult{Text: ResultText(res), IsError: res.IsError}, nil
 }
@@ -393,37 +493,71 @@ func (p *McpPool) Close() error {
 // ResultText extracts the text of a tool result: text content as is,
 // embedded text resources' text, a short note for other content, and the
 // structured content as JSON when there is no text at all.
-func ResultText(res *mcpclient.CallResult) string {
+func ResultText(res *mcp.CallToolResult) string {
 	if res == nil {
 		return ""
 	}
 	var parts []string
 	for _, c := range res.Content {
-		switch c.Type {
-		case "text":
-			parts = append(parts, c.Text)
-		case "resource":
-			if c.Resource != nil && c.Resource.Text != "" {
-				parts = append(parts, c.Resource.Text)
-			} else if c.Resource != nil {
-				parts = append(parts, "[resource "+c.Resource.URI+"]")
+		switch v := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, v.Text)
+		case *mcp.EmbeddedResource:
+			if v.Resource != nil && v.Resource.Text != "" {
+				parts = append(parts, v.Resource.Text)
+			} else if v.Resource != nil {
+				parts = append(parts, "[resource "+v.Resource.URI+"]")
 			}
-		case "resource_link":
-			parts = append(parts, "[resource link "+c.URI+"]")
-		case "image":
-			parts = append(parts, "[image "+c.MIMEType+"]")
-		case "audio":
-			parts = append(parts, "[audio "+c.MIMEType+"]")
+		case *mcp.ResourceLink:
+			parts = append(parts, "[resource link "+v.URI+"]")
+		case *mcp.ImageContent:
+			parts = append(parts, "[image "+v.MIMEType+"]")
+		case *mcp.AudioContent:
+			parts = append(parts, "[audio "+v.MIMEType+"]")
 		}
 	}
-	if len(parts) == 0 && len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
-		var b bytes.Buffer
-		if err := json.Compact(&b, res.StructuredContent); err == nil {
-			return b.String()
+	if len(parts) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil && string(b) != "null" {
+			var out bytes.Buffer
+			if json.Compact(&out, b) == nil {
+				return out.String()
+			}
 		}
 	}
 	return strings.Join(parts, "\n")
 }
+
+// redactURL takes the query of rawURL, which may hold a key, out of err's
+// text: the HTTP client's errors quote the URL, and they reach run records
+// and logs. The result unwraps to err.
+func redactURL(err error, rawURL string) error {
+	u, perr := url.Parse(rawURL)
+	if err == nil || rawURL == "" || perr != nil || (u.RawQuery == "" && u.User == nil) {
+		return err
+	}
+	msg := err.Error()
+	safe := *u
+	safe.RawQuery, safe.User = "", nil
+	if u.RawQuery != "" {
+		safe.RawQuery = "REDACTED"
+	}
+	msg = strings.ReplaceAll(msg, rawURL, safe.String())
+	if u.RawQuery != "" {
+		msg = strings.ReplaceAll(msg, u.RawQuery, "REDACTED")
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return &redactedError{msg: msg, err: err}
+}
+
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
 
 // httpClientWithHeaders returns a client that adds headers to every request.
 func httpClientWithHeaders(base *http.Client, headers map[string]string) *http.Client {

@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/automate/toolkit/mcpclient"
 	"github.com/hubgate/hubgate/internal/testenv"
 	"github.com/hubgate/hubgate/internal/testutil"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const everything = "@modelcontextprotocol/server-everything/dist/index.js"
@@ -367,19 +367,41 @@ func TestMcpConnectHonoursCallerContext(t *testing.T) {
 }
 
 func TestResultText(t *testing.T) {
-	res := &mcpclient.CallResult{Content: []mcpclient.Content{
-		{Type: "text", Text: "one"},
-		{Type: "image", MIMEType: "image/png", Data: "AQ=="},
-		{Type: "resource", Resource: &mcpclient.ResourceContents{URI: "file:///x", Text: "embedded"}},
-		{Type: "resource_link", URI: "file:///y"},
+	res := &mcp.CallToolResult{Content: []mcp.Content{
+		&mcp.TextContent{Text: "one"},
+		&mcp.ImageContent{MIMEType: "image/png", Data: []byte{1}},
+		&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///x", Text: "embedded"}},
+		&mcp.ResourceLink{URI: "file:///y"},
 	}}
 	if got := ResultText(res); got != "one\n[image image/png]\nembedded\n[resource link file:///y]" {
 		t.Fatalf("%q", got)
 	}
-	if got := ResultText(&mcpclient.CallResult{StructuredContent: json.RawMessage(`{ "a": 1 }`)}); got != `{"a":1}` {
+	if got := ResultText(&mcp.CallToolResult{StructuredContent: json.RawMessage(`{ "a": 1 }`)}); got != `{"a":1}` {
 		t.Fatalf("structured: %q", got)
 	}
 	if ResultText(nil) != "" {
 		t.Fatal("nil")
 	}
 }
+
+// TestTransportErrorsLeaveTheURLOut: a server's URL may carry a key in its
+// query; an error of the HTTP client does not repeat it.
+func TestTransportErrorsLeaveTheURLOut(t *testing.T) {
+	refuse := &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		return nil, errors.New("connection refused")
+	})}
+	const u = "http://mcp.invalid/mcp?api_key=sekrit-123"
+	for _, tr := range []string{"http", "sse"} {
+		srv := automate.InlineMcpServer{Name: "keyed", Description: "d", Transport: tr, URL: u}
+		pool := ConnectMcp(context.Background(), []automate.InlineMcpServer{srv}, McpConfig{HTTPClient: refuse, ConnectTimeout: 5 * time.Second})
+		pool.Close()
+		err := pool.Errors()["keyed"]
+		if err == nil || !strings.Contains(err.Error(), "connection refused") || strings.Contains(err.Error(), "sekrit") {
+			t.Errorf("%s: %v", tr, err)
+		}
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

@@ -89,7 +89,7 @@ func decodeArguments(arguments json.RawMessage, v any) error {
 
 // AskPersonToolName is the built-in client tool through which the agent
 // asks the person a question (rules with ask: true).
-const AskPersonToolName = "ask_person"
+const AskPersonToolName = automate.AskPersonToolName
 
 // Limits of an ask_person call.
 const (

@@ -74,12 +74,10 @@ var allowed = map[string][]string{
 	// server's Assistant interface and know nothing of it.
 	"automate":           {"internal/"},
 	"automate/assistant": {"automate", "automate/toolkit", "internal/"},
-	"automate/toolkit":   {"automate", "automate/toolkit/mcpclient", "internal/"},
-	// The MCP client speaks the protocol only: no runs, no tool policy.
-	"automate/toolkit/mcpclient": {"internal/"},
-	"automate/server":            {"automate", "automate/assistant", "internal/"},
-	"automate/scripted":          {"automate", "automate/assistant", "automate/toolkit", "internal/"},
-	"automate/llm":               {"automate", "automate/assistant", "automate/toolkit", "internal/"},
+	"automate/toolkit":   {"automate", "internal/"},
+	"automate/server":    {"automate", "automate/assistant", "internal/"},
+	"automate/scripted":  {"automate", "automate/assistant", "automate/toolkit", "internal/"},
+	"automate/llm":       {"automate", "automate/assistant", "automate/toolkit", "internal/"},
 	// `automate serve`'s command line and the engine the configuration
 	// names; only cmd imports it.
 	"automate/server/servecli": {"automate", "automate/server", "automate/engine", "automate/llm", "automate/scripted", "configs", "internal/"},

@@ -237,3 +237,17 @@ func ArtifactPath(t testing.TB, name string) string {
 	})
 	return p
 }
+
+// GoBuild builds the main package at pkg (a path under the module root,
+// such as "./automate/toolkit/testdata/mcpasker") into the test's temporary
+// directory and returns the binary's path.
+func GoBuild(t testing.TB, pkg string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), filepath.Base(pkg))
+	cmd := exec.Command("go", "build", "-o", bin, pkg)
+	cmd.Dir = ModuleRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("testenv: go build %s: %v\n%s", pkg, err, out)
+	}
+	return bin
+}
