@@ -1,7 +1,7 @@
 // Package deviceapi owns the remote device service's REST resources
 // (docs/specs/device-hub.md): UserDevice, Profile and its configuration,
 // Macro, MacroEvent, DeviceToken, with their exact JSON names, and the REST
-// client (net/http) of the four routes, whose POSTs are never retried. Decoding
+// client (go-resty/resty v2) of the four routes, whose POSTs are never retried. Decoding
 // is liberal and lossless: members the spec does not show are kept (Extra,
 // raw JSON) and round-trip unchanged, and a value of an unexpected shape is
 // kept as it came with its oddity noted, one item at a time. It knows
