@@ -6,8 +6,7 @@
 // JSON beside a lenient typed decode (record.go), members the spec does
 // not show are kept (Extra) and round-trip unchanged, and a value of an
 // unexpected shape is kept as it came with its oddity noted, one item at
-// a time. It knows
-// nothing of the hub or of runs.
+// a time. It knows nothing of the hub or of runs.
 //
 // Design notes, the vendor's facts followed (macro events as the real app
 // sends them) and the choices where the spec is silent: docs/deviceapi.md.
