@@ -5,16 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/go-resty/resty/v2"
 	"golang.org/x/oauth2"
 
-	"github.com/hubgate/hubgate/internal/backoff"
 	"github.com/hubgate/hubgate/internal/retryafter"
 )
 
@@ -70,15 +69,19 @@ type Config struct {
 // (the token exchange lives in package oauth). It is safe for concurrent
 // use.
 //
-// Choices where the spec is silent:
+// It is built on github.com/go-resty/resty/v2 (the design card's REST
+// client): retries, their backoff, Retry-After and the body limit are
+// resty's own options, set by New. Choices where the spec is silent:
 //   - Only GET is retried (GetRetries times, on a connection error, a 5xx
-//     or a 429). The two POSTs are never retried, not even on a
-//     connection error: a POST that reached the service may have created a
-//     device or a token, and a retry would create a second one.
-//   - The wait before retry n is RetryWait doubled n-1 times, at most
-//     RetryMaxWait, shortened by up to half at random but never below
-//     RetryWait; a Retry-After header (seconds or a date) replaces it,
-//     bounded to RetryWait..RetryMaxWait. The context ends a wait.
+//     or a 429: resty's retry condition). The two POSTs are never retried,
+//     not even on a connection error: a POST that reached the service may
+//     have created a device or a token, and a retry would create a second
+//     one.
+//   - The wait before retry n is resty's capped exponential backoff with
+//     jitter: RetryWait doubled n-1 times, at most RetryMaxWait, shortened
+//     by up to half at random but never below RetryWait; a Retry-After
+//     header (seconds or a date) replaces it, bounded to
+//     RetryWait..RetryMaxWait. The context ends a wait.
 //   - A connection error is an error of the HTTP client's Do; a body cut
 //     short or over MaxResponseBody is not retried (the service answered).
 //   - A status outside 2xx is an *APIError carrying the status, the route
@@ -87,21 +90,21 @@ type Config struct {
 //     UserDevice (unknown members are kept in Extra).
 //   - A 2xx whose body lacks the resource's id (or a token's token) is an
 //     error: a caller must never store a half-described resource.
-//   - It is built on net/http alone (no REST library: each one linked
-//     costs the idle daemon resident memory, docs/performance.md). Its log
-//     lines, at debug level, carry the route, the status or the error, the
-//     attempt and the wait: never a header, so never the Authorization.
+//   - resty's own log and debug output are off (its debug dump prints
+//     headers, the Authorization among them). The client's log lines, at
+//     debug level, carry the route, the status or the error, the attempt
+//     and the wait: never a header, so never the Authorization.
 type Client struct {
-	hc        *http.Client
-	base      string // BaseURL without its trailing slashes
-	ts        oauth2.TokenSource
-	log       *slog.Logger
-	userAgent string
-	// getRetries, retryWait and retryMaxWait are Config's, defaults
-	// applied.
+	rc  *resty.Client
+	ts  oauth2.TokenSource
+	log *slog.Logger
+	// getRetries is Config's, defaults applied.
 	getRetries              int
 	retryWait, retryMaxWait time.Duration
 }
+
+// routeKey carries a request's route in its context, for the retry log.
+type routeKey struct{}
 
 // New returns a Client.
 func New(cfg Config) (*Client, error) {
@@ -141,17 +144,53 @@ func New(cfg Config) (*Client, error) {
 	if cfg.RetryMaxWait < cfg.RetryWait {
 		cfg.RetryMaxWait = cfg.RetryWait
 	}
-	return &Client{
-		hc:           hc,
-		base:         strings.TrimRight(cfg.BaseURL, "/"),
+	c := &Client{
 		ts:           cfg.TokenSource,
 		log:          cfg.Logger,
-		userAgent:    cfg.UserAgent,
 		getRetries:   cfg.GetRetries,
 		retryWait:    cfg.RetryWait,
 		retryMaxWait: cfg.RetryMaxWait,
-	}, nil
+	}
+	c.rc = resty.NewWithClient(hc).
+		SetLogger(quietLogger{}).
+		SetDebug(false).
+		SetDisableWarn(true).
+		SetBaseURL(strings.TrimRight(cfg.BaseURL, "/")).
+		SetHeader("User-Agent", cfg.UserAgent).
+		SetHeader("Accept", "application/json").
+		SetResponseBodyLimit(MaxResponseBody).
+		SetRetryCount(cfg.GetRetries).
+		SetRetryWaitTime(cfg.RetryWait).
+		SetRetryMaxWaitTime(cfg.RetryMaxWait).
+		AddRetryCondition(retryable).
+		SetRetryAfter(func(_ *resty.Client, r *resty.Response) (time.Duration, error) {
+			return retryAfter(r.RawResponse, time.Now(), c.retryMaxWait), nil
+		}).
+		AddRetryHook(c.logRetry).
+		// The user's access token is asked for on every attempt, so a
+		// refreshing source is used as such.
+		OnBeforeRequest(func(_ *resty.Client, r *resty.Request) error {
+			tok, err := c.ts.Token()
+			if err != nil {
+				return &tokenError{err}
+			}
+			if tok == nil || tok.AccessToken == "" {
+				return &tokenError{errors.New("the token source returned no access token")}
+			}
+			r.SetAuthToken(tok.AccessToken)
+			return nil
+		})
+	return c, nil
 }
+
+// quietLogger keeps resty's own log lines (its retry warnings and request
+// errors) out of the process's output: the client logs through
+// Config.Logger.
+type quietLogger struct{}
+
+func (quietLogger) Errorf(string, ...any) {}
+func (quietLogger) Warnf(string, ...any)  {}
+func (quietLogger) Debugf(string, ...any) {}
 
 // tokenError is a failure of the TokenSource (it may be oauth's "sign in
 // again").
@@ -160,21 +199,18 @@ type tokenError struct{ err error }
 func (e *tokenError) Error() string { return "get the user's access token: " + e.err.Error() }
 func (e *tokenError) Unwrap() error { return e.err }
 
-// answer is one response (its body closed) and its body, read whole.
-type answer struct {
-	*http.Response
-	body []byte
-}
-
-// retryable is the one retry condition of a GET: a connection error (an
-// error of the HTTP client's Do, never a cancelled or expired context), a
-// 5xx or a 429.
-func retryable(a *answer, err error) bool {
+// retryable is the one retry condition (resty's): a GET that met a
+// connection error (an error of the HTTP client's Do, never a cancelled or
+// expired context), a 5xx or a 429.
+func retryable(r *resty.Response, err error) bool {
+	if r == nil || r.Request == nil || r.Request.Method != http.MethodGet {
+		return false
+	}
 	if err != nil {
 		var ue *url.Error
 		return errors.As(err, &ue) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
 	}
-	return a.StatusCode >= 500 || a.StatusCode == http.StatusTooManyRequests
+	return r.StatusCode() >= 500 || r.StatusCode() == http.StatusTooManyRequests
 }
 
 // retryAfter is the wait a response's Retry-After asks for (seconds or an
@@ -186,17 +222,24 @@ func retryAfter(resp *http.Response, now time.Time, max time.Duration) time.Dura
 	return retryafter.FromHeader(resp.Header, now, max)
 }
 
-// retryWaitFor is the wait before retry n (n >= 1) after answer a (nil
-// after a connection error).
-func (c *Client) retryWaitFor(a *answer, n int) time.Duration {
-	var d time.Duration
-	if a != nil {
-		d = retryAfter(a.Response, time.Now(), c.retryMaxWait)
+// logRetry is resty's retry hook: one debug line per retry, with the
+// wait when the service asked for one ("backoff" when resty's jittered
+// backoff decides it). resty calls it after the last attempt too, when no
+// retry follows; that one is not logged.
+func (c *Client) logRetry(r *resty.Response, err error) {
+	if r == nil || r.Request == nil || r.Request.Attempt > c.getRetries {
+		return
 	}
-	if d == 0 {
-		d = backoff.Jitter(backoff.Exponential(c.retryWait, c.retryMaxWait, n), 0.5)
+	route, _ := r.Request.Context().Value(routeKey{}).(string)
+	var wait any = "backoff"
+	if d := retryAfter(r.RawResponse, time.Now(), c.retryMaxWait); d > 0 {
+		wait = max(d, c.retryWait)
 	}
-	return max(d, c.retryWait)
+	if err != nil {
+		c.log.Debug("deviceapi: retrying", "route", route, "attempt", r.Request.Attempt, "err", err, "wait", wait)
+	} else {
+		c.log.Debug("deviceapi: retrying", "route", route, "attempt", r.Request.Attempt, "status", r.StatusCode(), "wait", wait)
+	}
 }
 
 // CreateDevice creates a User Device of the device type with the given
@@ -269,12 +312,12 @@ type Invalidator interface {
 func (c *Client) do(ctx context.Context, route, path string, out any) error {
 	method, _, _ := strings.Cut(route, " ")
 	start := time.Now()
-	a, bearer, attempts, err := c.send(ctx, route, method, path)
-	if err == nil && a.StatusCode == http.StatusUnauthorized {
-		if inv, ok := c.ts.(Invalidator); ok && inv.Invalidate(bearer) {
+	r, attempts, err := c.send(ctx, route, method, path)
+	if err == nil && r.StatusCode() == http.StatusUnauthorized {
+		if inv, ok := c.ts.(Invalidator); ok && inv.Invalidate(r.Request.Token) {
 			c.log.Debug("deviceapi: 401, refreshing the access token once", "route", route)
 			var n int
-			a, bearer, n, err = c.send(ctx, route, method, path)
+			r, n, err = c.send(ctx, route, method, path)
 			attempts += n
 		}
 	}
@@ -282,72 +325,38 @@ func (c *Client) do(ctx context.Context, route, path string, out any) error {
 		c.log.Debug("deviceapi request failed", "route", route, "attempts", attempts, "duration", time.Since(start), "err", err)
 		return fmt.Errorf("deviceapi: %s: %w", route, err)
 	}
-	c.log.Debug("deviceapi request", "route", route, "status", a.StatusCode, "attempts", attempts, "duration", time.Since(start))
-	if a.StatusCode < 200 || a.StatusCode > 299 {
-		return &APIError{Status: a.StatusCode, Route: route, Body: scrubBody(a.body, bearer)}
+	c.log.Debug("deviceapi request", "route", route, "status", r.StatusCode(), "attempts", attempts, "duration", time.Since(start))
+	if r.StatusCode() < 200 || r.StatusCode() > 299 {
+		return &APIError{Status: r.StatusCode(), Route: route, Body: scrubBody(r.Body(), r.Request.Token)}
 	}
-	if err := json.Unmarshal(a.body, out); err != nil {
+	if err := json.Unmarshal(r.Body(), out); err != nil {
 		// json's messages name types and offsets, never the values.
-		return fmt.Errorf("deviceapi: %s: decode the %d response: %w", route, a.StatusCode, err)
+		return fmt.Errorf("deviceapi: %s: decode the %d response: %w", route, r.StatusCode(), err)
 	}
 	return nil
 }
 
-// send makes the attempts of one request: one for a POST, up to
-// 1+getRetries for a GET. It answers the last answer, the access token it
-// carried (for scrubbing and Invalidate) and the number of attempts.
-func (c *Client) send(ctx context.Context, route, method, path string) (*answer, string, int, error) {
-	retries := 0
-	if method == http.MethodGet {
-		retries = c.getRetries
+// send makes the attempts of one request through resty: one for a POST,
+// up to 1+getRetries for a GET (retryable). It answers the last response
+// (its body read whole, at most MaxResponseBody bytes) and the number of
+// attempts; the response is nil when err is not.
+func (c *Client) send(ctx context.Context, route, method, path string) (*resty.Response, int, error) {
+	req := c.rc.R().SetContext(context.WithValue(ctx, routeKey{}, route))
+	r, err := req.Execute(method, path)
+	attempts := max(req.Attempt, 1)
+	switch {
+	case err == nil:
+		return r, attempts, nil
+	case ctx.Err() != nil && !errors.Is(err, ctx.Err()):
+		// resty answers the last attempt's error when the context ended
+		// it; the context's own error says why.
+		err = ctx.Err()
+	case errors.Is(err, resty.ErrResponseBodyTooLarge):
+		err = fmt.Errorf("the %d response: %w", r.StatusCode(), ErrResponseTooLarge)
 	}
-	for n := 1; ; n++ {
-		a, bearer, err := c.attempt(ctx, method, path)
-		if n > retries || ctx.Err() != nil || !retryable(a, err) {
-			return a, bearer, n, err
-		}
-		wait := c.retryWaitFor(a, n)
-		if err != nil {
-			c.log.Debug("deviceapi: retrying", "route", route, "attempt", n, "err", err, "wait", wait)
-		} else {
-			c.log.Debug("deviceapi: retrying", "route", route, "attempt", n, "status", a.StatusCode, "wait", wait)
-		}
-		if err := backoff.Sleep(ctx, wait); err != nil {
-			return a, bearer, n, err
-		}
+	var te *tokenError
+	if r != nil && r.RawResponse != nil && !errors.As(err, &te) && !errors.Is(err, ErrResponseTooLarge) && ctx.Err() == nil {
+		err = fmt.Errorf("read the %d response: %w", r.StatusCode(), err)
 	}
-}
-
-// attempt sends the request once with the TokenSource's current access
-// token and reads the whole answer (at most MaxResponseBody bytes). The
-// answer is nil when err is.
-func (c *Client) attempt(ctx context.Context, method, path string) (*answer, string, error) {
-	tok, err := c.ts.Token()
-	if err != nil {
-		return nil, "", &tokenError{err}
-	}
-	if tok == nil || tok.AccessToken == "" {
-		return nil, "", &tokenError{errors.New("the token source returned no access token")}
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
-	if err != nil {
-		// %v: a *url.Error here is no connection error to retry.
-		return nil, "", fmt.Errorf("build the request: %v", err)
-	}
-	req.Header.Set("User-Agent", c.userAgent)
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, tok.AccessToken, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBody+1))
-	if err != nil {
-		return nil, tok.AccessToken, fmt.Errorf("read the %d response: %w", resp.StatusCode, err)
-	}
-	if len(body) > MaxResponseBody {
-		return nil, tok.AccessToken, fmt.Errorf("the %d response: %w", resp.StatusCode, ErrResponseTooLarge)
-	}
-	return &answer{resp, body}, tok.AccessToken, nil
+	return nil, attempts, err
 }

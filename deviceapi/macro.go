@@ -95,7 +95,40 @@ type MacroEvent struct {
 	IsCustomRelease *bool `json:"isCustomRelease,omitempty"`
 
 	Extra map[string]json.RawMessage `json:"-"`
-	wire  *wireShape
+	rec   *record
+}
+
+var eventFields = []field[MacroEvent]{
+	{name: "eventType", ptr: func(e *MacroEvent) any { return &e.EventType }, eventType: true},
+	{name: "keys", ptr: func(e *MacroEvent) any { return &e.Keys }},
+	{name: "holdTimeMilliseconds", ptr: func(e *MacroEvent) any { return &e.HoldTimeMilliseconds }},
+	{name: "isKeyLatch", ptr: func(e *MacroEvent) any { return &e.IsKeyLatch }},
+	{name: "typedPhrase", ptr: func(e *MacroEvent) any { return &e.TypedPhrase }},
+	{name: "mouseMoveX", ptr: func(e *MacroEvent) any { return &e.MouseMoveX }},
+	{name: "mouseMoveY", ptr: func(e *MacroEvent) any { return &e.MouseMoveY }},
+	{name: "mouseMoveZ", ptr: func(e *MacroEvent) any { return &e.MouseMoveZ }},
+	{name: "mouseMoveScroll", ptr: func(e *MacroEvent) any { return &e.MouseMoveScroll }},
+	{name: "joystickLeftMoveX", ptr: func(e *MacroEvent) any { return &e.JoystickLeftMoveX }},
+	{name: "joystickLeftMoveY", ptr: func(e *MacroEvent) any { return &e.JoystickLeftMoveY }},
+	{name: "joystickRightMoveX", ptr: func(e *MacroEvent) any { return &e.JoystickRightMoveX }},
+	{name: "joystickRightMoveY", ptr: func(e *MacroEvent) any { return &e.JoystickRightMoveY }},
+	{name: "outputSpeech", ptr: func(e *MacroEvent) any { return &e.OutputSpeech }},
+	{name: "audioFileUrl", ptr: func(e *MacroEvent) any { return &e.AudioFileURL }},
+	{name: "deviceTypeCustomActionId", ptr: func(e *MacroEvent) any { return &e.DeviceTypeCustomActionID }},
+	{name: "deviceTypeId", ptr: func(e *MacroEvent) any { return &e.DeviceTypeID }},
+	{name: "additionalInputContent", ptr: func(e *MacroEvent) any { return &e.AdditionalInputContent }},
+	{name: "isCustomToggle", ptr: func(e *MacroEvent) any { return &e.IsCustomToggle }},
+	{name: "isCustomRelease", ptr: func(e *MacroEvent) any { return &e.IsCustomRelease }},
+}
+
+func (e *MacroEvent) UnmarshalJSON(b []byte) error {
+	return unmarshalRecord(b, e, eventFields, &e.Extra, &e.rec)
+}
+func (e *MacroEvent) decodeRaw(raw json.RawMessage) {
+	decodeRecord(raw, e, eventFields, &e.Extra, &e.rec)
+}
+func (e MacroEvent) MarshalJSON() ([]byte, error) {
+	return marshalRecord(&e, eventFields, e.Extra, e.rec, func() ([]byte, error) { return json.Marshal((*plainEvent)(&e)) })
 }
 
 // Is reports whether the event is of type t (SameEventType).

@@ -38,7 +38,7 @@ func (o Oddity) Error() string {
 
 // own returns the resource's own oddities (not those of nested
 // resources): of item, found at in, under prefix within item.
-func (w *wireShape) own(in, prefix, item string, out []Oddity) []Oddity {
+func (w *record) own(in, prefix, item string, out []Oddity) []Oddity {
 	if w == nil {
 		return out
 	}
@@ -76,16 +76,16 @@ func label(kind, id, name string) string {
 }
 
 // Oddities of the event: its members that could not be read.
-func (e MacroEvent) Oddities() []Oddity { return e.wire.own("", "", "event", nil) }
+func (e MacroEvent) Oddities() []Oddity { return e.rec.own("", "", "event", nil) }
 
 // IsOdd reports whether the macro, or one of its events, has an Oddity:
 // it is kept, and not used for matching.
 func (m Macro) IsOdd() bool {
-	if m.wire != nil && len(m.wire.odd) > 0 {
+	if m.rec != nil && len(m.rec.odd) > 0 {
 		return true
 	}
 	for _, e := range m.Events {
-		if e.wire != nil && len(e.wire.odd) > 0 {
+		if e.rec != nil && len(e.rec.odd) > 0 {
 			return true
 		}
 	}
@@ -100,9 +100,9 @@ func (m Macro) oddities(in string, out []Oddity) []Oddity {
 		return out
 	}
 	item := label("macro", m.ID, m.Name)
-	out = m.wire.own(in, "", item, out)
+	out = m.rec.own(in, "", item, out)
 	for i, e := range m.Events {
-		out = e.wire.own(in, indexPath("", "events", i), item, out)
+		out = e.rec.own(in, indexPath("", "events", i), item, out)
 	}
 	return out
 }
@@ -112,7 +112,7 @@ func (c Configuration) Oddities() []Oddity { return c.oddities("", "", "configur
 
 // oddities of a configuration at prefix within item (a profile at in).
 func (c Configuration) oddities(in, prefix, item string, out []Oddity) []Oddity {
-	out = c.wire.own(in, prefix, item, out)
+	out = c.rec.own(in, prefix, item, out)
 	for i, m := range c.Macros {
 		out = m.oddities(indexPath(joinPath(in, prefix), "macros", i), out)
 	}
@@ -124,13 +124,13 @@ func (p Profile) Oddities() []Oddity { return p.oddities("", nil) }
 
 func (p Profile) oddities(in string, out []Oddity) []Oddity {
 	item := label("profile", p.ID, p.Name)
-	out = p.wire.own(in, "", item, out)
+	out = p.rec.own(in, "", item, out)
 	return p.Configuration.oddities(in, "configuration", item, out)
 }
 
 // Oddities of the device and of everything in it.
 func (d UserDevice) Oddities() []Oddity {
-	out := d.wire.own("", "", label("device", d.ID, ""), nil)
+	out := d.rec.own("", "", label("device", d.ID, ""), nil)
 	if d.CurrentProfile != nil {
 		out = d.CurrentProfile.oddities("currentProfile", out)
 	}

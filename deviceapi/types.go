@@ -1,11 +1,12 @@
 // Package deviceapi owns the remote device service's REST resources
 // (docs/specs/device-hub.md): UserDevice, Profile and its configuration,
 // Macro, MacroEvent, DeviceToken, with their exact JSON names, and the REST
-// client (net/http) of the four routes, whose POSTs are never retried. Decoding
-// is liberal and lossless: members the spec does not show are kept (Extra,
-// raw JSON) and round-trip unchanged, and a value of an unexpected shape is
-// kept as it came with its oddity noted, one item at a time. It knows
-// nothing of the hub or of runs.
+// client (go-resty/resty v2) of the four routes, whose POSTs are never
+// retried. Decoding is liberal and lossless: each resource keeps its raw
+// JSON beside a lenient typed decode (record.go), members the spec does
+// not show are kept (Extra) and round-trip unchanged, and a value of an
+// unexpected shape is kept as it came with its oddity noted, one item at
+// a time. It knows nothing of the hub or of runs.
 //
 // Design notes, the vendor's facts followed (macro events as the real app
 // sends them) and the choices where the spec is silent: docs/deviceapi.md.
@@ -25,7 +26,7 @@ type UserDevice struct {
 	CurrentProfile    *Profile `json:"currentProfile"`
 
 	Extra map[string]json.RawMessage `json:"-"`
-	wire  *wireShape
+	rec   *record
 }
 
 // Profile is the user's active profile of a device.
@@ -37,7 +38,7 @@ type Profile struct {
 	Configuration Configuration `json:"configuration"`
 
 	Extra map[string]json.RawMessage `json:"-"`
-	wire  *wireShape
+	rec   *record
 }
 
 // Configuration is a profile's configuration. Element shapes other than
@@ -51,7 +52,7 @@ type Configuration struct {
 	AudioEvents        []json.RawMessage `json:"audioEvents"`
 
 	Extra map[string]json.RawMessage `json:"-"`
-	wire  *wireShape
+	rec   *record
 }
 
 // Macro is a named sequence of events triggered by command strings. Real
@@ -64,7 +65,7 @@ type Macro struct {
 	Events   []MacroEvent `json:"events"`
 
 	Extra map[string]json.RawMessage `json:"-"`
-	wire  *wireShape
+	rec   *record
 }
 
 // DeviceToken authenticates a device's hub connection.
@@ -75,7 +76,7 @@ type DeviceToken struct {
 	IsDisabled   bool   `json:"isDisabled"`
 
 	Extra map[string]json.RawMessage `json:"-"`
-	wire  *wireShape
+	rec   *record
 }
 
 // String never shows the token.
@@ -86,22 +87,103 @@ func (t DeviceToken) String() string {
 // GoString never shows the token.
 func (t DeviceToken) GoString() string { return t.String() }
 
-func (d *UserDevice) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, d) }
-func (d UserDevice) MarshalJSON() ([]byte, error)     { return marshalKeep(&d) }
-func (p *Profile) UnmarshalJSON(b []byte) error       { return unmarshalKeep(b, p) }
-func (p Profile) MarshalJSON() ([]byte, error)        { return marshalKeep(&p) }
-func (c *Configuration) UnmarshalJSON(b []byte) error { return unmarshalKeep(b, c) }
-func (c Configuration) MarshalJSON() ([]byte, error)  { return marshalKeep(&c) }
-func (m *Macro) UnmarshalJSON(b []byte) error         { return unmarshalKeep(b, m) }
-func (m Macro) MarshalJSON() ([]byte, error)          { return marshalKeep(&m) }
-func (e *MacroEvent) UnmarshalJSON(b []byte) error    { return unmarshalKeep(b, e) }
-func (e MacroEvent) MarshalJSON() ([]byte, error)     { return marshalKeep(&e) }
+var deviceFields = []field[UserDevice]{
+	{name: "id", ptr: func(d *UserDevice) any { return &d.ID }},
+	{name: "nameOverride", ptr: func(d *UserDevice) any { return &d.NameOverride }},
+	{name: "isVerified", ptr: func(d *UserDevice) any { return &d.IsVerified }},
+	{name: "isConnected", ptr: func(d *UserDevice) any { return &d.IsConnected }},
+	{name: "isListening", ptr: func(d *UserDevice) any { return &d.IsListening }},
+	{name: "isAutoListen", ptr: func(d *UserDevice) any { return &d.IsAutoListen }},
+	{name: "isOptimisticModel", ptr: func(d *UserDevice) any { return &d.IsOptimisticModel }},
+	{name: "currentProfile", ptr: func(d *UserDevice) any { return &d.CurrentProfile }},
+}
+
+var profileFields = []field[Profile]{
+	{name: "id", ptr: func(p *Profile) any { return &p.ID }},
+	{name: "name", ptr: func(p *Profile) any { return &p.Name }},
+	{name: "userId", ptr: func(p *Profile) any { return &p.UserID }},
+	{name: "profileType", ptr: func(p *Profile) any { return &p.ProfileType }},
+	{name: "configuration", ptr: func(p *Profile) any { return &p.Configuration }},
+}
+
+var configurationFields = []field[Configuration]{
+	{name: "profileType", ptr: func(c *Configuration) any { return &c.ProfileType }},
+	{name: "commandKeyMappings", ptr: func(c *Configuration) any { return &c.CommandKeyMappings }},
+	{name: "macros", ptr: func(c *Configuration) any { return &c.Macros }},
+	{name: "hotkeys", ptr: func(c *Configuration) any { return &c.Hotkeys }},
+	{name: "dictationCommands", ptr: func(c *Configuration) any { return &c.DictationCommands }},
+	{name: "audioEvents", ptr: func(c *Configuration) any { return &c.AudioEvents }},
+}
+
+var macroFields = []field[Macro]{
+	{name: "id", ptr: func(m *Macro) any { return &m.ID }},
+	{name: "name", ptr: func(m *Macro) any { return &m.Name }},
+	{name: "commands", ptr: func(m *Macro) any { return &m.Commands }},
+	{name: "events", ptr: func(m *Macro) any { return &m.Events }},
+}
+
+var tokenFields = []field[DeviceToken]{
+	{name: "id", ptr: func(t *DeviceToken) any { return &t.ID }},
+	{name: "userDeviceId", ptr: func(t *DeviceToken) any { return &t.UserDeviceID }},
+	{name: "token", ptr: func(t *DeviceToken) any { return &t.Token }},
+	{name: "isDisabled", ptr: func(t *DeviceToken) any { return &t.IsDisabled }},
+}
+
+// The plain types encode a resource built in Go by its struct tags.
+type (
+	plainDevice        UserDevice
+	plainProfile       Profile
+	plainConfiguration Configuration
+	plainMacro         Macro
+	plainEvent         MacroEvent
+	plainToken         DeviceToken
+)
+
+func (d *UserDevice) UnmarshalJSON(b []byte) error {
+	return unmarshalRecord(b, d, deviceFields, &d.Extra, &d.rec)
+}
+func (d *UserDevice) decodeRaw(raw json.RawMessage) {
+	decodeRecord(raw, d, deviceFields, &d.Extra, &d.rec)
+}
+func (d UserDevice) MarshalJSON() ([]byte, error) {
+	return marshalRecord(&d, deviceFields, d.Extra, d.rec, func() ([]byte, error) { return json.Marshal((*plainDevice)(&d)) })
+}
+
+func (p *Profile) UnmarshalJSON(b []byte) error {
+	return unmarshalRecord(b, p, profileFields, &p.Extra, &p.rec)
+}
+func (p *Profile) decodeRaw(raw json.RawMessage) {
+	decodeRecord(raw, p, profileFields, &p.Extra, &p.rec)
+}
+func (p Profile) MarshalJSON() ([]byte, error) {
+	return marshalRecord(&p, profileFields, p.Extra, p.rec, func() ([]byte, error) { return json.Marshal((*plainProfile)(&p)) })
+}
+
+func (c *Configuration) UnmarshalJSON(b []byte) error {
+	return unmarshalRecord(b, c, configurationFields, &c.Extra, &c.rec)
+}
+func (c *Configuration) decodeRaw(raw json.RawMessage) {
+	decodeRecord(raw, c, configurationFields, &c.Extra, &c.rec)
+}
+func (c Configuration) MarshalJSON() ([]byte, error) {
+	return marshalRecord(&c, configurationFields, c.Extra, c.rec, func() ([]byte, error) { return json.Marshal((*plainConfiguration)(&c)) })
+}
+
+func (m *Macro) UnmarshalJSON(b []byte) error {
+	return unmarshalRecord(b, m, macroFields, &m.Extra, &m.rec)
+}
+func (m *Macro) decodeRaw(raw json.RawMessage) {
+	decodeRecord(raw, m, macroFields, &m.Extra, &m.rec)
+}
+func (m Macro) MarshalJSON() ([]byte, error) {
+	return marshalRecord(&m, macroFields, m.Extra, m.rec, func() ([]byte, error) { return json.Marshal((*plainMacro)(&m)) })
+}
 
 // UnmarshalJSON reads the token from `token`, or from `deviceToken` where
 // a service answers under that name (the vendor's C++ sample reads it
 // there; its other samples read `token`). The member stays as it came.
 func (t *DeviceToken) UnmarshalJSON(b []byte) error {
-	if err := unmarshalKeep(b, t); err != nil {
+	if err := unmarshalRecord(b, t, tokenFields, &t.Extra, &t.rec); err != nil {
 		return err
 	}
 	if raw, ok := t.Extra["deviceToken"]; ok && t.Token == "" {
@@ -113,4 +195,6 @@ func (t *DeviceToken) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (t DeviceToken) MarshalJSON() ([]byte, error) { return marshalKeep(&t) }
+func (t DeviceToken) MarshalJSON() ([]byte, error) {
+	return marshalRecord(&t, tokenFields, t.Extra, t.rec, func() ([]byte, error) { return json.Marshal((*plainToken)(&t)) })
+}

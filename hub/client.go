@@ -12,8 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
+
 	"github.com/hubgate/hubgate/deviceapi"
-	"github.com/hubgate/hubgate/internal/backoff"
 )
 
 // connNo numbers WebSocket connections (Event.Session, State.Session)
@@ -452,20 +453,49 @@ func (c *Client) supervise(ctx context.Context) error {
 		default:
 			publish(delay)
 		}
-		if backoff.Sleep(ctx, delay) != nil {
+		wait := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			wait.Stop()
 			return nil
+		case <-wait.C:
 		}
 	}
 	return nil
 }
 
-// backoff is the jittered delay before attempt n (n >= 1).
+// backoff is the jittered delay before attempt n (n >= 1): the n-th
+// NextBackOff of cenkalti/backoff's ExponentialBackOff, doubling from
+// Backoff.Initial up to Backoff.Max.
 func (c *Client) backoff(n int) time.Duration {
-	return c.jitter(backoff.Exponential(c.cfg.Backoff.Initial, c.cfg.Backoff.Max, n))
+	b := c.exponential(c.cfg.Backoff.Initial, c.cfg.Backoff.Max)
+	d := b.NextBackOff()
+	for i := 1; i < min(n, 64); i++ { // the interval stays at Max long before
+		d = b.NextBackOff()
+	}
+	return d
 }
 
+// jitter is d, jittered as Backoff.Jitter says.
 func (c *Client) jitter(d time.Duration) time.Duration {
-	return backoff.Jitter(d, c.cfg.Backoff.Jitter)
+	return c.exponential(d, d).NextBackOff()
+}
+
+// exponential is an ExponentialBackOff from first, doubling, capped at
+// max, that never stops. Backoff.Jitter J only shortens a delay d (it
+// comes in (d(1-J), d]) where cenkalti's RandomizationFactor spreads it
+// on both sides of its interval, so the intervals are centred at
+// d(1-J/2) and the factor is J/(2-J).
+func (c *Client) exponential(first, max time.Duration) *backoff.ExponentialBackOff {
+	j := c.cfg.Backoff.Jitter // normalised to 0..1 by New
+	centre := func(d time.Duration) time.Duration { return time.Duration(float64(d) * (1 - j/2)) }
+	return backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(centre(first)),
+		backoff.WithMaxInterval(centre(max)),
+		backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(j/(2-j)),
+		backoff.WithMaxElapsedTime(0),
+	)
 }
 
 // scrubText removes a token from a text.

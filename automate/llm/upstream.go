@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net"
 	"net/http"
@@ -16,7 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hubgate/hubgate/internal/backoff"
+	"github.com/cenkalti/backoff/v4"
+
 	"github.com/hubgate/hubgate/internal/lazyregexp"
 )
 
@@ -195,16 +197,20 @@ func rootURL(raw string) string {
 }
 
 // send performs one request, retrying only failed dials (nothing reached
-// the upstream, so nothing can have happened twice).
+// the upstream, so nothing can have happened twice): at most dialRetries
+// times, waiting retryWait doubled at each retry (cenkalti/backoff's
+// ExponentialBackOff, no jitter, no cap); the context ends a wait.
 func (u *upstream) send(ctx context.Context, method, path string, body []byte, accept string) (*http.Response, error) {
-	for attempt := 0; ; attempt++ {
+	attempt := 0
+	resp, err := backoff.RetryNotifyWithData(func() (*http.Response, error) {
+		attempt++
 		var rd io.Reader
 		if body != nil {
 			rd = bytes.NewReader(body)
 		}
 		req, err := http.NewRequestWithContext(ctx, method, u.root+path, rd)
 		if err != nil {
-			return nil, &UpstreamError{Kind: kindRejected, Err: err}
+			return nil, backoff.Permanent(&UpstreamError{Kind: kindRejected, Err: err})
 		}
 		if body != nil {
 			req.Header.Set("Content-Type", "application/json")
@@ -216,23 +222,33 @@ func (u *upstream) send(ctx context.Context, method, path string, body []byte, a
 			req.Header.Set("Authorization", "Bearer "+u.key)
 		}
 		resp, err := u.hc.Do(req)
-		if err == nil {
+		switch {
+		case err == nil:
 			return resp, nil
+		case ctx.Err() != nil:
+			return nil, backoff.Permanent(&UpstreamError{Kind: kindCanceled, Err: ctx.Err()})
+		case !isDialError(err):
+			return nil, backoff.Permanent(&UpstreamError{Kind: kindLost, Err: scrubURL(err)})
 		}
-		if ctx.Err() != nil {
-			return nil, &UpstreamError{Kind: kindCanceled, Err: ctx.Err()}
-		}
-		if !isDialError(err) {
-			return nil, &UpstreamError{Kind: kindLost, Err: scrubURL(err)}
-		}
-		if attempt >= u.dialRetries {
-			return nil, &UpstreamError{Kind: kindUnreachable, Err: scrubURL(err)}
-		}
-		u.log.Debug("llm: upstream dial failed, retrying", "path", path, "attempt", attempt+1)
-		if err := backoff.Sleep(ctx, backoff.Exponential(u.retryWait, 0, attempt+1)); err != nil {
-			return nil, &UpstreamError{Kind: kindCanceled, Err: err}
-		}
+		return nil, &UpstreamError{Kind: kindUnreachable, Err: scrubURL(err)}
+	}, backoff.WithContext(backoff.WithMaxRetries(backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(u.retryWait),
+		backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(0),
+		backoff.WithMaxInterval(math.MaxInt64),
+		backoff.WithMaxElapsedTime(0),
+	), uint64(max(u.dialRetries, 0))), ctx), func(error, time.Duration) {
+		u.log.Debug("llm: upstream dial failed, retrying", "path", path, "attempt", attempt)
+	})
+	var ue *UpstreamError
+	switch {
+	case err == nil:
+		return resp, nil
+	case errors.As(err, &ue):
+		return nil, ue
 	}
+	// The context ended a wait between attempts.
+	return nil, &UpstreamError{Kind: kindCanceled, Err: err}
 }
 
 // scrubURL drops the URL from a *url.Error (it may carry a path the user

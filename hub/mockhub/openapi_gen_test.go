@@ -1,23 +1,25 @@
 package mockhub
 
-// The generator of openapi.json: it stays in test code so that
-// swaggest/openapi-go and what it links (jsonschema-go, yaml.v2) are not
-// in the hubgate binary.
+// The generator of openapi.json, with kin-openapi (openapi3's types,
+// openapi3gen's schemas of the Go types), the one OpenAPI library of the
+// mock's tests (openapi_test.go validates with it too). It stays in test
+// code so that it is not in the hubgate binary.
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode"
 
-	"github.com/swaggest/jsonschema-go"
-	"github.com/swaggest/openapi-go"
-	"github.com/swaggest/openapi-go/openapi3"
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3gen"
 )
 
 var updateOpenAPI = flag.Bool("update-openapi", false, "rewrite openapi.json from the route table")
@@ -50,141 +52,246 @@ func TestOpenAPIDocumentGenerated(t *testing.T) {
 // and the Go types of the requests and answers. The parameters' examples
 // are left to the server (withParamExamples).
 func (s *Server) buildOpenAPI() ([]byte, error) {
-	r := openapi3.NewReflector()
-	r.Spec.Info.
-		WithTitle("Device service (hubgate mock)").
-		WithVersion("v1").
-		WithDescription("The remote device service as hubgate's mock answers it: OAuth sign-in, User Devices and device tokens " +
-			"(the real service's shapes), and under the tag \"" + TagAdmin + "\" the mock's own admin API (loopback peers only). " +
-			"The SignalR device hub is at /device (its negotiate redirects to a mock Azure SignalR Service) and is not described here.\n\n" +
-			"Authorize: paste an access token from `hubgate mock token` (or the admin API's POST /mock/signin), or use the Sign in button above.")
-	r.Spec.WithTags(
-		openapi3.Tag{Name: TagSignIn, Description: ptr("OAuth 2.0 authorization code flow, as the vendor's clients speak it")},
-		openapi3.Tag{Name: TagDevice, Description: ptr("User Devices and their tokens (user bearer)")},
-		openapi3.Tag{Name: TagAdmin, Description: ptr("The mock's admin API: push hub events, inject faults, read the event log (loopback peers only, no auth)")},
-	)
-	r.Spec.SetHTTPBearerTokenSecurity(BearerScheme, "", "The user's access token from /signin/token, `hubgate mock token` or POST /mock/signin.")
-	types := map[string]reflect.Type{} // component schema name: its Go type
-	r.DefaultOptions = append(r.DefaultOptions,
-		jsonschema.InterceptDefName(func(t reflect.Type, _ string) string {
+	doc := &openapi3.T{
+		OpenAPI: "3.0.3",
+		Info: &openapi3.Info{
+			Title:   "Device service (hubgate mock)",
+			Version: "v1",
+			Description: "The remote device service as hubgate's mock answers it: OAuth sign-in, User Devices and device tokens " +
+				"(the real service's shapes), and under the tag \"" + TagAdmin + "\" the mock's own admin API (loopback peers only). " +
+				"The SignalR device hub is at /device (its negotiate redirects to a mock Azure SignalR Service) and is not described here.\n\n" +
+				"Authorize: paste an access token from `hubgate mock token` (or the admin API's POST /mock/signin), or use the Sign in button above.",
+		},
+		Tags: openapi3.Tags{
+			{Name: TagSignIn, Description: "OAuth 2.0 authorization code flow, as the vendor's clients speak it"},
+			{Name: TagDevice, Description: "User Devices and their tokens (user bearer)"},
+			{Name: TagAdmin, Description: "The mock's admin API: push hub events, inject faults, read the event log (loopback peers only, no auth)"},
+		},
+		Paths: openapi3.NewPaths(),
+		Components: &openapi3.Components{
+			Schemas: openapi3.Schemas{},
+			SecuritySchemes: openapi3.SecuritySchemes{BearerScheme: &openapi3.SecuritySchemeRef{Value: &openapi3.SecurityScheme{
+				Type: "http", Scheme: "bearer",
+				Description: "The user's access token from /signin/token, `hubgate mock token` or POST /mock/signin.",
+			}}},
+		},
+	}
+	g := &schemaGen{doc: doc, types: map[string]reflect.Type{}}
+	g.opts = []openapi3gen.Option{
+		openapi3gen.CreateComponentSchemas(openapi3gen.ExportComponentSchemasOptions{ExportComponentSchemas: true, ExportTopLevelSchema: true}),
+		openapi3gen.CreateTypeNameGenerator(func(t reflect.Type) string {
 			name := exportedName(t.Name())
-			types[name] = t
+			g.types[name] = t
 			return name
 		}),
-		jsonschema.InterceptSchema(func(p jsonschema.InterceptSchemaParams) (bool, error) {
-			// Duration is a Go duration string in JSON.
-			t := p.Value.Type()
-			for t.Kind() == reflect.Pointer {
-				t = t.Elem()
+		openapi3gen.SchemaCustomizer(func(_ string, t reflect.Type, tag reflect.StructTag, sch *openapi3.Schema) error {
+			jsonTag, hasTag := tag.Lookup("json")
+			switch {
+			case t == reflect.TypeFor[Duration]():
+				// Duration is a Go duration string in JSON.
+				*sch = openapi3.Schema{Type: &openapi3.Types{openapi3.TypeString}, Example: "10s",
+					Description: `A Go duration string such as "10s" or "1m30s".`}
+			case t == reflect.TypeFor[json.RawMessage]() || t.Kind() == reflect.Interface:
+				*sch = openapi3.Schema{} // any JSON value
+			case (t.Kind() == reflect.Slice || t.Kind() == reflect.Map) && hasTag && !strings.Contains(jsonTag, ",omitempty"):
+				sch.Nullable = true // a nil slice or map is written, as null
+			case t.Kind() == reflect.Float64:
+				sch.Format = ""
 			}
-			if t == reflect.TypeFor[Duration]() && !p.Processed {
-				p.Schema.Type = nil
-				p.Schema.WithType(jsonschema.String.Type()).WithExamples("10s").
-					WithDescription(`A Go duration string such as "10s" or "1m30s".`)
-				return true, nil
-			}
-			return false, nil
+			return nil
 		}),
-	)
+	}
 	for _, rt := range s.apiRoutes() {
-		if err := s.addOperation(r, rt); err != nil {
+		if err := g.addOperation(rt); err != nil {
 			return nil, fmt.Errorf("mockhub: OpenAPI for %s %s: %w", rt.method, rt.path, err)
 		}
 	}
-	refineSchemas(r.Spec, types)
-	b, err := json.MarshalIndent(r.Spec, "", "  ")
-	return append(b, '\n'), err
+	refineSchemas(doc, g.types)
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	// Validated as loaded, its references resolved.
+	loaded, err := openapi3.NewLoader().LoadFromData(b)
+	if err == nil {
+		err = loaded.Validate(context.Background())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("mockhub: the generated OpenAPI document: %w", err)
+	}
+	return append(b, '\n'), nil
 }
 
-func (s *Server) addOperation(r *openapi3.Reflector, rt apiRoute) (err error) {
-	oc, err := r.NewOperationContext(rt.method, rt.path)
-	if err != nil {
-		return err
+// schemaGen builds the document's operations and schemas.
+type schemaGen struct {
+	doc   *openapi3.T
+	opts  []openapi3gen.Option
+	types map[string]reflect.Type // component schema name: its Go type
+}
+
+// schema is the schema of v's Go type (a $ref for a struct, whose
+// component and those of the structs in it it adds); nil for a nil v.
+func (g *schemaGen) schema(v any) (*openapi3.SchemaRef, error) {
+	if v == nil {
+		return nil, nil
 	}
+	return openapi3gen.NewSchemaRefForValue(v, g.doc.Components.Schemas, g.opts...)
+}
+
+func (g *schemaGen) addOperation(rt apiRoute) error {
 	op := rt.op
-	oc.SetID(op.id)
-	oc.SetSummary(op.summary)
-	oc.SetDescription(op.description)
-	oc.SetIsDeprecated(op.deprecated)
-	oc.SetTags(map[routeGroup]string{groupSignIn: TagSignIn, groupDevice: TagDevice, groupAdmin: TagAdmin}[rt.group])
+	o := &openapi3.Operation{
+		OperationID: op.id,
+		Summary:     op.summary,
+		Description: op.description,
+		Deprecated:  op.deprecated,
+		Tags:        []string{map[routeGroup]string{groupSignIn: TagSignIn, groupDevice: TagDevice, groupAdmin: TagAdmin}[rt.group]},
+		Responses:   openapi3.NewResponsesWithCapacity(len(op.responses)),
+	}
 	if rt.group == groupDevice {
-		oc.AddSecurity(BearerScheme)
+		o.Security = openapi3.NewSecurityRequirements().With(openapi3.NewSecurityRequirement().Authenticate(BearerScheme))
 	}
 	if op.params != nil {
-		oc.AddReqStructure(op.params)
+		if err := g.addParams(o, op.params); err != nil {
+			return err
+		}
 	}
-	if op.body != nil {
-		oc.AddReqStructure(op.body, openapi.WithContentType(contentJSON), openapi.WithCustomize(func(cor openapi.ContentOrReference) {
-			rb := cor.(*openapi3.RequestBodyOrRef).RequestBody
-			if rb == nil {
-				return
-			}
-			rb.Required = &op.bodyRequired
-			if op.requestExample != nil {
-				mt := rb.Content[contentJSON]
-				mt.Example = exampleValue(op.requestExample)
-				rb.Content[contentJSON] = mt
-			}
-		}))
-	}
-	if op.anyBody {
-		defer func() {
-			// A body of any JSON value: the reflector makes none for it.
-			if err != nil {
-				return
-			}
-			o := r.Spec.Paths.MapOfPathItemValues[rt.path].MapOfOperationValues[strings.ToLower(rt.method)]
-			o.RequestBody = &openapi3.RequestBodyOrRef{RequestBody: &openapi3.RequestBody{
-				Description: ptr("Any JSON value."), Required: ptr(true),
-				Content: map[string]openapi3.MediaType{contentJSON: {
-					Schema: &openapi3.SchemaOrRef{Schema: &openapi3.Schema{}}, Example: exampleValue(op.requestExample),
-				}},
-			}}
-			r.Spec.Paths.MapOfPathItemValues[rt.path].MapOfOperationValues[strings.ToLower(rt.method)] = o
-		}()
+	switch {
+	case op.anyBody:
+		// A body of any JSON value.
+		o.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithDescription("Any JSON value.").WithRequired(true).
+			WithContent(openapi3.Content{contentJSON: &openapi3.MediaType{Schema: &openapi3.SchemaRef{Value: &openapi3.Schema{}}, Example: exampleValue(op.requestExample)}})}
+	case op.body != nil:
+		sr, err := g.schema(op.body)
+		if err != nil {
+			return err
+		}
+		mt := &openapi3.MediaType{Schema: sr}
+		if op.requestExample != nil {
+			mt.Example = exampleValue(op.requestExample)
+		}
+		o.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithRequired(op.bodyRequired).WithContent(openapi3.Content{contentJSON: mt})}
 	}
 	for _, resp := range op.responses {
-		opts := []openapi.ContentOption{openapi.WithHTTPStatus(resp.status), func(cu *openapi.ContentUnit) { cu.Description = resp.description }}
+		r := openapi3.NewResponse().WithDescription(resp.description)
 		ct := resp.contentType
 		if resp.body != nil && ct == "" {
 			ct = contentJSON
 		}
 		if ct != "" {
-			opts = append(opts, openapi.WithContentType(ct))
-		}
-		opts = append(opts, openapi.WithCustomize(func(cor openapi.ContentOrReference) {
-			rs := cor.(*openapi3.ResponseOrRef).Response
-			if rs == nil {
-				return
+			sr, err := g.schema(resp.body)
+			if err != nil {
+				return err
 			}
+			mt := &openapi3.MediaType{Schema: sr}
 			if resp.example != nil {
-				mt := rs.Content[ct]
 				mt.Example = exampleValue(resp.example)
-				rs.Content[ct] = mt
 			}
-			for name, desc := range resp.headers {
-				if rs.Headers == nil {
-					rs.Headers = map[string]openapi3.HeaderOrRef{}
-				}
-				rs.Headers[name] = openapi3.HeaderOrRef{Header: &openapi3.Header{
-					Description: ptr(desc),
-					Schema:      &openapi3.SchemaOrRef{Schema: (&openapi3.Schema{}).WithType(openapi3.SchemaTypeString)},
-				}}
+			if prev := o.Responses.Status(resp.status); prev != nil {
+				r = prev.Value // another content type of the same status: the last one describes them
+				r.Description = &resp.description
 			}
-		}))
-		oc.AddRespStructure(resp.body, opts...)
+			if r.Content == nil {
+				r.Content = openapi3.Content{}
+			}
+			r.Content[ct] = mt
+		}
+		for name, desc := range resp.headers {
+			if r.Headers == nil {
+				r.Headers = openapi3.Headers{}
+			}
+			r.Headers[name] = &openapi3.HeaderRef{Value: &openapi3.Header{Parameter: openapi3.Parameter{
+				Description: desc, Schema: openapi3.NewStringSchema().NewRef(),
+			}}}
+		}
+		o.Responses.Set(strconv.Itoa(resp.status), &openapi3.ResponseRef{Value: r})
 	}
-	return r.AddOperation(oc)
+	g.doc.AddOperation(rt.path, rt.method, o)
+	return nil
 }
 
-// refineSchemas says what the Go types say and the reflector does not:
+// addParams adds the fields of params, a struct whose fields carry path,
+// query and formData tags (with description, required, enum, minLength,
+// minimum and example tags), as the operation's parameters and, for
+// formData, its form body.
+func (g *schemaGen) addParams(o *openapi3.Operation, params any) error {
+	t := reflect.TypeOf(params)
+	form := openapi3.NewObjectSchema()
+	for i := range t.NumField() {
+		f := t.Field(i)
+		sch, err := paramSchema(f)
+		if err != nil {
+			return fmt.Errorf("%s.%s: %w", t.Name(), f.Name, err)
+		}
+		for _, in := range []string{openapi3.ParameterInQuery, openapi3.ParameterInPath} {
+			if name := f.Tag.Get(in); name != "" {
+				o.AddParameter(&openapi3.Parameter{Name: name, In: in, Description: sch.Description,
+					Required: in == openapi3.ParameterInPath || f.Tag.Get("required") == "true", Schema: sch.NewRef()})
+			}
+		}
+		if name := f.Tag.Get("formData"); name != "" {
+			form.WithProperty(name, sch)
+		}
+	}
+	if len(form.Properties) > 0 {
+		name := "FormData" + exportedName(t.Name())
+		g.doc.Components.Schemas[name] = form.NewRef()
+		o.RequestBody = &openapi3.RequestBodyRef{Value: openapi3.NewRequestBody().WithContent(openapi3.Content{
+			"application/x-www-form-urlencoded": &openapi3.MediaType{Schema: openapi3.NewSchemaRef("#/components/schemas/"+name, nil)},
+		})}
+	}
+	return nil
+}
+
+// paramSchema is the schema of one parameter field, from its Go type and
+// its tags.
+func paramSchema(f reflect.StructField) (*openapi3.Schema, error) {
+	var sch *openapi3.Schema
+	switch f.Type.Kind() {
+	case reflect.String:
+		sch = openapi3.NewStringSchema()
+	case reflect.Int64:
+		sch = openapi3.NewInt64Schema()
+	default:
+		return nil, fmt.Errorf("no parameter schema for %s", f.Type)
+	}
+	sch.Description = f.Tag.Get("description")
+	if e := f.Tag.Get("enum"); e != "" {
+		for _, v := range strings.Split(e, ",") {
+			sch.Enum = append(sch.Enum, v)
+		}
+	}
+	if v := f.Tag.Get("minLength"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		sch.MinLength = n
+	}
+	if v := f.Tag.Get("minimum"); v != "" {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return nil, err
+		}
+		sch.Min = &n
+	}
+	if v := f.Tag.Get("example"); v != "" {
+		sch.Example = v
+	}
+	return sch, nil
+}
+
+// refineSchemas says what the Go types say and the generator does not:
 // a field without omitempty is always written, so it is required; a
 // pointer to a struct may be null (UserDevice.currentProfile).
-func refineSchemas(spec *openapi3.Spec, types map[string]reflect.Type) {
-	for name, sr := range spec.Components.Schemas.MapOfSchemaOrRefValues {
-		t, sch := types[name], sr.Schema
+func refineSchemas(doc *openapi3.T, types map[string]reflect.Type) {
+	for name, sr := range doc.Components.Schemas {
+		t, sch := types[name], sr.Value
 		if t == nil || t.Kind() != reflect.Struct || sch == nil {
 			continue
+		}
+		if sch.Type == nil {
+			sch.Type = &openapi3.Types{openapi3.TypeObject}
 		}
 		sch.Required = nil
 		for i := range t.NumField() {
@@ -204,20 +311,19 @@ func refineSchemas(spec *openapi3.Spec, types map[string]reflect.Type) {
 			if !strings.Contains(","+opts+",", ",omitempty,") {
 				sch.Required = append(sch.Required, jname)
 			}
-			if prop.SchemaReference != nil && f.Type.Kind() == reflect.Pointer {
-				sch.Properties[jname] = openapi3.SchemaOrRef{Schema: &openapi3.Schema{
-					AllOf: []openapi3.SchemaOrRef{prop}, Nullable: ptr(true),
+			if prop.Ref != "" && f.Type.Kind() == reflect.Pointer {
+				sch.Properties[jname] = &openapi3.SchemaRef{Value: &openapi3.Schema{
+					AllOf: openapi3.SchemaRefs{prop}, Nullable: true,
 				}}
 			}
 		}
 		sort.Strings(sch.Required)
-		spec.Components.Schemas.MapOfSchemaOrRefValues[name] = sr
 	}
 }
 
 // exampleValue is v as plain JSON (its own MarshalJSON applied), for a
 // document example.
-func exampleValue(v any) *any {
+func exampleValue(v any) any {
 	b, err := json.Marshal(v)
 	if err != nil {
 		panic(err) // the examples are fixed values of JSON types
@@ -226,7 +332,7 @@ func exampleValue(v any) *any {
 	if err := json.Unmarshal(b, &out); err != nil {
 		panic(err)
 	}
-	return &out
+	return out
 }
 
 func exportedName(n string) string {
