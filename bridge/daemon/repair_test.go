@@ -80,6 +80,10 @@ func TestARefusedDeviceIsToldOnce(t *testing.T) {
 			}
 			var forbidden atomic.Bool
 			rp := httputil.NewSingleHostReverseProxy(target)
+			// The mock answers only the names it serves (its Host check):
+			// the proxy names the mock, not itself.
+			direct := rp.Director
+			rp.Director = func(r *http.Request) { direct(r); r.Host = target.Host }
 			proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				if forbidden.Load() {
 					http.Error(w, "forbidden", http.StatusForbidden)

@@ -472,6 +472,12 @@ func (d *daemonProc) waitListening() {
 			continue
 		}
 		d.waitHubState("listening")
+		// The hub client starts before the daemon's Start returns and
+		// logs "hubgate running": under load it can listen first. Tests
+		// read that record, so listening also means started.
+		if !testutil.Eventually(time.Until(deadline), func() bool { return len(d.logRecords("hubgate running")) > 0 }) {
+			d.tb.Fatalf("hubgate run listens but never logged 'hubgate running':\n%s", d.Stderr())
+		}
 		return
 	}
 	d.tb.Fatalf("hubgate run not listening within %s:\n%s", e2eWait, d.Stderr())
