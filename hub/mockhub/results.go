@@ -52,7 +52,8 @@ func (t *transport) awaits(id string) bool {
 }
 
 // resultConn is a hijacked WebSocket connection whose reads lose the
-// client's completions of the mock's awaited invocations (see above).
+// client's completions of the mock's awaited invocations (see above), and
+// which refuses a handshake for another protocol than JSON (refuse).
 type resultConn struct {
 	net.Conn
 	s   *Server
@@ -101,7 +102,8 @@ func (c *resultConn) Read(p []byte) (int, error) {
 
 // nextFrame reads the next WebSocket frame header (RFC 6455 5.2) and, for
 // a small final unfragmented text frame from the client, its payload,
-// with the awaited completions in it replaced.
+// with the awaited completions in it replaced. The first data frame is
+// the client's handshake: one for another protocol is refused there.
 func (c *resultConn) nextFrame() error {
 	head := make([]byte, 2, 14)
 	if _, err := readFull(c.r, head); err != nil {
