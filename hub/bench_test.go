@@ -165,13 +165,22 @@ func goSide(t testing.TB, env *mockEnv) *benchSide {
 	cfg.ProbeInterval = 0 // default
 	c := start(t, must(New(cfg)))
 	waitState(t, c.Client, "connected", wait, isStatus(StatusConnected))
+	// The benchmark counts commands: the device's record (KindDeviceRecord,
+	// VerifySelf's answer) comes first.
+	nextCommand := func() Event {
+		for {
+			if e := <-c.Events(); e.Kind == KindDeviceCommand {
+				return e
+			}
+		}
+	}
 	return &benchSide{
 		name: "go", deviceID: dev.ID,
 		latency: func(t testing.TB, i int) time.Duration {
 			if err := env.mock.PushCommand(dev.ID, fmt.Sprintf("%d:%d", i, mono()), benchMacro); err != nil {
 				t.Fatal(err)
 			}
-			e := <-c.Events()
+			e := nextCommand()
 			now := mono()
 			idx, ts, err := parseStamp(e.Command)
 			if err != nil || idx != i {
@@ -187,7 +196,7 @@ func goSide(t testing.TB, env *mockEnv) *benchSide {
 				}
 			}()
 			for i := 0; i < n; i++ {
-				e := <-c.Events()
+				e := nextCommand()
 				if idx, _, _ := parseStamp(e.Command); idx != i {
 					t.Fatalf("event %d is %q: order lost", i, e.Command)
 				}

@@ -348,6 +348,36 @@ func TestHubSpeaksJSONOnly(t *testing.T) {
 	}
 }
 
+// TestHubRefusesOtherProtocols: the refusal of a handshake for another
+// protocol than JSON is the mock's (the SignalR library has MessagePack and
+// no option to leave it out): it answers any protocol name, however long,
+// with the error record, and journals it for the device.
+func TestHubRefusesOtherProtocols(t *testing.T) {
+	s, ts := newMock(t, mockhub.Config{})
+	dev, tok, _ := s.CreateDevice("", "")
+	for _, protocol := range []string{"messagepack", strings.Repeat("p", 300)} {
+		n, err := negotiateWith(noRedirect, ts.URL, hubHeaders(tok.Token))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		ws, _, err := websocket.Dial(ctx, n.wsURL(), &websocket.DialOptions{HTTPHeader: n.header.Clone()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "protocol " + protocol + " not supported"
+		if hs, err := handshake(ctx, ws, protocol); err != nil || hs != `{"error":"`+want+`"}`+"\x1e" {
+			t.Errorf("%.20s: handshake answered %q (%v)", protocol, hs, err)
+		}
+		e, err := s.WaitEvent(ctx, 0, func(e mockhub.Event) bool { return e.Action == "handshake" && e.Error == want })
+		if err != nil || e.DeviceID != dev.ID {
+			t.Errorf("%.20s: journal %+v %v", protocol, e, err)
+		}
+		ws.CloseNow()
+		cancel()
+	}
+}
+
 func TestHubAuthentication(t *testing.T) {
 	s, ts := newMock(t, mockhub.Config{})
 	dev, tok, _ := s.CreateDevice("", "")

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"time"
 )
 
 // Client results: an ASP.NET Core hub can invoke a client method with an
@@ -51,7 +52,8 @@ func (t *transport) awaits(id string) bool {
 }
 
 // resultConn is a hijacked WebSocket connection whose reads lose the
-// client's completions of the mock's awaited invocations (see above).
+// client's completions of the mock's awaited invocations (see above), and
+// which refuses a handshake for another protocol than JSON (refuse).
 type resultConn struct {
 	net.Conn
 	s   *Server
@@ -60,6 +62,9 @@ type resultConn struct {
 	r   *bufio.Reader
 	out []byte // bytes of the current frame, ready for the reader
 	raw int64  // payload bytes of a large frame still to pass unchanged
+	// handshook: the client's first data frame (its SignalR handshake)
+	// has gone by.
+	handshook bool
 }
 
 // newResultConn filters what c reads, after read: the bytes net/http read
@@ -97,7 +102,8 @@ func (c *resultConn) Read(p []byte) (int, error) {
 
 // nextFrame reads the next WebSocket frame header (RFC 6455 5.2) and, for
 // a small final unfragmented text frame from the client, its payload,
-// with the awaited completions in it replaced.
+// with the awaited completions in it replaced. The first data frame is
+// the client's handshake: one for another protocol is refused there.
 func (c *resultConn) nextFrame() error {
 	head := make([]byte, 2, 14)
 	if _, err := readFull(c.r, head); err != nil {
@@ -129,7 +135,9 @@ func (c *resultConn) nextFrame() error {
 		}
 		head = append(head, key...)
 	}
-	text := head[0] == 0x81 // FIN, no RSV bits (no compression), opcode text
+	text := head[0] == 0x81                    // FIN, no RSV bits (no compression), opcode text
+	first := head[0]&0x08 == 0 && !c.handshook // a data frame, not a control frame
+	c.handshook = c.handshook || head[0]&0x08 == 0
 	if !text || !masked || n > maxFiltered {
 		c.out, c.raw = head, n
 		return nil
@@ -139,6 +147,11 @@ func (c *resultConn) nextFrame() error {
 		return err
 	}
 	mask(payload, key)
+	if first {
+		if protocol, ok := otherProtocol(payload); ok {
+			return c.refuse(protocol)
+		}
+	}
 	c.dropResults(payload)
 	mask(payload, key)
 	c.out = append(head, payload...)
@@ -176,6 +189,59 @@ func (c *resultConn) dropResults(payload []byte) {
 		c.s.record(Event{Source: SourceHub, Action: "result", DeviceID: c.tr.deviceID, TokenID: c.tr.tokenID,
 			Args: map[string]any{"invocationId": m.InvocationID}})
 	}
+}
+
+// otherProtocol reports the protocol a SignalR handshake (the first record
+// of payload) asks for when it is not "json". What is not a handshake
+// goes to the library, which answers it.
+func otherProtocol(payload []byte) (string, bool) {
+	rec, _, _ := bytes.Cut(payload, []byte{0x1e})
+	var hs struct {
+		Protocol *string `json:"protocol"`
+	}
+	if json.Unmarshal(rec, &hs) != nil || hs.Protocol == nil || *hs.Protocol == "json" {
+		return "", false
+	}
+	return *hs.Protocol, true
+}
+
+// errProtocolRefused is what the library's read of a refused handshake
+// returns: the connection has ended.
+var errProtocolRefused = errors.New("mockhub: the hub speaks the JSON protocol only")
+
+// refuse answers a handshake for another protocol than JSON as a SignalR
+// server without it does (SignalR's handshake error record; the text is
+// the one philippseith/signalr writes for a protocol it does not have),
+// closes the WebSocket and journals it. The upstream library has
+// MessagePack and no option to leave it out (its protocols are a package
+// variable), so the mock refuses it here, before the library reads the
+// handshake. Like finish, the frames bypass the library's writer, which
+// has written nothing yet: a server writes nothing before the handshake.
+func (c *resultConn) refuse(protocol string) error {
+	msg := "protocol " + protocol + " not supported"
+	rec, _ := json.Marshal(map[string]string{"error": msg})
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = c.Conn.Write(append(serverFrame(0x81, append(rec, 0x1e)), closeFrame...))
+	_ = c.Conn.Close()
+	c.s.record(Event{Source: SourceHub, Action: "handshake", DeviceID: c.tr.deviceID, TokenID: c.tr.tokenID, Error: msg})
+	return errProtocolRefused
+}
+
+// serverFrame is one unmasked WebSocket frame (RFC 6455 5.2) with the
+// first byte b0 (FIN and opcode).
+func serverFrame(b0 byte, payload []byte) []byte {
+	f := []byte{b0}
+	switch n := len(payload); {
+	case n < 126:
+		f = append(f, byte(n))
+	case n < 1<<16:
+		f = append(f, 126)
+		f = binary.BigEndian.AppendUint16(f, uint16(n))
+	default:
+		f = append(f, 127)
+		f = binary.BigEndian.AppendUint64(f, uint64(n))
+	}
+	return append(f, payload...)
 }
 
 // mask applies (or removes) a WebSocket masking key.

@@ -1,6 +1,0 @@
-package public
-
-import "embed"
-
-//go:embed *
-var FS embed.FS

@@ -1,1 +1,0 @@
-import 'jest-preset-typescript';
