@@ -27,6 +27,11 @@ var (
 	causeInit     = errors.New("initialization took too long")
 )
 
+// errRunLimit is the cause of a run stopped by the server's per-run limits
+// (Config.MaxRunSteps, Config.MaxRunEventBytes); the error wrapping it
+// names the limit and becomes the failed record's answer.
+var errRunLimit = errors.New("run limit reached")
+
 type phase int
 
 const (
@@ -57,6 +62,8 @@ type run struct {
 	softCancel bool
 	steps      []automate.Step
 	events     []automate.Event
+	eventBytes int   // payload bytes of events
+	limitErr   error // set once a per-run limit stopped the run
 	round      int
 	callSeq    int
 	pending    []automate.ToolCall // calls of the current round
@@ -172,6 +179,8 @@ func (r *run) finish(res *assistant.Result, err error) {
 		status, code = automate.StatusFailed, automate.ErrorModelLoadFailed
 		answer = assistant.MessageInitTimeout
 		endErr = invalid("%s", assistant.MessageInitTimeout)
+	case errors.Is(cause, errRunLimit):
+		status, code, answer = automate.StatusFailed, automate.ErrorExecutionFailed, cause.Error()
 	case errors.Is(cause, causeForce):
 		status = automate.StatusTerminated
 	case errors.Is(cause, causeShutdown):
@@ -371,7 +380,10 @@ func (r *run) recordLocked(rt assistant.Runtime, status automate.RunStatus, answ
 	return rec
 }
 
-// emitLocked appends a channel event when the request wants events.
+// emitLocked appends a channel event when the request wants events. An
+// event that would take the recorded events past the byte limit is not
+// kept and stops the run (the closing workflow-result event is always
+// kept, so that the record says how the run ended).
 func (r *run) emitLocked(channel string, payload any) {
 	if !r.spec.include.events {
 		return
@@ -380,6 +392,11 @@ func (r *run) emitLocked(channel string, payload any) {
 	if err != nil {
 		return
 	}
+	if r.eventBytes+len(b) > r.srv.maxEvBytes && channel != automate.ChannelResult {
+		r.stopAtLimitLocked(fmt.Errorf("%w: the run's events exceeded %d bytes (the server's limit per run)", errRunLimit, r.srv.maxEvBytes))
+		return
+	}
+	r.eventBytes += len(b)
 	r.events = append(r.events, automate.Event{
 		Seq: len(r.events) + 1, At: automate.Timestamp{Time: r.srv.now()}, Channel: channel, Payload: b,
 	})
@@ -457,12 +474,28 @@ func (e *runEnv) Step(step automate.Step) {
 		}
 	}
 	if !replaced {
+		if len(r.steps) >= r.srv.maxSteps {
+			r.stopAtLimitLocked(fmt.Errorf("%w: the run has more than %d steps (the server's limit per run)", errRunLimit, r.srv.maxSteps))
+			return
+		}
 		r.steps = append(r.steps, step)
 	}
-	if r.spec.include.events {
-		r.emitLocked(automate.ChannelSteps, r.steps)
-	}
+	// Only the step that changed: a client rebuilds the list by index, and
+	// the recorded events grow with the run's work, not with its square.
+	r.emitLocked(automate.ChannelSteps, step)
 	r.publishLocked(progress{step: &step})
+}
+
+// stopAtLimitLocked stops the run once a per-run limit is reached: err
+// (wrapping errRunLimit) becomes the cause, and finish turns it into a
+// failed record. Later calls keep the first reason.
+func (r *run) stopAtLimitLocked(err error) {
+	if r.limitErr != nil {
+		return
+	}
+	r.limitErr = err
+	r.srv.log.Warn("run stopped at a limit", "request_id", r.id, "err", err)
+	r.cancel(err)
 }
 
 func (e *runEnv) Checkpoint() error {

@@ -46,6 +46,8 @@ type Server struct {
 	toolWait    time.Duration
 	initTimeout time.Duration
 	keepAlive   time.Duration
+	maxSteps    int // per run; see Config.MaxRunSteps
+	maxEvBytes  int // per run; see Config.MaxRunEventBytes
 	appVersion  string
 	product     string // the product word
 	agentID     string // "<product>-agent"
@@ -100,6 +102,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.appVersion == "" {
 		s.appVersion = "dev"
+	}
+	s.maxSteps, s.maxEvBytes = cfg.MaxRunSteps, cfg.MaxRunEventBytes
+	if s.maxSteps <= 0 {
+		s.maxSteps = DefaultMaxRunSteps
+	}
+	if s.maxEvBytes <= 0 {
+		s.maxEvBytes = DefaultMaxRunEventBytes
 	}
 	s.product = automate.ServedProduct(cfg.Product)
 	if !automate.ValidProduct(s.product) {
