@@ -216,7 +216,7 @@ func (r *run) finish(res *assistant.Result, err error) {
 		r.initTimer.Stop()
 	}
 	r.emitLocked(automate.ChannelResult, map[string]any{"status": status, "errorCode": code})
-	rec := r.recordLocked(rt, status, answer, code, res)
+	rec := r.recordLocked(rt, status, answer, code, res, true)
 	r.mu.Unlock()
 
 	// Free the slot before the outcome becomes visible: a caller that gets
@@ -320,7 +320,7 @@ func (r *run) softStop() {
 // parkedRecordLocked is the record answered while the run waits for tool
 // results: the still-unanswered calls and the resume token.
 func (r *run) parkedRecordLocked(rt assistant.Runtime) *automate.RunRecord {
-	rec := r.recordLocked(rt, automate.StatusAwaitingToolResults, "", "", nil)
+	rec := r.recordLocked(rt, automate.StatusAwaitingToolResults, "", "", nil, false)
 	for _, c := range r.pending {
 		if _, ok := r.received[c.ID]; !ok {
 			rec.ToolCalls = append(rec.ToolCalls, c)
@@ -330,8 +330,11 @@ func (r *run) parkedRecordLocked(rt assistant.Runtime) *automate.RunRecord {
 	return rec
 }
 
-// recordLocked builds the run's record as of now.
-func (r *run) recordLocked(rt assistant.Runtime, status automate.RunStatus, answer, code string, res *assistant.Result) *automate.RunRecord {
+// recordLocked builds the run's record as of now. The final record (final
+// true: nothing is appended to the run after it) shares the run's steps and
+// events instead of copying them, so that a long run's end does not hold
+// them twice.
+func (r *run) recordLocked(rt assistant.Runtime, status automate.RunStatus, answer, code string, res *assistant.Result, final bool) *automate.RunRecord {
 	s := r.srv
 	now := s.now()
 	rec := &automate.RunRecord{
@@ -366,7 +369,10 @@ func (r *run) recordLocked(rt assistant.Runtime, status automate.RunStatus, answ
 	}
 	inc := r.spec.include
 	if inc.steps {
-		rec.Steps = append(make([]automate.Step, 0, len(r.steps)), r.steps...)
+		rec.Steps = r.steps[:len(r.steps):len(r.steps)]
+		if !final || rec.Steps == nil {
+			rec.Steps = append(make([]automate.Step, 0, len(r.steps)), r.steps...)
+		}
 	}
 	if inc.trace {
 		rec.Trace = []json.RawMessage{}
@@ -375,7 +381,10 @@ func (r *run) recordLocked(rt assistant.Runtime, status automate.RunStatus, answ
 		}
 	}
 	if inc.events {
-		rec.Events = append(make([]automate.Event, 0, len(r.events)), r.events...)
+		rec.Events = r.events[:len(r.events):len(r.events)]
+		if !final || rec.Events == nil {
+			rec.Events = append(make([]automate.Event, 0, len(r.events)), r.events...)
+		}
 	}
 	return rec
 }
@@ -483,7 +492,10 @@ func (e *runEnv) Step(step automate.Step) {
 	// Only the step that changed: a client rebuilds the list by index, and
 	// the recorded events grow with the run's work, not with its square.
 	r.emitLocked(automate.ChannelSteps, step)
-	r.publishLocked(progress{step: &step})
+	if len(r.feeds) > 0 {
+		st := step // a copy on the heap only when someone follows the run
+		r.publishLocked(progress{step: &st})
+	}
 }
 
 // stopAtLimitLocked stops the run once a per-run limit is reached: err

@@ -529,7 +529,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, run *run, render
 	case err != nil:
 		writeError(w, s.log, err)
 	default:
-		writeJSON(w, s.log, recordStatus(rec), render(rec))
+		v := render(rec)
+		if ans, ok := v.(*automate.RunRecord); ok {
+			s.writeRecord(w, recordStatus(rec), ans)
+			return
+		}
+		writeJSON(w, s.log, recordStatus(rec), v)
 	}
 }
 
