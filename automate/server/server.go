@@ -2,8 +2,9 @@
 // docs/specs/automate-server.md, implemented over an assistant.Assistant
 // engine. It owns the Host check, authentication, the routes and their exact
 // answers, the body limit, the single inference slot, the run lifecycle
-// (parking, timeouts, soft and force cancel), the record, the OpenAI-style
-// chat mapping and streaming, the model catalog and pin, /health, and the
+// (parking, timeouts, soft and force cancel), the record and the per-run
+// limits on steps and event bytes, the OpenAI-style chat mapping and
+// streaming, the model catalog and pin, /health, and the
 // one way to run it (Start: listen in the port window 127.0.0.1:4317..4328,
 // the ledger of its runs' process groups, serve, a bounded close), used by
 // the daemon and `hubgate automate serve`. It knows nothing of hubs or
