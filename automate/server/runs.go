@@ -474,6 +474,9 @@ func (e *runEnv) Step(step automate.Step) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.phase == phaseEnded {
+		return // the final record shares r.steps; it does not change
+	}
 	replaced := false
 	for i := len(r.steps) - 1; i >= 0; i-- {
 		if r.steps[i].Index == step.Index {
