@@ -47,11 +47,27 @@ type Config struct {
 	// KeepAlive is the interval of the comment lines that keep a quiet
 	// model-mode stream alive. Zero: DefaultKeepAlive (10 s).
 	KeepAlive time.Duration
+	// MaxRunSteps caps the steps of one run: the step past it fails the
+	// run (status failed, errorCode EXECUTION_FAILED, an answer naming the
+	// limit). Zero: DefaultMaxRunSteps.
+	MaxRunSteps int
+	// MaxRunEventBytes caps the bytes of a run's recorded channel events
+	// (their payloads); the event past it fails the run as MaxRunSteps
+	// does. Zero: DefaultMaxRunEventBytes.
+	MaxRunEventBytes int
 	// Logger receives structured logs. Zero: slog.Default().
 	Logger *slog.Logger
 	// Now is the clock. Zero: time.Now.
 	Now func() time.Time
 }
+
+// Limits of one run's record (docs/automate-server.md, "Limits of a run").
+// A run's memory is linear in its steps: the record keeps each step once
+// and every step event carries only the step that changed.
+const (
+	DefaultMaxRunSteps      = 20000
+	DefaultMaxRunEventBytes = 32 << 20
+)
 
 // LaunchSelection is a model chosen at launch (--model, --family, --size).
 type LaunchSelection struct {

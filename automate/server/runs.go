@@ -27,6 +27,11 @@ var (
 	causeInit     = errors.New("initialization took too long")
 )
 
+// errRunLimit is the cause of a run stopped by the server's per-run limits
+// (Config.MaxRunSteps, Config.MaxRunEventBytes); the error wrapping it
+// names the limit and becomes the failed record's answer.
+var errRunLimit = errors.New("run limit reached")
+
 type phase int
 
 const (
@@ -57,6 +62,8 @@ type run struct {
 	softCancel bool
 	steps      []automate.Step
 	events     []automate.Event
+	eventBytes int   // payload bytes of events
+	limitErr   error // set once a per-run limit stopped the run
 	round      int
 	callSeq    int
 	pending    []automate.ToolCall // calls of the current round
@@ -172,6 +179,8 @@ func (r *run) finish(res *assistant.Result, err error) {
 		status, code = automate.StatusFailed, automate.ErrorModelLoadFailed
 		answer = assistant.MessageInitTimeout
 		endErr = invalid("%s", assistant.MessageInitTimeout)
+	case errors.Is(cause, errRunLimit):
+		status, code, answer = automate.StatusFailed, automate.ErrorExecutionFailed, cause.Error()
 	case errors.Is(cause, causeForce):
 		status = automate.StatusTerminated
 	case errors.Is(cause, causeShutdown):
@@ -207,7 +216,7 @@ func (r *run) finish(res *assistant.Result, err error) {
 		r.initTimer.Stop()
 	}
 	r.emitLocked(automate.ChannelResult, map[string]any{"status": status, "errorCode": code})
-	rec := r.recordLocked(rt, status, answer, code, res)
+	rec := r.recordLocked(rt, status, answer, code, res, true)
 	r.mu.Unlock()
 
 	// Free the slot before the outcome becomes visible: a caller that gets
@@ -311,7 +320,7 @@ func (r *run) softStop() {
 // parkedRecordLocked is the record answered while the run waits for tool
 // results: the still-unanswered calls and the resume token.
 func (r *run) parkedRecordLocked(rt assistant.Runtime) *automate.RunRecord {
-	rec := r.recordLocked(rt, automate.StatusAwaitingToolResults, "", "", nil)
+	rec := r.recordLocked(rt, automate.StatusAwaitingToolResults, "", "", nil, false)
 	for _, c := range r.pending {
 		if _, ok := r.received[c.ID]; !ok {
 			rec.ToolCalls = append(rec.ToolCalls, c)
@@ -321,8 +330,11 @@ func (r *run) parkedRecordLocked(rt assistant.Runtime) *automate.RunRecord {
 	return rec
 }
 
-// recordLocked builds the run's record as of now.
-func (r *run) recordLocked(rt assistant.Runtime, status automate.RunStatus, answer, code string, res *assistant.Result) *automate.RunRecord {
+// recordLocked builds the run's record as of now. The final record (final
+// true: nothing is appended to the run after it) shares the run's steps and
+// events instead of copying them, so that a long run's end does not hold
+// them twice.
+func (r *run) recordLocked(rt assistant.Runtime, status automate.RunStatus, answer, code string, res *assistant.Result, final bool) *automate.RunRecord {
 	s := r.srv
 	now := s.now()
 	rec := &automate.RunRecord{
@@ -357,7 +369,10 @@ func (r *run) recordLocked(rt assistant.Runtime, status automate.RunStatus, answ
 	}
 	inc := r.spec.include
 	if inc.steps {
-		rec.Steps = append(make([]automate.Step, 0, len(r.steps)), r.steps...)
+		rec.Steps = r.steps[:len(r.steps):len(r.steps)]
+		if !final || rec.Steps == nil {
+			rec.Steps = append(make([]automate.Step, 0, len(r.steps)), r.steps...)
+		}
 	}
 	if inc.trace {
 		rec.Trace = []json.RawMessage{}
@@ -366,12 +381,18 @@ func (r *run) recordLocked(rt assistant.Runtime, status automate.RunStatus, answ
 		}
 	}
 	if inc.events {
-		rec.Events = append(make([]automate.Event, 0, len(r.events)), r.events...)
+		rec.Events = r.events[:len(r.events):len(r.events)]
+		if !final || rec.Events == nil {
+			rec.Events = append(make([]automate.Event, 0, len(r.events)), r.events...)
+		}
 	}
 	return rec
 }
 
-// emitLocked appends a channel event when the request wants events.
+// emitLocked appends a channel event when the request wants events. An
+// event that would take the recorded events past the byte limit is not
+// kept and stops the run (the closing workflow-result event is always
+// kept, so that the record says how the run ended).
 func (r *run) emitLocked(channel string, payload any) {
 	if !r.spec.include.events {
 		return
@@ -380,6 +401,11 @@ func (r *run) emitLocked(channel string, payload any) {
 	if err != nil {
 		return
 	}
+	if r.eventBytes+len(b) > r.srv.maxEvBytes && channel != automate.ChannelResult {
+		r.stopAtLimitLocked(fmt.Errorf("%w: the run's events exceeded %d bytes (the server's limit per run)", errRunLimit, r.srv.maxEvBytes))
+		return
+	}
+	r.eventBytes += len(b)
 	r.events = append(r.events, automate.Event{
 		Seq: len(r.events) + 1, At: automate.Timestamp{Time: r.srv.now()}, Channel: channel, Payload: b,
 	})
@@ -448,6 +474,9 @@ func (e *runEnv) Step(step automate.Step) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.phase == phaseEnded {
+		return // the final record shares r.steps; it does not change
+	}
 	replaced := false
 	for i := len(r.steps) - 1; i >= 0; i-- {
 		if r.steps[i].Index == step.Index {
@@ -457,12 +486,31 @@ func (e *runEnv) Step(step automate.Step) {
 		}
 	}
 	if !replaced {
+		if len(r.steps) >= r.srv.maxSteps {
+			r.stopAtLimitLocked(fmt.Errorf("%w: the run has more than %d steps (the server's limit per run)", errRunLimit, r.srv.maxSteps))
+			return
+		}
 		r.steps = append(r.steps, step)
 	}
-	if r.spec.include.events {
-		r.emitLocked(automate.ChannelSteps, r.steps)
+	// Only the step that changed: a client rebuilds the list by index, and
+	// the recorded events grow with the run's work, not with its square.
+	r.emitLocked(automate.ChannelSteps, step)
+	if len(r.feeds) > 0 {
+		st := step // a copy on the heap only when someone follows the run
+		r.publishLocked(progress{step: &st})
 	}
-	r.publishLocked(progress{step: &step})
+}
+
+// stopAtLimitLocked stops the run once a per-run limit is reached: err
+// (wrapping errRunLimit) becomes the cause, and finish turns it into a
+// failed record. Later calls keep the first reason.
+func (r *run) stopAtLimitLocked(err error) {
+	if r.limitErr != nil {
+		return
+	}
+	r.limitErr = err
+	r.srv.log.Warn("run stopped at a limit", "request_id", r.id, "err", err)
+	r.cancel(err)
 }
 
 func (e *runEnv) Checkpoint() error {

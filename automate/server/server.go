@@ -2,7 +2,8 @@
 // docs/specs/automate-server.md, implemented over an assistant.Assistant
 // engine. It owns the Host check, authentication, the routes and their exact
 // answers, the body limit, the single inference slot, the run lifecycle
-// (parking, timeouts, soft and force cancel), the record, the OpenAI-style
+// (parking, timeouts, soft and force cancel), the record and the per-run
+// limits on steps and event bytes, the OpenAI-style
 // chat mapping and streaming, model mode (on the chat route and as a
 // /v1/runs run with mode "model"), the model catalog and pin, /health,
 // the newer vendor contract's routes (tools, settings, speech status, 405
@@ -48,6 +49,8 @@ type Server struct {
 	toolWait    time.Duration
 	initTimeout time.Duration
 	keepAlive   time.Duration
+	maxSteps    int // per run; see Config.MaxRunSteps
+	maxEvBytes  int // per run; see Config.MaxRunEventBytes
 	appVersion  string
 	product     string // the product word
 	agentID     string // "<product>-agent"
@@ -102,6 +105,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	if s.appVersion == "" {
 		s.appVersion = "dev"
+	}
+	s.maxSteps, s.maxEvBytes = cfg.MaxRunSteps, cfg.MaxRunEventBytes
+	if s.maxSteps <= 0 {
+		s.maxSteps = DefaultMaxRunSteps
+	}
+	if s.maxEvBytes <= 0 {
+		s.maxEvBytes = DefaultMaxRunEventBytes
 	}
 	s.product = automate.ServedProduct(cfg.Product)
 	if !automate.ValidProduct(s.product) {
@@ -532,7 +542,12 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, run *run, render
 	case err != nil:
 		writeError(w, s.log, err)
 	default:
-		writeJSON(w, s.log, recordStatus(rec), render(rec))
+		v := render(rec)
+		if ans, ok := v.(*automate.RunRecord); ok {
+			s.writeRecord(w, recordStatus(rec), ans)
+			return
+		}
+		writeJSON(w, s.log, recordStatus(rec), v)
 	}
 }
 

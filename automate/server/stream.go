@@ -2,6 +2,7 @@ package server
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"sync"
 	"time"
@@ -143,7 +144,10 @@ func (s *Server) streamAnswer(w http.ResponseWriter, r *http.Request, run *run, 
 				_ = send(automate.EventRunError, env)
 				return
 			}
-			_ = send(automate.EventRunCompleted, rec)
+			_ = es.Controller().SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+			if err := sendRecord(es, automate.EventRunCompleted, rec); err != nil && !errors.Is(err, localhttp.ErrStreamBroken) {
+				s.log.Error("encode record", "request_id", rec.RequestID, "err", err)
+			}
 			return
 		}
 		select {

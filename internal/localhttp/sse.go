@@ -3,6 +3,7 @@ package localhttp
 import (
 	"bytes"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -65,6 +66,48 @@ func (s *EventStream) Event(id, name string, data []byte) error {
 	b = append(append(append(b, "data: "...), data...), "\n\n"...)
 	s.buf = b
 	return s.write(b)
+}
+
+// EventFrom writes one event named name whose data, one line, is written
+// by write in pieces, so that a large payload (a long run's record) needs
+// no buffer of its own. A line break in the data, or an error from write,
+// breaks the stream before the blank line that would dispatch the event:
+// a reader never sees half an event, and EventFrom returns the error.
+func (s *EventStream) EventFrom(name string, write func(io.Writer) error) error {
+	b := s.buf[:0]
+	if name != "" {
+		b = append(append(append(b, "event: "...), name...), '\n')
+	}
+	s.buf = append(b, "data: "...)
+	if err := s.write(s.buf); err != nil {
+		return err
+	}
+	if err := write(lineWriter{s}); err != nil {
+		s.broken = true
+		return err
+	}
+	return s.write([]byte("\n\n"))
+}
+
+// errLineBreak is EventFrom's error for data that is not one line.
+var errLineBreak = errors.New("event data has a line break")
+
+// lineWriter writes one data line of an event straight to the response.
+type lineWriter struct{ s *EventStream }
+
+func (l lineWriter) Write(p []byte) (int, error) {
+	if l.s.broken {
+		return 0, ErrStreamBroken
+	}
+	if bytes.ContainsAny(p, "\r\n") {
+		return 0, errLineBreak
+	}
+	n, err := l.s.w.Write(p)
+	if err != nil {
+		l.s.broken = true
+		return n, ErrStreamBroken
+	}
+	return n, nil
 }
 
 // Data writes an event of data alone (no id, the default event name).

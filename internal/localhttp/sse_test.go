@@ -24,6 +24,13 @@ func TestEventStreamFraming(t *testing.T) {
 			"data: one\ndata: two\ndata: three\ndata: four\n\n"},
 		{"a trailing line end", func(s *EventStream) error { return s.Data([]byte("one\n")) }, "data: one\ndata: \n\n"},
 		{"comment", func(s *EventStream) error { return s.Comment("keep-alive") }, ": keep-alive\n\n"},
+		{"data in pieces", func(s *EventStream) error {
+			return s.EventFrom("run.completed", func(w io.Writer) error {
+				io.WriteString(w, `{"a":`)
+				_, err := io.WriteString(w, `1}`)
+				return err
+			})
+		}, "event: run.completed\ndata: {\"a\":1}\n\n"},
 		{"retry", func(s *EventStream) error { return s.Retry(2 * time.Second) }, "retry: 2000\n\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -150,5 +157,33 @@ func TestEventStreamBreaksOnce(t *testing.T) {
 	}
 	if w.status != 200 || w.writes != 1 || w.flushes != 0 {
 		t.Errorf("status %d, %d writes, %d flushes; want 200, 1, 0", w.status, w.writes, w.flushes)
+	}
+}
+
+// TestEventFromNeverDispatchesHalfAnEvent: a line break or an error from
+// the writer breaks the stream before the dispatching blank line.
+func TestEventFromNeverDispatchesHalfAnEvent(t *testing.T) {
+	boom := errors.New("boom")
+	for _, c := range []struct {
+		name  string
+		write func(io.Writer) error
+		want  error
+	}{
+		{"line break", func(w io.Writer) error { _, err := io.WriteString(w, "a\nb"); return err }, errLineBreak},
+		{"writer error", func(w io.Writer) error { io.WriteString(w, `{"a":`); return boom }, boom},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			s := NewEventStream(rec)
+			if err := s.EventFrom("x", c.write); !errors.Is(err, c.want) {
+				t.Fatalf("EventFrom: %v, want %v", err, c.want)
+			}
+			if strings.HasSuffix(rec.Body.String(), "\n\n") {
+				t.Errorf("dispatched: %q", rec.Body.String())
+			}
+			if err := s.Data([]byte("next")); !errors.Is(err, ErrStreamBroken) {
+				t.Errorf("write after a broken event: %v", err)
+			}
+		})
 	}
 }
