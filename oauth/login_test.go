@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -58,12 +57,19 @@ func requireCurl(t *testing.T) {
 	testenv.RequireProgram(t, "curl")
 }
 
-// waitGoroutines waits until the goroutine count is back to at most n.
+// loginGoroutines are the goroutines Login runs or started: in oauth's
+// code or the loopback server's (internal/localhttp). Not the whole
+// process's count, which other goroutines change meanwhile.
+func loginGoroutines() testutil.Goroutines {
+	return testutil.GoroutinesIn("github.com/hubgate/hubgate/oauth", "github.com/hubgate/hubgate/internal/localhttp")
+}
+
+// waitGoroutines waits until Login's goroutines are back to at most n.
 func waitGoroutines(t *testing.T, n int) {
 	t.Helper()
-	if !testutil.Eventually(0, func() bool { return runtime.NumGoroutine() <= n }) {
-		buf := make([]byte, 1<<16)
-		t.Fatalf("%d goroutines, want <= %d:\n%s", runtime.NumGoroutine(), n, buf[:runtime.Stack(buf, true)])
+	var last testutil.Goroutines
+	if !testutil.Eventually(0, func() bool { last = loginGoroutines(); return last.N <= n }) {
+		t.Fatalf("%d goroutines of oauth, want <= %d:\n%s", last.N, n, last.Stacks)
 	}
 }
 
@@ -75,7 +81,7 @@ func TestLoginWithBrowserCommand(t *testing.T) {
 	c := f.client(t)
 	var out testutil.SyncBuffer
 	http.DefaultClient.CloseIdleConnections()
-	before := runtime.NumGoroutine()
+	before := loginGoroutines().N
 	tok, err := c.Login(context.Background(), LoginOptions{
 		Out:     &out,
 		Timeout: time.Minute,
@@ -340,7 +346,7 @@ func TestLoginTimeout(t *testing.T) {
 	f := newFakeAuth(t)
 	c := f.client(t)
 	var out testutil.SyncBuffer
-	before := runtime.NumGoroutine()
+	before := loginGoroutines().N
 	_, err := c.Login(context.Background(), LoginOptions{
 		Out: &out, Timeout: 300 * time.Millisecond,
 		OpenBrowser: func(string) error { return nil },

@@ -189,17 +189,17 @@ func TestCompileRealAppCriteria(t *testing.T) {
 	}
 }
 
-// The README's two patterns compile, and each turns its macro into the
-// prompt it promises.
-func TestREADMEPatterns(t *testing.T) {
-	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// The manual's two patterns (docs/guide.md, moved there from README)
+// compile, and each turns its macro into the prompt it promises.
+func TestGuidePatterns(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "docs", "guide.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, block, ok := strings.Cut(string(readme), "```yaml\nrules:\n")
 	block, _, closed := strings.Cut(block, "```")
 	if !ok || !closed {
-		t.Fatal("README has no ```yaml rules: block")
+		t.Fatal("docs/guide.md has no ```yaml rules: block")
 	}
 	f, err := parseFile([]byte("rules:\n" + block))
 	if err != nil {

@@ -34,7 +34,7 @@ unit (~/.config/systemd/user/hubgate.service), or a launchd agent on macOS
 'hubgate run' with this binary's absolute path (and --config when given).
 
 The daemon reads its secrets from the OS keyring, which a login session
-unlocks. For a service that starts at boot without a login, see the README
+unlocks. For a service that starts at boot without a login, see docs/guide.md
 ("Run as a service"): 'loginctl enable-linger' plus HUBGATE_DEVICE_TOKEN and
 HUBGATE_AUTOMATE_KEY in a drop-in's environment.`,
 	}
