@@ -13,6 +13,7 @@ import (
 	"github.com/hubgate/hubgate/automate/assistant"
 	"github.com/hubgate/hubgate/automate/llm"
 	"github.com/hubgate/hubgate/automate/scripted"
+	"github.com/hubgate/hubgate/automate/toolkit"
 	"github.com/hubgate/hubgate/internal/proc"
 )
 
@@ -34,8 +35,12 @@ type Options struct {
 	// although proc.RunEnviron withholds them (automate.child_env.allow).
 	// Zero: none.
 	ChildEnvAllow []string
-	Getenv        func(string) string // nil: no API key is read
-	Logger        *slog.Logger        // nil: discarded
+	// McpSecrets holds the OAuth tokens of remote MCP servers that need
+	// authorization (`hubgate mcp login`; see toolkit.McpConfig.Secrets).
+	// Nil: such servers fail to connect with toolkit.ErrMcpLoginRequired.
+	McpSecrets toolkit.McpSecretStore
+	Getenv     func(string) string // nil: no API key is read
+	Logger     *slog.Logger        // nil: discarded
 }
 
 // Engine is a built engine.
@@ -72,11 +77,12 @@ func New(o Options) (*Engine, error) {
 			}
 		}
 		lc.ChildEnvAllow = o.ChildEnvAllow
+		lc.McpSecrets = o.McpSecrets
 		eng := llm.New(lc)
 		log.Info("automate engine: openai", "upstream", lc.Upstream, "model", lc.Model, "mcp_servers", len(lc.McpServers), "skills_dir", lc.SkillsDir)
 		return &Engine{Assistant: eng, McpServers: o.McpServers, close: func() { eng.Close() }}, nil
 	case "scripted", "":
-		return &Engine{Assistant: scripted.New(scripted.Config{Logger: log.With("component", "engine"), Catalog: o.Catalog, ChildEnvAllow: o.ChildEnvAllow}), close: func() {}}, nil
+		return &Engine{Assistant: scripted.New(scripted.Config{Logger: log.With("component", "engine"), Catalog: o.Catalog, ChildEnvAllow: o.ChildEnvAllow, McpSecrets: o.McpSecrets}), close: func() {}}, nil
 	}
 	return nil, fmt.Errorf("unknown automate.engine %q", o.Kind)
 }
