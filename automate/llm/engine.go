@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/automate/toolkit"
 	"github.com/hubgate/hubgate/automate/assistant"
+	"github.com/hubgate/hubgate/automate/toolkit"
 	"github.com/hubgate/hubgate/internal/sysmem"
 )
 

@@ -74,7 +74,7 @@ func newFakeAS(t *testing.T) *fakeAS {
 			"issuer": u, "authorization_endpoint": u + "/authorize", "token_endpoint": u + "/token",
 			"registration_endpoint": u + "/register", "response_types_supported": []string{"code"},
 			"code_challenge_methods_supported": []string{"S256"}, "scopes_supported": []string{"tools", "offline_access"},
-			"grant_types_supported": []string{"authorization_code", "refresh_token"},
+			"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
 			"token_endpoint_auth_methods_supported": []string{"none"},
 		})
 	})
