@@ -241,7 +241,22 @@ func TestMcpOAuthLoginRunRefresh(t *testing.T) {
 		t.Fatalf("after refresh: refreshes=%d stored access changed=%v refresh rotated=%v", as.refreshes,
 			after.Token.AccessToken != rec.Token.AccessToken, after.Token.RefreshToken != rec.Token.RefreshToken)
 	}
-	if strings.Contains(fmt.Sprint(pool.Errors()), after.Token.AccessToken) {
+
+	// The refresh token is revoked and the access token expired: the run
+	// is told to sign in again, and opens no browser.
+	as.mu.Lock()
+	clear(as.refresh)
+	as.mu.Unlock()
+	after.Token.Expiry = time.Now().Add(-time.Minute)
+	b, _ = json.Marshal(&after)
+	store.Set(ctx, McpAccount(mcpURL), string(b))
+	pool = ConnectMcp(ctx, []automate.InlineMcpServer{s}, McpConfig{Secrets: store, ConnectTimeout: 10 * time.Second})
+	err = pool.Errors()["prot"]
+	pool.Close()
+	if !errors.Is(err, ErrMcpLoginRequired) {
+		t.Fatalf("connect with revoked tokens: err = %v, want ErrMcpLoginRequired", err)
+	}
+	if strings.Contains(err.Error(), after.Token.AccessToken) || strings.Contains(err.Error(), after.Token.RefreshToken) {
 		t.Fatal("a token reached an error")
 	}
 }
