@@ -6,6 +6,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -13,7 +14,6 @@ import (
 	"github.com/hubgate/hubgate/automate/assistant"
 	"github.com/hubgate/hubgate/automate/llm"
 	"github.com/hubgate/hubgate/automate/scripted"
-	"github.com/hubgate/hubgate/automate/toolkit"
 	"github.com/hubgate/hubgate/internal/proc"
 )
 
@@ -38,9 +38,17 @@ type Options struct {
 	// McpSecrets holds the OAuth tokens of remote MCP servers that need
 	// authorization (`hubgate mcp login`; see toolkit.McpConfig.Secrets).
 	// Nil: such servers fail to connect with toolkit.ErrMcpLoginRequired.
-	McpSecrets toolkit.McpSecretStore
+	McpSecrets McpSecretStore
 	Getenv     func(string) string // nil: no API key is read
 	Logger     *slog.Logger        // nil: discarded
+}
+
+// McpSecretStore is the secret store the engines keep remote MCP
+// servers' OAuth tokens in (toolkit.McpSecretStore: Get of nothing is an
+// error matching fs.ErrNotExist); configs' SecretStore is one.
+type McpSecretStore interface {
+	Get(ctx context.Context, account string) (string, error)
+	Set(ctx context.Context, account, value string) error
 }
 
 // Engine is a built engine.

@@ -1,22 +1,19 @@
 package main
 
 // `hubgate mcp login`: signing in to a remote MCP server that needs OAuth
-// (toolkit.McpLogin, through the MCP Go SDK's authorization-code handler).
+// (servecli.McpLogin: toolkit.McpLogin, through the MCP Go SDK's authorization-code handler).
 // Runs never open a browser: a voice-triggered run that meets such a
 // server without tokens fails that server with an error naming this
 // command, and the person signs in here once.
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/hubgate/hubgate/automate"
-	"github.com/hubgate/hubgate/automate/toolkit"
-	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/automate/server/servecli"
 	"github.com/hubgate/hubgate/internal/proc"
 	"github.com/hubgate/hubgate/oauth"
 )
@@ -59,48 +56,25 @@ func (a *app) mcpLogin(ctx context.Context, arg string, noBrowser bool) error {
 	if err != nil {
 		return err
 	}
-	s, err := mcpServerFor(cfg, arg)
-	if err != nil {
-		return err
-	}
 	log := a.logger(cfg)
-	store := a.secretStore(cfg, log, a.tellErr)
-	err = toolkit.McpLogin(ctx, s, toolkit.McpLoginConfig{Secrets: store, Logger: log, ShowURL: func(u string) {
-		fmt.Fprintf(a.stdio.Err, "Open this address to sign in to %s:\n  %s\n", s.Name, u)
-		if noBrowser {
-			return
-		}
-		if args, err := oauth.BrowserCommand(a.getenv, u); err == nil {
-			if _, err := proc.StartDetached(args[0], args[1:], nil); err != nil {
-				a.tellErr(fmt.Sprintf("could not start a browser (%s); open the address yourself", args[0]))
+	name, err := servecli.McpLogin(ctx, servecli.McpLoginOptions{Config: cfg, Server: arg, Store: a.secretStore(cfg, log, a.tellErr), Logger: log,
+		ShowURL: func(u string) {
+			fmt.Fprintf(a.stdio.Err, "Open this address to sign in:\n  %s\n", u)
+			if noBrowser {
+				return
 			}
-		}
-	}})
+			if args, err := oauth.BrowserCommand(a.getenv, u); err == nil {
+				if _, err := proc.StartDetached(args[0], args[1:], nil); err != nil {
+					a.tellErr(fmt.Sprintf("could not start a browser (%s); open the address yourself", args[0]))
+				}
+			}
+		}})
+	if errors.Is(err, servecli.ErrUnknownMcpServer) {
+		return &usageError{err}
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdio.Out, "Signed in to %s; its tokens are in the secret store.\n", s.Name)
+	fmt.Fprintf(a.stdio.Out, "Signed in to %s; its tokens are in the secret store.\n", name)
 	return nil
-}
-
-// mcpServerFor finds the server arg names: a configured one by name, or
-// an http(s) URL as a streamable HTTP server.
-func mcpServerFor(cfg *configs.Config, arg string) (automate.InlineMcpServer, error) {
-	for _, m := range cfg.Automate.OpenAI.McpServers {
-		if m.Name == arg {
-			if m.Transport != "http" {
-				return automate.InlineMcpServer{}, &usageError{fmt.Errorf("mcp server %q uses transport %s; sign-in is for streamable HTTP servers (transport http)", arg, m.Transport)}
-			}
-			return automate.InlineMcpServer{Name: m.Name, Transport: "http", URL: m.URL}, nil
-		}
-	}
-	if u, err := url.Parse(arg); err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
-		return automate.InlineMcpServer{Name: u.Host, Transport: "http", URL: arg}, nil
-	}
-	names := cfg.Automate.OpenAI.McpServerNames()
-	known := "none are configured"
-	if len(names) > 0 {
-		known = "configured: " + strings.Join(names, ", ")
-	}
-	return automate.InlineMcpServer{}, &usageError{fmt.Errorf("no MCP server named %q (%s); give its name or its URL", arg, known)}
 }
