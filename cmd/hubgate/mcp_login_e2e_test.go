@@ -13,7 +13,7 @@ import (
 // OAuth (a loopback authorization server; BROWSER follows the address as
 // a browser would), keeps the tokens in the secret store, and a run the
 // daemon starts from a hub command then calls the server's tool with
-// them. An unknown name is a usage error naming the configured servers.
+// them; before, the run's step names the command to run. An unknown name is a usage error naming the configured servers.
 func TestMcpLoginThenARunCallsTheServer(t *testing.T) {
 	as := mcpauthfake.NewAuthServer(t)
 	mcpURL := mcpauthfake.ProtectedMCP(t, as)
@@ -30,6 +30,26 @@ func TestMcpLoginThenARunCallsTheServer(t *testing.T) {
           url: %q
 `, mcpURL)})
 
+	startListening(t, s)
+	lines, _ := startWatch(t, s, "--history", "50")
+	nextLine(t, lines, "the hub state", func(e bridge.Event) bool { return e.Kind == bridge.EventHub && e.Hub.Status == "listening" })
+	send := func() {
+		t.Helper()
+		if r := runCmd(t, env(t), "", "mock", "send", "--url", h.url, "--device", h.id(), "--command", "who"); r.code != 0 {
+			t.Fatalf("mock send: %+v", r)
+		}
+	}
+
+	// Before signing in: the server's step fails, naming the command.
+	send()
+	st := nextLine(t, lines, "the failed MCP step", func(e bridge.Event) bool {
+		return e.Kind == bridge.EventStep && e.Step.Status == "failed"
+	}).event
+	if !strings.Contains(st.Step.ResultSummary, "hubgate mcp login prot") {
+		t.Fatalf("failed step %+v does not name the sign-in command", st.Step)
+	}
+	nextLine(t, lines, "the first run's end", func(e bridge.Event) bool { return e.Kind == bridge.EventFinished })
+
 	if r := runCmd(t, s.environ(), "", "--config", s.configPath, "mcp", "login", "nosuch"); r.code != ExitUsage || !strings.Contains(r.stderr, `no MCP server named "nosuch"`) {
 		t.Fatalf("mcp login nosuch: %+v", r)
 	}
@@ -41,12 +61,7 @@ func TestMcpLoginThenARunCallsTheServer(t *testing.T) {
 		t.Fatalf("mcp login printed a token: %+v", r)
 	}
 
-	startListening(t, s)
-	lines, _ := startWatch(t, s, "--history", "50")
-	nextLine(t, lines, "the hub state", func(e bridge.Event) bool { return e.Kind == bridge.EventHub && e.Hub.Status == "listening" })
-	if r := runCmd(t, env(t), "", "mock", "send", "--url", h.url, "--device", h.id(), "--command", "who"); r.code != 0 {
-		t.Fatalf("mock send: %+v", r)
-	}
+	send()
 	fin := nextLine(t, lines, "the run's end", func(e bridge.Event) bool { return e.Kind == bridge.EventFinished }).event
 	if fin.Status != "completed" || fin.Answer != "signed in" {
 		t.Fatalf("finished event %+v", fin)
