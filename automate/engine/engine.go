@@ -6,6 +6,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -34,8 +35,20 @@ type Options struct {
 	// although proc.RunEnviron withholds them (automate.child_env.allow).
 	// Zero: none.
 	ChildEnvAllow []string
-	Getenv        func(string) string // nil: no API key is read
-	Logger        *slog.Logger        // nil: discarded
+	// McpSecrets holds the OAuth tokens of remote MCP servers that need
+	// authorization (`hubgate mcp login`; see toolkit.McpConfig.Secrets).
+	// Nil: such servers fail to connect with toolkit.ErrMcpLoginRequired.
+	McpSecrets McpSecretStore
+	Getenv     func(string) string // nil: no API key is read
+	Logger     *slog.Logger        // nil: discarded
+}
+
+// McpSecretStore is the secret store the engines keep remote MCP
+// servers' OAuth tokens in (toolkit.McpSecretStore: Get of nothing is an
+// error matching fs.ErrNotExist); configs' SecretStore is one.
+type McpSecretStore interface {
+	Get(ctx context.Context, account string) (string, error)
+	Set(ctx context.Context, account, value string) error
 }
 
 // Engine is a built engine.
@@ -72,11 +85,12 @@ func New(o Options) (*Engine, error) {
 			}
 		}
 		lc.ChildEnvAllow = o.ChildEnvAllow
+		lc.McpSecrets = o.McpSecrets
 		eng := llm.New(lc)
 		log.Info("automate engine: openai", "upstream", lc.Upstream, "model", lc.Model, "mcp_servers", len(lc.McpServers), "skills_dir", lc.SkillsDir)
 		return &Engine{Assistant: eng, McpServers: o.McpServers, close: func() { eng.Close() }}, nil
 	case "scripted", "":
-		return &Engine{Assistant: scripted.New(scripted.Config{Logger: log.With("component", "engine"), Catalog: o.Catalog, ChildEnvAllow: o.ChildEnvAllow}), close: func() {}}, nil
+		return &Engine{Assistant: scripted.New(scripted.Config{Logger: log.With("component", "engine"), Catalog: o.Catalog, ChildEnvAllow: o.ChildEnvAllow, McpSecrets: o.McpSecrets}), close: func() {}}, nil
 	}
 	return nil, fmt.Errorf("unknown automate.engine %q", o.Kind)
 }

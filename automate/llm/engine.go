@@ -14,6 +14,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
+	"github.com/hubgate/hubgate/automate/toolkit"
 	"github.com/hubgate/hubgate/internal/sysmem"
 )
 
@@ -104,6 +105,10 @@ type Config struct {
 	// McpServerBudget caps the configured MCP servers the relevance step
 	// adds. Zero: DefaultMcpServerBudget; negative: none.
 	McpServerBudget int
+	// McpSecrets holds the OAuth tokens of remote MCP servers that need
+	// authorization (`hubgate mcp login`; see toolkit.McpConfig.Secrets).
+	// Nil: such servers fail to connect with toolkit.ErrMcpLoginRequired.
+	McpSecrets toolkit.McpSecretStore
 	// MCPConnectTimeout bounds connecting a run's MCP servers. Zero:
 	// toolkit.DefaultMcpConnectTimeout.
 	MCPConnectTimeout time.Duration

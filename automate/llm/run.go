@@ -303,7 +303,7 @@ func (r *run) openTools() error {
 			DialContext:         (&net.Dialer{Timeout: 10 * time.Second}).DialContext,
 			TLSHandshakeTimeout: 10 * time.Second,
 		}}
-		r.pool = toolkit.ConnectMcp(r.ctx, servers, toolkit.McpConfig{ConnectTimeout: r.e.cfg.MCPConnectTimeout, HTTPClient: r.mcpHTTP, Env: childEnv, Logger: r.e.log,
+		r.pool = toolkit.ConnectMcp(r.ctx, servers, toolkit.McpConfig{ConnectTimeout: r.e.cfg.MCPConnectTimeout, HTTPClient: r.mcpHTTP, Env: childEnv, Logger: r.e.log, Secrets: r.e.cfg.McpSecrets,
 			Elicit: assistant.McpElicit(r.task, r.env)})
 		if err := r.ctx.Err(); err != nil {
 			return err

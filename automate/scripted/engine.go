@@ -11,6 +11,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
+	"github.com/hubgate/hubgate/automate/toolkit"
 	"github.com/hubgate/hubgate/internal/sysmem"
 )
 
@@ -34,6 +35,10 @@ type Config struct {
 	// session bus, a hubgate secret): automate.child_env.allow. Zero:
 	// none.
 	ChildEnvAllow []string
+	// McpSecrets holds the OAuth tokens of remote MCP servers that need
+	// authorization (`hubgate mcp login`; see toolkit.McpConfig.Secrets).
+	// Nil: such servers fail to connect with toolkit.ErrMcpLoginRequired.
+	McpSecrets toolkit.McpSecretStore
 	// Logger receives run lines (counts and statuses, never prompt text,
 	// headers or env values). Nil: slog.Default().
 	Logger *slog.Logger

@@ -448,6 +448,7 @@ func (r *run) mcp(d *directive, st *automate.Step) error {
 			ConnectTimeout: r.e.cfg.MCPConnectTimeout,
 			Env:            proc.RunEnviron(r.e.cfg.ChildEnvAllow),
 			Logger:         r.e.log,
+			Secrets:        r.e.cfg.McpSecrets,
 			Elicit:         assistant.McpElicit(r.task, r.env),
 		})
 	}

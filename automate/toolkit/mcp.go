@@ -82,6 +82,12 @@ type McpConfig struct {
 	// asks one question at a time; an error cancels the elicitation. Nil:
 	// every elicitation is declined at once.
 	Elicit func(context.Context, McpElicitation) (McpElicitResult, error)
+	// Secrets holds the OAuth tokens of remote servers that need
+	// authorization (stored by McpLogin under McpAccount(url)); a streamable
+	// HTTP server that answers 401 is then sent the stored access token,
+	// refreshed and stored again when it expires. Nil, or nothing stored:
+	// such a server fails to connect with ErrMcpLoginRequired.
+	Secrets McpSecretStore
 }
 
 // McpTool is one tool of an inline MCP server.
@@ -150,6 +156,7 @@ func ConnectMcp(ctx context.Context, servers []automate.InlineMcpServer, cfg Mcp
 	if log == nil {
 		log = slog.Default()
 	}
+	cfg.Logger = log
 	p := &McpPool{log: log, errs: map[string]error{}, progress: map[string]func(string, float64, float64){}}
 	p.conns = make([]*mcpConn, len(servers))
 	errs := make([]error, len(servers))
@@ -195,7 +202,17 @@ func (p *McpPool) connectOne(ctx context.Context, s automate.InlineMcpServer, cf
 		}
 		hc := httpClientWithHeaders(cfg.HTTPClient, s.Headers)
 		if s.Transport == "http" {
-			transport = &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: MaxMcpMessage}
+			t := &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: MaxMcpMessage}
+			if cfg.Secrets != nil {
+				h, err := mcpOAuthHandler(ctx, s, cfg)
+				if err != nil {
+					return nil, fmt.Errorf("mcp server %q (%s): %w", s.Name, s.Transport, err)
+				}
+				t.OAuthHandler = h
+			} else {
+				t.OAuthHandler = loginNeeded{err: loginRequired(s.Name)}
+			}
+			transport = t
 		} else {
 			transport = &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc, MaxEventSize: MaxMcpMessage}
 		}

@@ -65,9 +65,9 @@ func daemonOptions(cfg *configs.Config, p daemonParams, log *slog.Logger) (daemo
 
 // cohostedEngine builds the co-hosted server's engine, or nil with
 // automate.target external; the caller closes it after the daemon.
-func cohostedEngine(cfg *configs.Config, getenv func(string) string, log *slog.Logger) (*engine.Engine, error) {
+func cohostedEngine(cfg *configs.Config, store configs.SecretStore, getenv func(string) string, log *slog.Logger) (*engine.Engine, error) {
 	if cfg.Automate.Target == "external" {
 		return nil, nil
 	}
-	return servecli.Engine(cfg, getenv, log)
+	return servecli.Engine(cfg, store, getenv, log)
 }

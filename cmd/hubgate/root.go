@@ -29,7 +29,7 @@ type app struct {
 func newRootCommand(a *app) *cobra.Command {
 	root := newBareRoot(a)
 	root.AddCommand(newAutomateCommand(a), newVersionCommand(), newPairCommand(a), newUnpairCommand(a), newMockCommand(a), newRunCommand(a), newDemoCommand(a))
-	root.AddCommand(newConfigCommand(a), newRulesCommand(a), newServiceCommand(a), newSecretsCommand(a))
+	root.AddCommand(newConfigCommand(a), newRulesCommand(a), newServiceCommand(a), newSecretsCommand(a), newMcpCommand(a))
 	root.AddCommand(a.control().Commands()...)
 	return root
 }

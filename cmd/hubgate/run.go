@@ -139,7 +139,7 @@ func (a *app) daemonInputs(ctx context.Context, cfg *configs.Config, log *slog.L
 	if err != nil {
 		return daemonParams{}, nil, fmt.Errorf("the Automate access key: %w", err)
 	}
-	engine, err := cohostedEngine(cfg, a.getenv, log)
+	engine, err := cohostedEngine(cfg, store, a.getenv, log)
 	if err != nil {
 		return daemonParams{}, nil, err
 	}

@@ -80,7 +80,7 @@ var allowed = map[string][]string{
 	"automate/llm":       {"automate", "automate/assistant", "automate/toolkit", "internal/"},
 	// `automate serve`'s command line and the engine the configuration
 	// names; only cmd imports it.
-	"automate/server/servecli": {"automate", "automate/server", "automate/engine", "automate/llm", "automate/scripted", "configs", "internal/"},
+	"automate/server/servecli": {"automate", "automate/server", "automate/engine", "automate/llm", "automate/scripted", "automate/toolkit", "configs", "internal/"},
 	// engine chooses between the engines; nothing but cmd imports it.
 	"automate/engine": {"automate", "automate/assistant", "automate/scripted", "automate/llm", "internal/"},
 

@@ -55,7 +55,7 @@ func Serve(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	eng, err := Engine(o.Config, o.Getenv, log)
+	eng, err := Engine(o.Config, o.Store, o.Getenv, log)
 	if err != nil {
 		return err
 	}
@@ -124,10 +124,14 @@ func (o Options) startOptions(eng *engine.Engine, key string) server.StartOption
 // Engine makes the engine automate.engine names (automate/engine):
 // the scripted one (with automate.models_file), or the OpenAI-compatible
 // upstream engine of automate.openai, whose API key is read from the
-// environment variable api_key_env names.
-func Engine(cfg *configs.Config, getenv func(string) string, log *slog.Logger) (*engine.Engine, error) {
+// environment variable api_key_env names. store (nil: none) holds the
+// OAuth tokens of remote MCP servers (`hubgate mcp login`).
+func Engine(cfg *configs.Config, store configs.SecretStore, getenv func(string) string, log *slog.Logger) (*engine.Engine, error) {
 	o := cfg.Automate.OpenAI
 	opts := engine.Options{Kind: cfg.Automate.Engine, ChildEnvAllow: cfg.Automate.ChildEnv.Allow, Getenv: getenv, Logger: log}
+	if store != nil {
+		opts.McpSecrets = store
+	}
 	switch opts.Kind {
 	case "openai":
 		opts.OpenAI, opts.APIKeyEnv, opts.McpServers = llmConfig(o), o.APIKeyEnv, o.McpServerNames()
