@@ -63,6 +63,32 @@ func TestTooLargeUnreadableCommand(t *testing.T) {
 	})
 }
 
+// A record over the limit whose target could not be read (its arguments
+// came first) may be a command the person triggered: it is journaled as
+// refused, with its command when read, and the person is told.
+func TestTooLargeUnknownTargetIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: basicRules})
+		e.hub.push(hub.Event{Kind: hub.KindTooLarge, Command: "water the plants",
+			TooLarge: &hub.TooLarge{Of: hub.KindOther, Size: 204_895, Limit: 65536}})
+		h := e.waitFor("the refusal", finished(1))
+		if h[0].Command != "water the plants" || h[0].Decision != journal.DecisionRefused ||
+			!strings.HasPrefix(h[0].Note, "too large (204895 bytes; its target could not be read; the hub limit is 65536 bytes") {
+			t.Fatalf("journal:\n%s", describe(h))
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		for ev := range e.bridge.Subscribe(ctx, bridge.SubscribeOptions{History: bridge.DefaultEventHistory}) {
+			if ev.Kind == bridge.EventDecided {
+				if ev.CommandID != h[0].ID || !strings.Contains(ev.Lines()[0].Text, "refused: too large (204895 bytes; its target could not be read") {
+					t.Errorf("decided event %+v (%q)", ev, ev.Lines()[0].Text)
+				}
+				break
+			}
+		}
+	})
+}
+
 // A profile over the limit keeps the catalogue, told once per profile
 // (not again for a reconnect's VerifySelf); another profile over it is
 // told again.

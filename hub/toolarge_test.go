@@ -26,6 +26,9 @@ func TestWireTooLargeKeepsConnection(t *testing.T) {
 	profileRec := invocation("DeviceProfileUpdate", `{"id":"`+testDevice+`","currentProfile":{"id":"p","configuration":{"macros":[{"id":"m","name":`+giant(300<<10)+`}]}}}`)
 	unknownRec := invocation("SomethingNew", giant(100<<10))
 	hugeCmdText := invocation("DeviceCommand", giant(150<<10), "null")
+	// The arguments first (member order is not fixed): the target
+	// after them is beyond the kept prefix.
+	argsFirstRec := `{"arguments":["water the plants",{"id":"m1","typedPhrase":` + giant(200<<10) + `}],"target":"DeviceCommand","type":1}`
 	unterminated := []byte(invocation("DeviceCommand", `"half"`, `{"name":`+giant(120<<10)))
 	for _, tc := range []struct {
 		name    string
@@ -41,6 +44,7 @@ func TestWireTooLargeKeepsConnection(t *testing.T) {
 		{"DeviceCommand whose command is the giant part", func(pc *peerConn) { pc.send(hugeCmdText) }, len(hugeCmdText), "DeviceCommand", KindDeviceCommand, strings.Repeat("g", 256) + "…", "", false},
 		{"DeviceProfileUpdate", func(pc *peerConn) { pc.send(profileRec) }, len(profileRec), "DeviceProfileUpdate", KindDeviceProfileUpdate, "", "", false},
 		{"unknown target", func(pc *peerConn) { pc.send(unknownRec) }, len(unknownRec), "SomethingNew", KindOther, "", "", false},
+		{"DeviceCommand with its arguments first", func(pc *peerConn) { pc.send(argsFirstRec) }, len(argsFirstRec), "", KindOther, "water the plants", "", false},
 		{"unterminated giant record", func(pc *peerConn) { _ = pc.sendRaw(unterminated) }, len(unterminated), "DeviceCommand", KindDeviceCommand, "half", "", true},
 		{"between two small records of one message", func(pc *peerConn) {
 			pc.send(`{"type":6}`, profileRec, `{"type":6}`)
@@ -191,6 +195,13 @@ func TestPeekRecord(t *testing.T) {
 		{`{"target":"Dev`, peeked{}},
 		{`{"type":3,"invocationId":"4","result":{"id":`, peeked{typ: 3, hasType: true, invocationID: "4"}},
 		{`"rest of a string"]}`, peeked{}},
+		// Member order is not fixed: what follows whole arguments is read.
+		{`{"arguments":["water the plants",{"a":[1,"]"]}],"target":"DeviceCommand","invocationId":"5","type":1}`, peeked{typ: 1, hasType: true, target: "DeviceCommand", invocationID: "5", command: "water the plants"}},
+		{`{"arguments":["water the plants",{"a":"ggg`, peeked{command: "water the plants"}},
+		{`{"result":{"name":"n","id":"dev-1","currentProfile":{"x":`, peeked{resultID: "dev-1"}},
+		{`{"result":{"id":"dev-1","p":"x"},"invocationId":"4","type":3}`, peeked{typ: 3, hasType: true, invocationID: "4", resultID: "dev-1"}},
+		{`{"result":{"p":{"q":"gg`, peeked{}},
+		{`{"result":[1,2],"invocationId":"4","type":3}`, peeked{typ: 3, hasType: true, invocationID: "4"}},
 		{``, peeked{}},
 	} {
 		if got := peekRecord([]byte(tc.in)); got != tc.want {

@@ -686,6 +686,7 @@ type peeked struct {
 	target       string
 	invocationID string
 	command      string // the first argument, when it is a string (cut to maxPeekCommand)
+	resultID     string // a completion's result's top-level "id" (a device record's), when it is a string
 }
 
 // maxPeekCommand bounds the command text read from a record over the
@@ -693,8 +694,11 @@ type peeked struct {
 const maxPeekCommand = 256
 
 // peekRecord reads a record's members from its first bytes, as far as
-// they go: type, target and invocationId, and the first argument when
-// it is a string. Members it cannot read stay empty.
+// they go: type, target and invocationId, the first argument when it is
+// a string, and a completion's result's "id". JSON member order is not
+// fixed, so it reads on past "arguments" and "result" when their values
+// are whole within prefix (a member after a value cut off is unknown).
+// Members it cannot read stay empty.
 func peekRecord(prefix []byte) (p peeked) {
 	dec := json.NewDecoder(bytes.NewReader(prefix))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -725,7 +729,41 @@ func peekRecord(prefix []byte) (p peeked) {
 				return p
 			}
 			p.command = leadingString(prefix[dec.InputOffset():])
-			return p
+			if !skipRest(dec, ']') {
+				return p
+			}
+		case "result":
+			t, err := dec.Token()
+			if err != nil {
+				return p
+			}
+			if t != json.Delim('{') {
+				if _, ok := t.(json.Delim); ok && !skipRest(dec, ']') {
+					return p
+				}
+				continue
+			}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return p
+				}
+				if k, _ := kt.(string); k == "id" && p.resultID == "" {
+					var id any
+					if dec.Decode(&id) != nil {
+						return p
+					}
+					p.resultID, _ = id.(string)
+					continue
+				}
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					return p
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return p
+			}
 		default:
 			var skip json.RawMessage
 			if dec.Decode(&skip) != nil {
@@ -734,6 +772,19 @@ func peekRecord(prefix []byte) (p peeked) {
 		}
 	}
 	return p
+}
+
+// skipRest reads the rest of an array or object whose opening dec has
+// read, to its closing delimiter end; false when prefix ends first.
+func skipRest(dec *json.Decoder, end json.Delim) bool {
+	for dec.More() {
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	t, err := dec.Token()
+	return err == nil && t == end
 }
 
 // leadingString reads the JSON string at the start of b (after white
