@@ -154,8 +154,9 @@ func TestWireTooLargeRestInNextMessage(t *testing.T) {
 }
 
 // TestWireAnswerTooLarge: VerifySelf's and GetLatestDevice's answer (the
-// device with its profile) over the limit: the connection is made
-// anyway, unverified, and the consumer hears of it once.
+// device with its profile) over the limit, its id first (as a device
+// record's is): the id is checked, the connection is made with the
+// profile unread, and the consumer hears of it once.
 func TestWireAnswerTooLarge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newPeer(t, testDevice, testToken)
@@ -179,6 +180,55 @@ func TestWireAnswerTooLarge(t *testing.T) {
 		}
 		if s := c.Stats(); s.Sessions != 1 || s.TooLarge != 1 {
 			t.Errorf("stats %+v", s)
+		}
+	})
+}
+
+// TestWireAnswerTooLargeWrongDevice: VerifySelf's answer over the limit
+// is still checked against the paired device, by the id read from its
+// first bytes: another device's is the same fatal stop as a whole answer.
+func TestWireAnswerTooLargeWrongDevice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPeer(t, testDevice, testToken)
+		p.devicePad.Store(2 * testLimit)
+		p.verifyAs.Store("someone-else")
+		cfg := wireConfig(t, p, nil)
+		cfg.MaxMessageSize = testLimit
+		c := start(t, must(New(cfg)))
+		var err error
+		select {
+		case err = <-c.done:
+			c.done <- err
+		case <-time.After(wait):
+			t.Fatal("Run did not stop")
+		}
+		if !errors.Is(err, ErrWrongDevice) || !strings.Contains(err.Error(), "someone-else") {
+			t.Errorf("Run = %v", err)
+		}
+		if st := c.State(); st.Status != StatusStopped || st.Cause != CauseWrongDevice {
+			t.Errorf("state = %v", st)
+		}
+	})
+}
+
+// TestWireAnswerTooLargeNoID: VerifySelf's answer over the limit whose
+// id is not in its first bytes (a giant member before it): the device
+// cannot be verified, so no connection; the reason names the setting.
+func TestWireAnswerTooLargeNoID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPeer(t, testDevice, testToken)
+		p.devicePad.Store(2 * testLimit)
+		p.devicePadFirst.Store(true)
+		cfg := wireConfig(t, p, nil)
+		cfg.MaxMessageSize = testLimit
+		c := start(t, must(New(cfg)))
+		st := waitState(t, c.Client, "the protocol error", wait, func(s State) bool { return s.Cause == CauseProtocol })
+		if !errors.Is(st.Err, ErrProtocol) || !strings.Contains(st.Reason, "hub.max_message_bytes") ||
+			!strings.Contains(st.Reason, "raise") || st.Status == StatusConnected {
+			t.Errorf("state = %v (%v)", st, st.Err)
+		}
+		if s := c.Stats(); s.TooLarge != 0 {
+			t.Errorf("stats %+v: the answer was taken as a device", s)
 		}
 	})
 }
@@ -215,9 +265,13 @@ func TestPeekRecord(t *testing.T) {
 }
 
 func TestAnswerTooLargeIsErrMessageTooLarge(t *testing.T) {
-	size, limit, ok := parseTooLargeAnswer(tooLargeAnswer(123456, 1000))
-	if !ok || size != 123456 || limit != 1000 {
-		t.Fatalf("parse = %d %d %v", size, limit, ok)
+	size, limit, id, ok := parseTooLargeAnswer(tooLargeAnswer(123456, 1000, ""))
+	if !ok || size != 123456 || limit != 1000 || id != "" {
+		t.Fatalf("parse = %d %d %q %v", size, limit, id, ok)
+	}
+	size, limit, id, ok = parseTooLargeAnswer(tooLargeAnswer(5, 4, `dev "1"; result id "x"`))
+	if !ok || size != 5 || limit != 4 || id != `dev "1"; result id "x"` {
+		t.Fatalf("parse = %d %d %q %v", size, limit, id, ok)
 	}
 	if !errors.Is(&answerTooLarge{method: "VerifySelf", size: 1, limit: 1}, ErrMessageTooLarge) {
 		t.Error("answerTooLarge is not ErrMessageTooLarge")

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -644,7 +645,7 @@ func (w *wsConn) oversize(big *bigRecord, terminated bool) []byte {
 			// The invocation's caller says what it means (session).
 			w.c.log.Debug("the hub answered with a message over the receive limit; skipped", "session", w.session,
 				"bytes", big.size, "limit", limit)
-			return completionRecord(p.invocationID, tooLargeAnswer(big.size, limit))
+			return completionRecord(p.invocationID, tooLargeAnswer(big.size, limit, p.resultID))
 		}
 		return w.keepAlive()
 	case 2, 6: // StreamItem (none asked for), Ping: nothing lost.
@@ -666,17 +667,32 @@ func (w *wsConn) oversize(big *bigRecord, terminated bool) []byte {
 // in for an answer over the receive limit (oversize).
 const tooLargeAnswerPrefix = "hubgate: the answer is larger than the receive limit"
 
-func tooLargeAnswer(size, limit int64) string {
-	return fmt.Sprintf("%s (%d bytes; the limit is %d)", tooLargeAnswerPrefix, size, limit)
+// id, when not "", is the answer's result's "id" read from its first
+// bytes (a device record's: VerifySelf checks it).
+func tooLargeAnswer(size, limit int64, id string) string {
+	msg := fmt.Sprintf("%s (%d bytes; the limit is %d)", tooLargeAnswerPrefix, size, limit)
+	if id != "" {
+		msg += "; result id " + strconv.Quote(id)
+	}
+	return msg
 }
 
 // parseTooLargeAnswer reads tooLargeAnswer's text back.
-func parseTooLargeAnswer(msg string) (size, limit int64, ok bool) {
-	if !strings.HasPrefix(msg, tooLargeAnswerPrefix) {
-		return 0, 0, false
+func parseTooLargeAnswer(msg string) (size, limit int64, id string, ok bool) {
+	rest, found := strings.CutPrefix(msg, tooLargeAnswerPrefix)
+	if !found {
+		return 0, 0, "", false
 	}
-	_, err := fmt.Sscanf(strings.TrimPrefix(msg, tooLargeAnswerPrefix), " (%d bytes; the limit is %d)", &size, &limit)
-	return size, limit, err == nil
+	head, quoted, hasID := strings.Cut(rest, "; result id ")
+	if _, err := fmt.Sscanf(head, " (%d bytes; the limit is %d)", &size, &limit); err != nil {
+		return 0, 0, "", false
+	}
+	if hasID {
+		if id, err := strconv.Unquote(quoted); err == nil {
+			return size, limit, id, true
+		}
+	}
+	return size, limit, "", true
 }
 
 // peeked is what the first bytes of a record say.
