@@ -142,7 +142,8 @@ type Bridge struct {
 	listenAsked time.Time // when the hub asked (listenWish)
 	counters    Counters
 	// toldProfileSize is the size of the last profile over the hub's
-	// receive limit that was told (toolarge.go), 0 when none.
+	// receive limit that was told (toolarge.go), 0 when none or when a
+	// profile was read since (takeDevice).
 	toldProfileSize int64
 	notifications   []Notification
 	recent          []RecentRun // newest first

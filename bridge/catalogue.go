@@ -60,6 +60,9 @@ func (b *Bridge) takeDevice(d *deviceapi.UserDevice, from string) {
 	if d.ID != "" {
 		b.catDevice = d.ID
 	}
+	// A profile was read: the next one over the limit is another
+	// profile, told again (profileTooLarge), a reconnect's too.
+	b.toldProfileSize = 0
 	if sum == b.catSum {
 		b.mu.Unlock()
 		b.log.Debug("macro catalogue unchanged", "from", from, "macros", len(macros))

@@ -22,10 +22,12 @@ func (b *Bridge) handleTooLarge(ctx context.Context, ev hub.Event) {
 	if tl == nil {
 		return
 	}
-	switch tl.Of {
-	case hub.KindDeviceCommand:
+	switch {
+	case tl.Of == hub.KindDeviceCommand, ev.Target == "":
+		// A record whose target could not be read may be a command the
+		// person triggered: refused and told like one, never dropped.
 		b.refuseTooLarge(ctx, ev, tl)
-	case hub.KindDeviceProfileUpdate:
+	case tl.Of == hub.KindDeviceProfileUpdate:
 		b.profileTooLarge(ev, tl)
 	default:
 		b.log.Warn("the hub sent a message over the receive limit; skipped", "target", ev.Target, "bytes", tl.Size,
@@ -34,10 +36,14 @@ func (b *Bridge) handleTooLarge(ctx context.Context, ev hub.Event) {
 }
 
 // tooLargeNote says how large a message was, against which limit.
-func tooLargeNote(tl *hub.TooLarge) string {
+// what, when given, is said after the size.
+func tooLargeNote(tl *hub.TooLarge, what ...string) string {
 	size := fmt.Sprintf("%d bytes", tl.Size)
 	if tl.Unterminated {
 		size = fmt.Sprintf("%d bytes, cut off", tl.Size)
+	}
+	for _, w := range what {
+		size += "; " + w
 	}
 	return fmt.Sprintf("too large (%s; the hub limit is %d bytes, hub.max_message_bytes)", size, tl.Limit)
 }
@@ -48,7 +54,10 @@ func (b *Bridge) refuseTooLarge(ctx context.Context, ev hub.Event, tl *hub.TooLa
 	notify := b.opts.Notify
 	b.mu.Unlock()
 	note := tooLargeNote(tl)
-	if ev.Command == "" {
+	switch {
+	case ev.Target == "":
+		note = tooLargeNote(tl, "its target could not be read")
+	case ev.Command == "":
 		note += "; its command could not be read"
 	}
 	rec := journal.Command{Seq: ev.Seq, Session: ev.Session, InvocationID: ev.InvocationID, ReceivedAt: ev.Received,

@@ -63,6 +63,67 @@ func TestTooLargeUnreadableCommand(t *testing.T) {
 	})
 }
 
+// A record over the limit whose target could not be read (its arguments
+// came first) may be a command the person triggered: it is journaled as
+// refused, with its command when read, and the person is told.
+func TestTooLargeUnknownTargetIsRefused(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: basicRules})
+		e.hub.push(hub.Event{Kind: hub.KindTooLarge, Command: "water the plants",
+			TooLarge: &hub.TooLarge{Of: hub.KindOther, Size: 204_895, Limit: 65536}})
+		h := e.waitFor("the refusal", finished(1))
+		if h[0].Command != "water the plants" || h[0].Decision != journal.DecisionRefused ||
+			!strings.HasPrefix(h[0].Note, "too large (204895 bytes; its target could not be read; the hub limit is 65536 bytes") {
+			t.Fatalf("journal:\n%s", describe(h))
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		for ev := range e.bridge.Subscribe(ctx, bridge.SubscribeOptions{History: bridge.DefaultEventHistory}) {
+			if ev.Kind == bridge.EventDecided {
+				if ev.CommandID != h[0].ID || !strings.Contains(ev.Lines()[0].Text, "refused: too large (204895 bytes; its target could not be read") {
+					t.Errorf("decided event %+v (%q)", ev, ev.Lines()[0].Text)
+				}
+				break
+			}
+		}
+	})
+}
+
+// A profile over the limit is told again after a good profile was
+// loaded in between: P1 too large (told), P2 loads, P3 too large (a
+// reconnect's VerifySelf) is told too.
+func TestTooLargeProfileToldAgainAfterAGoodOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e := newEnv(t, envOptions{rules: basicRules})
+		e.hub.push(hub.Event{Kind: hub.KindTooLarge, Target: "DeviceProfileUpdate", TooLarge: &hub.TooLarge{Of: hub.KindDeviceProfileUpdate, Size: 3_000_000, Limit: 1 << 20}})
+		macro := deviceapi.Macro{ID: "m-typist", Name: "Typist", Commands: []string{"type it"},
+			Events: []deviceapi.MacroEvent{{EventType: deviceapi.EventType, Extra: map[string]json.RawMessage{"text": json.RawMessage(`"hi there"`)}}}}
+		dev := &deviceapi.UserDevice{ID: "d", CurrentProfile: &deviceapi.Profile{Configuration: deviceapi.Configuration{Macros: []deviceapi.Macro{macro}}}}
+		e.hub.push(hub.Event{Kind: hub.KindDeviceProfileUpdate, Device: dev})
+		e.hub.push(hub.Event{Kind: hub.KindTooLarge, Target: "VerifySelf", TooLarge: &hub.TooLarge{Of: hub.KindDeviceProfileUpdate, Size: 3_000_400, Limit: 1 << 20}})
+		e.hub.command("type it", nil)
+		h := e.waitFor("the run", finished(1))
+		if len(h) != 1 || h[0].Rule != "typed" {
+			t.Fatalf("P2 was not loaded:\n%s", describe(h))
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		var told []bridge.Event
+		for ev := range e.bridge.Subscribe(ctx, bridge.SubscribeOptions{History: bridge.DefaultEventHistory}) {
+			if ev.Kind == bridge.EventProfileTooLarge {
+				told = append(told, ev)
+			}
+			if ev.Kind == bridge.EventReceived {
+				break
+			}
+		}
+		if len(told) != 2 || !strings.Contains(told[0].Note, "(macros: 0)") || !strings.Contains(told[1].Note, "VerifySelf") ||
+			!strings.Contains(told[1].Note, "3000400 bytes") || !strings.Contains(told[1].Note, "(macros: 1)") {
+			t.Fatalf("profile events %+v, want P1's and P3's", told)
+		}
+	})
+}
+
 // A profile over the limit keeps the catalogue, told once per profile
 // (not again for a reconnect's VerifySelf); another profile over it is
 // told again.

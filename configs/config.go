@@ -137,10 +137,11 @@ type AutomateConfig struct {
 // DBUS_STARTER_ADDRESS, DBUS_STARTER_BUS_TYPE, XDG_RUNTIME_DIR), through
 // which a command could read every secret of the unlocked keyring.
 type ChildEnvConfig struct {
-	// Allow names withheld variables the children keep anyway (e.g.
+	// Allow names session bus variables the children keep anyway (e.g.
 	// [DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR] for a command that
-	// talks to the desktop). A name that is not withheld is an error (it
-	// is passed anyway). Zero: none.
+	// talks to the desktop). A secret's name is an error (secrets never
+	// reach the children of runs), and so is a name that is not withheld
+	// (it is passed anyway). Zero: none.
 	Allow []string `yaml:"allow"`
 }
 
@@ -616,8 +617,14 @@ func (c *Config) validate(checkRules RuleChecker) *ValidationError {
 		bad("automate.product", "must be auto or 1 to 32 lowercase letters, digits or hyphens, starting with a letter (the spec's word is \"service\"); got %q", a.Product)
 	}
 	for i, name := range a.ChildEnv.Allow {
-		if !proc.WithheldFromRuns(name) && (name == "" || name != a.OpenAI.APIKeyEnv) {
-			bad(fmt.Sprintf("automate.child_env.allow[%d]", i), "%q is not withheld from the children of runs (they get it anyway); withheld are %s, hubgate's secrets (HUBGATE_* names holding KEY, SECRET, TOKEN or PASSWORD) and automate.openai.api_key_env",
+		path := fmt.Sprintf("automate.child_env.allow[%d]", i)
+		switch {
+		case slices.Contains(proc.SessionBusNames, name):
+		case proc.IsSecretName(name) || name == a.OpenAI.APIKeyEnv && name != "":
+			bad(path, "%q holds one of hubgate's secrets, and secrets never reach the children of runs; only the session bus may be allowed: %s",
+				name, strings.Join(proc.SessionBusNames, ", "))
+		default:
+			bad(path, "%q is not withheld from the children of runs (they get it anyway); only the session bus is withheld and may be allowed: %s (hubgate's secrets are withheld always)",
 				name, strings.Join(proc.SessionBusNames, ", "))
 		}
 	}

@@ -708,22 +708,21 @@ func compileRules(b BridgeConfig) error {
 	return err
 }
 
-// automate.child_env.allow names variables withheld from the children of
-// runs (the session bus, a hubgate secret, the upstream's key variable);
-// another name is an error naming it (it is passed anyway), with its line.
+// automate.child_env.allow names session bus variables withheld from the
+// children of runs; a secret's name (a hubgate secret, the upstream's key
+// variable) is an error (secrets never reach them), and so is another name
+// (it is passed anyway), each naming it, with its line.
 func TestChildEnvAllow(t *testing.T) {
 	f := newFixture(t)
 	f.writeDefault(t, `automate:
-  engine: openai
-  openai: {api_key_env: MY_UPSTREAM_KEY}
   child_env:
-    allow: [DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR, HUBGATE_DEVICE_TOKEN, MY_UPSTREAM_KEY]
+    allow: [DBUS_SESSION_BUS_ADDRESS, XDG_RUNTIME_DIR]
 `)
 	cfg, err := Load(f.opts(LoadOptions{}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "HUBGATE_DEVICE_TOKEN", "MY_UPSTREAM_KEY"}; !slices.Equal(cfg.Automate.ChildEnv.Allow, want) {
+	if want := []string{"DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"}; !slices.Equal(cfg.Automate.ChildEnv.Allow, want) {
 		t.Fatalf("allow %v", cfg.Automate.ChildEnv.Allow)
 	}
 	defaults, err := Load(newFixture(t).opts(LoadOptions{}))
@@ -745,5 +744,29 @@ func TestChildEnvAllow(t *testing.T) {
 	}
 	if verr.Problems[1].Path != "automate.child_env.allow[2]" {
 		t.Errorf("problem %+v", verr.Problems[1])
+	}
+
+	f = newFixture(t)
+	f.writeDefault(t, `automate:
+  engine: openai
+  openai: {api_key_env: MY_UPSTREAM_KEY}
+  child_env:
+    allow: [XDG_RUNTIME_DIR, HUBGATE_DEVICE_TOKEN, MY_UPSTREAM_KEY]
+`)
+	_, err = Load(f.opts(LoadOptions{}))
+	verr = mustValidationError(t, err)
+	var secret []FieldError
+	for _, p := range verr.Problems {
+		if strings.HasPrefix(p.Path, "automate.child_env.allow") {
+			secret = append(secret, p)
+		}
+	}
+	if len(secret) != 2 || secret[0].Path != "automate.child_env.allow[1]" || secret[1].Path != "automate.child_env.allow[2]" {
+		t.Fatalf("problems %v", verr.Problems)
+	}
+	for i, name := range []string{"HUBGATE_DEVICE_TOKEN", "MY_UPSTREAM_KEY"} {
+		if !strings.Contains(secret[i].Message, `"`+name+`" holds one of hubgate's secrets, and secrets never reach the children of runs`) {
+			t.Errorf("problem %+v", secret[i])
+		}
 	}
 }

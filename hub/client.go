@@ -292,7 +292,9 @@ func (c *Client) tooLarge(session uint64, target, invocationID, command string, 
 		InvocationID: invocationID,
 		TooLarge:     &info,
 	}
-	if info.Of == KindDeviceCommand {
+	if info.Of == KindDeviceCommand || target == "" {
+		// A record whose target could not be read may be a command
+		// (its first string argument, when read, is its text).
 		e.Command = command
 	}
 	c.stats.received.Add(1)

@@ -77,7 +77,7 @@ type Event struct {
 	// answered with an empty completion on arrival).
 	InvocationID string
 
-	Command string                // DeviceCommand: the command string
+	Command string                // DeviceCommand: the command string (KindTooLarge: also of a record whose target could not be read, its first string argument)
 	Macro   *deviceapi.Macro      // DeviceCommand: its macro; nil when absent or null
 	Device  *deviceapi.UserDevice // DeviceProfileUpdate: the device, nil when absent or null; KindDeviceRecord: the device answered
 	// Payload is the first argument of DeviceSettingsUpdate, DeviceType and

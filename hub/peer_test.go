@@ -46,6 +46,7 @@ type peer struct {
 	pingEvery       atomic.Int64 // server keep-alive interval in ns (0: none)
 	stall           atomic.Value // string: "negotiate" or "handshake" is never answered ("": none)
 	devicePad       atomic.Int64 // bytes of padding in the device VerifySelf and GetLatestDevice answer (0: none)
+	devicePadFirst  atomic.Bool  // the padding comes before the device's "id"
 
 	mu          sync.Mutex
 	negotiates  []http.Header
@@ -319,8 +320,12 @@ func (pc *peerConn) answer(r rec) bool {
 	}
 	dev := func(profile *atomic.Value) string {
 		p, _ := profile.Load().(string)
-		return fmt.Sprintf(`{"id":%q,"nameOverride":"peer","isVerified":true,"isConnected":true,"isListening":false,"isAutoListen":false,"isOptimisticModel":false,"currentProfile":%s,"peerExtra":7%s}`,
+		d := fmt.Sprintf(`{"id":%q,"nameOverride":"peer","isVerified":true,"isConnected":true,"isListening":false,"isAutoListen":false,"isOptimisticModel":false,"currentProfile":%s,"peerExtra":7%s}`,
 			id, cmp.Or(p, "null"), pad)
+		if pad != "" && pc.p.devicePadFirst.Load() {
+			d = `{` + pad[1:] + `,` + strings.Replace(d[1:], pad, "", 1)
+		}
+		return d
 	}
 	switch r.Target {
 	case "VerifySelf":

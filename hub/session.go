@@ -165,9 +165,20 @@ func (s *session) run(ctx context.Context) (sessionResult, bool) {
 	verifyTooLarge := errors.As(err, &tl)
 	switch {
 	case verifyTooLarge:
-		// The device (with its profile) is over the receive limit: the
-		// connection stays, unverified; the consumer hears of it.
-		c.log.Warn("VerifySelf's answer is over the receive limit; the device is not verified on this connection", "bytes", tl.size, "limit", tl.limit)
+		// The device (with its profile) is over the receive limit: its id,
+		// read from the answer's first bytes, is checked all the same; the
+		// connection stays with the profile unread, and the consumer hears
+		// of it. Without a readable id the token is not verified: no
+		// connection.
+		if tl.resultID == "" {
+			err := fmt.Errorf("%w: VerifySelf's answer (%d bytes) is over the receive limit (%d bytes) and its device id could not be read", ErrProtocol, tl.size, tl.limit)
+			return failed(CauseProtocol, err, fmt.Sprintf("the device record the hub sent (%d bytes) is over hub.max_message_bytes (%d bytes) and its id could not be read, so the device could not be verified; raise hub.max_message_bytes", tl.size, tl.limit)), false
+		}
+		if tl.resultID != c.cfg.DeviceID {
+			err := fmt.Errorf("%w: the hub identified this token as device %q, paired with %q", ErrWrongDevice, tl.resultID, c.cfg.DeviceID)
+			return sessionResult{cause: CauseWrongDevice, err: err, reason: err.Error(), fatal: err}, false
+		}
+		c.log.Warn("VerifySelf's answer is over the receive limit; the device id is checked, its profile not read", "bytes", tl.size, "limit", tl.limit)
 		c.tooLarge(s.id, "VerifySelf", "", "", TooLarge{Size: tl.size, Limit: tl.limit})
 	case err != nil:
 		return s.invokeFailed(ctx, "VerifySelf", err), false
@@ -502,8 +513,8 @@ func (s *session) result(method string, value any, herr error) (json.RawMessage,
 		if cause := s.conn.cause(); cause != nil {
 			return nil, fmt.Errorf("hub: %s: connection lost: %w", method, cause)
 		}
-		if size, limit, ok := parseTooLargeAnswer(msg); ok {
-			return nil, &answerTooLarge{method: method, size: size, limit: limit}
+		if size, limit, id, ok := parseTooLargeAnswer(msg); ok {
+			return nil, &answerTooLarge{method: method, size: size, limit: limit, resultID: id}
 		}
 		for _, lost := range []string{"message loop ended", "client closed", "hubConnection canceled", "client not started"} {
 			if strings.HasPrefix(msg, lost) {
@@ -528,6 +539,7 @@ func (s *session) result(method string, value any, herr error) (json.RawMessage,
 type answerTooLarge struct {
 	method      string
 	size, limit int64
+	resultID    string // the result's top-level "id" read from its first bytes; "" when not read
 }
 
 func (e *answerTooLarge) Error() string {

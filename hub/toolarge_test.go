@@ -26,6 +26,9 @@ func TestWireTooLargeKeepsConnection(t *testing.T) {
 	profileRec := invocation("DeviceProfileUpdate", `{"id":"`+testDevice+`","currentProfile":{"id":"p","configuration":{"macros":[{"id":"m","name":`+giant(300<<10)+`}]}}}`)
 	unknownRec := invocation("SomethingNew", giant(100<<10))
 	hugeCmdText := invocation("DeviceCommand", giant(150<<10), "null")
+	// The arguments first (member order is not fixed): the target
+	// after them is beyond the kept prefix.
+	argsFirstRec := `{"arguments":["water the plants",{"id":"m1","typedPhrase":` + giant(200<<10) + `}],"target":"DeviceCommand","type":1}`
 	unterminated := []byte(invocation("DeviceCommand", `"half"`, `{"name":`+giant(120<<10)))
 	for _, tc := range []struct {
 		name    string
@@ -41,6 +44,7 @@ func TestWireTooLargeKeepsConnection(t *testing.T) {
 		{"DeviceCommand whose command is the giant part", func(pc *peerConn) { pc.send(hugeCmdText) }, len(hugeCmdText), "DeviceCommand", KindDeviceCommand, strings.Repeat("g", 256) + "…", "", false},
 		{"DeviceProfileUpdate", func(pc *peerConn) { pc.send(profileRec) }, len(profileRec), "DeviceProfileUpdate", KindDeviceProfileUpdate, "", "", false},
 		{"unknown target", func(pc *peerConn) { pc.send(unknownRec) }, len(unknownRec), "SomethingNew", KindOther, "", "", false},
+		{"DeviceCommand with its arguments first", func(pc *peerConn) { pc.send(argsFirstRec) }, len(argsFirstRec), "", KindOther, "water the plants", "", false},
 		{"unterminated giant record", func(pc *peerConn) { _ = pc.sendRaw(unterminated) }, len(unterminated), "DeviceCommand", KindDeviceCommand, "half", "", true},
 		{"between two small records of one message", func(pc *peerConn) {
 			pc.send(`{"type":6}`, profileRec, `{"type":6}`)
@@ -150,8 +154,9 @@ func TestWireTooLargeRestInNextMessage(t *testing.T) {
 }
 
 // TestWireAnswerTooLarge: VerifySelf's and GetLatestDevice's answer (the
-// device with its profile) over the limit: the connection is made
-// anyway, unverified, and the consumer hears of it once.
+// device with its profile) over the limit, its id first (as a device
+// record's is): the id is checked, the connection is made with the
+// profile unread, and the consumer hears of it once.
 func TestWireAnswerTooLarge(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := newPeer(t, testDevice, testToken)
@@ -179,6 +184,55 @@ func TestWireAnswerTooLarge(t *testing.T) {
 	})
 }
 
+// TestWireAnswerTooLargeWrongDevice: VerifySelf's answer over the limit
+// is still checked against the paired device, by the id read from its
+// first bytes: another device's is the same fatal stop as a whole answer.
+func TestWireAnswerTooLargeWrongDevice(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPeer(t, testDevice, testToken)
+		p.devicePad.Store(2 * testLimit)
+		p.verifyAs.Store("someone-else")
+		cfg := wireConfig(t, p, nil)
+		cfg.MaxMessageSize = testLimit
+		c := start(t, must(New(cfg)))
+		var err error
+		select {
+		case err = <-c.done:
+			c.done <- err
+		case <-time.After(wait):
+			t.Fatal("Run did not stop")
+		}
+		if !errors.Is(err, ErrWrongDevice) || !strings.Contains(err.Error(), "someone-else") {
+			t.Errorf("Run = %v", err)
+		}
+		if st := c.State(); st.Status != StatusStopped || st.Cause != CauseWrongDevice {
+			t.Errorf("state = %v", st)
+		}
+	})
+}
+
+// TestWireAnswerTooLargeNoID: VerifySelf's answer over the limit whose
+// id is not in its first bytes (a giant member before it): the device
+// cannot be verified, so no connection; the reason names the setting.
+func TestWireAnswerTooLargeNoID(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := newPeer(t, testDevice, testToken)
+		p.devicePad.Store(2 * testLimit)
+		p.devicePadFirst.Store(true)
+		cfg := wireConfig(t, p, nil)
+		cfg.MaxMessageSize = testLimit
+		c := start(t, must(New(cfg)))
+		st := waitState(t, c.Client, "the protocol error", wait, func(s State) bool { return s.Cause == CauseProtocol })
+		if !errors.Is(st.Err, ErrProtocol) || !strings.Contains(st.Reason, "hub.max_message_bytes") ||
+			!strings.Contains(st.Reason, "raise") || st.Status == StatusConnected {
+			t.Errorf("state = %v (%v)", st, st.Err)
+		}
+		if s := c.Stats(); s.TooLarge != 0 {
+			t.Errorf("stats %+v: the answer was taken as a device", s)
+		}
+	})
+}
+
 func TestPeekRecord(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
@@ -191,6 +245,13 @@ func TestPeekRecord(t *testing.T) {
 		{`{"target":"Dev`, peeked{}},
 		{`{"type":3,"invocationId":"4","result":{"id":`, peeked{typ: 3, hasType: true, invocationID: "4"}},
 		{`"rest of a string"]}`, peeked{}},
+		// Member order is not fixed: what follows whole arguments is read.
+		{`{"arguments":["water the plants",{"a":[1,"]"]}],"target":"DeviceCommand","invocationId":"5","type":1}`, peeked{typ: 1, hasType: true, target: "DeviceCommand", invocationID: "5", command: "water the plants"}},
+		{`{"arguments":["water the plants",{"a":"ggg`, peeked{command: "water the plants"}},
+		{`{"result":{"name":"n","id":"dev-1","currentProfile":{"x":`, peeked{resultID: "dev-1"}},
+		{`{"result":{"id":"dev-1","p":"x"},"invocationId":"4","type":3}`, peeked{typ: 3, hasType: true, invocationID: "4", resultID: "dev-1"}},
+		{`{"result":{"p":{"q":"gg`, peeked{}},
+		{`{"result":[1,2],"invocationId":"4","type":3}`, peeked{typ: 3, hasType: true, invocationID: "4"}},
 		{``, peeked{}},
 	} {
 		if got := peekRecord([]byte(tc.in)); got != tc.want {
@@ -204,9 +265,13 @@ func TestPeekRecord(t *testing.T) {
 }
 
 func TestAnswerTooLargeIsErrMessageTooLarge(t *testing.T) {
-	size, limit, ok := parseTooLargeAnswer(tooLargeAnswer(123456, 1000))
-	if !ok || size != 123456 || limit != 1000 {
-		t.Fatalf("parse = %d %d %v", size, limit, ok)
+	size, limit, id, ok := parseTooLargeAnswer(tooLargeAnswer(123456, 1000, ""))
+	if !ok || size != 123456 || limit != 1000 || id != "" {
+		t.Fatalf("parse = %d %d %q %v", size, limit, id, ok)
+	}
+	size, limit, id, ok = parseTooLargeAnswer(tooLargeAnswer(5, 4, `dev "1"; result id "x"`))
+	if !ok || size != 5 || limit != 4 || id != `dev "1"; result id "x"` {
+		t.Fatalf("parse = %d %d %q %v", size, limit, id, ok)
 	}
 	if !errors.Is(&answerTooLarge{method: "VerifySelf", size: 1, limit: 1}, ErrMessageTooLarge) {
 		t.Error("answerTooLarge is not ErrMessageTooLarge")

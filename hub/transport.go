@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -644,7 +645,7 @@ func (w *wsConn) oversize(big *bigRecord, terminated bool) []byte {
 			// The invocation's caller says what it means (session).
 			w.c.log.Debug("the hub answered with a message over the receive limit; skipped", "session", w.session,
 				"bytes", big.size, "limit", limit)
-			return completionRecord(p.invocationID, tooLargeAnswer(big.size, limit))
+			return completionRecord(p.invocationID, tooLargeAnswer(big.size, limit, p.resultID))
 		}
 		return w.keepAlive()
 	case 2, 6: // StreamItem (none asked for), Ping: nothing lost.
@@ -666,17 +667,32 @@ func (w *wsConn) oversize(big *bigRecord, terminated bool) []byte {
 // in for an answer over the receive limit (oversize).
 const tooLargeAnswerPrefix = "hubgate: the answer is larger than the receive limit"
 
-func tooLargeAnswer(size, limit int64) string {
-	return fmt.Sprintf("%s (%d bytes; the limit is %d)", tooLargeAnswerPrefix, size, limit)
+// id, when not "", is the answer's result's "id" read from its first
+// bytes (a device record's: VerifySelf checks it).
+func tooLargeAnswer(size, limit int64, id string) string {
+	msg := fmt.Sprintf("%s (%d bytes; the limit is %d)", tooLargeAnswerPrefix, size, limit)
+	if id != "" {
+		msg += "; result id " + strconv.Quote(id)
+	}
+	return msg
 }
 
 // parseTooLargeAnswer reads tooLargeAnswer's text back.
-func parseTooLargeAnswer(msg string) (size, limit int64, ok bool) {
-	if !strings.HasPrefix(msg, tooLargeAnswerPrefix) {
-		return 0, 0, false
+func parseTooLargeAnswer(msg string) (size, limit int64, id string, ok bool) {
+	rest, found := strings.CutPrefix(msg, tooLargeAnswerPrefix)
+	if !found {
+		return 0, 0, "", false
 	}
-	_, err := fmt.Sscanf(strings.TrimPrefix(msg, tooLargeAnswerPrefix), " (%d bytes; the limit is %d)", &size, &limit)
-	return size, limit, err == nil
+	head, quoted, hasID := strings.Cut(rest, "; result id ")
+	if _, err := fmt.Sscanf(head, " (%d bytes; the limit is %d)", &size, &limit); err != nil {
+		return 0, 0, "", false
+	}
+	if hasID {
+		if id, err := strconv.Unquote(quoted); err == nil {
+			return size, limit, id, true
+		}
+	}
+	return size, limit, "", true
 }
 
 // peeked is what the first bytes of a record say.
@@ -686,6 +702,7 @@ type peeked struct {
 	target       string
 	invocationID string
 	command      string // the first argument, when it is a string (cut to maxPeekCommand)
+	resultID     string // a completion's result's top-level "id" (a device record's), when it is a string
 }
 
 // maxPeekCommand bounds the command text read from a record over the
@@ -693,8 +710,11 @@ type peeked struct {
 const maxPeekCommand = 256
 
 // peekRecord reads a record's members from its first bytes, as far as
-// they go: type, target and invocationId, and the first argument when
-// it is a string. Members it cannot read stay empty.
+// they go: type, target and invocationId, the first argument when it is
+// a string, and a completion's result's "id". JSON member order is not
+// fixed, so it reads on past "arguments" and "result" when their values
+// are whole within prefix (a member after a value cut off is unknown).
+// Members it cannot read stay empty.
 func peekRecord(prefix []byte) (p peeked) {
 	dec := json.NewDecoder(bytes.NewReader(prefix))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
@@ -725,7 +745,41 @@ func peekRecord(prefix []byte) (p peeked) {
 				return p
 			}
 			p.command = leadingString(prefix[dec.InputOffset():])
-			return p
+			if !skipRest(dec, ']') {
+				return p
+			}
+		case "result":
+			t, err := dec.Token()
+			if err != nil {
+				return p
+			}
+			if t != json.Delim('{') {
+				if _, ok := t.(json.Delim); ok && !skipRest(dec, ']') {
+					return p
+				}
+				continue
+			}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return p
+				}
+				if k, _ := kt.(string); k == "id" && p.resultID == "" {
+					var id any
+					if dec.Decode(&id) != nil {
+						return p
+					}
+					p.resultID, _ = id.(string)
+					continue
+				}
+				var skip json.RawMessage
+				if dec.Decode(&skip) != nil {
+					return p
+				}
+			}
+			if _, err := dec.Token(); err != nil {
+				return p
+			}
 		default:
 			var skip json.RawMessage
 			if dec.Decode(&skip) != nil {
@@ -734,6 +788,19 @@ func peekRecord(prefix []byte) (p peeked) {
 		}
 	}
 	return p
+}
+
+// skipRest reads the rest of an array or object whose opening dec has
+// read, to its closing delimiter end; false when prefix ends first.
+func skipRest(dec *json.Decoder, end json.Delim) bool {
+	for dec.More() {
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return false
+		}
+	}
+	t, err := dec.Token()
+	return err == nil && t == end
 }
 
 // leadingString reads the JSON string at the start of b (after white

@@ -113,9 +113,9 @@ type Config struct {
 	// toolkit.DefaultMcpConnectTimeout.
 	MCPConnectTimeout time.Duration
 	// ChildEnvAllow names the variables a run's children (run_command,
-	// stdio MCP servers) keep although proc.RunEnviron withholds them (the
-	// session bus, a hubgate secret): automate.child_env.allow. Zero:
-	// none.
+	// stdio MCP servers) keep although proc.RunEnviron withholds them (session
+	// bus names; a secret is withheld whatever it says):
+	// automate.child_env.allow. Zero: none.
 	ChildEnvAllow []string
 	// KnownModels are models known but not downloaded; they join the
 	// catalog with Downloaded false. Zero: none.

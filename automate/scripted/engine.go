@@ -31,9 +31,9 @@ type Config struct {
 	// Zero: toolkit.DefaultMcpConnectTimeout (30 s).
 	MCPConnectTimeout time.Duration
 	// ChildEnvAllow names the variables a run's children (#!run, stdio
-	// MCP servers) keep although proc.RunEnviron withholds them (the
-	// session bus, a hubgate secret): automate.child_env.allow. Zero:
-	// none.
+	// MCP servers) keep although proc.RunEnviron withholds them (session
+	// bus names; a secret is withheld whatever it says):
+	// automate.child_env.allow. Zero: none.
 	ChildEnvAllow []string
 	// McpSecrets holds the OAuth tokens of remote MCP servers that need
 	// authorization (`hubgate mcp login`; see toolkit.McpConfig.Secrets).

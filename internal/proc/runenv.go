@@ -14,17 +14,26 @@ var SessionBusNames = []string{"DBUS_SESSION_BUS_ADDRESS", "DBUS_STARTER_ADDRESS
 // RunEnviron is the environment a run's children start from (run_command,
 // stdio MCP servers, the bridge's command tools): Environ, and without the
 // session bus either (SessionBusNames), so that a command a run starts
-// neither prints nor uses the way to the keyring. A name in allow (the
-// configuration's automate.child_env.allow) is kept, a secret's too.
-// hubgate's own children (notifications, speech, the browser of `pair`)
-// keep the bus: they start from Environ.
+// neither prints nor uses the way to the keyring. A session bus name in
+// allow (the configuration's automate.child_env.allow) is kept; a secret
+// never is, whatever allow says (DESIGN.md: secrets never reach a run's
+// children). hubgate's own children (notifications, speech, the browser
+// of `pair`) keep the bus: they start from Environ.
 func RunEnviron(allow []string) []string {
-	return environWithout(func(name string) bool { return WithheldFromRuns(name) && !slices.Contains(allow, name) })
+	return environWithout(func(name string) bool {
+		return isSecretName(name) || slices.Contains(SessionBusNames, name) && !slices.Contains(allow, name)
+	})
 }
 
 // WithheldFromRuns reports whether RunEnviron withholds the variable name
-// unless it is allowed: one of hubgate's secrets (see Environ) or of
-// SessionBusNames.
+// when allow does not name it: one of hubgate's secrets (see Environ; they
+// are withheld whatever allow says) or of SessionBusNames (the only names
+// allow re-admits).
 func WithheldFromRuns(name string) bool {
-	return isSecretName(name) || slices.Contains(SessionBusNames, name)
+	return IsSecretName(name) || slices.Contains(SessionBusNames, name)
 }
+
+// IsSecretName reports whether the environment variable name holds one
+// of hubgate's secrets: HUBGATE_ and KEY, SECRET, TOKEN or PASSWORD, or a
+// name given to AlsoSecret. Neither Environ nor RunEnviron passes it on.
+func IsSecretName(name string) bool { return isSecretName(name) }

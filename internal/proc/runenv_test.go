@@ -43,9 +43,20 @@ func TestRunEnvironWithholdsTheSessionBusAndSecrets(t *testing.T) {
 			t.Errorf("WithheldFromRuns(%s) = true", n)
 		}
 	}
-	got = names(RunEnviron([]string{"DBUS_SESSION_BUS_ADDRESS", "HUBGATE_DEVICE_TOKEN"}))
-	if !slices.Contains(got, "DBUS_SESSION_BUS_ADDRESS") || !slices.Contains(got, "HUBGATE_DEVICE_TOKEN") || slices.Contains(got, "XDG_RUNTIME_DIR") {
+	// allow re-admits a session bus name, never a secret.
+	AlsoSecret("MY_UPSTREAM_KEY")
+	t.Setenv("MY_UPSTREAM_KEY", "secret-upstream")
+	got = names(RunEnviron([]string{"DBUS_SESSION_BUS_ADDRESS", "HUBGATE_DEVICE_TOKEN", "MY_UPSTREAM_KEY"}))
+	if !slices.Contains(got, "DBUS_SESSION_BUS_ADDRESS") || slices.Contains(got, "XDG_RUNTIME_DIR") {
 		t.Errorf("RunEnviron with allow: %v", got)
+	}
+	for _, n := range []string{"HUBGATE_DEVICE_TOKEN", "MY_UPSTREAM_KEY"} {
+		if slices.Contains(got, n) {
+			t.Errorf("RunEnviron with %s allowed keeps the secret", n)
+		}
+		if !IsSecretName(n) {
+			t.Errorf("IsSecretName(%s) = false", n)
+		}
 	}
 	if own := names(Environ()); !slices.Contains(own, "DBUS_SESSION_BUS_ADDRESS") || !slices.Contains(own, "XDG_RUNTIME_DIR") || slices.Contains(own, "HUBGATE_DEVICE_TOKEN") {
 		t.Errorf("Environ: %v", own)
