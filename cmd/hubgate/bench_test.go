@@ -25,10 +25,11 @@ package main
 //     comparison (libc and ld.so mapped in).
 //   - BenchmarkRunIdleWakeups: the idle daemon over a window (env
 //     HUBGATE_BENCH_IDLE_WINDOW, a Go duration; default 60s), starting
-//     two seconds after it listens: CPU time (utime+stime of
-//     /proc/<pid>/stat) and context switches (voluntary_ctxt_switches +
+//     two seconds after it listens: CPU time (the threads'
+//     /proc/<pid>/task/*/schedstat, in ns) and context switches (voluntary_ctxt_switches +
 //     nonvoluntary_ctxt_switches of every thread's /proc/<pid>/task/*/status),
-//     both per minute. Voluntary switches are the wake-ups: a thread that
+//     both per minute (a thread that ends within the window is not
+//     counted; Go rarely ends threads). Voluntary switches are the wake-ups: a thread that
 //     sleeps and is woken. Target: no timer of ours beyond the hub's
 //     keep-alive (the 15 s SignalR ping); the Go runtime's own (sysmon,
 //     the forced GC every 2 min) remain.
@@ -331,28 +332,33 @@ func BenchmarkRunIdleWakeups(b *testing.B) {
 	})
 }
 
-// procCPU returns the process's CPU time (utime+stime of
-// /proc/<pid>/stat, all threads) in milliseconds.
+// procCPU returns the CPU time of pid's live threads in milliseconds:
+// the first field of each /proc/<pid>/task/*/schedstat, in nanoseconds
+// (utime+stime of /proc/<pid>/stat counts 10 ms ticks, too coarse for a
+// daemon that idles at a few ms a minute).
 func procCPU(b testing.TB, pid int) float64 {
 	b.Helper()
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		b.Skipf("no /proc here: %v", err)
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		b.Skipf("no /proc/%d/task/*/schedstat here: %v", pid, err)
 	}
-	// The command name (field 2) may hold spaces; fields count from the
-	// last ')'.
-	i := strings.LastIndexByte(string(raw), ')')
-	f := strings.Fields(string(raw[i+1:]))
-	if len(f) < 13 {
-		b.Fatalf("/proc/%d/stat: short: %q", pid, raw)
+	var ns float64
+	for _, t := range tasks {
+		raw, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(raw))
+		if len(f) == 0 {
+			continue
+		}
+		v, err := strconv.ParseFloat(f[0], 64)
+		if err != nil {
+			b.Fatalf("%s: %q", t, raw)
+		}
+		ns += v
 	}
-	utime, err1 := strconv.ParseFloat(f[11], 64) // field 14
-	stime, err2 := strconv.ParseFloat(f[12], 64) // field 15
-	if err1 != nil || err2 != nil {
-		b.Fatalf("/proc/%d/stat: %q", pid, raw)
-	}
-	const clkTck = 100 // USER_HZ on Linux
-	return (utime + stime) * 1000 / clkTck
+	return ns / 1e6
 }
 
 // procSwitches sums the voluntary and nonvoluntary context switches of
