@@ -19,8 +19,8 @@ package main
 //     event log showing the device's DeviceStartedListening (the mock's
 //     timestamp). Target < 150 ms with a local hub.
 //   - BenchmarkRunIdleRSS: VmRSS of `hubgate run` once listening and idle
-//     for a second. Target < 20 MB. "static" is the binary as README's
-//     install command builds it (CGO_ENABLED=0); "cgo" the same code with
+//     for a second. Budget 25 MB (issue 26). "static" is the binary as
+//     README's install command builds it (CGO_ENABLED=0); "cgo" the same code with
 //     cgo on (go build's default where a C compiler is installed), for
 //     comparison (libc and ld.so mapped in).
 //   - BenchmarkRunIdleWakeups: the idle daemon over a window (env
