@@ -114,8 +114,9 @@ type Options struct {
 	// BusyTimeout is how long a statement waits for a lock held by another
 	// connection. Zero: 5 s.
 	BusyTimeout time.Duration
-	// CheckpointEvery is how often the background checkpointer copies the
-	// WAL into the database when there were writes. Zero: 1 s.
+	// CheckpointEvery is how long after a commit the background
+	// checkpointer copies the WAL into the database (commits meanwhile
+	// share that checkpoint); with no commit it does not wake. Zero: 1 s.
 	CheckpointEvery time.Duration
 	// Keep is how long settled commands are kept: a background goroutine
 	// prunes older ones (Prune) right after Open and then hourly. Queued,

@@ -4,5 +4,13 @@
 // allows, test helpers are imported by tests only, and configs compiles no
 // rules. An import that breaks the architecture fails `go test` instead of
 // a review. The table mirrors docs/architecture.md: change both together.
+//
+// deps_test.go is the dependency test of the daemon binary (as tailscale's
+// deptest): `go list -deps ./cmd/hubgate` for linux, windows and darwin
+// must link the design card's libraries (signalr, x/oauth2, resty, chi,
+// go-keyring) and the MCP SDK, and must never link what its badDeps table
+// lists, each with its reason (test-only libraries, a cgo SQLite, a second
+// backoff, OpenAPI or MCP library, a fork); the mock and the CLI library
+// may be linked only by the packages linkedOnlyBy names.
 // It has no code of its own.
 package archtest
