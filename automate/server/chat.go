@@ -44,11 +44,7 @@ func decodeChatRequest(o object, product string, configuredMcp []string) (*chatR
 	lastUser := -1
 	var userContent json.RawMessage
 	for i, raw := range msgs {
-		m, err := decodeObject(raw, false)
-		if err != nil {
-			return nil, invalid("messages[%d] must be an object", i)
-		}
-		role, _, err := m.str("role", "messages["+strconv.Itoa(i)+"].role must be a string")
+		m, role, err := decodeMessage(raw, i)
 		if err != nil {
 			return nil, err
 		}
@@ -316,4 +312,18 @@ func chatCompletion(rec *automate.RunRecord, model string) automate.ChatCompleti
 		Choices: []automate.ChatChoice{{Index: 0, Message: msg, FinishReason: finish}},
 		Usage:   usage, Service: rec,
 	}
+}
+
+// decodeMessage decodes messages[i] of a chat or model-mode body: an
+// object with a string role (which roles are allowed is the caller's).
+func decodeMessage(raw json.RawMessage, i int) (object, string, error) {
+	m, err := decodeObject(raw, false)
+	if err != nil {
+		return nil, "", invalid("messages[%d] must be an object", i)
+	}
+	role, _, err := m.str("role", "messages["+strconv.Itoa(i)+"].role must be a string")
+	if err != nil {
+		return nil, "", err
+	}
+	return m, role, nil
 }

@@ -137,11 +137,7 @@ func decodeModelMessages(o object) ([]json.RawMessage, error) {
 		return nil, invalid("messages must not be empty")
 	}
 	for i, raw := range msgs {
-		m, err := decodeObject(raw, false)
-		if err != nil {
-			return nil, invalid("messages[%d] must be an object", i)
-		}
-		role, _, err := m.str("role", "messages["+strconv.Itoa(i)+"].role must be a string")
+		m, role, err := decodeMessage(raw, i)
 		if err != nil {
 			return nil, err
 		}
