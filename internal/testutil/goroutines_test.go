@@ -42,19 +42,36 @@ func TestBubbleGoroutinesCountsOnlyItsBubble(t *testing.T) {
 func parked(ch chan struct{}) { <-ch }
 
 // GoroutinesIn counts the goroutines running a function of the package
-// and not the others.
+// and not the others. The test looks for its own goroutines by their
+// stacks: a count taken before them can include goroutines of an earlier
+// test that are still ending.
 func TestGoroutinesInCountsThePackagesGoroutines(t *testing.T) {
 	const pkg = "github.com/hubgate/hubgate/internal/testutil"
-	before := GoroutinesIn(pkg)
 	other := make(chan struct{})
 	defer close(other)
 	go func() { <-other }() // a closure of this package: counted too
 	ch := make(chan struct{})
 	go parked(ch)
-	WaitFor(t, "two more goroutines of the package", func() bool { return GoroutinesIn(pkg).N == before.N+2 })
+	const closure = "testutil.TestGoroutinesInCountsThePackagesGoroutines.func"
+	var last Goroutines
+	if !Eventually(0, func() bool {
+		last = GoroutinesIn(pkg)
+		// This test's goroutine, the closure and parked at least.
+		return last.N >= 3 && strings.Contains(last.Stacks, "testutil.parked(") && strings.Contains(last.Stacks, closure)
+	}) {
+		t.Fatalf("the package's goroutines lack the parked one or the closure (%d):\n%s", last.N, last.Stacks)
+	}
+	if n := strings.Count(last.Stacks, "\n\n"); n != last.N {
+		t.Errorf("N is %d for %d stacks", last.N, n)
+	}
 	if g := GoroutinesIn("net/http"); strings.Contains(g.Stacks, "testutil.parked") {
 		t.Errorf("a goroutine of another package counted:\n%s", g.Stacks)
 	}
 	close(ch)
-	WaitFor(t, "the parked goroutine to end", func() bool { return GoroutinesIn(pkg).N == before.N+1 })
+	if !Eventually(0, func() bool {
+		last = GoroutinesIn(pkg)
+		return !strings.Contains(last.Stacks, "testutil.parked(") && strings.Contains(last.Stacks, closure)
+	}) {
+		t.Fatalf("the parked goroutine still counted after it ended, or the closure not:\n%s", last.Stacks)
+	}
 }
