@@ -32,12 +32,17 @@ func TestPairFailsAtOnceWhenTheSignInPageRefuses(t *testing.T) {
 	}
 	registered := fmt.Sprintf("http://127.0.0.1:%d/cb", ln.Addr().(*net.TCPAddr).Port)
 	ln.Close()
-	ln2, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// freeAddress is a redirect address on a port free now; pair
+	// listens on it, so the test has to let it go.
+	freeAddress := func() string {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		return fmt.Sprintf("http://127.0.0.1:%d/cb", ln.Addr().(*net.TCPAddr).Port)
 	}
-	other := fmt.Sprintf("http://127.0.0.1:%d/cb", ln2.Addr().(*net.TCPAddr).Port)
-	ln2.Close()
+	other := freeAddress()
 	cases := []struct {
 		name  string
 		cfg   mockhub.Config
@@ -59,10 +64,27 @@ func TestPairFailsAtOnceWhenTheSignInPageRefuses(t *testing.T) {
 			// check of the page can end the sign-in early.
 			e := pairEnviron(t, apiURL, append([]string{"BROWSER=" + fakeBrowser(t, "exit 0")}, tc.extra...)...)
 			r := runCmd(t, e, "", append([]string{"pair"}, tc.args...)...)
+			// pair listens on the redirect address's port, which the test
+			// could only find free and let go: another process may take it
+			// in between. Only that outcome is tried again, on a new free
+			// address, a bounded number of times.
+			args, want := tc.args, tc.want
+			for try := 0; try < 3 && r.code == 1 && strings.Contains(r.stderr, "address already in use") && slices.Contains(args, other); try++ {
+				next := freeAddress()
+				swap := func(in []string) []string {
+					out := slices.Clone(in)
+					for i, v := range out {
+						out[i] = strings.ReplaceAll(v, other, next)
+					}
+					return out
+				}
+				args, want = swap(tc.args), swap(tc.want)
+				r = runCmd(t, e, "", append([]string{"pair"}, args...)...)
+			}
 			if r.code != ExitSignIn {
 				t.Fatalf("exit %d, want %d\n%s", r.code, ExitSignIn, r.stderr)
 			}
-			for _, w := range tc.want {
+			for _, w := range want {
 				if !strings.Contains(r.stderr, w) {
 					t.Errorf("stderr does not say %q:\n%s", w, r.stderr)
 				}
