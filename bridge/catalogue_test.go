@@ -8,12 +8,12 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/bridge/rules"
-	"github.com/hubgate/hubgate/bridge/rules/rulescli"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub"
@@ -227,12 +227,14 @@ func TestCatalogueFromTheRESTDevice(t *testing.T) {
 
 // `hubgate rules test --profile` and the daemon's routing are one
 // decision (rules.Set.Decide): for the same configuration and profile,
-// what rulescli.Test prints is what the bridge does with the command
-// from the hub (its catalogue from VerifySelf), and what the bridge's own
-// ExplainCommand (the status page's rules test) says.
+// what rules.Set.Explain says (what `rules test` prints:
+// cmd/hubgate/internal/rulescli's TestTestPrintsTheRulesExplanation) is
+// what the bridge does with the command from the hub (its catalogue from
+// VerifySelf), and what the bridge's own ExplainCommand (the status
+// page's rules test) says.
 func TestRulesTestAndTheBridgeDecideAlike(t *testing.T) {
 	dir := t.TempDir()
-	cfgPath, profilePath := filepath.Join(dir, "config.yaml"), filepath.Join(dir, "profile.json")
+	cfgPath := filepath.Join(dir, "config.yaml")
 	// The bridge section of a configuration file: catalogueRules indented.
 	yaml := "bridge:\n" + strings.ReplaceAll(strings.TrimPrefix(catalogueRules, "\n"), "\n", "\n  ")
 	yaml = strings.Replace(yaml, "bridge:\nrules:", "bridge:\n  rules:", 1)
@@ -243,32 +245,27 @@ func TestRulesTestAndTheBridgeDecideAlike(t *testing.T) {
 	if err := os.WriteFile(cfgPath, []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(profilePath, []byte(profile), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	cfg, err := configs.Load(configs.LoadOptions{Path: cfgPath, Env: func(string) string { return "" },
 		UserConfigDir: func() (string, error) { return dir, nil }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := rulescli.Compile(cfg.Bridge)
+	set, err := rules.Compile(cfg.Bridge.Rules, cfg.Bridge.CommandTools, cfg.Bridge.Unmatched)
 	if err != nil {
+		t.Fatal(err)
+	}
+	var prof deviceapi.Profile
+	if err := json.Unmarshal([]byte(profile), &prof); err != nil {
 		t.Fatal(err)
 	}
 	commands := []string{"Water Plants", "water the plants", "  WATER THE PLANTS ", "Dinner", "feed the cat", "unknown", "Stop"}
 
-	// What `rules test --profile --json` says of each.
+	// What `rules test --profile` says of each (its decision, as
+	// rulescli.Test makes it).
 	said := map[string]rules.Explanation{}
 	for _, c := range commands {
-		var out strings.Builder
-		if err := rulescli.Test(rulescli.TestOptions{Config: cfg, Command: c, ProfileFile: profilePath, JSON: true, Out: &out}); err != nil {
-			t.Fatal(err)
-		}
-		var ex rules.Explanation
-		if err := json.Unmarshal([]byte(out.String()), &ex); err != nil {
-			t.Fatalf("%s: %v", out.String(), err)
-		}
-		said[c] = ex
+		said[c] = set.WithCatalog(prof.Configuration.Macros).WithDeviceType("").Explain(
+			rules.Command{Text: c, Received: time.Now()}, rules.Defaults{Notify: cfg.Bridge.Notify, Ask: cfg.Bridge.Ask})
 	}
 	if said["Water Plants"].Action != "run" || said["Water Plants"].Rule != "water" || said["unknown"].Action != "ignore" || said["Stop"].Action != "cancel" {
 		t.Fatalf("rules test said %+v", said)

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/automate/server"
-	"github.com/hubgate/hubgate/automate/server/servecli"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/servecli"
 	"github.com/hubgate/hubgate/configs"
 )
 

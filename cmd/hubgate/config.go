@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/bridge/rules"
-	"github.com/hubgate/hubgate/bridge/rules/rulescli"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/rulescli"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 )

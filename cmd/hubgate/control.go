@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hubgate/hubgate/bridge/control/controlcli"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/controlcli"
 	"github.com/hubgate/hubgate/configs"
 )
 

@@ -4,10 +4,10 @@ import (
 	"log/slog"
 
 	"github.com/hubgate/hubgate/automate/engine"
-	"github.com/hubgate/hubgate/automate/server/servecli"
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/daemon"
-	"github.com/hubgate/hubgate/bridge/rules/rulescli"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/rulescli"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/servecli"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub"
 )

@@ -7,13 +7,13 @@ import (
 
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/bridge/control"
-	"github.com/hubgate/hubgate/bridge/control/controlcli"
-	"github.com/hubgate/hubgate/bridge/rules/rulescli"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/controlcli"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/mockcli"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/rulescli"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub"
-	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
 	"github.com/hubgate/hubgate/internal/demo"
 	"github.com/hubgate/hubgate/oauth"
 )

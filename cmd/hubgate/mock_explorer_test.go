@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/mockcli"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
-	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
 	"github.com/hubgate/hubgate/internal/testenv"
 )
 

@@ -31,9 +31,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
-	"github.com/hubgate/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/oauth"
 )
 

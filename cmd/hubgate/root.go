@@ -8,11 +8,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hubgate/hubgate/bridge/rules/rulescli"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/mockcli"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/rulescli"
 	"github.com/hubgate/hubgate/configs"
-	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
 	"github.com/hubgate/hubgate/internal/buildinfo"
-	"github.com/hubgate/hubgate/internal/cliout"
 )
 
 // app is what every command shares: the streams, the environment, and the

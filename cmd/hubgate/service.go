@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hubgate/hubgate/bridge/control/controlcli"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/controlcli"
 	"github.com/hubgate/hubgate/configs/service"
 )
 

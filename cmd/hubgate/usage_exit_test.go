@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hubgate/hubgate/bridge/control/controlcli"
-	"github.com/hubgate/hubgate/internal/cliout"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/controlcli"
 )
 
 // `status --json` prints one JSON object whatever goes wrong, also a

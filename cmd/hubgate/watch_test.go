@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/bridge"
-	"github.com/hubgate/hubgate/bridge/control/controlcli"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/controlcli"
 )
 
 // watchLine is one line of `hubgate watch --json` and when it arrived.

@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/mockcli"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi"
-	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
-	"github.com/hubgate/hubgate/internal/cliout"
 )
 
 // Compile compiles the bridge section's rules, command tools and

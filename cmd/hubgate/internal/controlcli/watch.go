@@ -11,7 +11,7 @@ import (
 
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
-	"github.com/hubgate/hubgate/internal/cliout"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 )
 
 // `hubgate watch`: follows the running daemon's event stream (the bridge's

@@ -14,7 +14,7 @@ import (
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
-	"github.com/hubgate/hubgate/internal/cliout"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 )
 
 func (c *CLI) newHistoryCommand() *cobra.Command {

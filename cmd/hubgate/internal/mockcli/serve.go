@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/hub/mockhub"
-	"github.com/hubgate/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/internal/localhttp"
 )
 

@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/mockcli"
 	"github.com/hubgate/hubgate/configs"
-	"github.com/hubgate/hubgate/hub/mockhub/mockcli"
+	"github.com/hubgate/hubgate/deviceapi"
 )
 
 // load loads a config file of yaml, with no environment.
@@ -103,6 +104,57 @@ func TestTestShowsTheWorkspaceConfinement(t *testing.T) {
 		var res rules.Explanation
 		if err := json.Unmarshal([]byte(run(cmd, true)), &res); err != nil || res.Confined == nil || *res.Confined != want {
 			t.Errorf("%q: confined %v (%v), want %v", cmd, res.Confined, err, want)
+		}
+	}
+}
+
+// `rules test --profile --json` prints exactly rules.Set.Explain's result
+// for the configuration, the profile's catalogue and the command: the one
+// decision the bridge makes too (bridge's
+// TestRulesTestAndTheBridgeDecideAlike compares the bridge with
+// Set.Explain).
+func TestTestPrintsTheRulesExplanation(t *testing.T) {
+	cfg := load(t, `bridge:
+  rules:
+    - name: water
+      match: {macro_name: Water Plants}
+      run: {prompt: "water"}
+`)
+	profile := `{"id":"p","name":"Both","configuration":{"macros":[` +
+		`{"id":"7","name":"Water Plants","commands":["water the plants"],"events":[]},` +
+		`{"id":"3","name":"Stop","commands":["stop"],"events":[{"eventType":"StopOutputs"}]}]}}`
+	profilePath := filepath.Join(t.TempDir(), "profile.json")
+	if err := os.WriteFile(profilePath, []byte(profile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var prof deviceapi.Profile
+	if err := json.Unmarshal([]byte(profile), &prof); err != nil {
+		t.Fatal(err)
+	}
+	set, err := Compile(cfg.Bridge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1700000000, 0)
+	for _, c := range []string{"Water Plants", "  WATER THE PLANTS ", "unknown", "Stop"} {
+		var out strings.Builder
+		if err := Test(TestOptions{Config: cfg, Command: c, ProfileFile: profilePath, JSON: true, Out: &out, Now: func() time.Time { return at }}); err != nil {
+			t.Fatal(err)
+		}
+		var printed rules.Explanation
+		if err := json.Unmarshal([]byte(out.String()), &printed); err != nil {
+			t.Fatalf("%s: %v", out.String(), err)
+		}
+		want := set.WithCatalog(prof.Configuration.Macros).WithDeviceType("").Explain(
+			rules.Command{Text: c, Received: at}, rules.Defaults{Notify: cfg.Bridge.Notify, Ask: cfg.Bridge.Ask})
+		want.ConfigSrc = cfg.File()
+		wantJSON, _ := json.Marshal(want)
+		gotJSON, _ := json.Marshal(printed)
+		if string(gotJSON) != string(wantJSON) {
+			t.Errorf("%q: rules test printed\n%s\nSet.Explain says\n%s", c, gotJSON, wantJSON)
+		}
+		if c == "Water Plants" && printed.Rule != "water" || c == "Stop" && printed.Action != "cancel" || c == "unknown" && printed.Action != "ignore" {
+			t.Errorf("%q: %s", c, gotJSON)
 		}
 	}
 }

@@ -8,8 +8,8 @@ import (
 
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/hub"
-	"github.com/hubgate/hubgate/internal/cliout"
 )
 
 const statusLong = `Show the running daemon's state: hub connection, listening, current run, queue.

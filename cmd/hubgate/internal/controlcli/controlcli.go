@@ -1,7 +1,7 @@
 // Package controlcli owns the commands that talk to a running daemon over
 // its control socket (status, history, cancel, answer, watch, open) and
 // telling a daemon that the pairing changed: their flags and their text
-// and JSON output. Like hub/mockhub/mockcli, only cmd imports it; its
+// and JSON output. Like cmd/hubgate/internal/mockcli, only cmd imports it; its
 // errors are typed or sentinels for cmd's exit-code table.
 package controlcli
 

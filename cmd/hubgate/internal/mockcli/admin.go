@@ -13,9 +13,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
-	"github.com/hubgate/hubgate/internal/cliout"
 )
 
 // clientFlags are the flags every admin subcommand shares.
