@@ -345,8 +345,11 @@ func defaultPath(userConfigDir func() (string, error)) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("locate the config file: %w", err)
 	}
-	return filepath.Join(dir, "hubgate", "config.yaml"), nil
+	return PathIn(dir), nil
 }
+
+// PathIn is the default config file in the user config directory dir.
+func PathIn(dir string) string { return filepath.Join(dir, "hubgate", "config.yaml") }
 
 // FieldError is one configuration problem.
 type FieldError struct {

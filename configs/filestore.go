@@ -38,8 +38,12 @@ func DefaultSecretsPath() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("locate the secrets file: %w", err)
 	}
-	return filepath.Join(dir, "hubgate", SecretsFileName), nil
+	return SecretsPathIn(dir), nil
 }
+
+// SecretsPathIn is the default secrets file in the user config directory
+// dir.
+func SecretsPathIn(dir string) string { return filepath.Join(dir, "hubgate", SecretsFileName) }
 
 // FileStore is the SecretStore of machines without a Secret Service (a
 // server, SSH, WSL, a container): one JSON file, mode 0600, replaced

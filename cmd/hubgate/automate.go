@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strconv"
 	"syscall"
 	"time"
@@ -109,8 +108,7 @@ func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error
 		return &usageError{fmt.Errorf("--models replaces the scripted engine's catalog; the openai engine reads its catalog from the upstream")}
 	}
 	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	defer a.signals(hup, syscall.SIGHUP)()
 	return servecli.Serve(ctx, servecli.Options{Config: cfg, Launch: server.LaunchSelection{ModelName: f.model, Family: f.family, SizeCode: f.size},
 		AnyPort: cmd.Flags().Changed("port") && f.port == 0, EphemeralKey: f.ephemeralKey, Store: a.secretStore(cfg, log, a.tellErr),
 		Getenv: a.getenv, HUP: hup, AppVersion: version(), Logger: log, Out: a.stdio.Out, Err: a.stdio.Err})

@@ -32,7 +32,11 @@ func (a *app) configFile() (string, error) {
 	if a.configPath != "" {
 		return filepath.Abs(a.configPath)
 	}
-	return configs.DefaultPath()
+	dir, err := a.userConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("locate the config file: %w", err)
+	}
+	return configs.PathIn(dir), nil
 }
 
 func newConfigInitCommand(a *app) *cobra.Command {
@@ -211,7 +215,11 @@ func newRulesTestCommand(a *app) *cobra.Command {
 // pairedDeviceType is the paired device's type from the state file, or ""
 // (not paired, or a state file without it: custom actions unchecked).
 func (a *app) pairedDeviceType() string {
-	st, err := pairing.LoadState("")
+	path, err := a.statePath()
+	var st *pairing.State
+	if err == nil {
+		st, err = pairing.LoadState(path)
+	}
 	if err != nil {
 		if !errors.Is(err, pairing.ErrNoState) {
 			fmt.Fprintf(a.stdio.Err, "warning: the pairing state cannot be read (%v); custom actions are not checked against a device type (--device-type sets one)\n", err)

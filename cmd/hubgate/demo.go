@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -100,8 +99,7 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 	// A closed stdout (`hubgate demo | head`) stops the demo cleanly
 	// instead of killing it with SIGPIPE before it removed its temp dir.
 	sigpipe := make(chan os.Signal, 1)
-	signal.Notify(sigpipe, syscall.SIGPIPE)
-	defer signal.Stop(sigpipe)
+	defer a.signals(sigpipe, syscall.SIGPIPE)()
 	ctx, stopAll := context.WithCancelCause(ctx)
 	defer stopAll(nil)
 	n := &demo.Printer{W: a.stdio.Out, JSON: f.json, Failed: func(werr error) {

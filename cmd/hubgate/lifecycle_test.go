@@ -743,7 +743,9 @@ func TestServiceInstallStatusUninstall(t *testing.T) {
 	cfg := filepath.Join(dir, "my config.yaml")
 	unit := filepath.Join(envValue(e, "XDG_CONFIG_HOME"), "systemd", "user", "hubgate.service")
 
-	r := runCmd(t, e, "", "--config", cfg, "service", "install")
+	// The binary: the unit names the installed program (os.Executable),
+	// which in-process would be this test binary.
+	r := runBinaryWithin(t, 60*time.Second, e, "", "--config", cfg, "service", "install")
 	if r.code != 0 || !strings.Contains(r.stdout, "wrote "+unit) || !strings.Contains(r.stdout, "journalctl --user -u hubgate") {
 		t.Fatalf("service install: %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -794,7 +796,7 @@ func TestServiceInstallStatusUninstall(t *testing.T) {
 
 	// No systemctl at all: a clear error, nothing written.
 	noPath := env(t, "PATH="+t.TempDir())
-	r = runCmd(t, noPath, "", "service", "install")
+	r = runBinaryWithin(t, 60*time.Second, noPath, "", "service", "install")
 	if r.code != ExitError || !strings.Contains(r.stderr, "systemctl is not installed") {
 		t.Fatalf("service install without systemctl: %d %q", r.code, r.stderr)
 	}

@@ -28,9 +28,28 @@ func main() {
 	} else {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	}
-	code := Main(ctx, os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Getenv)
+	code := Run(ctx, Process{Args: os.Args[1:], Stdio: Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, Getenv: os.Getenv})
 	stop()
 	os.Exit(code)
+}
+
+// Process is what a command gets from the process that runs it: main
+// gives the real ones; tests run the command tree in-process with their
+// own (fake streams, an environment of their own, signals they send).
+type Process struct {
+	Args  []string // the command line without the program name
+	Stdio Stdio
+	// Getenv reads the environment. Zero: os.Getenv.
+	Getenv func(string) string
+	// Signals subscribes c to sigs until the returned stop is called, as
+	// signal.Notify and signal.Stop do. Zero: the process's signals.
+	Signals func(c chan<- os.Signal, sigs ...os.Signal) (stop func())
+}
+
+// notifySignals is Process.Signals of a real process.
+func notifySignals(c chan<- os.Signal, sigs ...os.Signal) func() {
+	signal.Notify(c, sigs...)
+	return func() { signal.Stop(c) }
 }
 
 // Stdio are the streams a command uses.
@@ -42,14 +61,26 @@ type Stdio struct {
 // Main runs the command line args and returns the exit code. ctx ends the
 // command (SIGINT/SIGTERM in main); getenv reads the environment.
 func Main(ctx context.Context, args []string, stdio Stdio, getenv func(string) string) int {
-	root := commandTree(&app{stdio: stdio, getenv: getenv, args: args}, args)
-	root.SetArgs(args)
-	root.SetIn(stdio.In)
-	root.SetOut(stdio.Out)
-	root.SetErr(stdio.Err)
+	return Run(ctx, Process{Args: args, Stdio: stdio, Getenv: getenv})
+}
+
+// Run runs p's command line and returns the exit code. ctx ends the
+// command (SIGINT/SIGTERM in main).
+func Run(ctx context.Context, p Process) int {
+	if p.Getenv == nil {
+		p.Getenv = os.Getenv
+	}
+	if p.Signals == nil {
+		p.Signals = notifySignals
+	}
+	root := commandTree(&app{stdio: p.Stdio, getenv: p.Getenv, signals: p.Signals, args: p.Args}, p.Args)
+	root.SetArgs(p.Args)
+	root.SetIn(p.Stdio.In)
+	root.SetOut(p.Stdio.Out)
+	root.SetErr(p.Stdio.Err)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		reportError(stdio.Err, err)
+		reportError(p.Stdio.Err, err)
 	}
 	return exitCode(err)
 }

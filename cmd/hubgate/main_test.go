@@ -77,8 +77,9 @@ type result struct {
 	stdout, stderr string
 }
 
-// runCmd runs the binary to its end; one still running after 60 s is a
-// hang: it is killed and fails the test.
+// runCmd runs the command line to its end, in this process (runInProc)
+// unless environ needs a process of its own (needsOwnProcess: then the
+// binary); one still running after 60 s is a hang and fails the test.
 func runCmd(t *testing.T, environ []string, stdin string, args ...string) result {
 	t.Helper()
 	return runCmdWithin(t, 60*time.Second, environ, stdin, args...)
@@ -89,6 +90,15 @@ func runCmd(t *testing.T, environ []string, stdin string, args ...string) result
 // naming the deadline (a hang is the failure; no duration is measured and
 // compared afterwards).
 func runCmdWithin(t *testing.T, within time.Duration, environ []string, stdin string, args ...string) result {
+	t.Helper()
+	if !needsOwnProcess(environ) {
+		return runInProc(t, within, environ, stdin, args...)
+	}
+	return runBinaryWithin(t, within, environ, stdin, args...)
+}
+
+// runBinaryWithin runs the binary to its end, as runCmdWithin does.
+func runBinaryWithin(t *testing.T, within time.Duration, environ []string, stdin string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()

@@ -168,7 +168,7 @@ type pairEnv struct {
 	in          *bufio.Reader // stdin, shared by every prompt
 	getenv      func(string) string
 	store       configs.SecretStore
-	statePath   string // "" : pairing.DefaultStatePath
+	statePath   string // the state file; "": pairing.DefaultStatePath
 	interactive bool   // stdin is a terminal
 	stdinFile   *os.File
 	now         func() time.Time
@@ -204,6 +204,9 @@ func (a *app) pairEnv(cfg *configs.Config) pairEnv {
 		now:      time.Now,
 		log:      log,
 		hostname: os.Hostname,
+	}
+	if path, err := a.statePath(); err == nil {
+		e.statePath = path // else pairing says the state file cannot be located
 	}
 	if f, ok := a.stdio.In.(*os.File); ok {
 		e.stdinFile = f

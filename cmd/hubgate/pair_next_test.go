@@ -59,6 +59,7 @@ func TestPairEndsWithTheRightNextStep(t *testing.T) {
 			}
 			vars := map[string]string{
 				"XDG_CONFIG_HOME":        filepath.Join(dir, "config"),
+				"XDG_DATA_HOME":          filepath.Join(dir, "data"),
 				"XDG_RUNTIME_DIR":        filepath.Join(dir, "run"),
 				"HUBGATE_CONTROL_SOCKET": sock,
 			}

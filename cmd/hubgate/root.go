@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -12,7 +13,9 @@ import (
 	"github.com/hubgate/hubgate/cmd/hubgate/internal/mockcli"
 	"github.com/hubgate/hubgate/cmd/hubgate/internal/rulescli"
 	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/internal/buildinfo"
+	"github.com/hubgate/hubgate/internal/userdirs"
 )
 
 // app is what every command shares: the streams, the environment, and the
@@ -20,6 +23,7 @@ import (
 type app struct {
 	stdio      Stdio
 	getenv     func(string) string
+	signals    func(c chan<- os.Signal, sigs ...os.Signal) (stop func()) // Process.Signals
 	args       []string // the command line, as Main got it
 	configPath string
 	logLevel   string
@@ -73,6 +77,29 @@ func newVersionCommand() *cobra.Command {
 	}
 }
 
+// userConfigDir is the per-user config directory of the command's
+// environment (getenv), not of the process: Main runs in-process too,
+// with an environment of its own.
+func (a *app) userConfigDir() (string, error) { return userdirs.ConfigDir(a.getenv) }
+
+// statePath is the pairing state file in the user config directory.
+func (a *app) statePath() (string, error) {
+	dir, err := a.userConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("locate the state file: %w", err)
+	}
+	return pairing.StatePathIn(dir), nil
+}
+
+// secretsPath is the secrets file in the user config directory.
+func (a *app) secretsPath() (string, error) {
+	dir, err := a.userConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("locate the secrets file: %w", err)
+	}
+	return configs.SecretsPathIn(dir), nil
+}
+
 // loadConfig loads the configuration with the global flag overrides.
 func (a *app) loadConfig(overrides []configs.Override) (*configs.Config, error) {
 	cfg, err := configs.Load(a.loadOptions(overrides))
@@ -92,6 +119,7 @@ func (a *app) loadOptions(overrides []configs.Override) configs.LoadOptions {
 		overrides = append(overrides, configs.Override{Path: "log.format", Value: a.logFormat, Origin: "flag --log-format"})
 	}
 	return configs.LoadOptions{Path: a.configPath, Env: a.getenv, Overrides: overrides,
+		UserConfigDir: a.userConfigDir, HomeDir: func() (string, error) { return userdirs.HomeDir(a.getenv) },
 		CheckRules: func(b configs.BridgeConfig) error { _, err := rulescli.Compile(b); return err }}
 }
 

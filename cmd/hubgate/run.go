@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"runtime"
 	"strings"
 	"syscall"
@@ -118,8 +117,7 @@ func (a *app) run(ctx context.Context) error {
 		log.Warn(hint)
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
+	defer a.signals(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)()
 	if err := daemon.Supervise(ctx, d, sigs, reload, log); err != nil {
 		return alreadyRunning(err)
 	}
@@ -145,7 +143,11 @@ func (a *app) daemonInputs(ctx context.Context, cfg *configs.Config, log *slog.L
 	}
 	var follow *pairing.Follower
 	if !envDevice {
-		follow = pairing.NewFollower(store, "", state.DeviceID)
+		path, err := a.statePath()
+		if err != nil {
+			return daemonParams{}, nil, err
+		}
+		follow = pairing.NewFollower(store, path, state.DeviceID)
 	}
 	return daemonParams{deviceID: state.DeviceID, deviceTypeID: state.DeviceTypeID, apiURL: state.APIURL,
 		deviceToken: a.deviceToken(follow), automateKey: key, engine: engine}, follow, nil
@@ -165,7 +167,11 @@ func (a *app) pairedDevice(cfg *configs.Config) (st *pairing.State, envDevice bo
 		}
 		return &pairing.State{DeviceID: id, APIURL: cfg.Remote.APIURL, DeviceTypeID: cfg.Remote.DeviceTypeID}, true, nil
 	}
-	st, err = pairing.LoadState("")
+	path, err := a.statePath()
+	if err != nil {
+		return nil, false, err
+	}
+	st, err = pairing.LoadState(path)
 	if errors.Is(err, pairing.ErrNoState) {
 		if tok != "" {
 			return nil, false, fmt.Errorf("%w (or set %s beside %s)", errNotPaired, EnvDeviceID, EnvDeviceToken)

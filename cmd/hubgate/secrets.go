@@ -27,6 +27,9 @@ import (
 // line by line.
 func (a *app) secretStore(cfg *configs.Config, log *slog.Logger, tell func(line string)) *configs.LazySecrets {
 	o := configs.SecretsOptions{Keyring: configs.KeyringOptions{Logger: log}}
+	if path, err := a.secretsPath(); err == nil {
+		o.File = path // else OpenSecrets says the secrets file cannot be located
+	}
 	if cfg != nil {
 		o.Mode = cfg.Secrets
 	}
@@ -77,7 +80,7 @@ func (a *app) migrateSecrets(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	path, err := configs.DefaultSecretsPath()
+	path, err := a.secretsPath()
 	if err != nil {
 		return err
 	}

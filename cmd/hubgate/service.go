@@ -9,6 +9,7 @@ import (
 
 	"github.com/hubgate/hubgate/cmd/hubgate/internal/controlcli"
 	"github.com/hubgate/hubgate/configs/service"
+	"github.com/hubgate/hubgate/internal/userdirs"
 )
 
 // Environment variables that replace the service manager's program.
@@ -19,7 +20,8 @@ const (
 
 // serviceManager is the platform's service manager (configs/service).
 func (a *app) serviceManager() (*service.Manager, error) {
-	return service.New(service.Config{Getenv: a.getenv})
+	return service.New(service.Config{Getenv: a.getenv, UserConfigDir: a.userConfigDir,
+		HomeDir: func() (string, error) { return userdirs.HomeDir(a.getenv) }})
 }
 
 func newServiceCommand(a *app) *cobra.Command {

@@ -51,8 +51,11 @@ func DefaultStatePath() (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("locate the state file: %w", err)
 	}
-	return filepath.Join(dir, "hubgate", "state.json"), nil
+	return StatePathIn(dir), nil
 }
+
+// StatePathIn is the default state file in the user config directory dir.
+func StatePathIn(dir string) string { return filepath.Join(dir, "hubgate", "state.json") }
 
 // LoadState reads the state file at path ("" : DefaultStatePath). A
 // missing file is ErrNoState; a file that is not valid JSON or lacks the
