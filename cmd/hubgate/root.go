@@ -24,7 +24,7 @@ type app struct {
 	stdio      Stdio
 	getenv     func(string) string
 	signals    func(c chan<- os.Signal, sigs ...os.Signal) (stop func()) // Process.Signals
-	args       []string // the command line, as Main got it
+	args       []string                                                  // the command line, as Main got it
 	configPath string
 	logLevel   string
 	logFormat  string
