@@ -1,7 +1,7 @@
 package main
 
 // `hubgate demo`: the main job on embedded defaults, in one process, with no
-// set-up (package internal/demo runs it and narrates each step; this
+// set-up (package bridge/daemon/demo runs it and narrates each step; this
 // command prints the narrative).
 //
 // Choices where the issue is silent:
@@ -34,8 +34,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/bridge/daemon/demo"
 	"github.com/hubgate/hubgate/configs"
-	"github.com/hubgate/hubgate/internal/demo"
 )
 
 // errDemoStdout: the narrative could not be written (stdout closed); the
@@ -84,7 +84,7 @@ not (failed, canceled, not run).`,
 	return cmd
 }
 
-// runDemo runs the demo (internal/demo) until ctx ends (or, with --once,
+// runDemo runs the demo (bridge/daemon/demo) until ctx ends (or, with --once,
 // the first run) and prints its narrative.
 func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 	if a.configPath != "" {
