@@ -2,7 +2,9 @@ package main
 
 // `hubgate demo`: the main job on embedded defaults, in one process, with no
 // set-up (package bridge/daemon/demo runs it and narrates each step; this
-// command prints the narrative).
+// command prints the narrative). The daemon's options are the embedded
+// defaults mapped as `run` maps its configuration (demoDaemonOptions), with
+// the demo's own over them.
 //
 // Choices where the issue is silent:
 //   - Embedded defaults only: no config file and no HUBGATE_ environment
@@ -104,11 +106,13 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 	defer signal.Stop(sigpipe)
 	ctx, stopAll := context.WithCancelCause(ctx)
 	defer stopAll(nil)
-	n := &demo.Printer{W: a.stdio.Out, JSON: f.json, Failed: func(werr error) {
+	n := &demoPrinter{W: a.stdio.Out, JSON: f.json, Failed: func(werr error) {
 		stopAll(fmt.Errorf("%w: %w", errDemoStdout, werr))
 	}}
+	daemonOpts, closeEngine := demoDaemonOptions(log)
+	defer closeEngine()
 	err = demo.Run(ctx, demo.Options{Command: f.command, Once: f.once, Narrate: n.Print,
-		Invocation: demoInvocation(), Version: version(), Logger: log})
+		Invocation: demoInvocation(), Version: version(), Logger: log, Daemon: daemonOpts})
 	if c := context.Cause(ctx); errors.Is(c, errDemoStdout) {
 		return c
 	}

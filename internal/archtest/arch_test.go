@@ -60,7 +60,8 @@ var allowed = map[string][]string{
 	// row of the demo): the daemon, around it the mock (hub/mockhub: "cmd
 	// and the demo"), the pairing ("shared by pair and the demo") and
 	// configs' memory store ("for unit tests and for the one-process
-	// demo"). Only cmd imports it (deps_test.go's linkedOnlyBy).
+	// demo") with the access key as run gets it. Only cmd imports it
+	// (deps_test.go's linkedOnlyBy).
 	"bridge/daemon/demo": {"bridge/daemon", "deviceapi/pairing", "hub/mockhub", "configs", "bridge", "bridge/journal", "bridge/rules",
 		"automate", "automate/scripted", "deviceapi", "oauth", "internal/"},
 	"deviceapi/pairing": {"deviceapi", "oauth", "internal/"},
