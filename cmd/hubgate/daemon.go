@@ -2,6 +2,7 @@ package main
 
 import (
 	"log/slog"
+	"path/filepath"
 
 	"github.com/hubgate/hubgate/automate/engine"
 	"github.com/hubgate/hubgate/bridge"
@@ -70,4 +71,33 @@ func cohostedEngine(cfg *configs.Config, store configs.SecretStore, getenv func(
 		return nil, nil
 	}
 	return servecli.Engine(cfg, store, getenv, log)
+}
+
+// demoDaemonOptions is demo.Options.Daemon: the embedded defaults (no
+// config file, no HUBGATE_ variable: dir/home, in the demo's temp dir and
+// never made, stands in for the user config dir and the home dir) mapped
+// onto the daemon's options as `run` maps its configuration
+// (daemonOptions), with the co-hosted engine they name (cohostedEngine:
+// the scripted one). The demo sets its own options over them. closeEngine
+// closes the engine the options hold, once the demo returned.
+func demoDaemonOptions(log *slog.Logger) (options func(dir string) (daemon.Options, error), closeEngine func()) {
+	var eng *engine.Engine
+	noEnv := func(string) string { return "" }
+	options = func(dir string) (daemon.Options, error) {
+		inDir := func() (string, error) { return filepath.Join(dir, "home"), nil }
+		cfg, err := configs.Load(configs.LoadOptions{Env: noEnv, UserConfigDir: inDir, HomeDir: inDir})
+		if err != nil {
+			return daemon.Options{}, err
+		}
+		if eng, err = cohostedEngine(cfg, nil, noEnv, log); err != nil {
+			return daemon.Options{}, err
+		}
+		return daemonOptions(cfg, daemonParams{engine: eng}, log)
+	}
+	closeEngine = func() {
+		if eng != nil {
+			eng.Close()
+		}
+	}
+	return options, closeEngine
 }

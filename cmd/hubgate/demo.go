@@ -1,8 +1,10 @@
 package main
 
 // `hubgate demo`: the main job on embedded defaults, in one process, with no
-// set-up (package internal/demo runs it and narrates each step; this
-// command prints the narrative).
+// set-up (package bridge/daemon/demo runs it and narrates each step; this
+// command prints the narrative). The daemon's options are the embedded
+// defaults mapped as `run` maps its configuration (demoDaemonOptions), with
+// the demo's own over them.
 //
 // Choices where the issue is silent:
 //   - Embedded defaults only: no config file and no HUBGATE_ environment
@@ -33,8 +35,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/bridge/daemon/demo"
 	"github.com/hubgate/hubgate/configs"
-	"github.com/hubgate/hubgate/internal/demo"
 )
 
 // errDemoStdout: the narrative could not be written (stdout closed); the
@@ -83,7 +85,7 @@ not (failed, canceled, not run).`,
 	return cmd
 }
 
-// runDemo runs the demo (internal/demo) until ctx ends (or, with --once,
+// runDemo runs the demo (bridge/daemon/demo) until ctx ends (or, with --once,
 // the first run) and prints its narrative.
 func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 	if a.configPath != "" {
@@ -102,11 +104,13 @@ func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
 	defer a.signals(sigpipe, syscall.SIGPIPE)()
 	ctx, stopAll := context.WithCancelCause(ctx)
 	defer stopAll(nil)
-	n := &demo.Printer{W: a.stdio.Out, JSON: f.json, Failed: func(werr error) {
+	n := &demoPrinter{W: a.stdio.Out, JSON: f.json, Failed: func(werr error) {
 		stopAll(fmt.Errorf("%w: %w", errDemoStdout, werr))
 	}}
+	daemonOpts, closeEngine := demoDaemonOptions(log)
+	defer closeEngine()
 	err = demo.Run(ctx, demo.Options{Command: f.command, Once: f.once, Narrate: n.Print,
-		Invocation: demoInvocation(), Version: version(), Logger: log})
+		Invocation: demoInvocation(), Version: version(), Logger: log, Daemon: daemonOpts})
 	if c := context.Cause(ctx); errors.Is(c, errDemoStdout) {
 		return c
 	}

@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/daemon/demo"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/hub/mockhub"
-	"github.com/hubgate/hubgate/internal/demo"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate/server"
 	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/bridge/daemon/demo"
 	"github.com/hubgate/hubgate/cmd/hubgate/internal/controlcli"
 	"github.com/hubgate/hubgate/cmd/hubgate/internal/mockcli"
 	"github.com/hubgate/hubgate/cmd/hubgate/internal/rulescli"
@@ -14,7 +15,6 @@ import (
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub"
-	"github.com/hubgate/hubgate/internal/demo"
 	"github.com/hubgate/hubgate/oauth"
 )
 

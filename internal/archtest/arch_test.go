@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -26,8 +27,8 @@ const module = "github.com/hubgate/hubgate/"
 //
 // The table mirrors docs/architecture.md ("Dependencies point one way"):
 // cmd -> {bridge/daemon, deviceapi/pairing} -> bridge -> {hub, automate};
-// configs is imported by cmd (and the demo, which assembles an
-// installation as cmd does) and passes plain values down; bridge owns its
+// configs is imported by cmd (and by the demo, bridge/daemon/demo, for
+// its in-memory secret store) and passes plain values down; bridge owns its
 // event types, so bridge/control, bridge/notify and bridge/statuspage
 // import bridge, never the reverse. Change both together.
 var allowed = map[string][]string{
@@ -38,7 +39,7 @@ var allowed = map[string][]string{
 	// are cmd/hubgate/internal/... (the mock's mockcli, the control
 	// socket's controlcli, the rules' rulescli, automate serve's
 	// servecli, and cliout, their shared output); only cmd imports cmd.
-	"cmd/hubgate": {"cmd/hubgate/internal/", "bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "internal/demo",
+	"cmd/hubgate": {"cmd/hubgate/internal/", "bridge/daemon", "deviceapi/pairing", "configs", "configs/service", "bridge/daemon/demo",
 		"bridge", "bridge/control", "bridge/journal", "bridge/rules", "automate/server", "automate/engine",
 		"deviceapi", "hub", "oauth", "internal/"},
 	// The rules' command line (config check, rules test). It takes the
@@ -53,11 +54,16 @@ var allowed = map[string][]string{
 	"cmd/hubgate/internal/servecli": {"automate", "automate/server", "automate/engine", "automate/llm", "automate/scripted", "automate/toolkit", "configs", "internal/"},
 	// The commands' shared output (JSON, tables, suggestions).
 	"cmd/hubgate/internal/cliout": {"internal/"},
-	// The demo assembles a whole installation in one process, as cmd
-	// does: the mock, pairing (with configs' secret store), the daemon.
-	"internal/demo": {"bridge/daemon", "deviceapi/pairing", "hub/mockhub", "configs", "bridge", "bridge/journal", "bridge/rules",
-		"automate", "automate/assistant", "automate/scripted", "deviceapi", "oauth", "internal/"},
-	"bridge/daemon":     {"bridge", "bridge/", "hub", "automate", "automate/", "deviceapi", "internal/"},
+
+	"bridge/daemon": {"bridge", "bridge/", "hub", "automate", "automate/", "deviceapi", "internal/"},
+	// The demo is the daemon's assembly with demo options (DESIGN.md's
+	// row of the demo): the daemon, around it the mock (hub/mockhub: "cmd
+	// and the demo"), the pairing ("shared by pair and the demo") and
+	// configs' memory store ("for unit tests and for the one-process
+	// demo") with the access key as run gets it. Only cmd imports it
+	// (deps_test.go's linkedOnlyBy).
+	"bridge/daemon/demo": {"bridge/daemon", "deviceapi/pairing", "hub/mockhub", "configs", "bridge", "bridge/journal", "bridge/rules",
+		"automate", "automate/scripted", "deviceapi", "oauth", "internal/"},
 	"deviceapi/pairing": {"deviceapi", "oauth", "internal/"},
 
 	// The bridge owns its event types: control, notify and statuspage
@@ -94,6 +100,9 @@ var allowed = map[string][]string{
 	"configs":         {"bridge/rules", "automate", "internal/"},
 	"configs/service": {"internal/"},
 
+	// internal/ holds shared mechanisms below every component: nothing
+	// there imports a package above it (TestInternalImportsOnlyInternal
+	// holds this whatever the table says).
 	"internal/": {"internal/"},
 }
 
@@ -135,10 +144,11 @@ func permitted(rules []string, imp string) bool {
 	})
 }
 
-// moduleImports parses every non-test Go file below root (whatever its
+// packageImports parses every non-test Go file below root (whatever its
 // build constraints: an arrow broken on one OS is broken) and returns each
-// package's imports of the module's own packages, module-relative.
-func moduleImports(t *testing.T, root string) map[string][]string {
+// package's imports (module-relative package paths, full import paths),
+// each once, in the order first seen.
+func packageImports(t *testing.T, root string) map[string][]string {
 	t.Helper()
 	fset := token.NewFileSet()
 	out := map[string][]string{}
@@ -170,8 +180,8 @@ func moduleImports(t *testing.T, root string) map[string][]string {
 			if err != nil {
 				return err
 			}
-			if dep, ok := strings.CutPrefix(imp, module); ok && !slices.Contains(out[pkg], dep) {
-				out[pkg] = append(out[pkg], dep)
+			if !slices.Contains(out[pkg], imp) {
+				out[pkg] = append(out[pkg], imp)
 			}
 		}
 		if _, ok := out[pkg]; !ok {
@@ -181,6 +191,22 @@ func moduleImports(t *testing.T, root string) map[string][]string {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// moduleImports is packageImports restricted to the module's own
+// packages, module-relative.
+func moduleImports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for pkg, imps := range packageImports(t, root) {
+		out[pkg] = nil
+		for _, imp := range imps {
+			if dep, ok := strings.CutPrefix(imp, module); ok {
+				out[pkg] = append(out[pkg], dep)
+			}
+		}
 	}
 	return out
 }
@@ -208,6 +234,50 @@ func TestArrows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestInternalImportsOnlyInternal: internal/ holds the mechanisms shared
+// below every component, so no package under internal/ imports a package
+// of the module outside internal/ (the demo, which did, is
+// bridge/daemon/demo now). The rule holds whatever the arrows table says:
+// an entry under internal/ that allows more fails here too.
+func TestInternalImportsOnlyInternal(t *testing.T) {
+	pkgs := moduleImports(t, testenv.ModuleRoot(t))
+	checked := 0
+	for _, pkg := range slices.Sorted(maps.Keys(pkgs)) {
+		if !strings.HasPrefix(pkg, "internal/") {
+			continue
+		}
+		checked++
+		for _, p := range internalProblems(pkg, pkgs[pkg]) {
+			t.Error(p)
+		}
+	}
+	if checked < 5 {
+		t.Fatalf("found only %d packages under internal/: the walk is broken", checked)
+	}
+	for entry, rules := range allowed {
+		if !strings.HasPrefix(entry, "internal/") {
+			continue
+		}
+		for _, r := range rules {
+			if !strings.HasPrefix(r, "internal/") {
+				t.Errorf("the arrows table lets %s import %s: nothing under internal/ imports a package above it", entry, r)
+			}
+		}
+	}
+}
+
+// internalProblems are the imports of pkg (module-relative, under
+// internal/) that leave internal/.
+func internalProblems(pkg string, imports []string) []string {
+	var out []string
+	for _, imp := range imports {
+		if !strings.HasPrefix(imp, "internal/") {
+			out = append(out, fmt.Sprintf("%s imports %s: a package under internal/ imports only internal/ (it holds shared mechanisms below every component; move the code that needs %s out of internal/, as the demo moved to bridge/daemon/demo)", pkg, imp, imp))
+		}
+	}
+	return out
 }
 
 // TestConfigsCompilesNothing: configs may import bridge/rules for the
@@ -274,8 +344,9 @@ func usedNames(f *ast.File, importPath string) []selector {
 	return out
 }
 
-// TestTableCatchesABrokenArrow proves the table can fail: reverse arrows
-// and a component importing what sits above it are refused.
+// TestTableCatchesABrokenArrow proves the table can fail: reverse arrows,
+// a component importing what sits above it, and a package under internal/
+// importing anything outside internal/ are refused.
 func TestTableCatchesABrokenArrow(t *testing.T) {
 	for _, c := range []struct{ pkg, imp string }{
 		{"bridge", "bridge/control"},
@@ -291,11 +362,23 @@ func TestTableCatchesABrokenArrow(t *testing.T) {
 		{"deviceapi", "hub"},
 		{"hub", "hub/mockhub"},
 		{"bridge/daemon", "hub/mockhub"},
+		{"bridge/daemon", "deviceapi/pairing"},
+		{"bridge/daemon", "configs"},
+		{"bridge", "bridge/daemon/demo"},
+		{"deviceapi/pairing", "bridge/daemon/demo"},
+		{"hub/mockhub", "bridge/daemon/demo"},
+		{"internal/proc", "bridge"},
+		{"internal/localhttp", "hub/mockhub"},
+		{"internal/testutil", "configs"},
+		{"internal/demo", "bridge/daemon"},
 	} {
 		_, rules, ok := rulesFor(c.pkg)
 		if !ok || permitted(rules, c.imp) {
 			t.Errorf("%s -> %s is allowed by the table; docs/architecture.md forbids it", c.pkg, c.imp)
 		}
+	}
+	if got := internalProblems("internal/proc", []string{"internal/atomicfile", "bridge/daemon"}); len(got) != 1 || !strings.Contains(got[0], "internal/proc imports bridge/daemon") {
+		t.Errorf("internalProblems(internal/proc -> internal/atomicfile, bridge/daemon) = %q, want one problem naming bridge/daemon", got)
 	}
 }
 

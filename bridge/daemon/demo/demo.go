@@ -1,8 +1,12 @@
-// Package demo owns the one-process demo (`hubgate demo`): the mock remote
-// service, pairing against it, the daemon with the scripted engine and the
-// embedded demo rules, and the sample commands, narrated step by step
-// through a callback. It prints nothing; its caller prints what it
-// narrates. Run returns once the first command is settled.
+// Package demo owns the one-process demo (`hubgate demo`): the daemon's
+// own assembly (package daemon, made with New and started with Start as
+// `hubgate run` does) on the options its caller maps from the embedded
+// defaults, with the demo's options over them (the scripted engine, the
+// embedded demo rules, everything in a temp dir), and around it the mock
+// remote service, pairing against it (package pairing) and the sample
+// commands, narrated step by step through a callback. It prints nothing;
+// its caller prints what it narrates. Only cmd imports it. Run returns
+// once the first command is settled (Once) or ctx ends.
 //
 // The choices where the issue is silent: docs/demo.md.
 package demo
@@ -19,6 +23,7 @@ import (
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/bridge/daemon"
 	"github.com/hubgate/hubgate/bridge/journal"
 )
 
@@ -56,6 +61,14 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock of the steps and of the daemon. Zero: time.Now.
 	Now func() time.Time
+	// Daemon returns the daemon's options before the demo's own, given
+	// the demo's temp dir: `hubgate demo` maps the embedded defaults onto
+	// them as `hubgate run` maps its configuration, engine included, with
+	// dir as the user config dir. The demo then sets what is its own (see
+	// daemonOptions: the device and its token, the demo rules, the paths
+	// in dir, any free port, no desktop notification, Logger and Now).
+	// Zero: the daemon's zero values and the scripted engine.
+	Daemon func(dir string) (daemon.Options, error)
 }
 
 // Step is one step of the narrative.

@@ -1,4 +1,4 @@
-package demo
+package main
 
 import (
 	"encoding/json"
@@ -6,12 +6,15 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hubgate/hubgate/bridge/daemon/demo"
 )
 
-// Printer prints the narrative (Options.Narrate: Print) on W, as text or,
-// with JSON, as JSON lines: {"time","event","message"} plus the step's
-// fields. It is safe for concurrent use.
-type Printer struct {
+// demoPrinter prints the demo's narrative (demo.Options.Narrate: Print) on
+// W, as text or, with JSON, as JSON lines: {"time","event","message"} plus
+// the step's fields. The demo narrates; `hubgate demo` prints. It is safe
+// for concurrent use.
+type demoPrinter struct {
 	W    io.Writer
 	JSON bool
 	// Failed is called once with the first write error; later steps are
@@ -24,7 +27,7 @@ type Printer struct {
 
 // Print prints one step: its text, or (JSON) an object with the step's
 // name, its text and its fields.
-func (n *Printer) Print(s Step) {
+func (n *demoPrinter) Print(s demo.Step) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.broken {
@@ -49,7 +52,7 @@ func (n *Printer) Print(s Step) {
 }
 
 // write writes b, noting the first failure (n.mu is held).
-func (n *Printer) write(b []byte) {
+func (n *demoPrinter) write(b []byte) {
 	if _, err := n.W.Write(b); err != nil {
 		n.broken = true
 		if n.Failed != nil {

@@ -17,67 +17,68 @@ import (
 	"github.com/hubgate/hubgate/hub/mockhub"
 )
 
-// daemonOptions are the demo daemon's options, as values: the embedded
-// demo rules, the journal and the control socket in the temp dir, the
-// co-hosted Automate server with the scripted engine on any free port, no
-// desktop notifications; every other option keeps its zero value, which
-// is the configuration's default.
-func (r *run) daemonOptions(m *mock, p *paired, set *rules.Set, key string) daemon.Options {
-	return daemon.Options{
-		DeviceID:     p.device.ID,
-		Device:       p.device, // the REST device the pairing confirmed
-		DeviceTypeID: m.srv.Config().DeviceTypeID,
-		APIURL:       m.base,
-		DeviceToken: func(ctx context.Context) (string, error) {
-			return p.store.Get(ctx, pairing.AccountDeviceToken)
-		},
-		Rules:         set,
-		JournalPath:   filepath.Join(r.dir, "journal.db"),
-		ControlSocket: filepath.Join(r.dir, "control.sock"),
-		Automate: daemon.AutomateOptions{Key: key, Port: -1,
-			Assistant:  scripted.New(scripted.Config{Logger: r.log.With("component", "engine")}),
-			Workspace:  filepath.Join(r.dir, "workspace"),
-			AppVersion: r.o.Version},
-		// The narrative shows every answer; desktop notifications stay
-		// off. The status page runs, as with the defaults.
-		Outputs: daemon.OutputOptions{Notify: rules.NotifyNone, StatusPage: true},
-		Logger:  r.log,
-		Now:     r.o.Now,
+// daemonOptions are the demo daemon's options: the caller's (Options.Daemon:
+// `hubgate demo` passes the embedded defaults mapped as `hubgate run` maps
+// its configuration, with the engine they name), and over them what is the
+// demo's own, each named here: the paired device and its token from
+// memory, the embedded demo rules, the journal, the control socket and the
+// workspace in the temp dir, the co-hosted Automate server on any free
+// port with a key of this process only, no desktop notification (the
+// narrative shows every answer), the demo's logger and clock.
+func (r *run) daemonOptions(m *mock, p *paired, set *rules.Set, key string) (daemon.Options, error) {
+	var o daemon.Options
+	if r.o.Daemon != nil {
+		var err error
+		if o, err = r.o.Daemon(r.dir); err != nil {
+			return daemon.Options{}, fmt.Errorf("demo: the daemon's options: %w", err)
+		}
 	}
+	o.DeviceID, o.Device = p.device.ID, p.device // the REST device the pairing confirmed
+	o.DeviceTypeID = m.srv.Config().DeviceTypeID
+	o.APIURL = m.base
+	o.DeviceToken = func(ctx context.Context) (string, error) {
+		return p.store.Get(ctx, pairing.AccountDeviceToken)
+	}
+	o.Pairing = nil // the pairing lives in memory: a reconnect keeps it
+	o.Rules = set
+	o.JournalPath = filepath.Join(r.dir, "journal.db")
+	o.ControlSocket = filepath.Join(r.dir, "control.sock")
+	o.Lock = nil
+	o.Automate.External, o.Automate.Key, o.Automate.Port = false, key, -1
+	o.Automate.Workspace = filepath.Join(r.dir, "workspace")
+	o.Automate.AppVersion = r.o.Version
+	if o.Automate.Assistant == nil {
+		o.Automate.Assistant = scripted.New(scripted.Config{Logger: r.log.With("component", "engine")})
+	}
+	o.Outputs.Notify, o.Outputs.ProgressAfter = rules.NotifyNone, 0
+	o.Ready = nil
+	o.Logger, o.Now = r.log, r.o.Now
+	return o, nil
 }
 
-// running is the demo's daemon while it runs.
-type running struct {
-	info daemon.Info
-	done chan error // the daemon's Run result
-	stop context.CancelFunc
-}
-
-// startDaemon starts the daemon and waits until it is up.
-func (r *run) startDaemon(ctx context.Context, opts daemon.Options) (*running, error) {
-	ready := make(chan daemon.Info, 1)
-	opts.Ready = func(i daemon.Info) { ready <- i }
+// startDaemon makes the daemon and starts it, as `hubgate run` does
+// (daemon.Supervise: New, then Start, which returns once every part runs).
+func (r *run) startDaemon(ctx context.Context, opts daemon.Options) (*daemon.Daemon, error) {
 	d, err := daemon.New(opts)
 	if err != nil {
 		return nil, err
 	}
-	dctx, stop := context.WithCancel(ctx)
-	rd := &running{done: make(chan error, 1), stop: stop}
-	go func() { rd.done <- d.Run(dctx) }()
-	select {
-	case rd.info = <-ready:
-		return rd, nil
-	case derr := <-rd.done:
-		stop()
-		return nil, r.daemonEnded(ctx, derr)
+	if err := d.Start(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, r.interrupted()
+		}
+		return nil, fmt.Errorf("demo: start the daemon: %w", err)
 	}
+	return d, nil
 }
 
-// daemonEnded turns an early end of the daemon into Run's result.
-func (r *run) daemonEnded(ctx context.Context, derr error) error {
+// daemonEnded turns an early end of the daemon (its bridge stopped on its
+// own: d.Done) into Run's result.
+func (r *run) daemonEnded(ctx context.Context, d *daemon.Daemon) error {
 	if ctx.Err() != nil {
 		return r.interrupted()
 	}
+	derr := d.Close()
 	if derr == nil {
 		derr = errors.New("it returned without being asked to stop")
 	}
@@ -87,58 +88,64 @@ func (r *run) daemonEnded(ctx context.Context, derr error) error {
 // runDaemon runs the daemon, follows its event stream, pushes the sample
 // command and, unless Once, stays up until ctx ends.
 func (r *run) runDaemon(ctx context.Context, m *mock, p *paired) (err error) {
-	key, err := configs.GenerateAccessKey()
+	// The access key as `hubgate run` gets it (configs.AutomateKey), from
+	// the demo's memory store, where it is made on first use; no
+	// HUBGATE_AUTOMATE_KEY is read.
+	key, _, err := configs.AutomateKey(ctx, p.store, func(string) string { return "" })
 	if err != nil {
-		return err
+		return fmt.Errorf("demo: the Automate access key: %w", err)
 	}
 	set, err := rules.Demo()
 	if err != nil {
 		return err
 	}
-	r.say("daemon", nil, "3. starting the daemon in this process, as 'hubgate run' does")
-	rd, err := r.startDaemon(ctx, r.daemonOptions(m, p, set, key))
+	opts, err := r.daemonOptions(m, p, set, key)
 	if err != nil {
 		return err
 	}
+	r.say("daemon", nil, "3. starting the daemon in this process, as 'hubgate run' does")
+	d, err := r.startDaemon(ctx, opts)
+	if err != nil {
+		return err
+	}
+	info := d.Info()
 	f := newFollower(r)
 	followed := make(chan struct{})
 	defer func() {
-		rd.stop()
-		if derr := <-rd.done; derr != nil && !errors.Is(derr, context.Canceled) && err == nil {
+		if derr := d.Close(); derr != nil && !errors.Is(derr, context.Canceled) && err == nil {
 			err = derr
 		}
 		<-followed
 		r.say("daemon-stopped", nil, "stopped the daemon (DeviceStoppedListening sent, journal closed) and its Automate server")
 	}()
-	r.say("automate", map[string]any{"automateUrl": rd.info.AutomateURL},
-		"   Automate server (scripted engine) at %s; its access key exists in this process only", rd.info.AutomateURL)
-	journalPath := filepath.Join(r.dir, "journal.db")
-	r.say("journal", map[string]any{"journal": journalPath}, "   journal: %s", journalPath)
+	r.say("automate", map[string]any{"automateUrl": info.AutomateURL},
+		"   Automate server (scripted engine) at %s; its access key exists in this process only", info.AutomateURL)
+	r.say("journal", map[string]any{"journal": opts.JournalPath}, "   journal: %s", opts.JournalPath)
 	r.say("rules", map[string]any{"rules": ruleNames(set)}, "   routing rules (the embedded demo set): %s", strings.Join(ruleNames(set), ", "))
 
 	// Every event of the daemon's life so far, then each new one.
-	events := rd.info.Bridge.Subscribe(ctx, bridge.SubscribeOptions{History: bridge.DefaultEventHistory, Buffer: 4096})
+	events := info.Bridge.Subscribe(ctx, bridge.SubscribeOptions{History: bridge.DefaultEventHistory, Buffer: 4096})
 	go func() {
 		defer close(followed)
 		f.follow(events)
 	}()
-	return r.drive(ctx, m, p, set, rd, f)
+	return r.drive(ctx, m, p, set, d, f)
 }
 
 // drive waits for the device to listen, pushes the sample command, waits
 // until it is settled and then, unless Once, until ctx ends.
-func (r *run) drive(ctx context.Context, m *mock, p *paired, set *rules.Set, rd *running, f *follower) error {
+func (r *run) drive(ctx context.Context, m *mock, p *paired, set *rules.Set, d *daemon.Daemon, f *follower) error {
 	startCtx, cancel := context.WithTimeout(ctx, r.o.StartTimeout)
 	defer cancel()
 	select {
 	case <-f.listening:
-	case derr := <-rd.done:
-		return r.daemonEnded(ctx, derr)
+	case <-d.Done():
+		return r.daemonEnded(ctx, d)
 	case <-startCtx.Done():
 		if ctx.Err() != nil {
 			return r.interrupted()
 		}
-		return fmt.Errorf("demo: the device did not start listening within %s (hub: %s)", r.o.StartTimeout, rd.info.Hub.State())
+		return fmt.Errorf("demo: the device did not start listening within %s (hub: %s)", r.o.StartTimeout, d.Info().Hub.State())
 	}
 	if err := waitListening(startCtx, m.srv, p.device.ID); err != nil {
 		if ctx.Err() != nil {
@@ -158,8 +165,8 @@ func (r *run) drive(ctx context.Context, m *mock, p *paired, set *rules.Set, rd 
 	var first outcome
 	select {
 	case first = <-f.first:
-	case derr := <-rd.done:
-		return r.daemonEnded(ctx, derr)
+	case <-d.Done():
+		return r.daemonEnded(ctx, d)
 	case <-ctx.Done():
 		return r.interrupted()
 	}
@@ -177,8 +184,8 @@ func (r *run) drive(ctx context.Context, m *mock, p *paired, set *rules.Set, rd 
 	case <-ctx.Done():
 		r.say("stopping", nil, "stopping")
 		return nil
-	case derr := <-rd.done:
-		return r.daemonEnded(ctx, derr)
+	case <-d.Done():
+		return r.daemonEnded(ctx, d)
 	}
 }
 

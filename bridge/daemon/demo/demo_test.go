@@ -7,13 +7,19 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hubgate/hubgate/automate"
+	"github.com/hubgate/hubgate/automate/scripted"
+	"github.com/hubgate/hubgate/bridge/daemon"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/configs"
+	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
 	"github.com/hubgate/hubgate/internal/testutil"
 )
@@ -223,5 +229,71 @@ func TestMockServesWithTheHardenedServer(t *testing.T) {
 	defer m.stop()
 	if got := testutil.HeaderLimitStatus(t, m.base, "/api/Device/userDevices"); got != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("status %d for 256 KiB of headers, want 431", got)
+	}
+}
+
+// TestDaemonOptionsSetTheDemosOwnOverTheCallers: the demo keeps the
+// caller's options (cmd: the defaults as `run` maps them) and sets only
+// its own: the paired device, the paths in its dir, the co-hosted server
+// on any free port, the demo rules, no desktop notification.
+func TestDaemonOptionsSetTheDemosOwnOverTheCallers(t *testing.T) {
+	srv, err := mockhub.New(mockhub.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	engine := scripted.New(scripted.Config{})
+	dir := t.TempDir()
+	var gotDir string
+	r := &run{dir: dir, log: slog.New(slog.DiscardHandler), o: Options{Daemon: func(d string) (daemon.Options, error) {
+		gotDir = d
+		return daemon.Options{JournalPath: "/elsewhere/journal.db", ControlSocket: "/elsewhere/control.sock", JournalKeep: time.Hour,
+			Bridge:            daemon.BridgeOptions{CancelGrace: 3 * time.Second},
+			Automate:          daemon.AutomateOptions{External: true, Port: 4317, Workspace: "/elsewhere", Assistant: engine, ToolWait: time.Minute},
+			Outputs:           daemon.OutputOptions{Notify: "answers", ProgressAfter: 10 * time.Second, StatusPage: true},
+			HubMaxMessageSize: 1 << 20}, nil
+	}}.withDefaults()}
+	set, err := rules.Demo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &paired{device: &deviceapi.UserDevice{ID: "dev-1"}, store: configs.NewMemoryStore()}
+	o, err := r.daemonOptions(&mock{srv: srv, base: "http://127.0.0.1:1"}, p, set, "key")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotDir != dir {
+		t.Errorf("Options.Daemon got dir %q, want the demo's %q", gotDir, dir)
+	}
+	for name, c := range map[string]struct{ got, want any }{
+		// The demo's own.
+		"DeviceID":                {o.DeviceID, "dev-1"},
+		"APIURL":                  {o.APIURL, "http://127.0.0.1:1"},
+		"JournalPath":             {o.JournalPath, filepath.Join(dir, "journal.db")},
+		"ControlSocket":           {o.ControlSocket, filepath.Join(dir, "control.sock")},
+		"Automate.External":       {o.Automate.External, false},
+		"Automate.Port":           {o.Automate.Port, -1},
+		"Automate.Key":            {o.Automate.Key, "key"},
+		"Automate.Workspace":      {o.Automate.Workspace, filepath.Join(dir, "workspace")},
+		"Outputs.Notify":          {o.Outputs.Notify, rules.NotifyNone},
+		"Outputs.ProgressAfter":   {o.Outputs.ProgressAfter, time.Duration(0)},
+		"Rules":                   {o.Rules, set},
+		"Automate.Assistant":      {o.Automate.Assistant, any(engine)},
+		"Bridge.CancelGrace":      {o.Bridge.CancelGrace, 3 * time.Second},
+		"JournalKeep":             {o.JournalKeep, time.Hour},
+		"Automate.ToolWait":       {o.Automate.ToolWait, time.Minute},
+		"Outputs.StatusPage":      {o.Outputs.StatusPage, true},
+		"HubMaxMessageSize":       {o.HubMaxMessageSize, int64(1 << 20)},
+		"DeviceToken is set":      {o.DeviceToken != nil, true},
+		"Device is the pairing's": {o.Device == p.device, true},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", name, c.got, c.want)
+		}
+	}
+
+	r.o.Daemon = func(string) (daemon.Options, error) { return daemon.Options{}, errors.New("no defaults") }
+	if _, err := r.daemonOptions(&mock{srv: srv}, p, set, "key"); err == nil || !strings.Contains(err.Error(), "no defaults") {
+		t.Errorf("a failing Options.Daemon: %v", err)
 	}
 }
