@@ -157,11 +157,16 @@ func (c *CLI) TellDaemon(ctx context.Context) DaemonAnswer {
 }
 
 // TellDaemonPairing tells a running daemon (TellDaemon) and says on
-// stderr what happened to it; a daemon that is not running is told
-// nothing (quiet unless always).
+// stderr what happened to it (SayDaemonAnswer).
 func (c *CLI) TellDaemonPairing(ctx context.Context, always bool) {
-	say := func(format string, args ...any) { fmt.Fprintf(c.opts.Err, "hubgate: "+format+"\n", args...) }
-	d := c.TellDaemon(ctx)
+	SayDaemonAnswer(c.opts.Err, c.TellDaemon(ctx), always)
+}
+
+// SayDaemonAnswer says on w (stderr) what a running daemon did when told
+// that the pairing changed; a daemon that is not running is told nothing
+// (quiet unless always).
+func SayDaemonAnswer(w io.Writer, d DaemonAnswer, always bool) {
+	say := func(format string, args ...any) { fmt.Fprintf(w, "hubgate: "+format+"\n", args...) }
 	switch {
 	case !d.Running && d.Err != nil:
 		say("could not tell a running daemon: %v", d.Err)
