@@ -182,7 +182,9 @@ func serve(t *testing.T, d control.Backend) Daemon {
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	return Daemon{Locate: func() (Endpoints, error) { return Endpoints{ControlSocket: sock, Journal: filepath.Join(dir, "journal.db")}, nil },
+	return Daemon{Locate: func() (Endpoints, error) {
+		return Endpoints{ControlSocket: sock, Journal: filepath.Join(dir, "journal.db")}, nil
+	},
 		Dial: control.Dial}
 }
 
