@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -241,3 +242,43 @@ func TestRunEventsFollowEndsWithItsContext(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// The mock runs in-process until its context ends: what it serves on
+// stderr, then its base URL on stdout; an address that is taken is an
+// UnavailableError and the run says so.
+func TestRunServeUntilItsContextEnds(t *testing.T) {
+	lines := make(chan string, 10)
+	var errOut bytes.Buffer
+	f := &ServeOptions{Listen: "127.0.0.1:0", DirectHub: true, Getenv: func(string) string { return "" },
+		Logger: func() *slog.Logger { return slog.New(slog.DiscardHandler) }, Err: &errOut,
+		Out: writerFunc(func(p []byte) (int, error) { lines <- strings.TrimSpace(string(p)); return len(p), nil })}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- runServe(ctx, f) }()
+	var base string
+	select {
+	case base = <-lines:
+	case err := <-done:
+		t.Fatalf("the mock ended: %v", err)
+	}
+	if !strings.HasPrefix(base, "http://127.0.0.1:") {
+		t.Errorf("stdout %q, want the base URL", base)
+	}
+	// It serves: its admin API answers.
+	if _, err := (&mockhub.AdminClient{BaseURL: base}).Devices(ctx); err != nil {
+		t.Errorf("the admin API: %v", err)
+	}
+	taken := *f
+	taken.Listen = strings.TrimPrefix(base, "http://")
+	var u *UnavailableError
+	if err := runServe(context.Background(), &taken); !errors.As(err, &u) || !strings.Contains(err.Error(), "is taken") {
+		t.Errorf("a taken address: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("after its context ended: %v", err)
+	}
+	if !strings.Contains(errOut.String(), "hubgate: the hub is served directly at "+base+mockhub.HubPath) {
+		t.Errorf("stderr:\n%s", errOut.String())
+	}
+}
