@@ -319,7 +319,7 @@ func closePair(errOut io.Writer, told controlcli.DaemonAnswer, cfg *configs.Conf
 
 // progress prints one step line on stderr.
 func (e pairEnv) progress(format string, args ...any) {
-	fmt.Fprintf(e.stdio.Err, "hubgate: "+format+"\n", args...)
+	tellOn(e.stdio.Err, fmt.Sprintf(format, args...))
 }
 
 // runPair runs the pairing (pairing.Run) with cfg's settings.

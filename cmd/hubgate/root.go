@@ -17,7 +17,13 @@ import (
 )
 
 // app is what every command shares: the streams, the environment, and the
-// global flags.
+// global flags. It is the factory of the commands, as gh's cmdutil.Factory:
+// each command is an options struct (xOptions) that newCmdX(a, runF) fills
+// from app and from its flags, and a run function runX(ctx, opts) that
+// does the work with only what the options inject (streams, getenv, the
+// clock, the configuration loader, the secret store, the service manager,
+// the daemon's answer...). RunE parses, then hands the options to runF when
+// a test gave one, else to runX (cliout.Run). Tests call either.
 type app struct {
 	stdio      Stdio
 	getenv     func(string) string
