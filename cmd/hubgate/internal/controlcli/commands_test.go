@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -317,26 +318,44 @@ func TestRunOpenWithdrawsTheLoginOfAFailedBrowser(t *testing.T) {
 	}
 }
 
-// A browser command still running after the grace is taken for a browser
-// that opened: the login stays armed, and the code is redacted.
+// A browser command still running after the grace (3 s, on synctest's
+// clock) is taken for a browser that opened: the login stays armed, and
+// the code is redacted. One that fails within the grace is not.
 func TestRunOpenTakesABrowserStillRunningAfterTheGrace(t *testing.T) {
 	page := control.StatusPage{URL: "http://127.0.0.1:9/?token=secret", LoginURL: "http://127.0.0.1:9/login?code=c0de"}
 	d := &fakeDaemon{page: page}
-	dm := serve(t, d)
-	var out bytes.Buffer
-	o := &openOptions{Out: &out, Daemon: dm, Getenv: func(string) string { return "" }, BrowserGrace: time.Millisecond,
-		StartBrowser: func([]string, func(error)) error { return nil }} // never exits
-	if err := runOpen(context.Background(), o); err != nil {
-		t.Fatal(err)
-	}
-	if want := "opened the status page (http://127.0.0.1:9/login?code=…)\n"; out.String() != want {
-		t.Errorf("got %q, want %q (the code redacted)", out.String(), want)
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if len(d.revoked) != 0 {
-		t.Errorf("an opened browser's login was withdrawn: %q", d.revoked)
-	}
+	dm := serve(t, d) // outside the bubble: its socket is real
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		o := &openOptions{Out: &out, Daemon: dm, Getenv: func(string) string { return "" },
+			StartBrowser: func([]string, func(error)) error { return nil }} // runs on
+		start := time.Now()
+		if err := runOpen(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		if waited := time.Since(start); waited != browserGrace {
+			t.Errorf("open waited %s for the browser, want the grace %s", waited, browserGrace)
+		}
+		if want := "opened the status page (http://127.0.0.1:9/login?code=…)\n"; out.String() != want {
+			t.Errorf("got %q, want %q (the code redacted)", out.String(), want)
+		}
+		d.mu.Lock()
+		if len(d.revoked) != 0 {
+			t.Errorf("an opened browser's login was withdrawn: %q", d.revoked)
+		}
+		d.mu.Unlock()
+
+		// A launcher that fails a second in: the login is withdrawn.
+		o.StartBrowser = func(_ []string, exited func(error)) error {
+			go func() { time.Sleep(time.Second); exited(errors.New("exit status 4")) }()
+			return nil
+		}
+		start = time.Now()
+		var be *BrowserError
+		if err := runOpen(context.Background(), o); !errors.As(err, &be) || time.Since(start) != time.Second {
+			t.Errorf("a browser that failed after 1s: %v after %s", err, time.Since(start))
+		}
+	})
 }
 
 // watchingDaemon streams events, then ends the stream (it stopped).
