@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/automate/server"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/cmd/hubgate/internal/servecli"
 	"github.com/hubgate/hubgate/configs"
 )
@@ -28,6 +29,7 @@ func newAutomateCommand(a *app) *cobra.Command {
 	return cmd
 }
 
+// serveFlags are automate serve's flags as given.
 type serveFlags struct {
 	assistant    string
 	product      string
@@ -42,8 +44,42 @@ type serveFlags struct {
 	ephemeralKey bool
 }
 
-func newServeCommand(a *app) *cobra.Command {
-	var f serveFlags
+// serveOptions are automate serve's options.
+type serveOptions struct {
+	IO     Stdio
+	Getenv func(string) string // the access key's variable, the openai engine's API key
+	// LoadConfig loads and validates the configuration with overrides
+	// (the flags') applied.
+	LoadConfig func(overrides []configs.Override) (*configs.Config, error)
+	Logger     func(cfg *configs.Config) *slog.Logger
+	// SecretStore holds the access key and MCP tokens (cfg's setting).
+	SecretStore func(cfg *configs.Config, log *slog.Logger) configs.SecretStore
+	// DenyInspection makes the process non-dumpable; nil: nothing.
+	DenyInspection func(log *slog.Logger)
+	// Signals subscribes to the process's signals (Process.Signals): a
+	// SIGHUP reads the access key again. Nil: no SIGHUP.
+	Signals func(c chan<- os.Signal, sigs ...os.Signal) (stop func())
+
+	Flags serveFlags
+	// Overrides are the configuration overrides of the flags that were
+	// set (serveOverrides).
+	Overrides []configs.Override
+	// UpstreamSet, ModelsSet, PortSet: --upstream, --models, --port were
+	// given.
+	UpstreamSet, ModelsSet, PortSet bool
+}
+
+func newServeCommand(a *app) *cobra.Command { return newCmdServe(a, nil) }
+
+// newCmdServe builds automate serve; runF (nil: runServe) gets the parsed
+// options.
+func newCmdServe(a *app, runF func(context.Context, *serveOptions) error) *cobra.Command {
+	o := &serveOptions{IO: a.stdio, Getenv: a.getenv, LoadConfig: a.loadConfig, Logger: a.logger, DenyInspection: denyInspection,
+		Signals: a.signals,
+		SecretStore: func(cfg *configs.Config, log *slog.Logger) configs.SecretStore {
+			return a.secretStore(cfg, log, a.tellErr)
+		}}
+	f := &o.Flags
 	cmd := &cobra.Command{
 		Use: "serve",
 		Example: `  hubgate automate serve --ephemeral-key
@@ -71,7 +107,12 @@ accepted as a flag. --ephemeral-key generates a key that lives only in this
 process and prints it once on stderr, for machines without a secret store.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.serve(cmd.Context(), cmd, f)
+			var err error
+			if o.Overrides, err = serveOverrides(cmd, *f); err != nil {
+				return err
+			}
+			o.UpstreamSet, o.ModelsSet, o.PortSet = cmd.Flags().Changed("upstream"), cmd.Flags().Changed("models"), cmd.Flags().Changed("port")
+			return cliout.Run(cmd, runF, runServe, o)
 		},
 	}
 	fl := cmd.Flags()
@@ -89,29 +130,31 @@ process and prints it once on stderr, for machines without a secret store.`,
 	return cmd
 }
 
-func (a *app) serve(ctx context.Context, cmd *cobra.Command, f serveFlags) error {
-	overrides, err := serveOverrides(cmd, f)
+// runServe serves the Automate server (servecli.Serve) until ctx ends.
+func runServe(ctx context.Context, o *serveOptions) error {
+	f := o.Flags
+	cfg, err := o.LoadConfig(o.Overrides)
 	if err != nil {
 		return err
 	}
-	cfg, err := a.loadConfig(overrides)
-	if err != nil {
-		return err
+	log := o.Logger(cfg)
+	if o.DenyInspection != nil {
+		o.DenyInspection(log)
 	}
-	log := a.logger(cfg)
-	denyInspection(log)
 	openai := cfg.Automate.Engine == "openai"
-	if cmd.Flags().Changed("upstream") && !openai {
+	if o.UpstreamSet && !openai {
 		return &usageError{fmt.Errorf("--upstream applies to the openai engine; add --assistant openai")}
 	}
-	if cmd.Flags().Changed("models") && openai {
+	if o.ModelsSet && openai {
 		return &usageError{fmt.Errorf("--models replaces the scripted engine's catalog; the openai engine reads its catalog from the upstream")}
 	}
 	hup := make(chan os.Signal, 1)
-	defer a.signals(hup, syscall.SIGHUP)()
+	if o.Signals != nil {
+		defer o.Signals(hup, syscall.SIGHUP)()
+	}
 	return servecli.Serve(ctx, servecli.Options{Config: cfg, Launch: server.LaunchSelection{ModelName: f.model, Family: f.family, SizeCode: f.size},
-		AnyPort: cmd.Flags().Changed("port") && f.port == 0, EphemeralKey: f.ephemeralKey, Store: a.secretStore(cfg, log, a.tellErr),
-		Getenv: a.getenv, HUP: hup, AppVersion: version(), Logger: log, Out: a.stdio.Out, Err: a.stdio.Err})
+		AnyPort: o.PortSet && f.port == 0, EphemeralKey: f.ephemeralKey, Store: o.SecretStore(cfg, log),
+		Getenv: o.Getenv, HUP: hup, AppVersion: version(), Logger: log, Out: o.IO.Out, Err: o.IO.Err})
 }
 
 // serveOverrides maps serve's flags onto configuration overrides.
@@ -142,8 +185,26 @@ func serveOverrides(cmd *cobra.Command, f serveFlags) ([]configs.Override, error
 	return overrides, nil
 }
 
-func newKeyCommand(a *app) *cobra.Command {
-	var rotate bool
+// keyOptions are automate key's options.
+type keyOptions struct {
+	IO Stdio
+	// LoadConfig loads the configuration; on an error the secrets setting
+	// is auto.
+	LoadConfig func() (*configs.Config, error)
+	// SecretStore holds the key (cfg nil: auto).
+	SecretStore func(cfg *configs.Config) configs.SecretStore
+	Rotate      bool // --rotate: replace the stored key
+}
+
+func newKeyCommand(a *app) *cobra.Command { return newCmdKey(a, nil) }
+
+// newCmdKey builds automate key; runF (nil: runKey) gets the parsed
+// options.
+func newCmdKey(a *app, runF func(context.Context, *keyOptions) error) *cobra.Command {
+	o := &keyOptions{IO: a.stdio, LoadConfig: func() (*configs.Config, error) { return a.loadConfig(nil) },
+		SecretStore: func(cfg *configs.Config) configs.SecretStore {
+			return a.secretStore(cfg, slog.New(slog.DiscardHandler), a.tellErr)
+		}}
 	cmd := &cobra.Command{
 		Use: "key",
 		Example: `  hubgate automate key            # print the key (creating it on first use)
@@ -153,23 +214,29 @@ func newKeyCommand(a *app) *cobra.Command {
 first use. --rotate replaces it; a running 'hubgate automate serve' picks the new
 key up on SIGHUP or restart, and the old key stops working then.`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, _ := a.loadConfig(nil) // its secrets setting when it loads; else auto
-			store := a.secretStore(cfg, slog.New(slog.DiscardHandler), a.tellErr)
-			var key string
-			var err error
-			if rotate {
-				key, err = configs.RotateAutomateKey(cmd.Context(), store)
-			} else {
-				key, _, err = configs.AutomateKey(cmd.Context(), store, func(string) string { return "" })
-			}
-			if err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(a.stdio.Out, key)
-			return err
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runKey, o) },
 	}
-	cmd.Flags().BoolVar(&rotate, "rotate", false, "replace the stored key with a new one")
+	cmd.Flags().BoolVar(&o.Rotate, "rotate", false, "replace the stored key with a new one")
 	return cmd
+}
+
+// runKey prints the stored key, generating it on first use, or a new one
+// (Rotate).
+func runKey(ctx context.Context, o *keyOptions) error {
+	cfg, err := o.LoadConfig() // its secrets setting when it loads; else auto
+	if err != nil {
+		cfg = nil
+	}
+	store := o.SecretStore(cfg)
+	var key string
+	if o.Rotate {
+		key, err = configs.RotateAutomateKey(ctx, store)
+	} else {
+		key, _, err = configs.AutomateKey(ctx, store, func(string) string { return "" })
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(o.IO.Out, key)
+	return err
 }

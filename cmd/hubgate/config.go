@@ -1,15 +1,18 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/bridge/rules"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/cmd/hubgate/internal/rulescli"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
@@ -39,8 +42,20 @@ func (a *app) configFile() (string, error) {
 	return configs.PathIn(dir), nil
 }
 
-func newConfigInitCommand(a *app) *cobra.Command {
-	var force bool
+// configInitOptions are `config init`'s options.
+type configInitOptions struct {
+	IO Stdio
+	// ConfigFile is the file to write: --config, else the default path.
+	ConfigFile func() (string, error)
+	Force      bool // replace an existing file (kept as <file>.bak)
+}
+
+func newConfigInitCommand(a *app) *cobra.Command { return newCmdConfigInit(a, nil) }
+
+// newCmdConfigInit builds config init; runF (nil: runConfigInit) gets the
+// parsed options.
+func newCmdConfigInit(a *app, runF func(context.Context, *configInitOptions) error) *cobra.Command {
+	o := &configInitOptions{IO: a.stdio, ConfigFile: a.configFile}
 	cmd := &cobra.Command{
 		Use: "init",
 		Example: `  hubgate config init           # a commented starter file
@@ -56,58 +71,102 @@ An existing file is never replaced unless --force is given; then the old file
 is kept next to it as <file>.bak. Without --force, an existing file is a usage
 error (exit code 2) and nothing is written.`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, err := a.configFile()
-			if err != nil {
-				return err
-			}
-			if err := configs.WriteStarter(path, force); err != nil {
-				return err
-			}
-			fmt.Fprintf(a.stdio.Out, "wrote %s\n", path)
-			fmt.Fprintf(a.stdio.Err, "Next: 'hubgate config check', then 'hubgate run' (or 'hubgate service install').\n")
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runConfigInit, o) },
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "replace an existing file (kept as <file>.bak)")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "replace an existing file (kept as <file>.bak)")
 	return cmd
 }
 
-func newConfigPathCommand(a *app) *cobra.Command {
+// runConfigInit writes the starter file.
+func runConfigInit(_ context.Context, o *configInitOptions) error {
+	path, err := o.ConfigFile()
+	if err != nil {
+		return err
+	}
+	if err := configs.WriteStarter(path, o.Force); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.IO.Out, "wrote %s\n", path)
+	fmt.Fprintf(o.IO.Err, "Next: 'hubgate config check', then 'hubgate run' (or 'hubgate service install').\n")
+	return nil
+}
+
+// configPathOptions are `config path`'s options.
+type configPathOptions struct {
+	IO         Stdio
+	ConfigFile func() (string, error) // --config, else the default path
+}
+
+func newConfigPathCommand(a *app) *cobra.Command { return newCmdConfigPath(a, nil) }
+
+// newCmdConfigPath builds config path; runF (nil: runConfigPath) gets the
+// options.
+func newCmdConfigPath(a *app, runF func(context.Context, *configPathOptions) error) *cobra.Command {
+	o := &configPathOptions{IO: a.stdio, ConfigFile: a.configFile}
 	return &cobra.Command{
 		Use: "path",
 		Example: `  hubgate config path
   "${EDITOR:-vi}" "$(hubgate config path)"`,
 		Short: "Print the config file's path (whether or not it exists)",
 		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			path, err := a.configFile()
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(a.stdio.Out, path)
-			if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
-				fmt.Fprintln(a.stdio.Err, "(it does not exist yet: the defaults apply; 'hubgate config init' writes a starter file)")
-			}
-			return nil
-		},
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runConfigPath, o) },
 	}
 }
 
-func newConfigDefaultsCommand(a *app) *cobra.Command {
+// runConfigPath prints the path, and on stderr that the file does not
+// exist yet when it does not.
+func runConfigPath(_ context.Context, o *configPathOptions) error {
+	path, err := o.ConfigFile()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(o.IO.Out, path)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		fmt.Fprintln(o.IO.Err, "(it does not exist yet: the defaults apply; 'hubgate config init' writes a starter file)")
+	}
+	return nil
+}
+
+// configDefaultsOptions are `config defaults`'s options.
+type configDefaultsOptions struct {
+	IO Stdio
+}
+
+func newConfigDefaultsCommand(a *app) *cobra.Command { return newCmdConfigDefaults(a, nil) }
+
+// newCmdConfigDefaults builds config defaults; runF (nil:
+// runConfigDefaults) gets the options.
+func newCmdConfigDefaults(a *app, runF func(context.Context, *configDefaultsOptions) error) *cobra.Command {
+	o := &configDefaultsOptions{IO: a.stdio}
 	return &cobra.Command{
 		Use:     "defaults",
 		Example: `  hubgate config defaults | less`,
 		Short:   "Print every setting with its default and its documentation",
 		Args:    noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := a.stdio.Out.Write(configs.DefaultsYAML())
-			return err
-		},
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runConfigDefaults, o) },
 	}
 }
 
-func newConfigCheckCommand(a *app) *cobra.Command {
+// runConfigDefaults prints the documented defaults (configs.DefaultsYAML).
+func runConfigDefaults(_ context.Context, o *configDefaultsOptions) error {
+	_, err := o.IO.Out.Write(configs.DefaultsYAML())
+	return err
+}
+
+// configCheckOptions are `config check`'s options.
+type configCheckOptions struct {
+	IO Stdio
+	// LoadConfig loads and validates the configuration (the global flags
+	// applied); its error is a *configError.
+	LoadConfig func() (*configs.Config, error)
+}
+
+func newConfigCheckCommand(a *app) *cobra.Command { return newCmdConfigCheck(a, nil) }
+
+// newCmdConfigCheck builds config check; runF (nil: runConfigCheck) gets
+// the options.
+func newCmdConfigCheck(a *app, runF func(context.Context, *configCheckOptions) error) *cobra.Command {
+	o := &configCheckOptions{IO: a.stdio, LoadConfig: func() (*configs.Config, error) { return a.loadConfig(nil) }}
 	return &cobra.Command{
 		Use: "check",
 		Example: `  hubgate config check
@@ -118,14 +177,18 @@ it as 'hubgate run' does. Exit code 0 when it is valid, 3 with every problem
 listed when it is not, and 3 when the file cannot be read (a --config file that
 does not exist, no permission).`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.loadConfig(nil)
-			if err != nil {
-				return err
-			}
-			return rulescli.Check(rulescli.CheckOptions{Config: cfg, Out: a.stdio.Out, Err: a.stdio.Err})
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runConfigCheck, o) },
 	}
+}
+
+// runConfigCheck loads the configuration and says what it routes
+// (rulescli.Check).
+func runConfigCheck(_ context.Context, o *configCheckOptions) error {
+	cfg, err := o.LoadConfig()
+	if err != nil {
+		return err
+	}
+	return rulescli.Check(rulescli.CheckOptions{Config: cfg, Out: o.IO.Out, Err: o.IO.Err})
 }
 
 func newRulesCommand(a *app) *cobra.Command {
@@ -177,12 +240,34 @@ command ("action": "error"), and when the configuration, the macro or the
 profile is invalid or cannot be read; 2 for an --event that is not a
 MacroEvent's JSON.`
 
-func newRulesTestCommand(a *app) *cobra.Command {
-	var (
-		macroFile, profileFile, deviceType string
-		events                             []string
-		asJSON                             bool
-	)
+// rulesTestOptions are `rules test`'s options.
+type rulesTestOptions struct {
+	IO Stdio
+	// LoadConfig loads and validates the configuration.
+	LoadConfig func() (*configs.Config, error)
+	// PairedDeviceType is the paired device's type ("" none), asked only
+	// without --device-type.
+	PairedDeviceType func() string
+	Now              func() time.Time // the command's receipt; nil: time.Now
+
+	Command     string   // the argument
+	MacroFile   string   // --macro ("" none, "-" stdin)
+	Events      []string // --event, each a MacroEvent's JSON
+	ProfileFile string   // --profile ("" none, "-" stdin)
+	// DeviceType is --device-type; DeviceTypeSet says it was given ("":
+	// custom actions unchecked). Unset: PairedDeviceType.
+	DeviceType    string
+	DeviceTypeSet bool
+	JSON          bool // --json
+}
+
+func newRulesTestCommand(a *app) *cobra.Command { return newCmdRulesTest(a, nil) }
+
+// newCmdRulesTest builds rules test; runF (nil: runRulesTest) gets the
+// parsed options.
+func newCmdRulesTest(a *app, runF func(context.Context, *rulesTestOptions) error) *cobra.Command {
+	o := &rulesTestOptions{IO: a.stdio, LoadConfig: func() (*configs.Config, error) { return a.loadConfig(nil) },
+		PairedDeviceType: a.pairedDeviceType, Now: time.Now}
 	cmd := &cobra.Command{
 		Use: `test "<command>"`,
 		Example: `  hubgate rules test "what time is it"
@@ -192,24 +277,31 @@ func newRulesTestCommand(a *app) *cobra.Command {
 		Long:  rulesTestLong,
 		Args:  oneCommandArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cfg, err := a.loadConfig(nil)
-			if err != nil {
-				return err
-			}
-			o := rulescli.TestOptions{Config: cfg, Command: args[0], MacroFile: macroFile, Events: events, ProfileFile: profileFile,
-				DeviceType: func() string { return deviceType }, JSON: asJSON, In: a.stdio.In, Out: a.stdio.Out}
-			if !cmd.Flags().Changed("device-type") {
-				o.DeviceType = a.pairedDeviceType
-			}
-			return rulescli.Test(o)
+			o.Command = args[0]
+			o.DeviceTypeSet = cmd.Flags().Changed("device-type")
+			return cliout.Run(cmd, runF, runRulesTest, o)
 		},
 	}
-	cmd.Flags().StringVar(&macroFile, "macro", "", `the command's macro as a JSON file ("-": stdin)`)
-	cmd.Flags().StringArrayVar(&events, "event", nil, `a MacroEvent as JSON, appended to the macro's events (repeatable), e.g. '{"eventType":"Type","typedPhrase":"water the plants"}'`)
-	cmd.Flags().StringVar(&profileFile, "profile", "", `the device's profile as a JSON file ("-": stdin), to find a command's macro as the daemon does`)
-	cmd.Flags().StringVar(&deviceType, "device-type", "", "the device type custom actions are for (default: the paired device's)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as one JSON object")
+	cmd.Flags().StringVar(&o.MacroFile, "macro", "", `the command's macro as a JSON file ("-": stdin)`)
+	cmd.Flags().StringArrayVar(&o.Events, "event", nil, `a MacroEvent as JSON, appended to the macro's events (repeatable), e.g. '{"eventType":"Type","typedPhrase":"water the plants"}'`)
+	cmd.Flags().StringVar(&o.ProfileFile, "profile", "", `the device's profile as a JSON file ("-": stdin), to find a command's macro as the daemon does`)
+	cmd.Flags().StringVar(&o.DeviceType, "device-type", "", "the device type custom actions are for (default: the paired device's)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the result as one JSON object")
 	return cmd
+}
+
+// runRulesTest routes the command as the daemon would (rulescli.Test).
+func runRulesTest(_ context.Context, o *rulesTestOptions) error {
+	cfg, err := o.LoadConfig()
+	if err != nil {
+		return err
+	}
+	t := rulescli.TestOptions{Config: cfg, Command: o.Command, MacroFile: o.MacroFile, Events: o.Events, ProfileFile: o.ProfileFile,
+		DeviceType: func() string { return o.DeviceType }, JSON: o.JSON, In: o.IO.In, Out: o.IO.Out, Now: o.Now}
+	if !o.DeviceTypeSet {
+		t.DeviceType = o.PairedDeviceType
+	}
+	return rulescli.Test(t)
 }
 
 // pairedDeviceType is the paired device's type from the state file, or ""

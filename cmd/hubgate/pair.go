@@ -32,6 +32,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/controlcli"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/oauth"
@@ -94,11 +95,33 @@ One of them is required when stdin is not a terminal. A pairing is committed
 in one step: interrupted at any instant, the machine keeps the old pairing or
 the new one. 'hubgate unpair' removes the local secrets and state.`
 
+// pairOptions are pair's options: its flags and what it takes from the
+// process.
+type pairOptions struct {
+	IO Stdio
+	// LoadConfig loads and validates the configuration with overrides
+	// (the flags') applied.
+	LoadConfig func(overrides []configs.Override) (*configs.Config, error)
+	Logger     func(cfg *configs.Config) *slog.Logger
+	// Env is the outside world of the pairing for cfg (secret store,
+	// prompts, clock, browser).
+	Env func(cfg *configs.Config) pairEnv
+	// DenyInspection makes the process non-dumpable; nil: nothing.
+	DenyInspection func(log *slog.Logger)
+	// TellDaemon tells a running daemon that the pairing changed.
+	TellDaemon func(ctx context.Context) controlcli.DaemonAnswer
+
+	Flags pairFlags
+}
+
 func newPairCommand(a *app) *cobra.Command { return newCmdPair(a, nil) }
 
-// newCmdPair builds pair; runF (nil: a.pair) gets the parsed options.
-func newCmdPair(a *app, runF func(context.Context, pairFlags) error) *cobra.Command {
-	var f pairFlags
+// newCmdPair builds pair; runF (nil: runPairCommand) gets the parsed
+// options.
+func newCmdPair(a *app, runF func(context.Context, *pairOptions) error) *cobra.Command {
+	o := &pairOptions{IO: a.stdio, LoadConfig: a.loadConfig, Logger: a.logger, Env: a.pairEnv, DenyInspection: denyInspection,
+		TellDaemon: func(ctx context.Context) controlcli.DaemonAnswer { return a.control().TellDaemon(ctx) }}
+	f := &o.Flags
 	cmd := &cobra.Command{
 		Use: "pair",
 		Example: `  hubgate pair                    # sign in with the browser, create the device
@@ -112,10 +135,7 @@ func newCmdPair(a *app, runF func(context.Context, pairFlags) error) *cobra.Comm
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.overrides = flagOverrides(cmd, map[string]string{"api-url": "remote.api_url", "client-id": "remote.client_id",
 				"device-type": "remote.device_type_id", "redirect-uri": "remote.redirect_uri"})
-			if runF != nil {
-				return runF(cmd.Context(), f)
-			}
-			return a.pair(cmd.Context(), f)
+			return cliout.Run(cmd, runF, runPairCommand, o)
 		},
 	}
 	fl := cmd.Flags()
@@ -133,8 +153,25 @@ func newCmdPair(a *app, runF func(context.Context, pairFlags) error) *cobra.Comm
 	return cmd
 }
 
-func newUnpairCommand(a *app) *cobra.Command {
-	var keepSecret bool
+// unpairOptions are unpair's options.
+type unpairOptions struct {
+	IO Stdio
+	// LoadConfig loads the configuration; on an error the secrets setting
+	// is auto, which finds an existing secrets file too.
+	LoadConfig func() (*configs.Config, error)
+	Env        func(cfg *configs.Config) pairEnv // the secret store, the state file
+	// TellDaemon tells a running daemon that the pairing is gone.
+	TellDaemon       func(ctx context.Context) controlcli.DaemonAnswer
+	KeepClientSecret bool // --keep-client-secret
+}
+
+func newUnpairCommand(a *app) *cobra.Command { return newCmdUnpair(a, nil) }
+
+// newCmdUnpair builds unpair; runF (nil: runUnpairCommand) gets the parsed
+// options.
+func newCmdUnpair(a *app, runF func(context.Context, *unpairOptions) error) *cobra.Command {
+	o := &unpairOptions{IO: a.stdio, LoadConfig: func() (*configs.Config, error) { return a.loadConfig(nil) }, Env: a.pairEnv,
+		TellDaemon: func(ctx context.Context) controlcli.DaemonAnswer { return a.control().TellDaemon(ctx) }}
 	cmd := &cobra.Command{
 		Use: "unpair",
 		Example: `  hubgate unpair
@@ -146,19 +183,26 @@ the pairing state file.
 The device itself stays on the remote service (no delete route is known); remove
 it in the app if you no longer want it.`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			// The secrets setting of a configuration that loads; else
-			// auto, which finds an existing secrets file too.
-			cfg, _ := a.loadConfig(nil)
-			if err := runUnpair(cmd.Context(), a.pairEnv(cfg), keepSecret); err != nil {
-				return err
-			}
-			a.control().TellDaemonPairing(cmd.Context(), true)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runUnpairCommand, o) },
 	}
-	cmd.Flags().BoolVar(&keepSecret, "keep-client-secret", false, "keep the OAuth client secret in the OS secret store")
+	cmd.Flags().BoolVar(&o.KeepClientSecret, "keep-client-secret", false, "keep the OAuth client secret in the OS secret store")
 	return cmd
+}
+
+// runUnpairCommand removes the local pairing (runUnpair) and tells a
+// running daemon.
+func runUnpairCommand(ctx context.Context, o *unpairOptions) error {
+	// The secrets setting of a configuration that loads; else auto,
+	// which finds an existing secrets file too.
+	cfg, err := o.LoadConfig()
+	if err != nil {
+		cfg = nil
+	}
+	if err := runUnpair(ctx, o.Env(cfg), o.KeepClientSecret); err != nil {
+		return err
+	}
+	controlcli.SayDaemonAnswer(o.IO.Err, o.TellDaemon(ctx), true)
+	return nil
 }
 
 // pairEnv is what pair and unpair need from the outside world; tests
@@ -218,14 +262,17 @@ func (a *app) pairEnv(cfg *configs.Config) pairEnv {
 	return e
 }
 
-func (a *app) pair(ctx context.Context, f pairFlags) error {
+// runPairCommand pairs (runPair), tells a running daemon and names the
+// next step.
+func runPairCommand(ctx context.Context, o *pairOptions) error {
+	f := o.Flags
 	if f.reuse && f.replace {
 		return &usageError{errors.New("--reuse and --replace exclude each other")}
 	}
 	if f.timeout <= 0 {
 		return &usageError{fmt.Errorf("--timeout must be positive, got %s", f.timeout)}
 	}
-	cfg, err := a.loadConfig(f.overrides)
+	cfg, err := o.LoadConfig(f.overrides)
 	if err != nil {
 		return err
 	}
@@ -233,8 +280,10 @@ func (a *app) pair(ctx context.Context, f pairFlags) error {
 	// user) cannot read HUBGATE_CLIENT_SECRET or the tokens out of
 	// /proc/<pid>/environ or its memory; the browser's own environment is
 	// scrubbed too (oauth, internal/proc).
-	denyInspection(a.logger(cfg))
-	res, err := runPair(ctx, a.pairEnv(cfg), cfg, f)
+	if o.DenyInspection != nil {
+		o.DenyInspection(o.Logger(cfg))
+	}
+	res, err := runPair(ctx, o.Env(cfg), cfg, f)
 	if errors.Is(err, oauth.ErrInputClosed) {
 		return &usageError{errors.New("--no-browser reads the address the browser was redirected to from stdin, and stdin is closed: " +
 			"run pair in a terminal, paste the address into its stdin, or leave out --no-browser to open a browser on this machine")}
@@ -242,9 +291,9 @@ func (a *app) pair(ctx context.Context, f pairFlags) error {
 	if err != nil {
 		return err
 	}
-	a.closePair(ctx, cfg, res)
+	closePair(o.IO.Err, o.TellDaemon(ctx), cfg, res)
 	if f.jsonOut {
-		return cliout.WriteJSON(a.stdio.Out, res)
+		return cliout.WriteJSON(o.IO.Out, res)
 	}
 	return nil
 }
@@ -261,19 +310,19 @@ func flagOverrides(cmd *cobra.Command, paths map[string]string) []configs.Overri
 	return out
 }
 
-// closePair tells a running daemon about the new pairing and ends pair's
-// output with the next step (pairing.NextStep).
-func (a *app) closePair(ctx context.Context, cfg *configs.Config, res *pairing.Summary) {
+// closePair ends pair's output on errOut with the next step
+// (pairing.NextStep), given what a running daemon did when told.
+func closePair(errOut io.Writer, told controlcli.DaemonAnswer, cfg *configs.Config, res *pairing.Summary) {
 	var lines []string
-	res.Next, lines = pairing.NextStep(pairing.DaemonTold(a.control().TellDaemon(ctx)), cfg.File() != "")
+	res.Next, lines = pairing.NextStep(pairing.DaemonTold(told), cfg.File() != "")
 	for _, l := range lines {
-		fmt.Fprintf(a.stdio.Err, "hubgate: %s\n", l)
+		tellOn(errOut, l)
 	}
 }
 
 // progress prints one step line on stderr.
 func (e pairEnv) progress(format string, args ...any) {
-	fmt.Fprintf(e.stdio.Err, "hubgate: "+format+"\n", args...)
+	tellOn(e.stdio.Err, fmt.Sprintf(format, args...))
 }
 
 // runPair runs the pairing (pairing.Run) with cfg's settings.

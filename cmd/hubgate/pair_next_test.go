@@ -90,7 +90,7 @@ func TestPairEndsWithTheRightNextStep(t *testing.T) {
 				t.Fatalf("control socket %q", cfg.Bridge.ControlSocket)
 			}
 			res := &pairing.Summary{Next: pairing.NextRun}
-			a.closePair(context.Background(), cfg, res)
+			closePair(a.stdio.Err, a.control().TellDaemon(context.Background()), cfg, res)
 			lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
 			last := lines[len(lines)-1]
 			if res.Next != tc.next || !strings.Contains(last, tc.last) {

@@ -14,7 +14,7 @@ import (
 // configuration overrides, each naming its flag.
 func TestPairOptionsFromFlags(t *testing.T) {
 	var got pairFlags
-	cmd := newCmdPair(&app{}, func(_ context.Context, f pairFlags) error { got = f; return nil })
+	cmd := newCmdPair(&app{}, func(_ context.Context, o *pairOptions) error { got = o.Flags; return nil })
 	cmd.SetArgs([]string{"--api-url", "https://api.example.com", "--reuse", "--timeout", "90s", "--name", "desk"})
 	cmd.SetOut(io.Discard)
 	if err := cmd.Execute(); err != nil {
@@ -31,9 +31,9 @@ func TestPairOptionsFromFlags(t *testing.T) {
 
 func TestServiceInstallOptionsFromFlags(t *testing.T) {
 	var got *serviceInstallOptions
-	cmd := newServiceInstallCommand(&app{}, func(_ context.Context, o serviceInstallOptions) error { got = &o; return nil })
+	cmd := newServiceInstallCommand(&app{configPath: "/etc/h.yaml"}, func(_ context.Context, o *serviceInstallOptions) error { got = o; return nil })
 	cmd.SetArgs([]string{"--no-start"})
-	if err := cmd.Execute(); err != nil || got == nil || !got.noStart {
+	if err := cmd.Execute(); err != nil || got == nil || !got.NoStart || got.ConfigPath != "/etc/h.yaml" {
 		t.Fatalf("%+v %v", got, err)
 	}
 	cmd.SetArgs([]string{"extra"})

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -19,7 +20,13 @@ import (
 )
 
 // app is what every command shares: the streams, the environment, and the
-// global flags.
+// global flags. It is the factory of the commands, as gh's cmdutil.Factory:
+// each command is an options struct (xOptions) that newCmdX(a, runF) fills
+// from app and from its flags, and a run function runX(ctx, opts) that
+// does the work with only what the options inject (streams, getenv, the
+// clock, the configuration loader, the secret store, the service manager,
+// the daemon's answer...). RunE parses, then hands the options to runF when
+// a test gave one, else to runX (cliout.Run). Tests call either.
 type app struct {
 	stdio      Stdio
 	getenv     func(string) string
@@ -32,7 +39,7 @@ type app struct {
 
 func newRootCommand(a *app) *cobra.Command {
 	root := newBareRoot(a)
-	root.AddCommand(newAutomateCommand(a), newVersionCommand(), newPairCommand(a), newUnpairCommand(a), newMockCommand(a), newRunCommand(a), newDemoCommand(a))
+	root.AddCommand(newAutomateCommand(a), newVersionCommand(a), newPairCommand(a), newUnpairCommand(a), newMockCommand(a), newRunCommand(a), newDemoCommand(a))
 	root.AddCommand(newConfigCommand(a), newRulesCommand(a), newServiceCommand(a), newSecretsCommand(a), newMcpCommand(a))
 	root.AddCommand(a.control().Commands()...)
 	return root
@@ -64,16 +71,23 @@ Then 'hubgate pair', 'hubgate config init' and 'hubgate run' against your servic
 	return root
 }
 
-func newVersionCommand() *cobra.Command {
+// versionOptions are `version`'s options.
+type versionOptions struct {
+	IO      Stdio
+	Version string // the long version text (buildinfo.Read().Long())
+}
+
+func newVersionCommand(a *app) *cobra.Command { return newCmdVersion(a, nil) }
+
+// newCmdVersion builds version; runF (nil: runVersion) gets the options.
+func newCmdVersion(a *app, runF func(context.Context, *versionOptions) error) *cobra.Command {
+	o := &versionOptions{IO: a.stdio, Version: buildinfo.Read().Long()}
 	return &cobra.Command{
 		Use:     "version",
 		Example: `  hubgate version`,
 		Short:   "Print the version",
 		Args:    noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			_, err := fmt.Fprintln(cmd.OutOrStdout(), buildinfo.Read().Long())
-			return err
-		},
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runVersion, o) },
 	}
 }
 
@@ -98,6 +112,12 @@ func (a *app) secretsPath() (string, error) {
 		return "", fmt.Errorf("locate the secrets file: %w", err)
 	}
 	return configs.SecretsPathIn(dir), nil
+}
+
+// runVersion prints the version.
+func runVersion(_ context.Context, o *versionOptions) error {
+	_, err := fmt.Fprintln(o.IO.Out, o.Version)
+	return err
 }
 
 // loadConfig loads the configuration with the global flag overrides.

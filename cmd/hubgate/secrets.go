@@ -14,11 +14,13 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/configs"
 )
 
@@ -45,9 +47,37 @@ func (a *app) secretStore(cfg *configs.Config, log *slog.Logger, tell func(line 
 }
 
 // tellErr prints a line on stderr, as the commands' other notes.
-func (a *app) tellErr(line string) { fmt.Fprintf(a.stdio.Err, "hubgate: %s\n", line) }
+func (a *app) tellErr(line string) { tellOn(a.stdio.Err, line) }
 
-func newSecretsCommand(a *app) *cobra.Command {
+// tellOn prints a note line on w (stderr): "hubgate: <line>".
+func tellOn(w io.Writer, line string) { fmt.Fprintf(w, "hubgate: %s\n", line) }
+
+// secretsMigrateOptions are `secrets migrate`'s options.
+type secretsMigrateOptions struct {
+	IO Stdio
+	// LoadConfig loads and validates the configuration.
+	LoadConfig func() (*configs.Config, error)
+	// Logger is the command's logger for cfg.
+	Logger func(cfg *configs.Config) *slog.Logger
+	// SecretsPath is the secrets file's path (in the user config directory of the command's environment).
+	SecretsPath func() (string, error)
+	// OpenKeyring opens the OS secret store the secrets move into.
+	OpenKeyring func(ctx context.Context, file string, log *slog.Logger) (configs.SecretStore, error)
+}
+
+// openKeyring is the real secretsMigrateOptions.OpenKeyring.
+func openKeyring(ctx context.Context, file string, log *slog.Logger) (configs.SecretStore, error) {
+	return configs.OpenSecrets(ctx, configs.SecretsOptions{Mode: configs.SecretsKeyring, File: file,
+		Keyring: configs.KeyringOptions{Logger: log}})
+}
+
+func newSecretsCommand(a *app) *cobra.Command { return newCmdSecrets(a, nil) }
+
+// newCmdSecrets builds secrets and its migrate; runF (nil:
+// runSecretsMigrate) gets migrate's options.
+func newCmdSecrets(a *app, runF func(context.Context, *secretsMigrateOptions) error) *cobra.Command {
+	o := &secretsMigrateOptions{IO: a.stdio, LoadConfig: func() (*configs.Config, error) { return a.loadConfig(nil) },
+		Logger: a.logger, SecretsPath: a.secretsPath, OpenKeyring: openKeyring}
 	cmd := &cobra.Command{
 		Use: "secrets",
 		Example: `  hubgate secrets migrate          # after setting up a keyring on a machine that had none
@@ -70,17 +100,20 @@ D-Bus session first), read each back, and remove the file only when all
 arrived. The pairing stays as it is: nothing changes on the remote service.
 A running daemon reads the file until it restarts: restart it afterwards.`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.migrateSecrets(cmd.Context()) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runSecretsMigrate, o) },
 	})
 	return cmd
 }
 
-func (a *app) migrateSecrets(ctx context.Context) error {
-	cfg, err := a.loadConfig(nil)
+// runSecretsMigrate moves the secrets file's secrets into the OS secret
+// store (configs.MigrateSecrets) and says what it did on stderr.
+func runSecretsMigrate(ctx context.Context, o *secretsMigrateOptions) error {
+	tell := func(line string) { tellOn(o.IO.Err, line) }
+	cfg, err := o.LoadConfig()
 	if err != nil {
 		return err
 	}
-	path, err := a.secretsPath()
+	path, err := o.SecretsPath()
 	if err != nil {
 		return err
 	}
@@ -89,12 +122,10 @@ func (a *app) migrateSecrets(ctx context.Context) error {
 	}
 	file := configs.NewFileStore(path)
 	if !file.Exists() {
-		a.tellErr("nothing to migrate: there is no secrets file at " + path)
+		tell("nothing to migrate: there is no secrets file at " + path)
 		return nil
 	}
-	log := a.logger(cfg)
-	to, err := configs.OpenSecrets(ctx, configs.SecretsOptions{Mode: configs.SecretsKeyring, File: path,
-		Keyring: configs.KeyringOptions{Logger: log}})
+	to, err := o.OpenKeyring(ctx, path, o.Logger(cfg))
 	if err != nil {
 		return fmt.Errorf("the OS secret store, where the secrets would go: %w", err)
 	}
@@ -102,11 +133,11 @@ func (a *app) migrateSecrets(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a.tellErr(fmt.Sprintf("moved %d secrets (%s) into the OS secret store and removed %s", len(moved), strings.Join(moved, ", "), path))
+	tell(fmt.Sprintf("moved %d secrets (%s) into the OS secret store and removed %s", len(moved), strings.Join(moved, ", "), path))
 	if len(shadowed) > 0 {
-		a.tellErr(fmt.Sprintf("kept the OS secret store's own %s (read before the file's older copy, which is gone)", strings.Join(shadowed, ", ")))
+		tell(fmt.Sprintf("kept the OS secret store's own %s (read before the file's older copy, which is gone)", strings.Join(shadowed, ", ")))
 	}
-	a.tellErr("a running daemon still reads the file: restart it (stop and start 'hubgate run', or restart its service)")
+	tell("a running daemon still reads the file: restart it (stop and start 'hubgate run', or restart its service)")
 	return nil
 }
 

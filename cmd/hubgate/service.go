@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/cmd/hubgate/internal/controlcli"
 	"github.com/hubgate/hubgate/configs/service"
 	"github.com/hubgate/hubgate/internal/userdirs"
@@ -47,13 +48,19 @@ HUBGATE_AUTOMATE_KEY in a drop-in's environment.`,
 
 // serviceInstallOptions are service install's options.
 type serviceInstallOptions struct {
-	noStart bool
+	IO Stdio
+	// Manager is the platform's service manager (configs/service).
+	Manager func() (*service.Manager, error)
+	// Executable is this binary's path, which the service runs.
+	Executable func() (string, error)
+	ConfigPath string // --config, passed on to the service ("": none)
+	NoStart    bool   // --no-start: enable only
 }
 
 // newServiceInstallCommand builds service install; runF (nil:
-// a.serviceInstall) gets the parsed options.
-func newServiceInstallCommand(a *app, runF func(context.Context, serviceInstallOptions) error) *cobra.Command {
-	var o serviceInstallOptions
+// runServiceInstall) gets the parsed options.
+func newServiceInstallCommand(a *app, runF func(context.Context, *serviceInstallOptions) error) *cobra.Command {
+	o := &serviceInstallOptions{IO: a.stdio, Manager: a.serviceManager, Executable: os.Executable}
 	cmd := &cobra.Command{
 		Use: "install",
 		Example: `  hubgate service install
@@ -61,91 +68,114 @@ func newServiceInstallCommand(a *app, runF func(context.Context, serviceInstallO
 		Short: "Write the service file, enable it and start it (again, when it ran)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if runF != nil {
-				return runF(cmd.Context(), o)
-			}
-			return a.serviceInstall(cmd.Context(), o)
+			o.ConfigPath = a.configPath
+			return cliout.Run(cmd, runF, runServiceInstall, o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.noStart, "no-start", false, "enable only; do not start it now")
+	cmd.Flags().BoolVar(&o.NoStart, "no-start", false, "enable only; do not start it now")
 	return cmd
 }
 
-func (a *app) serviceInstall(ctx context.Context, o serviceInstallOptions) error {
-	m, err := a.serviceManager()
+// runServiceInstall writes the service file, enables it and (unless
+// NoStart) starts it.
+func runServiceInstall(ctx context.Context, o *serviceInstallOptions) error {
+	m, err := o.Manager()
 	if err != nil {
 		return err
 	}
-	exe, err := os.Executable()
+	exe, err := o.Executable()
 	if err != nil {
 		return fmt.Errorf("find this binary's path: %w", err)
 	}
-	argv, err := service.Argv(exe, a.configPath)
+	argv, err := service.Argv(exe, o.ConfigPath)
 	if err != nil {
 		return err
 	}
 	if err := m.Write(argv); err != nil {
 		return err
 	}
-	fmt.Fprintf(a.stdio.Out, "wrote %s\n", m.File())
-	if err := m.Enable(ctx, !o.noStart); err != nil {
+	fmt.Fprintf(o.IO.Out, "wrote %s\n", m.File())
+	if err := m.Enable(ctx, !o.NoStart); err != nil {
 		return fmt.Errorf("the file is written but enabling it failed: %w", err)
 	}
-	if o.noStart {
-		fmt.Fprintln(a.stdio.Out, "enabled; it starts at your next login")
+	if o.NoStart {
+		fmt.Fprintln(o.IO.Out, "enabled; it starts at your next login")
 	} else {
-		fmt.Fprintln(a.stdio.Out, "enabled and started")
+		fmt.Fprintln(o.IO.Out, "enabled and started")
 	}
-	fmt.Fprintf(a.stdio.Out, "logs: %s\nstate: hubgate status; hubgate service status\n", m.LogsHint())
+	fmt.Fprintf(o.IO.Out, "logs: %s\nstate: hubgate status; hubgate service status\n", m.LogsHint())
 	return nil
 }
 
-func newServiceUninstallCommand(a *app) *cobra.Command {
+// serviceOptions are the options of service uninstall and service status.
+type serviceOptions struct {
+	IO      Stdio
+	Manager func() (*service.Manager, error) // the platform's service manager
+}
+
+func newServiceUninstallCommand(a *app) *cobra.Command { return newCmdServiceUninstall(a, nil) }
+
+// newCmdServiceUninstall builds service uninstall; runF (nil:
+// runServiceUninstall) gets the options.
+func newCmdServiceUninstall(a *app, runF func(context.Context, *serviceOptions) error) *cobra.Command {
+	o := &serviceOptions{IO: a.stdio, Manager: a.serviceManager}
 	return &cobra.Command{
 		Use:     "uninstall",
 		Example: `  hubgate service uninstall`,
 		Short:   "Stop and disable the service and remove its file",
 		Args:    noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := a.serviceManager()
-			if err != nil {
-				return err
-			}
-			installed, err := m.Uninstall(cmd.Context())
-			switch {
-			case err != nil:
-				return err
-			case !installed:
-				fmt.Fprintf(a.stdio.Out, "not installed (%s does not exist)\n", m.File())
-			default:
-				fmt.Fprintf(a.stdio.Out, "stopped, disabled and removed %s\n", m.File())
-			}
-			return nil
-		},
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runServiceUninstall, o) },
 	}
 }
 
-func newServiceStatusCommand(a *app) *cobra.Command {
+// runServiceUninstall stops, disables and removes the service.
+func runServiceUninstall(ctx context.Context, o *serviceOptions) error {
+	m, err := o.Manager()
+	if err != nil {
+		return err
+	}
+	installed, err := m.Uninstall(ctx)
+	switch {
+	case err != nil:
+		return err
+	case !installed:
+		fmt.Fprintf(o.IO.Out, "not installed (%s does not exist)\n", m.File())
+	default:
+		fmt.Fprintf(o.IO.Out, "stopped, disabled and removed %s\n", m.File())
+	}
+	return nil
+}
+
+func newServiceStatusCommand(a *app) *cobra.Command { return newCmdServiceStatus(a, nil) }
+
+// newCmdServiceStatus builds service status; runF (nil:
+// runServiceStatus) gets the options.
+func newCmdServiceStatus(a *app, runF func(context.Context, *serviceOptions) error) *cobra.Command {
+	o := &serviceOptions{IO: a.stdio, Manager: a.serviceManager}
 	return &cobra.Command{
 		Use:     "status",
 		Example: `  hubgate service status && echo running`,
 		Short:   "Say whether the service is installed and running (exit 0 when it runs, 9 when not)",
 		Args:    noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := a.serviceManager()
-			if err != nil {
-				return err
-			}
-			if !m.Installed() {
-				fmt.Fprintf(a.stdio.Out, "not installed (%s does not exist); 'hubgate service install' installs it\n", m.File())
-				return &quietError{controlcli.ErrNotRunning}
-			}
-			active, desc := m.State(cmd.Context())
-			fmt.Fprintf(a.stdio.Out, "installed: %s\n%s\nlogs: %s\n", m.File(), desc, m.LogsHint())
-			if !active {
-				return &quietError{controlcli.ErrNotRunning}
-			}
-			return nil
-		},
+		RunE:    func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runServiceStatus, o) },
 	}
+}
+
+// runServiceStatus says whether the service is installed and runs; not
+// running (or not installed) is controlcli.ErrNotRunning, told already.
+func runServiceStatus(ctx context.Context, o *serviceOptions) error {
+	m, err := o.Manager()
+	if err != nil {
+		return err
+	}
+	if !m.Installed() {
+		fmt.Fprintf(o.IO.Out, "not installed (%s does not exist); 'hubgate service install' installs it\n", m.File())
+		return &quietError{controlcli.ErrNotRunning}
+	}
+	active, desc := m.State(ctx)
+	fmt.Fprintf(o.IO.Out, "installed: %s\n%s\nlogs: %s\n", m.File(), desc, m.LogsHint())
+	if !active {
+		return &quietError{controlcli.ErrNotRunning}
+	}
+	return nil
 }

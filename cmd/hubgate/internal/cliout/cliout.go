@@ -1,10 +1,12 @@
 // Package cliout owns the small conventions every hubgate command line
 // shares: the JSON of a --json answer, indented and bounded in depth and
 // size (boundedjson.go), reading a file argument
-// where "-" means standard input, and the flag a mistyped one meant.
+// where "-" means standard input, the flag a mistyped one meant, and how
+// a command's RunE hands its parsed options to its run function (Run).
 package cliout
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -85,4 +87,15 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Run is the end of every command's RunE, as gh's commands end: the
+// command's options o, filled from its flags and arguments, go to runF
+// when a test gave one (to see what was parsed), else to run, the
+// command's behaviour. The context is the command's.
+func Run[O any](cmd *cobra.Command, runF, run func(context.Context, *O) error, o *O) error {
+	if runF != nil {
+		return runF(cmd.Context(), o)
+	}
+	return run(cmd.Context(), o)
 }

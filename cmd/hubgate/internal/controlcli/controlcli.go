@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/bridge/control"
+	"github.com/hubgate/hubgate/internal/proc"
 )
 
 // Endpoints are where the daemon answers and journals.
@@ -38,6 +39,15 @@ type Options struct {
 	Args []string
 	// Getenv reads BROWSER (`open`). Nil: os.Getenv.
 	Getenv func(string) string
+	// Now is the clock (`cancel`: how long the run may go on). Nil:
+	// time.Now.
+	Now func() time.Time
+	// Dial dials the daemon's control socket. Nil: control.Dial.
+	Dial func(socket string) *control.Client
+	// StartBrowser starts the browser command argv, detached, and calls
+	// exited (if not nil) when it exits (`open`). Nil: internal/proc's
+	// StartDetached.
+	StartBrowser func(argv []string, exited func(error)) error
 }
 
 // ErrNotRunning: the daemon's control endpoint does not answer.
@@ -66,7 +76,10 @@ type ReportedError struct{ Err error }
 func (e *ReportedError) Error() string { return e.Err.Error() }
 func (e *ReportedError) Unwrap() error { return e.Err }
 
-// CLI builds the commands; one per process.
+// CLI builds the commands; one per process. Each command is, as gh's
+// are, an options struct filled from the flags (newCmdX(c, runF): runF,
+// when a test gives one, gets them) and a run function (runX(ctx, o))
+// that does the work with what the options inject.
 type CLI struct{ opts Options }
 
 // New returns the commands' builder with opts' defaults applied.
@@ -77,29 +90,55 @@ func New(opts Options) *CLI {
 	if opts.Err == nil {
 		opts.Err = os.Stderr
 	}
+	if opts.Getenv == nil {
+		opts.Getenv = os.Getenv
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Dial == nil {
+		opts.Dial = control.Dial
+	}
+	if opts.StartBrowser == nil {
+		opts.StartBrowser = func(argv []string, exited func(error)) error {
+			_, err := proc.StartDetached(argv[0], argv[1:], exited)
+			return err
+		}
+	}
 	return &CLI{opts}
 }
 
 // Commands are status, history, cancel, answer, watch and open.
 func (c *CLI) Commands() []*cobra.Command {
-	return []*cobra.Command{c.newStatusCommand(), c.newHistoryCommand(), c.newCancelCommand(),
-		c.newAnswerCommand(), c.newWatchCommand(), c.newOpenCommand()}
+	return []*cobra.Command{newCmdStatus(c, nil), newCmdHistory(c, nil), newCmdCancel(c, nil),
+		newCmdAnswer(c, nil), newCmdWatch(c, nil), newCmdOpen(c, nil)}
 }
+
+// Daemon is how a command reaches the running daemon.
+type Daemon struct {
+	// Locate finds the daemon's endpoints.
+	Locate func() (Endpoints, error)
+	// Dial dials its control socket.
+	Dial func(socket string) *control.Client
+}
+
+// daemon is the commands' Daemon.
+func (c *CLI) daemon() Daemon { return Daemon{Locate: c.opts.Locate, Dial: c.opts.Dial} }
 
 // dial finds the daemon's endpoints and dials its control socket; the
 // caller closes the client.
-func (c *CLI) dial() (Endpoints, *control.Client, error) {
-	ep, err := c.opts.Locate()
+func (d Daemon) dial() (Endpoints, *control.Client, error) {
+	ep, err := d.Locate()
 	if err != nil {
 		return Endpoints{}, nil, err
 	}
-	return ep, control.Dial(ep.ControlSocket), nil
+	return ep, d.Dial(ep.ControlSocket), nil
 }
 
 // call dials the daemon, runs f on its control client and closes it: no
 // daemon answering is ErrNotRunning.
-func call[T any](c *CLI, f func(*control.Client) (T, error)) (T, error) {
-	_, cl, err := c.dial()
+func call[T any](d Daemon, f func(*control.Client) (T, error)) (T, error) {
+	_, cl, err := d.dial()
 	if err != nil {
 		var zero T
 		return zero, err
@@ -139,7 +178,7 @@ type DaemonAnswer struct {
 // pairing as it is now saved (after `pair`), or to stop when none is left
 // (after `unpair`).
 func (c *CLI) TellDaemon(ctx context.Context) DaemonAnswer {
-	_, cl, err := c.dial()
+	_, cl, err := c.daemon().dial()
 	if err != nil {
 		return DaemonAnswer{Err: err}
 	}
@@ -157,11 +196,16 @@ func (c *CLI) TellDaemon(ctx context.Context) DaemonAnswer {
 }
 
 // TellDaemonPairing tells a running daemon (TellDaemon) and says on
-// stderr what happened to it; a daemon that is not running is told
-// nothing (quiet unless always).
+// stderr what happened to it (SayDaemonAnswer).
 func (c *CLI) TellDaemonPairing(ctx context.Context, always bool) {
-	say := func(format string, args ...any) { fmt.Fprintf(c.opts.Err, "hubgate: "+format+"\n", args...) }
-	d := c.TellDaemon(ctx)
+	SayDaemonAnswer(c.opts.Err, c.TellDaemon(ctx), always)
+}
+
+// SayDaemonAnswer says on w (stderr) what a running daemon did when told
+// that the pairing changed; a daemon that is not running is told nothing
+// (quiet unless always).
+func SayDaemonAnswer(w io.Writer, d DaemonAnswer, always bool) {
+	say := func(format string, args ...any) { fmt.Fprintf(w, "hubgate: "+format+"\n", args...) }
 	switch {
 	case !d.Running && d.Err != nil:
 		say("could not tell a running daemon: %v", d.Err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"strings"
 	"time"
@@ -17,11 +18,18 @@ import (
 	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 )
 
-func (c *CLI) newHistoryCommand() *cobra.Command {
-	var (
-		asJSON bool
-		limit  int
-	)
+// historyOptions are `history`'s options.
+type historyOptions struct {
+	Out    io.Writer
+	Daemon Daemon // asked first; its journal file is read when it is not running
+	JSON   bool   // --json: a JSON array
+	Limit  int    // --limit: how many entries
+}
+
+// newCmdHistory builds history; runF (nil: runHistory) gets the parsed
+// options.
+func newCmdHistory(c *CLI, runF func(context.Context, *historyOptions) error) *cobra.Command {
+	o := &historyOptions{Out: c.opts.Out, Daemon: c.daemon()}
 	cmd := &cobra.Command{
 		Use: "history",
 		Example: `  hubgate history
@@ -29,34 +37,40 @@ func (c *CLI) newHistoryCommand() *cobra.Command {
 		Short: "Show the journal of commands and runs, newest first (works while the daemon is stopped)",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if limit < 1 || limit > journal.MaxHistoryLimit {
+			if o.Limit < 1 || o.Limit > journal.MaxHistoryLimit {
 				return &UsageError{fmt.Errorf("--limit must be between 1 and %d", journal.MaxHistoryLimit)}
 			}
-			ep, cl, err := c.dial()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			entries, err := cl.History(cmd.Context(), limit)
-			if errors.Is(err, control.ErrNotRunning) {
-				entries, err = readJournal(cmd.Context(), ep.Journal, limit)
-			}
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				if entries == nil {
-					entries = []journal.Entry{}
-				}
-				return cliout.WriteJSON(c.opts.Out, entries)
-			}
-			journal.WriteHistoryText(c.opts.Out, entries)
-			return nil
+			return cliout.Run(cmd, runF, runHistory, o)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the entries as a JSON array")
-	cmd.Flags().IntVar(&limit, "limit", 20, "how many entries")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the entries as a JSON array")
+	cmd.Flags().IntVar(&o.Limit, "limit", 20, "how many entries")
 	return cmd
+}
+
+// runHistory prints the journal's latest entries: the daemon's answer,
+// else the journal file's.
+func runHistory(ctx context.Context, o *historyOptions) error {
+	ep, cl, err := o.Daemon.dial()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	entries, err := cl.History(ctx, o.Limit)
+	if errors.Is(err, control.ErrNotRunning) {
+		entries, err = readJournal(ctx, ep.Journal, o.Limit)
+	}
+	if err != nil {
+		return err
+	}
+	if o.JSON {
+		if entries == nil {
+			entries = []journal.Entry{}
+		}
+		return cliout.WriteJSON(o.Out, entries)
+	}
+	journal.WriteHistoryText(o.Out, entries)
+	return nil
 }
 
 // readJournal reads the journal file directly (the daemon is stopped).
@@ -72,25 +86,39 @@ func readJournal(ctx context.Context, path string, limit int) ([]journal.Entry, 
 	return j.History(ctx, journal.HistoryQuery{Limit: limit})
 }
 
-func (c *CLI) newCancelCommand() *cobra.Command {
-	var force bool
+// cancelOptions are `cancel`'s options.
+type cancelOptions struct {
+	Out    io.Writer
+	Daemon Daemon
+	Now    func() time.Time // the clock: how long the run may go on
+	Force  bool             // --force: terminate the run at once
+}
+
+// newCmdCancel builds cancel; runF (nil: runCancel) gets the parsed
+// options.
+func newCmdCancel(c *CLI, runF func(context.Context, *cancelOptions) error) *cobra.Command {
+	o := &cancelOptions{Out: c.opts.Out, Daemon: c.daemon(), Now: c.opts.Now}
 	cmd := &cobra.Command{
 		Use: "cancel",
 		Example: `  hubgate cancel           # a soft cancel; says how long the run may go on
   hubgate cancel --force   # stop it now`,
 		Short: "Cancel the daemon's current run (soft; --force terminates it at once)",
 		Args:  noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := call(c, func(cl *control.Client) (bridge.CancelResult, error) { return cl.Cancel(cmd.Context(), force) })
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(c.opts.Out, cancelText(res, time.Now()))
-			return nil
-		},
+		RunE:  func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runCancel, o) },
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "terminate the run at once (kills the worker) instead of a soft cancel")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "terminate the run at once (kills the worker) instead of a soft cancel")
 	return cmd
+}
+
+// runCancel asks the daemon to cancel its run and says what it did
+// (cancelText).
+func runCancel(ctx context.Context, o *cancelOptions) error {
+	res, err := call(o.Daemon, func(cl *control.Client) (bridge.CancelResult, error) { return cl.Cancel(ctx, o.Force) })
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(o.Out, cancelText(res, o.Now()))
+	return nil
 }
 
 // cancelText is what `hubgate cancel` prints of res: what was asked, how
@@ -120,7 +148,17 @@ func cancelText(res bridge.CancelResult, now time.Time) string {
 	return head + ": " + wait + " (hubgate cancel --force stops it now)"
 }
 
-func (c *CLI) newAnswerCommand() *cobra.Command {
+// answerOptions are `answer`'s options.
+type answerOptions struct {
+	Out    io.Writer
+	Daemon Daemon
+	Text   string // the arguments joined with single blanks, trimmed
+}
+
+// newCmdAnswer builds answer; runF (nil: runAnswer) gets the parsed
+// options.
+func newCmdAnswer(c *CLI, runF func(context.Context, *answerOptions) error) *cobra.Command {
+	o := &answerOptions{Out: c.opts.Out, Daemon: c.daemon()}
 	return &cobra.Command{
 		Use: "answer TEXT...",
 		Example: `  hubgate answer blue
@@ -133,19 +171,25 @@ answer box. The words are joined with single blanks. Exits 1 when no
 question is waiting, 9 when the daemon is not running.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			text := strings.TrimSpace(strings.Join(args, " "))
-			if text == "" {
+			o.Text = strings.TrimSpace(strings.Join(args, " "))
+			if o.Text == "" {
 				return &UsageError{errors.New("an answer needs some text")}
 			}
-			res, err := call(c, func(cl *control.Client) (bridge.AnswerResult, error) { return cl.Answer(cmd.Context(), text) })
-			if err != nil {
-				return err
-			}
-			if !res.Answered {
-				return ErrNoQuestion
-			}
-			fmt.Fprintf(c.opts.Out, "answered the question of command #%d\n", res.CommandID)
-			return nil
+			return cliout.Run(cmd, runF, runAnswer, o)
 		},
 	}
+}
+
+// runAnswer gives the daemon's waiting question its answer; none waiting
+// is ErrNoQuestion.
+func runAnswer(ctx context.Context, o *answerOptions) error {
+	res, err := call(o.Daemon, func(cl *control.Client) (bridge.AnswerResult, error) { return cl.Answer(ctx, o.Text) })
+	if err != nil {
+		return err
+	}
+	if !res.Answered {
+		return ErrNoQuestion
+	}
+	fmt.Fprintf(o.Out, "answered the question of command #%d\n", res.CommandID)
+	return nil
 }

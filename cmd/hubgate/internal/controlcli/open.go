@@ -1,10 +1,11 @@
 package controlcli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"io"
 	"os/exec"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/bridge/control"
-	"github.com/hubgate/hubgate/internal/proc"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/oauth"
 )
 
@@ -57,8 +58,23 @@ when the daemon is not running.`
 // then is taken for a browser that stays in the foreground.
 const browserGrace = 3 * time.Second
 
-func (c *CLI) newOpenCommand() *cobra.Command {
-	var print bool
+// openOptions are `open`'s options.
+type openOptions struct {
+	Out    io.Writer
+	Daemon Daemon
+	Getenv func(string) string // BROWSER
+	// StartBrowser starts the browser command argv, detached, and calls
+	// exited (if not nil) when it exits.
+	StartBrowser func(argv []string, exited func(error)) error
+	// BrowserGrace is how long a browser command may take to fail; zero:
+	// browserGrace.
+	BrowserGrace time.Duration
+	Print        bool // --print: print the token address, arm no login
+}
+
+// newCmdOpen builds open; runF (nil: runOpen) gets the parsed options.
+func newCmdOpen(c *CLI, runF func(context.Context, *openOptions) error) *cobra.Command {
+	o := &openOptions{Out: c.opts.Out, Daemon: c.daemon(), Getenv: c.opts.Getenv, StartBrowser: c.opts.StartBrowser}
 	cmd := &cobra.Command{
 		Use:   "open",
 		Short: "Open the running daemon's live status page in the browser",
@@ -66,45 +82,49 @@ func (c *CLI) newOpenCommand() *cobra.Command {
 		Example: `  hubgate open            # the page in this desktop's browser
   hubgate open --print    # the address, e.g. for a browser behind ssh -L`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if print {
-				// Only the token address: no login is armed.
-				page, err := statusPage(c, func(cl *control.Client) (control.StatusPage, error) { return cl.StatusPage(cmd.Context()) })
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(c.opts.Out, page.URL)
-				return nil
-			}
-			page, err := statusPage(c, func(cl *control.Client) (control.StatusPage, error) { return cl.StatusPageLogin(cmd.Context()) })
-			var se *control.ServerError
-			if errors.As(err, &se) && se.StatusCode == 404 {
-				return errors.New("the running daemon gives no one-time login address (it is older than this hubgate): restart it, or open the address 'hubgate open --print' prints")
-			}
-			if err != nil {
-				return err
-			}
-			if err := c.startBrowser(cmd.Context(), page.LoginURL); err != nil {
-				// Nothing may stay armed for a browser that never came.
-				rerr := c.revokeLogin(context.WithoutCancel(cmd.Context()), page.LoginURL)
-				var be *BrowserError
-				if errors.As(err, &be) {
-					be.RevokeErr = rerr
-				}
-				return err
-			}
-			fmt.Fprintf(c.opts.Out, "opened the status page (%s)\n", redactCode(page.LoginURL))
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runOpen, o) },
 	}
-	cmd.Flags().BoolVar(&print, "print", false, "print the page's long-lived address (with its access token: for your eyes only, e.g. over an SSH port forward) instead of opening a browser")
+	cmd.Flags().BoolVar(&o.Print, "print", false, "print the page's long-lived address (with its access token: for your eyes only, e.g. over an SSH port forward) instead of opening a browser")
 	return cmd
+}
+
+// runOpen opens the status page through a one-time login address, or
+// prints its token address (Print).
+func runOpen(ctx context.Context, o *openOptions) error {
+	if o.Print {
+		// Only the token address: no login is armed.
+		page, err := statusPage(o.Daemon, func(cl *control.Client) (control.StatusPage, error) { return cl.StatusPage(ctx) })
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(o.Out, page.URL)
+		return nil
+	}
+	page, err := statusPage(o.Daemon, func(cl *control.Client) (control.StatusPage, error) { return cl.StatusPageLogin(ctx) })
+	var se *control.ServerError
+	if errors.As(err, &se) && se.StatusCode == 404 {
+		return errors.New("the running daemon gives no one-time login address (it is older than this hubgate): restart it, or open the address 'hubgate open --print' prints")
+	}
+	if err != nil {
+		return err
+	}
+	if err := o.startBrowser(ctx, page.LoginURL); err != nil {
+		// Nothing may stay armed for a browser that never came.
+		rerr := revokeLogin(context.WithoutCancel(ctx), o.Daemon, page.LoginURL)
+		var be *BrowserError
+		if errors.As(err, &be) {
+			be.RevokeErr = rerr
+		}
+		return err
+	}
+	fmt.Fprintf(o.Out, "opened the status page (%s)\n", redactCode(page.LoginURL))
+	return nil
 }
 
 // statusPage runs a status page request: a daemon without a page says so
 // (a 404 of another kind is returned as it is).
-func statusPage(c *CLI, f func(*control.Client) (control.StatusPage, error)) (control.StatusPage, error) {
-	page, err := call(c, f)
+func statusPage(d Daemon, f func(*control.Client) (control.StatusPage, error)) (control.StatusPage, error) {
+	page, err := call(d, f)
 	var se *control.ServerError
 	if errors.As(err, &se) && se.StatusCode == 404 && strings.Contains(se.Message, "status page") {
 		return page, fmt.Errorf("the daemon serves no status page: %s", se.Message)
@@ -136,12 +156,8 @@ func (e *BrowserError) Unwrap() error { return e.Err }
 
 // startBrowser starts the browser on loginURL and waits up to
 // browserGrace for the launcher to exit: a failure is a *BrowserError.
-func (c *CLI) startBrowser(ctx context.Context, loginURL string) error {
-	getenv := c.opts.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
-	}
-	argv, err := oauth.BrowserCommand(getenv, loginURL)
+func (o *openOptions) startBrowser(ctx context.Context, loginURL string) error {
+	argv, err := oauth.BrowserCommand(o.Getenv, loginURL)
 	if err != nil {
 		return &BrowserError{Command: "$BROWSER", Err: err}
 	}
@@ -151,14 +167,14 @@ func (c *CLI) startBrowser(ctx context.Context, loginURL string) error {
 	// elsewhere a code spent once the browser opens it and dead after
 	// 60 s anyway.
 	exited := make(chan error, 1)
-	if _, err := proc.StartDetached(argv[0], argv[1:], func(err error) { exited <- err }); err != nil {
+	if err := o.StartBrowser(argv, func(err error) { exited <- err }); err != nil {
 		var ee *exec.Error
 		if errors.As(err, &ee) {
 			err = ee.Err
 		}
 		return &BrowserError{Command: argv[0], Err: err}
 	}
-	t := time.NewTimer(browserGrace)
+	t := time.NewTimer(cmp.Or(o.BrowserGrace, browserGrace))
 	defer t.Stop()
 	select {
 	case err := <-exited:
@@ -173,8 +189,8 @@ func (c *CLI) startBrowser(ctx context.Context, loginURL string) error {
 }
 
 // revokeLogin withdraws the one-time login address loginURL.
-func (c *CLI) revokeLogin(ctx context.Context, loginURL string) error {
-	_, err := call(c, func(cl *control.Client) (bool, error) { return cl.RevokeLogin(ctx, loginURL) })
+func revokeLogin(ctx context.Context, d Daemon, loginURL string) error {
+	_, err := call(d, func(cl *control.Client) (bool, error) { return cl.RevokeLogin(ctx, loginURL) })
 	return err
 }
 

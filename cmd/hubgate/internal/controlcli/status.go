@@ -1,6 +1,8 @@
 package controlcli
 
 import (
+	"context"
+	"io"
 	"strconv"
 	"strings"
 
@@ -26,8 +28,19 @@ The exit code says the state, for scripts:
 --json always prints one JSON object: the status, or {"running": false,
 "error": "...", "exitCode": N} when there is no status to show.`
 
-func (c *CLI) newStatusCommand() *cobra.Command {
-	var asJSON bool
+// statusOptions are `status`'s options.
+type statusOptions struct {
+	Out    io.Writer
+	Daemon Daemon
+	// ExitCode is the exit code of an error, for the error object; nil: 1.
+	ExitCode func(error) int
+	JSON     bool // --json
+}
+
+// newCmdStatus builds status; runF (nil: runStatus) gets the parsed
+// options.
+func newCmdStatus(c *CLI, runF func(context.Context, *statusOptions) error) *cobra.Command {
+	o := &statusOptions{Out: c.opts.Out, Daemon: c.daemon(), ExitCode: c.opts.ExitCode}
 	cmd := &cobra.Command{
 		Use: "status",
 		Example: `  hubgate status
@@ -37,29 +50,13 @@ func (c *CLI) newStatusCommand() *cobra.Command {
 		Long:  statusLong,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if err := noArgs(cmd, args); err != nil {
-				return c.statusError(asJSON, err)
+				return o.statusError(o.JSON, err)
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := call(c, func(cl *control.Client) (bridge.Status, error) { return cl.Status(cmd.Context()) })
-			if err != nil {
-				return c.statusError(asJSON, err)
-			}
-			if asJSON {
-				if err := cliout.WriteJSON(c.opts.Out, st); err != nil {
-					return err
-				}
-			} else {
-				st.WriteText(c.opts.Out)
-			}
-			if err := statusCondition(st); err != nil {
-				return &ReportedError{err}
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runStatus, o) },
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as one JSON object (an error object when there is none)")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print the status as one JSON object (an error object when there is none)")
 	// A flag mistake stops the parsing, perhaps before --json: whether
 	// JSON was asked for is read from the command line itself. The
 	// mistake itself is told as every command's (the parent's function).
@@ -69,20 +66,40 @@ func (c *CLI) newStatusCommand() *cobra.Command {
 		} else {
 			err = &UsageError{err}
 		}
-		return c.statusError(jsonRequested(c.opts.Args), err)
+		return o.statusError(jsonRequested(c.opts.Args), err)
 	})
 	return cmd
 }
 
+// runStatus prints the daemon's status; its condition (statusCondition)
+// is a *ReportedError.
+func runStatus(ctx context.Context, o *statusOptions) error {
+	st, err := call(o.Daemon, func(cl *control.Client) (bridge.Status, error) { return cl.Status(ctx) })
+	if err != nil {
+		return o.statusError(o.JSON, err)
+	}
+	if o.JSON {
+		if err := cliout.WriteJSON(o.Out, st); err != nil {
+			return err
+		}
+	} else {
+		st.WriteText(o.Out)
+	}
+	if err := statusCondition(st); err != nil {
+		return &ReportedError{err}
+	}
+	return nil
+}
+
 // statusError prints err as the error object of `status --json` when
 // asJSON, and returns it.
-func (c *CLI) statusError(asJSON bool, err error) error {
+func (o *statusOptions) statusError(asJSON bool, err error) error {
 	if asJSON {
 		code := 1
-		if c.opts.ExitCode != nil {
-			code = c.opts.ExitCode(err)
+		if o.ExitCode != nil {
+			code = o.ExitCode(err)
 		}
-		_ = cliout.WriteJSON(c.opts.Out, StatusErrorBody{Running: false, Error: err.Error(), ExitCode: code})
+		_ = cliout.WriteJSON(o.Out, StatusErrorBody{Running: false, Error: err.Error(), ExitCode: code})
 	}
 	return err
 }

@@ -1,6 +1,7 @@
 package controlcli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -20,11 +21,17 @@ import (
 // as one JSON object per line (bridge.Event). It runs until interrupted;
 // when the daemon is not running, or stops, it exits 9.
 
-func (c *CLI) newWatchCommand() *cobra.Command {
-	var (
-		asJSON  bool
-		history int
-	)
+// watchOptions are `watch`'s options.
+type watchOptions struct {
+	Out     io.Writer
+	Daemon  Daemon
+	JSON    bool // --json: one JSON object per line
+	History int  // --history: past events first (0 none)
+}
+
+// newCmdWatch builds watch; runF (nil: runWatch) gets the parsed options.
+func newCmdWatch(c *CLI, runF func(context.Context, *watchOptions) error) *cobra.Command {
+	o := &watchOptions{Out: c.opts.Out, Daemon: c.daemon()}
 	cmd := &cobra.Command{
 		Use: "watch",
 		Example: `  hubgate watch
@@ -40,30 +47,36 @@ up to N of the latest past events of this daemon's life. Ctrl-C stops.
 Exit code 9 when the daemon is not running or when it stops.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if history < 0 || history > control.MaxWatchHistory {
+			if o.History < 0 || o.History > control.MaxWatchHistory {
 				return &UsageError{fmt.Errorf("--history must be between 0 and %d", control.MaxWatchHistory)}
 			}
-			_, cl, err := c.dial()
-			if err != nil {
-				return err
-			}
-			defer cl.Close()
-			err = cl.Watch(cmd.Context(), history, func(e bridge.Event) error {
-				if asJSON {
-					return cliout.WriteJSONLine(c.opts.Out, e) // bounded in depth and size
-				}
-				_, err := io.WriteString(c.opts.Out, FormatEvent(e)+"\n")
-				return err
-			})
-			if errors.Is(err, control.ErrNotRunning) {
-				return fmt.Errorf("%w: %v", ErrNotRunning, err)
-			}
-			return err
+			return cliout.Run(cmd, runF, runWatch, o)
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print each event as one JSON object per line")
-	cmd.Flags().IntVar(&history, "history", 0, "first print up to this many of the latest past events")
+	cmd.Flags().BoolVar(&o.JSON, "json", false, "print each event as one JSON object per line")
+	cmd.Flags().IntVar(&o.History, "history", 0, "first print up to this many of the latest past events")
 	return cmd
+}
+
+// runWatch prints the daemon's events until ctx ends or the daemon stops
+// (ErrNotRunning).
+func runWatch(ctx context.Context, o *watchOptions) error {
+	_, cl, err := o.Daemon.dial()
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	err = cl.Watch(ctx, o.History, func(e bridge.Event) error {
+		if o.JSON {
+			return cliout.WriteJSONLine(o.Out, e) // bounded in depth and size
+		}
+		_, err := io.WriteString(o.Out, FormatEvent(e)+"\n")
+		return err
+	})
+	if errors.Is(err, control.ErrNotRunning) {
+		return fmt.Errorf("%w: %v", ErrNotRunning, err)
+	}
+	return err
 }
 
 // FormatEvent renders one event for a person: the event stream's one

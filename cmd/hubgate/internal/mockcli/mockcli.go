@@ -1,9 +1,11 @@
 // Package mockcli owns `hubgate mock`, the mock remote service's command
 // line: running the mock, and the admin subcommands that drive a running
 // one (devices, send, fault, events, token, play, record...) over its
-// admin API. Like the mock, it is imported by cmd only. Its errors are
-// typed (UsageError, InputError, UnavailableError, ReportedError) for
-// cmd's exit-code table.
+// admin API. Each command is an options struct filled from its flags and
+// a run function (newCmdX(a, runF), runX(ctx, o)), as gh builds its
+// commands; tests call either. Like the mock, it is imported by cmd only.
+// Its errors are typed (UsageError, InputError, UnavailableError,
+// ReportedError) for cmd's exit-code table.
 package mockcli
 
 import (
@@ -77,7 +79,7 @@ func NewCommand(opts Options) *cobra.Command {
 	if a.Getenv == nil {
 		a.Getenv = os.Getenv
 	}
-	cmd := newCommand(a, a.serve)
+	cmd := newCommand(a, nil)
 	setExamples(cmd)
 	return cmd
 }

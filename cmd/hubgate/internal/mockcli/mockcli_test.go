@@ -18,7 +18,7 @@ import (
 
 // run executes the command tree on args with opts, `hubgate mock`'s own
 // run replaced by runF when it is not nil.
-func run(t *testing.T, opts Options, runF func(context.Context, ServeOptions) error, args ...string) (string, error) {
+func run(t *testing.T, opts Options, runF func(context.Context, *ServeOptions) error, args ...string) (string, error) {
 	t.Helper()
 	var out bytes.Buffer
 	opts.Out, opts.Err = &out, &out
@@ -41,7 +41,7 @@ func run(t *testing.T, opts Options, runF func(context.Context, ServeOptions) er
 
 func TestFlagsBecomeServeOptions(t *testing.T) {
 	var got ServeOptions
-	_, err := run(t, Options{}, func(_ context.Context, o ServeOptions) error { got = o; return nil },
+	_, err := run(t, Options{}, func(_ context.Context, o *ServeOptions) error { got = *o; return nil },
 		"--listen", "127.0.0.1:0", "--state", "s.json", "--deny-consent", "--redirect-uri", "http://127.0.0.1:1/",
 		"--redirect-uri", "http://127.0.0.1:2/", "--hub-timeout", "5s", "--direct-hub",
 		"--cors-origin", "http://localhost:3000", "--cors-origin", "https://app.example", "--public-url", "http://mock.lan:5080")
@@ -62,31 +62,32 @@ func TestMockConfig(t *testing.T) {
 		}
 		return ""
 	}}}
-	cfg, err := a.mockConfig(ServeOptions{Listen: "127.0.0.1:43123", DenyConsent: true})
+	cfg, err := mockConfig(&ServeOptions{Getenv: a.Getenv, Listen: "127.0.0.1:43123", DenyConsent: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if cfg.ClientSecret != "from-env" || cfg.ServiceAddr != "127.0.0.1:0" || cfg.Consent == nil || cfg.Consent(mockhub.ConsentRequest{}) {
 		t.Errorf("config: secret %q service %q consent %v", cfg.ClientSecret, cfg.ServiceAddr, cfg.Consent != nil)
 	}
-	if cfg, _ := a.mockConfig(ServeOptions{Listen: "127.0.0.1:1", ClientSecret: "flag"}); cfg.ClientSecret != "flag" {
+	if cfg, _ := mockConfig(&ServeOptions{Getenv: a.Getenv, Listen: "127.0.0.1:1", ClientSecret: "flag"}); cfg.ClientSecret != "flag" {
 		t.Errorf("--client-secret: %q", cfg.ClientSecret)
 	}
-	if cfg, err := a.mockConfig(ServeOptions{Listen: "127.0.0.1:1", CORSOrigins: []string{"HTTP://LocalHost:3000/", "*"}}); err != nil ||
+	if cfg, err := mockConfig(&ServeOptions{Getenv: a.Getenv, Listen: "127.0.0.1:1", CORSOrigins: []string{"HTTP://LocalHost:3000/", "*"}}); err != nil ||
 		len(cfg.CORSOrigins) != 2 || cfg.CORSOrigins[0] != "http://localhost:3000" || cfg.CORSOrigins[1] != "*" {
 		t.Errorf("--cors-origin: %q %v", cfg.CORSOrigins, err)
 	}
-	if cfg, _ := a.mockConfig(ServeOptions{Listen: "127.0.0.1:1"}); cfg.CORSOrigins != nil {
+	if cfg, _ := mockConfig(&ServeOptions{Getenv: a.Getenv, Listen: "127.0.0.1:1"}); cfg.CORSOrigins != nil {
 		t.Errorf("no --cors-origin: %q, want nil (any origin)", cfg.CORSOrigins)
 	}
-	if cfg, err := a.mockConfig(ServeOptions{Listen: "127.0.0.1:1", PublicURLs: []string{"HTTP://Mock.LAN:80/"}}); err != nil ||
+	if cfg, err := mockConfig(&ServeOptions{Getenv: a.Getenv, Listen: "127.0.0.1:1", PublicURLs: []string{"HTTP://Mock.LAN:80/"}}); err != nil ||
 		len(cfg.PublicURLs) != 1 || cfg.PublicURLs[0] != "http://mock.lan" {
 		t.Errorf("--public-url: %q %v", cfg.PublicURLs, err)
 	}
 	for _, f := range []ServeOptions{{Listen: "nonsense"}, {Listen: "127.0.0.1:1", ServiceAddr: "nonsense"},
 		{Listen: "127.0.0.1:1", CORSOrigins: []string{"localhost:3000"}}, {Listen: "127.0.0.1:1", PublicURLs: []string{"mock.lan:5080"}}} {
 		var u *UsageError
-		if _, err := a.mockConfig(f); !errors.As(err, &u) {
+		f.Getenv = a.Getenv
+		if _, err := mockConfig(&f); !errors.As(err, &u) {
 			t.Errorf("%+v: %v, want a UsageError", f, err)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"syscall"
 	"time"
@@ -15,8 +17,14 @@ import (
 	"github.com/hubgate/hubgate/internal/localhttp"
 )
 
-// ServeOptions are the flags of `hubgate mock` itself: the mock to run.
+// ServeOptions are `hubgate mock`'s own options: the streams and the
+// environment it runs with, and its flags (the mock to run).
 type ServeOptions struct {
+	Out, Err io.Writer           // the base URL on Out; what it serves on Err
+	Getenv   func(string) string // reads EnvClientSecret
+	// Logger is the mock's logger, made once the flags are parsed.
+	Logger func() *slog.Logger
+
 	Listen       string
 	ClientID     string
 	ClientSecret string // flag --client-secret; empty: $HUBGATE_MOCK_CLIENT_SECRET
@@ -82,10 +90,10 @@ The subcommands drive a running mock through its admin API; they take the base
 URL from --url, else ` + EnvURL + `, else http://` + mockhub.DefaultListen + `. Those that
 push to a device take --device, or pick the mock's only device.`
 
-// newCommand builds `hubgate mock` with its admin subcommands; runF runs
-// the mock (tests pass their own to capture the options).
-func newCommand(a *cli, runF func(context.Context, ServeOptions) error) *cobra.Command {
-	var f ServeOptions
+// newCommand builds `hubgate mock` with its admin subcommands; runF (nil:
+// runServe) runs the mock (tests pass their own to capture the options).
+func newCommand(a *cli, runF func(context.Context, *ServeOptions) error) *cobra.Command {
+	f := &ServeOptions{Out: a.Out, Err: a.Err, Getenv: a.Getenv, Logger: a.logger}
 	cmd := &cobra.Command{
 		Use:   "mock",
 		Short: "Run the mock remote device service, or drive a running one",
@@ -96,7 +104,7 @@ func newCommand(a *cli, runF func(context.Context, ServeOptions) error) *cobra.C
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, _ []string) error { return runF(cmd.Context(), f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runServe, f) },
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Listen, "listen", mockhub.DefaultListen, "address to listen on (port 0: any free port)")
@@ -126,13 +134,13 @@ func newCommand(a *cli, runF func(context.Context, ServeOptions) error) *cobra.C
 }
 
 // mockConfig is the mock's configuration from the flags.
-func (a *cli) mockConfig(f ServeOptions) (mockhub.Config, error) {
+func mockConfig(f *ServeOptions) (mockhub.Config, error) {
 	if _, _, err := net.SplitHostPort(f.Listen); err != nil {
 		return mockhub.Config{}, &UsageError{fmt.Errorf("--listen must be host:port, got %q", f.Listen)}
 	}
 	secret := f.ClientSecret
 	if secret == "" {
-		secret = a.Getenv(EnvClientSecret)
+		secret = f.Getenv(EnvClientSecret)
 	}
 	cfg := mockhub.Config{
 		ClientID: f.ClientID, ClientSecret: secret, DeviceTypeID: f.DeviceType,
@@ -168,13 +176,13 @@ func (a *cli) mockConfig(f ServeOptions) (mockhub.Config, error) {
 	return cfg, nil
 }
 
-// serve runs the mock until ctx ends.
-func (a *cli) serve(ctx context.Context, f ServeOptions) error {
-	cfg, err := a.mockConfig(f)
+// runServe runs the mock until ctx ends.
+func runServe(ctx context.Context, f *ServeOptions) error {
+	cfg, err := mockConfig(f)
 	if err != nil {
 		return err
 	}
-	log := a.logger()
+	log := f.Logger()
 	cfg.Logger = log
 	ln, err := net.Listen("tcp", f.Listen)
 	if err != nil {
@@ -195,11 +203,11 @@ func (a *cli) serve(ctx context.Context, f ServeOptions) error {
 		return &UsageError{err}
 	}
 	defer srv.Close()
-	base := a.announce(srv, ln.Addr().(*net.TCPAddr), f.StateFile)
+	base := announce(f.Err, srv, ln.Addr().(*net.TCPAddr), f.StateFile)
 	serving := localhttp.Serve(srv.NewHTTPServer(), ln)
 	// The base URL on stdout is the sign that the mock serves, after
 	// everything it says on stderr.
-	fmt.Fprintln(a.Out, base)
+	fmt.Fprintln(f.Out, base)
 	log.Info("mock listening", "url", base)
 
 	select {
@@ -214,27 +222,27 @@ func (a *cli) serve(ctx context.Context, f ServeOptions) error {
 	return nil
 }
 
-// announce says on stderr what the mock serves; it returns the base URL.
-func (a *cli) announce(srv *mockhub.Server, addr *net.TCPAddr, stateFile string) string {
+// announce says on errOut what the mock serves; it returns the base URL.
+func announce(errOut io.Writer, srv *mockhub.Server, addr *net.TCPAddr, stateFile string) string {
 	host := addr.IP.String()
 	if addr.IP.IsUnspecified() {
 		host = "127.0.0.1"
 	}
 	base := "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
 	eff := srv.Config()
-	fmt.Fprintf(a.Err, "hubgate: mock remote service at %s (client id %s, device type %s); admin API %s/mock, console %s/mock/console, explorer %s/swagger\n",
+	fmt.Fprintf(errOut, "hubgate: mock remote service at %s (client id %s, device type %s); admin API %s/mock, console %s/mock/console, explorer %s/swagger\n",
 		base, eff.ClientID, eff.DeviceTypeID, base, base, base)
 	if stateFile != "" {
-		fmt.Fprintf(a.Err, "hubgate: state kept in %s (%d device(s))\n", stateFile, len(srv.Devices()))
+		fmt.Fprintf(errOut, "hubgate: state kept in %s (%d device(s))\n", stateFile, len(srv.Devices()))
 	}
 	if svc := srv.ServiceURL(); svc != "" {
-		fmt.Fprintf(a.Err, "hubgate: %s/negotiate redirects to the mock SignalR service at %s%s/ (access tokens live %s)\n",
+		fmt.Fprintf(errOut, "hubgate: %s/negotiate redirects to the mock SignalR service at %s%s/ (access tokens live %s)\n",
 			base+mockhub.HubPath, svc, mockhub.ServicePath, eff.ServiceTokenTTL)
 	} else {
-		fmt.Fprintf(a.Err, "hubgate: the hub is served directly at %s (--direct-hub)\n", base+mockhub.HubPath)
+		fmt.Fprintf(errOut, "hubgate: the hub is served directly at %s (--direct-hub)\n", base+mockhub.HubPath)
 	}
 	if !addr.IP.IsLoopback() {
-		fmt.Fprintf(a.Err, "hubgate: warning: the mock listens on %s, beyond loopback; its admin API still answers loopback peers only, and every route a Host naming loopback or a --public-url\n", addr)
+		fmt.Fprintf(errOut, "hubgate: warning: the mock listens on %s, beyond loopback; its admin API still answers loopback peers only, and every route a Host naming loopback or a --public-url\n", addr)
 	}
 	return base
 }
