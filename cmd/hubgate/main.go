@@ -5,9 +5,18 @@
 // (`status`, `history`, `cancel`), write and check its configuration
 // (`config`, `rules test`), install it as a user service (`service`),
 // serve the mock remote service (`hubgate mock`) and show it all at once
-// (`hubgate demo`). This package only wires: configuration from configs, engines
-// from automate/..., the server from automate/server. Every error reaching
-// Main is mapped to an exit code by the one table in exitcodes.go.
+// (`hubgate demo`).
+//
+// This package is the one command tree (its families with packages of
+// their own are under cmd/hubgate/internal). Each command is an options
+// struct, a builder that only reads flags into it, and a run function
+// whose streams, environment, clock and dependencies are in the options,
+// as gh builds its commands; tests call the run functions, or Run with a
+// Process of their own, in the test process. The logic lives in the
+// domain packages: configuration in configs, pairing in
+// deviceapi/pairing, the daemon's assembly in bridge/daemon, engines in
+// automate/... Every error reaching Run is mapped to an exit code by the
+// one table in exitcodes.go.
 package main
 
 import (
