@@ -135,7 +135,7 @@ func TestHeadlessPairThenRunWithoutDBus(t *testing.T) {
 	if code := d.stop(15); code != 0 {
 		t.Errorf("run exited %d", code)
 	}
-	if !d.stderrHas("PLAIN TEXT") {
+	if !strings.Contains(d.Stderr(), "PLAIN TEXT") { // whole: run exited
 		t.Errorf("run did not warn that the secrets are in plain text:\n%s", d.Stderr())
 	}
 	// The Automate access key joined the file; the mode is still 0600.
