@@ -44,7 +44,7 @@ func noDBus(t *testing.T, environ []string) []string {
 	return append(out, "XDG_RUNTIME_DIR="+t.TempDir())
 }
 
-// readSecretsFile reads the file store's secrets as the test (the binary
+// readSecretsFile reads the file store's secrets as the test (the command
 // wrote them); it checks the mode first.
 func readSecretsFile(t *testing.T, xdg string) map[string]string {
 	t.Helper()

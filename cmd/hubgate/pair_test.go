@@ -185,7 +185,7 @@ func assertNoSecretIn(t *testing.T, where, s string, secrets ...string) {
 	}
 }
 
-// ---- acceptance tests with the real binary and a real Secret Service ----
+// ---- acceptance tests of the command (runCmd) and a real Secret Service ----
 
 func TestPairAgainstTheMockStoresSecretsInTheKeyring(t *testing.T) {
 	requireKeyring(t)
