@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -286,6 +285,10 @@ func startDemo(t *testing.T, args ...string) *demoProc {
 
 var demoSendHint = regexp.MustCompile(`(?m)^  (?:hubgate|go run \./cmd/hubgate) mock send --url (http://127\.0\.0\.1:\d+) --device (\S+) --command "notify hi"$`)
 
+// TestDemoStaysUpPrintsFurtherRunsAndStopsOnSIGTERM is README's first
+// command (`hubgate demo`) as a newcomer runs it: the binary, its hint
+// followed, stopped by a real signal. TestDemoInProcess runs the same
+// mode in this process.
 func TestDemoStaysUpPrintsFurtherRunsAndStopsOnSIGTERM(t *testing.T) {
 	p := startDemo(t)
 	out := p.waitFor(t, "Ctrl-C stops the demo", 60*time.Second)
@@ -306,7 +309,7 @@ func TestDemoStaysUpPrintsFurtherRunsAndStopsOnSIGTERM(t *testing.T) {
 		}
 	}
 
-	// The hint's command, with the real binary.
+	// The hint's command (in this process: the demo is the binary).
 	r := runCmd(t, env(t), "", "mock", "send", "--url", mockURL, "--device", deviceID, "--command", "notify hi")
 	if r.code != 0 || !strings.Contains(r.stdout, "delivered to 1 connection") {
 		t.Fatalf("mock send: %+v", r)
@@ -375,47 +378,19 @@ func TestDemoRunErrorMessagesAndExitCode(t *testing.T) {
 	}
 }
 
-// TestDemoInProcess runs the demo through Main in this (race-checked)
-// process: --once, then the long-running mode stopped by its context.
+// TestDemoInProcess runs the demo in this (race-checked) process with an
+// empty environment: --once, then the long-running mode stopped by its
+// context.
 func TestDemoInProcess(t *testing.T) {
-	getenv := func(string) string { return "" }
-	var out, errs testutil.SyncBuffer
-	if code := Main(t.Context(), []string{"demo", "--once"}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errs}, getenv); code != 0 {
-		t.Fatalf("--once: exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errs.String())
+	r := runInProc(t, e2eWait, nil, "", "demo", "--once")
+	if r.code != 0 {
+		t.Fatalf("--once: exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
-	demoOrder(t, out.String(), "[#1] answer: Hello from hubgate", "removed ")
-	assertGone(t, demoAnnouncedDir(t, out.String()))
+	demoOrder(t, r.stdout, "[#1] answer: Hello from hubgate", "removed ")
+	assertGone(t, demoAnnouncedDir(t, r.stdout))
 
-	var out2, errs2 testutil.SyncBuffer
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	done := make(chan int, 1)
-	go func() {
-		done <- Main(ctx, []string{"demo"}, Stdio{In: strings.NewReader(""), Out: &out2, Err: &errs2}, getenv)
-	}()
-	waitIn := func(want string) string {
-		t.Helper()
-		var s string
-		ended, code := false, 0
-		if !testutil.Eventually(e2eWait, func() bool {
-			if s = out2.String(); strings.Contains(s, want) {
-				return true
-			}
-			select {
-			case code = <-done:
-				ended = true
-			default:
-			}
-			return ended
-		}) {
-			t.Fatalf("no %q within %s\nstdout:\n%s\nstderr:\n%s", want, e2eWait, s, errs2.String())
-		}
-		if ended {
-			t.Fatalf("the demo ended (exit %d) before %q\nstdout:\n%s\nstderr:\n%s", code, want, out2.String(), errs2.String())
-		}
-		return s
-	}
-	s := waitIn("Ctrl-C stops the demo")
+	p := startInProc(t, nil, nil, "demo")
+	s := p.waitStdout(t, "Ctrl-C stops the demo")
 	m := demoSendHint.FindStringSubmatch(s)
 	if m == nil {
 		t.Fatalf("no send hint in:\n%s", s)
@@ -426,19 +401,14 @@ func TestDemoInProcess(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitIn(`[#2] answer: Finished "slow one"`)
-	waitIn(`[#3] rule "slow" matched: queued`)
-	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("exit %d after the context ended\nstderr:\n%s", code, errs2.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the demo did not stop when its context ended")
+	p.waitStdout(t, `[#2] answer: Finished "slow one"`)
+	p.waitStdout(t, `[#3] rule "slow" matched: queued`)
+	p.cancel()
+	if code := p.wait(t, 30*time.Second); code != 0 {
+		t.Fatalf("exit %d after the context ended\nstderr:\n%s", code, p.stderr.String())
 	}
-	demoOrder(t, out2.String(), "stopping", "stopped the daemon", "removed ")
-	assertGone(t, demoAnnouncedDir(t, out2.String()))
+	demoOrder(t, p.stdout.String(), "stopping", "stopped the daemon", "removed ")
+	assertGone(t, demoAnnouncedDir(t, p.stdout.String()))
 }
 
 // TestDemoStopsCleanlyWhenStdoutCloses: `hubgate demo | head -1` ends the

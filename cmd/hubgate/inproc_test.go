@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -60,6 +61,7 @@ func getenvOf(environ []string) func(string) string {
 // inProc is one command line running in this process.
 type inProc struct {
 	stdout, stderr testutil.SyncBuffer
+	written        chan struct{} // signalled (without blocking, one pending) at each write to stdout or stderr
 	done           chan struct{} // closed when Run returned
 	code           int           // Run's exit code, once done is closed
 	cancel         context.CancelFunc
@@ -84,10 +86,10 @@ func startInProc(tb testing.TB, environ []string, stdin io.Reader, args ...strin
 		stdin = strings.NewReader("")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &inProc{done: make(chan struct{}), cancel: cancel, args: args}
+	p := &inProc{written: make(chan struct{}, 1), done: make(chan struct{}), cancel: cancel, args: args}
 	go func() {
 		defer close(p.done)
-		p.code = Run(ctx, Process{Args: args, Stdio: Stdio{In: stdin, Out: &p.stdout, Err: &p.stderr},
+		p.code = Run(ctx, Process{Args: args, Stdio: Stdio{In: stdin, Out: notifying(p, &p.stdout), Err: notifying(p, &p.stderr)},
 			Getenv: getenvOf(environ), Signals: p.subscribe})
 	}()
 	tb.Cleanup(func() {
@@ -108,6 +110,55 @@ func startInProc(tb testing.TB, environ []string, stdin io.Reader, args ...strin
 		}
 	})
 	return p
+}
+
+// notifying is one of p's streams: what the command writes goes to buf,
+// and each write signals p.written, the event a wait on the command's
+// output (waitOutput) wakes on.
+func notifying(p *inProc, buf *testutil.SyncBuffer) io.Writer {
+	return writerTo(func(b []byte) (int, error) {
+		n, err := buf.Write(b)
+		select {
+		case p.written <- struct{}{}:
+		default: // a signal is pending already
+		}
+		return n, err
+	})
+}
+
+// writerTo is an io.Writer of a function.
+type writerTo func([]byte) (int, error)
+
+func (f writerTo) Write(b []byte) (int, error) { return f(b) }
+
+// waitOutput waits, at most e2eWait, until cond holds, re-checking it at
+// each write of the command to stdout or stderr: cond reads p.stdout, the
+// command's output by contract (a URL line, JSON lines, a transcript). A
+// command that ends before, or a hang, fails the test with both streams.
+// One waiter at a time.
+func (p *inProc) waitOutput(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.After(e2eWait)
+	for !cond() {
+		select {
+		case <-p.written:
+		case <-p.done:
+			if cond() {
+				return
+			}
+			tb.Fatalf("hubgate %s exited (%d) before %s\nstdout: %s\nstderr: %s", strings.Join(p.args, " "), p.code, what, p.stdout.String(), p.stderr.String())
+		case <-deadline:
+			tb.Fatalf("hubgate %s: no %s within %s\nstdout: %s\nstderr: %s", strings.Join(p.args, " "), what, e2eWait, p.stdout.String(), p.stderr.String())
+		}
+	}
+}
+
+// waitStdout is waitOutput of a text on stdout; it returns the stdout
+// that holds it.
+func (p *inProc) waitStdout(tb testing.TB, want string) string {
+	tb.Helper()
+	p.waitOutput(tb, fmt.Sprintf("%q on stdout", want), func() bool { return strings.Contains(p.stdout.String(), want) })
+	return p.stdout.String()
 }
 
 // subscribe is Process.Signals: what the command subscribes, the test's

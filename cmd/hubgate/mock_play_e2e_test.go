@@ -37,15 +37,8 @@ func playScenario(t *testing.T, h *e2eHub, scenario string, args ...string) (int
 	if err := os.WriteFile(file, []byte(scenario), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binary, append([]string{"mock", "play", file, "--url", h.url}, args...)...)
-	cmd.Env = e2eEnv(t.TempDir())
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
-			t.Fatal(err)
-		}
-	}
-	return cmd.ProcessState.ExitCode(), string(out)
+	r := runCmd(t, e2eEnv(t.TempDir()), "", append([]string{"mock", "play", file, "--url", h.url}, args...)...)
+	return r.code, r.stdout + r.stderr
 }
 
 // TestMockPlayAgainstDaemon: the scenario passes against `hubgate run`
@@ -111,19 +104,11 @@ func TestMockRecordReplays(t *testing.T) {
 	s := newDaemonSetup(t, h, daemonConfig{})
 	d := startListening(t, s)
 	file := filepath.Join(t.TempDir(), "recorded.yaml")
-	rec := exec.Command(binary, "mock", "record", file, "--url", h.url)
-	rec.Env = e2eEnv(t.TempDir())
-	var recOut bytes.Buffer
-	rec.Stdout = &recOut
-	stderr, err := rec.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rec.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if line, err := bufio.NewReader(stderr).ReadString('\n'); err != nil || !strings.Contains(line, "recording") {
-		t.Fatalf("record: %q %v", line, err)
+	rec := startInProc(t, e2eEnv(t.TempDir()), nil, "mock", "record", file, "--url", h.url)
+	// Its one line on stderr says the recording began: nothing else tells.
+	rec.waitOutput(t, "the line that the recording began", func() bool { return strings.Contains(rec.stderr.String(), "\n") })
+	if line := rec.stderr.String(); !strings.Contains(line, "recording") {
+		t.Fatalf("record: %q", line)
 	}
 	since := h.lastSeq()
 	h.pushListening(false)
@@ -133,9 +118,9 @@ func TestMockRecordReplays(t *testing.T) {
 	since = h.lastSeq()
 	h.admin("POST", "/mock/faults", map[string]any{"drop": true}, nil)
 	h.waitAction(h.waitAction(since, "connected").Seq, "DeviceStartedListening") // the daemon is back and listens
-	rec.Process.Signal(syscall.SIGINT)
-	if err := rec.Wait(); err != nil {
-		t.Fatalf("record: %v\n%s", err, recOut.String())
+	rec.signal(syscall.SIGINT)
+	if code := rec.wait(t, e2eWait); code != 0 {
+		t.Fatalf("record: exit %d\n%s\n%s", code, rec.stdout.String(), rec.stderr.String())
 	}
 	b, err := os.ReadFile(file)
 	if err != nil {

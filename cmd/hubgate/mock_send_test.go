@@ -2,8 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/hubgate/hubgate/deviceapi"
 	"github.com/hubgate/hubgate/hub/mockhub"
-	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // received waits for the next DeviceCommand the Go device receives.
@@ -117,25 +116,20 @@ func TestMockSendPicksTheDeviceAndAProfileMacro(t *testing.T) {
 		t.Errorf("%d DeviceCommand pushes in the journal, want 5; token shown: %v", outs, strings.Contains(r.stdout, created.Token.Token))
 	}
 
-	// events --follow --json --device: JSON lines as they come, until
-	// interrupted (exit 0).
-	follow := exec.Command(binary, "mock", "events", "--follow", "--json", "--device", id, "--since", "1000000")
-	follow.Env = e
-	fp := startBackground(t, follow, "mock events --follow")
-	testutil.WaitFor(t, "the follow stream", func() bool {
-		runCmd(t, e, "", "mock", "send", "--command", "followed")
-		return strings.Contains(fp.stdout.String(), `"payload":["followed"`)
-	})
-	for _, line := range strings.Split(strings.TrimSpace(fp.stdout.String()), "\n") {
+	// events --follow --json --device: JSON lines as they come, from after
+	// the journal's last entry so far, until interrupted (exit 0).
+	fp := startInProc(t, e, nil, "mock", "events", "--follow", "--json", "--device", id, "--since", fmt.Sprint(page.Last))
+	runCmd(t, e, "", "mock", "send", "--command", "followed")
+	out := fp.waitStdout(t, `"payload":["followed"`)
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
 		var ev mockhub.Event
-		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.DeviceID != id {
+		if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.DeviceID != id || ev.Seq <= page.Last {
 			t.Errorf("a followed line: %q (%v)", line, err)
 		}
 	}
-	fp.cmd.Process.Signal(syscall.SIGINT)
-	<-fp.done
-	if code := fp.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Errorf("events --follow after SIGINT: exit %d\n%s", code, fp.Stderr())
+	fp.signal(syscall.SIGINT)
+	if code := fp.wait(t, e2eWait); code != 0 {
+		t.Errorf("events --follow after SIGINT: exit %d\n%s", code, fp.stderr.String())
 	}
 
 	// Two devices: send says which exist.

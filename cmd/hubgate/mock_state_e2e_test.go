@@ -1,10 +1,10 @@
 package main
 
-// `hubgate mock --state FILE` restarted under a running daemon: the real
-// binaries, on a port the OS chose (the default port may be taken).
+// `hubgate mock --state FILE` restarted under a running daemon, on the
+// address the OS chose for its first start (the default port may be
+// taken).
 
 import (
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -21,9 +21,8 @@ import (
 func TestMockStateKeepsADaemonPairedAcrossARestart(t *testing.T) {
 	dir := t.TempDir()
 	state := filepath.Join(dir, "mock-state.json")
-	listen := fmt.Sprintf("127.0.0.1:%d", freeLoopbackPort(t))
 	environ := e2eEnv(dir)
-	p := startMockProc(t, environ, "--listen", listen, "--state", state)
+	p := startMockProc(t, environ, "--listen", "127.0.0.1:0", "--state", state)
 	h := &e2eHub{tb: t, proc: p, url: p.url, client: &http.Client{Timeout: 30 * time.Second}}
 	if st, body := h.admin("POST", "/mock/devices", map[string]string{"name": "kept pad"}, &h.device); st != http.StatusCreated {
 		t.Fatalf("create a device: %d %s", st, body)
@@ -48,11 +47,12 @@ func TestMockStateKeepsADaemonPairedAcrossARestart(t *testing.T) {
 	if code := p.stop(syscall.SIGTERM); code != 0 {
 		t.Fatalf("mock SIGTERM: exit %d\n%s", code, p.Stderr())
 	}
-	p2 := startMockProc(t, environ, "--listen", listen, "--state", state)
+	p2 := startMockProc(t, environ, "--listen", strings.TrimPrefix(p.url, "http://"), "--state", state)
 	if p2.url != p.url {
 		t.Fatalf("the restarted mock is at %s, was at %s", p2.url, p.url)
 	}
-	if !p2.stderrHas("state kept in " + state + " (1 device(s))") {
+	// Its URL line came after all it says of its start.
+	if !strings.Contains(p2.Stderr(), "state kept in "+state+" (1 device(s))") {
 		t.Errorf("the restarted mock does not say what it loaded: %s", p2.Stderr())
 	}
 	h.proc = p2

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -21,30 +20,31 @@ import (
 	"github.com/hubgate/hubgate/hub/mockhub"
 )
 
-// mockProc is a running `hubgate mock`.
+// mockProc is `hubgate mock` running in this process.
 type mockProc struct {
-	*bgProc
+	*inProc
 	t   testing.TB
 	url string
 }
 
-// startMockProc starts `hubgate mock args...` (startPrinting: stopped at
-// the test's end) and waits for its URL line.
+// startMockProc runs `hubgate mock args...` in this process (stopped at
+// the test's end) and waits for its URL line on stdout, the line it
+// prints once it serves, after all it says on stderr.
 func startMockProc(tb testing.TB, environ []string, args ...string) *mockProc {
 	tb.Helper()
-	cmd := exec.Command(binary, append([]string{"mock"}, args...)...)
-	cmd.Env = environ
-	p, url := startPrinting(tb, cmd, "hubgate mock")
-	return &mockProc{bgProc: p, t: tb, url: url}
+	p := startInProc(tb, environ, nil, append([]string{"mock"}, args...)...)
+	line, _, _ := strings.Cut(p.waitStdout(tb, "\n"), "\n")
+	return &mockProc{inProc: p, t: tb, url: strings.TrimSpace(line)}
 }
 
-type writerTo func([]byte) (int, error)
+// Stderr is what the mock said on stderr so far.
+func (p *mockProc) Stderr() string { return p.stderr.String() }
 
-func (f writerTo) Write(b []byte) (int, error) { return f(b) }
-
+// stop delivers sig and returns the mock's exit code.
 func (p *mockProc) stop(sig syscall.Signal) int {
 	p.t.Helper()
-	return stopProcess(p.t, p.cmd, p.done, sig, 20*time.Second, "mock", p.Stderr)
+	p.signal(sig)
+	return p.wait(p.t, 20*time.Second)
 }
 
 type mockReceiver struct {

@@ -1,8 +1,9 @@
 package main
 
 // Pairing that never hangs and never leaves a torn state (issue 17, item
-// 8), with the real binary, the mock remote service and a real Secret
-// Service (.ci/with-keyring).
+// 8), with the command (runCmd: the binary where the environment needs a
+// process of its own), the mock remote service and a real Secret Service
+// (.ci/with-keyring).
 
 import (
 	"context"
@@ -151,7 +152,8 @@ func TestPairReplaceAndReuseKeepTheStateValues(t *testing.T) {
 
 // With stdin not a terminal (/dev/null, a character device, or a pipe)
 // and a device paired, pair is a usage error naming --reuse and
-// --replace, and changes nothing.
+// --replace, and changes nothing. The /dev/null case is the binary: its
+// environment (newUserSetup's runtime dir) needs a process of its own.
 func TestPairWithoutATerminalNamesReuseAndReplace(t *testing.T) {
 	m, apiURL, private := newUserSetup(t)
 	e := pairEnviron(t, apiURL, private...)

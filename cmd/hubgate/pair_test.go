@@ -14,7 +14,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -186,7 +185,7 @@ func assertNoSecretIn(t *testing.T, where, s string, secrets ...string) {
 	}
 }
 
-// ---- acceptance tests with the real binary and a real Secret Service ----
+// ---- acceptance tests of the command (runCmd) and a real Secret Service ----
 
 func TestPairAgainstTheMockStoresSecretsInTheKeyring(t *testing.T) {
 	requireKeyring(t)
@@ -541,39 +540,25 @@ func TestPairNoBrowserPasteAndSecretOnStdin(t *testing.T) {
 			e = append(e, kv)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, "pair", "--no-browser", "--json", "--client-secret-stdin")
-	cmd.Env = e
-	stdin, _ := cmd.StdinPipe()
-	stderr, _ := cmd.StderrPipe()
-	var stdout strings.Builder
-	cmd.Stdout = &stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var errText strings.Builder
-	var mu sync.Mutex
-	authURL := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			mu.Lock()
-			errText.WriteString(line + "\n")
-			mu.Unlock()
-			if u := strings.TrimSpace(line); strings.HasPrefix(u, apiURL+"/signin?") {
-				authURL <- u
+	stdin, typed := io.Pipe()
+	t.Cleanup(func() { typed.Close() })
+	p := startInProc(t, e, stdin, "pair", "--no-browser", "--json", "--client-secret-stdin")
+	// The person types (a pipe's writes wait for pair to read them).
+	typeLines := func(s string) { go io.WriteString(typed, s) }
+	typeLines(mockhub.DefaultClientSecret + "\n")
+	// The authorization URL is what pair prints for the person to open
+	// elsewhere (--no-browser): its line, as pair writes it.
+	var u string
+	p.waitOutput(t, "the authorization URL", func() bool {
+		lines := strings.Split(p.stderr.String(), "\n")
+		for _, line := range lines[:len(lines)-1] { // the whole lines
+			if l := strings.TrimSpace(line); strings.HasPrefix(l, apiURL+"/signin?") {
+				u = l
+				return true
 			}
 		}
-	}()
-	io.WriteString(stdin, mockhub.DefaultClientSecret+"\n")
-	var u string
-	select {
-	case u = <-authURL:
-	case <-ctx.Done():
-		t.Fatal("no authorization URL printed")
-	}
+		return false
+	})
 	// The "browser" (another machine): follow the authorization page, read
 	// the address it was redirected to, paste it.
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -583,13 +568,11 @@ func TestPairNoBrowserPasteAndSecretOnStdin(t *testing.T) {
 	}
 	resp.Body.Close()
 	loc := resp.Header.Get("Location")
-	io.WriteString(stdin, "not an address\n"+loc+"\n")
-	err = cmd.Wait()
-	mu.Lock()
-	text := errText.String()
-	mu.Unlock()
-	if err != nil {
-		t.Fatalf("pair: %v\n%s", err, text)
+	typeLines("not an address\n" + loc + "\n")
+	code := p.wait(t, e2eWait)
+	text := p.stderr.String()
+	if code != 0 {
+		t.Fatalf("pair: exit %d\n%s", code, text)
 	}
 	if !strings.Contains(text, "paste it here") || !strings.Contains(text, "carries no sign-in response") {
 		t.Errorf("stderr:\n%s", text)
@@ -600,7 +583,7 @@ func TestPairNoBrowserPasteAndSecretOnStdin(t *testing.T) {
 	if len(m.Devices()) != 1 || lookupSecret(t, configs.AccountDeviceToken) == "" {
 		t.Error("not paired")
 	}
-	assertNoSecretIn(t, "the output", text+stdout.String(), mockhub.DefaultClientSecret)
+	assertNoSecretIn(t, "the output", text+p.stdout.String(), mockhub.DefaultClientSecret)
 }
 
 func TestPairConfigAndUsageErrors(t *testing.T) {
@@ -627,8 +610,9 @@ func TestPairConfigAndUsageErrors(t *testing.T) {
 	}
 }
 
-// The issue's "Done means": pair against a real `hubgate mock` process,
-// with curl as the browser, secrets in a real Secret Service afterwards.
+// The issue's "Done means": pair against `hubgate mock` (the command, run
+// in this process, serving on loopback), with curl as the browser,
+// secrets in a real Secret Service afterwards.
 func TestPairAgainstHubgateMockProcess(t *testing.T) {
 	requireKeyring(t)
 	requireCurl(t)

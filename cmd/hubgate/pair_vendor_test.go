@@ -1,7 +1,8 @@
 package main
 
-// Acceptance tests (the real binary, a real Secret Service) of pairing as
-// the vendor's clients sign in (issue 10) and of pair's manners (issue 13).
+// Acceptance tests (the command tree in this process, or the binary where
+// a process matters; a real Secret Service) of pairing as the vendor's
+// clients sign in (issue 10) and of pair's manners (issue 13).
 
 import (
 	"context"
@@ -124,10 +125,11 @@ exit 3
 `)
 	e := env(t, "BROWSER="+browser, EnvClientSecret+"="+mockhub.DefaultClientSecret, "HUBGATE_API_URL="+apiURL,
 		"HUBGATE_CLIENT_ID=mock-client", "HUBGATE_DEVICE_TYPE=mock-controller")
-	// stdin: the pasted address, once the browser wrote it. A shell
-	// pipeline waits for the file, then prints it.
-	stdinScript := fakeBrowser(t, `i=0; while [ ! -s `+loc+` ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; sleep 0.2; cat `+loc+`; echo`)
-	r := runShell(t, e, stdinScript+" | "+binary+" pair --timeout 30s")
+	// stdin: the pasted address, as the browser writes it. loc is a FIFO:
+	// cat waits for the browser to open it and copies what it wrote, up to
+	// its end (pair reads stdin only once the browser failed). The binary:
+	// the browser's environment is what a process hands its child.
+	r := runShell(t, e, "mkfifo "+loc+" && { cat "+loc+"; echo; } | "+binary+" pair --timeout 30s")
 	if r.code != 0 {
 		t.Fatalf("pair: exit %d\nstderr: %s", r.code, r.stderr)
 	}
@@ -189,6 +191,7 @@ func runShell(t *testing.T, environ []string, script string) result {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "sh", "-c", script)
 	cmd.Env = environ
+	cmd.WaitDelay = 5 * time.Second // a child left waiting on a FIFO when the test failed
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

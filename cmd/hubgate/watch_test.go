@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,42 +18,40 @@ type watchLine struct {
 	at    time.Time
 }
 
-// startWatch runs `hubgate watch --json` against s's daemon.
-func startWatch(t testing.TB, s *daemonSetup, args ...string) (<-chan watchLine, *exec.Cmd) {
+// startWatch runs `hubgate watch --json` against s's daemon, in this
+// process; its lines arrive on the channel as it writes them.
+func startWatch(t testing.TB, s *daemonSetup, args ...string) (<-chan watchLine, *inProc) {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"--config", s.configPath, "watch", "--json"}, args...)...)
-	cmd.Env = s.environ()
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	p := startInProc(t, s.environ(), nil, append([]string{"--config", s.configPath, "watch", "--json"}, args...)...)
 	lines := make(chan watchLine, 1000)
 	go func() {
 		defer close(lines)
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			at := time.Now()
-			var e bridge.Event
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-				t.Errorf("watch printed a line that is not an event: %q: %v", sc.Text(), err)
-				return
+		read := 0
+		for ended := false; !ended; {
+			select {
+			case <-p.written:
+			case <-p.done: // every write came before
+				ended = true
 			}
-			lines <- watchLine{e, at}
+			at := time.Now()
+			out := p.stdout.String()
+			for {
+				i := strings.IndexByte(out[read:], '\n')
+				if i < 0 {
+					break
+				}
+				line := out[read : read+i]
+				read += i + 1
+				var e bridge.Event
+				if err := json.Unmarshal([]byte(line), &e); err != nil {
+					t.Errorf("watch printed a line that is not an event: %q: %v", line, err)
+					return
+				}
+				lines <- watchLine{e, at}
+			}
 		}
 	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("watch stderr: %s", stderr.String())
-		}
-	})
-	return lines, cmd
+	return lines, p
 }
 
 func nextLine(t testing.TB, lines <-chan watchLine, what string, match func(bridge.Event) bool) watchLine {
@@ -132,17 +128,16 @@ func TestWatchShowsTheAnswerAsTheJournalRecordsIt(t *testing.T) {
 	d.stop(syscall.SIGTERM)
 	for range lines {
 	}
-	err := watch.Wait()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != ExitNotRunning {
-		t.Fatalf("watch after the daemon stopped: %v, want exit %d", err, ExitNotRunning)
+	if code := watch.wait(t, e2eWait); code != ExitNotRunning {
+		t.Fatalf("watch after the daemon stopped: exit %d, want %d\n%s", code, ExitNotRunning, watch.stderr.String())
 	}
 }
 
-// BenchmarkWatchAnswerLag: the real binaries (`hubgate mock`, `hubgate
-// run`, `hubgate watch --json`); one command at a time, each answered at
+// BenchmarkWatchAnswerLag: `hubgate mock`, `hubgate run` and `hubgate
+// watch --json`; one command at a time, each answered at
 // once. The lag is from the journal row of the finished run (its
 // FinishedAt, stamped by the daemon) to the moment this test read the
-// finished event from watch's stdout (one machine, one wall clock).
+// finished event from watch's stdout (one wall clock).
 // Reports p50-ms, p99-ms and max-ms. Target: under 100 ms. Run it with
 // e.g. `go test -run '^$' -bench WatchAnswerLag -benchtime 50x ./cmd/hubgate`.
 func BenchmarkWatchAnswerLag(b *testing.B) {
