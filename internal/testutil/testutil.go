@@ -27,14 +27,35 @@ import (
 // logger's sink, a child's output) while the test reads it. The zero value
 // is ready.
 type SyncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	written chan struct{} // see Written; nil until asked for
 }
 
 func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written != nil {
+		select {
+		case b.written <- struct{}{}:
+		default: // a signal is pending already
+		}
+	}
 	return b.buf.Write(p)
+}
+
+// Written is the buffer's event source for Until: a value is sent (at
+// most one pending) after each Write that follows the first call, so a
+// test waiting for a text to be written checks String once per write. One
+// waiter at a time; what was written before the wait began is seen by
+// Until's first check.
+func (b *SyncBuffer) Written() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.written == nil {
+		b.written = make(chan struct{}, 1)
+	}
+	return b.written
 }
 
 // String returns everything written so far.

@@ -223,3 +223,23 @@ func TestPipeNetRoutesByAddress(t *testing.T) {
 		srvB.Close()
 	})
 }
+
+// A wait on a SyncBuffer's text wakes at each write, not on a clock.
+func TestSyncBufferWrittenWakesAWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b SyncBuffer
+		b.Write([]byte("before "))
+		go func() {
+			time.Sleep(10 * time.Second)
+			b.Write([]byte("noise "))
+			time.Sleep(10 * time.Second)
+			b.Write([]byte("ready"))
+		}()
+		checks := 0
+		start := time.Now()
+		Until(t, "ready in the buffer", b.Written(), func() bool { checks++; return strings.Contains(b.String(), "ready") })
+		if time.Since(start) != 20*time.Second || checks != 3 {
+			t.Errorf("returned after %s and %d checks, want 20s and 3 (at once, at each write)", time.Since(start), checks)
+		}
+	})
+}
