@@ -35,17 +35,9 @@ type fakeUpstream struct {
 	nCtx     int // llama-server /props n_ctx
 	aborted  int // chat requests whose client went away while the reply waited
 
-	// changed gets a value (at most one pending) when requests or aborted
-	// grow: the event a test's wait on them wakes on.
-	changed chan struct{}
-}
-
-// touch signals a change of requests or aborted to the waiting test.
-func (f *fakeUpstream) touch() {
-	select {
-	case f.changed <- struct{}{}:
-	default:
-	}
+	// changed signals each growth of requests or aborted: the event a
+	// test's wait on them wakes on.
+	changed testutil.Signal
 }
 
 type fakeModel struct {
@@ -156,7 +148,7 @@ func (r seenRequest) toolResult(id string) (string, bool) {
 
 func newFakeUpstream(t testing.TB, flavor string, models ...fakeModel) *fakeUpstream {
 	t.Helper()
-	f := &fakeUpstream{t: t, flavor: flavor, models: models, changed: make(chan struct{}, 1)}
+	f := &fakeUpstream{t: t, flavor: flavor, models: models}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /api/version", f.ollamaOnly(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]string{"version": "0.12.0-fake"})
@@ -280,7 +272,7 @@ func (f *fakeUpstream) abortedCount() int {
 // waitRequests waits until n chat requests arrived.
 func (f *fakeUpstream) waitRequests(n int) {
 	f.t.Helper()
-	testutil.Until(f.t, fmt.Sprintf("%d chat requests at the fake upstream", n), f.changed,
+	testutil.Until(f.t, fmt.Sprintf("%d chat requests at the fake upstream", n), f.changed.C(),
 		func() bool { return len(f.seen()) >= n },
 		func() string { return fmt.Sprintf("it saw %d", len(f.seen())) })
 }
@@ -302,7 +294,7 @@ func (f *fakeUpstream) chat(w http.ResponseWriter, r *http.Request) {
 	req.Raw = body
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
-	f.touch()
+	f.changed.Notify()
 	if len(f.replies) == 0 {
 		f.mu.Unlock()
 		f.t.Errorf("fake upstream: no scripted reply left for request %d", len(f.requests))
@@ -356,7 +348,7 @@ func (f *fakeUpstream) hold(r *http.Request, release <-chan bool) bool {
 	case <-r.Context().Done():
 		f.mu.Lock()
 		f.aborted++
-		f.touch()
+		f.changed.Notify()
 		f.mu.Unlock()
 		return false
 	}

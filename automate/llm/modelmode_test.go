@@ -197,7 +197,7 @@ func TestModelModeOpenAINpm(t *testing.T) {
 
 func waitAborted(t *testing.T, up *fakeUpstream, n int) {
 	t.Helper()
-	testutil.Until(t, fmt.Sprintf("%d aborted requests at the upstream", n), up.changed,
+	testutil.Until(t, fmt.Sprintf("%d aborted requests at the upstream", n), up.changed.C(),
 		func() bool { return up.abortedCount() >= n },
 		func() string { return fmt.Sprintf("it saw %d", up.abortedCount()) })
 }

@@ -29,34 +29,20 @@ import (
 type SyncBuffer struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
-	written chan struct{} // see Written; nil until asked for
+	written Signal
 }
 
 func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.written != nil {
-		select {
-		case b.written <- struct{}{}:
-		default: // a signal is pending already
-		}
-	}
+	b.written.Notify()
 	return b.buf.Write(p)
 }
 
-// Written is the buffer's event source for Until: a value is sent (at
-// most one pending) after each Write that follows the first call, so a
-// test waiting for a text to be written checks String once per write. One
-// waiter at a time; what was written before the wait began is seen by
-// Until's first check.
-func (b *SyncBuffer) Written() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.written == nil {
-		b.written = make(chan struct{}, 1)
-	}
-	return b.written
-}
+// Written is the buffer's event source for Until: it signals each Write
+// (see Signal), so a test waiting for a text checks String once per
+// write.
+func (b *SyncBuffer) Written() <-chan struct{} { return b.written.C() }
 
 // String returns everything written so far.
 func (b *SyncBuffer) String() string {

@@ -228,7 +228,6 @@ func TestPipeNetRoutesByAddress(t *testing.T) {
 func TestSyncBufferWrittenWakesAWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var b SyncBuffer
-		b.Write([]byte("before "))
 		go func() {
 			time.Sleep(10 * time.Second)
 			b.Write([]byte("noise "))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -112,4 +113,31 @@ func Eventually(timeout time.Duration, cond func() bool) bool {
 		defer cancel()
 	}
 	return Wait(ctx, "a condition", NoEvent, cond) == nil
+}
+
+// Signal is an event source for Until that a fake (or a test's wrapper of
+// a component) raises when the state a wait reads has changed: Notify
+// never blocks and leaves at most one signal pending, so a waiter that
+// checks its condition after each signal misses no change. One waiter at
+// a time. The zero value is ready.
+type Signal struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func (s *Signal) init() { s.once.Do(func() { s.ch = make(chan struct{}, 1) }) }
+
+// Notify signals a change.
+func (s *Signal) Notify() {
+	s.init()
+	select {
+	case s.ch <- struct{}{}:
+	default: // a signal is pending already
+	}
+}
+
+// C is the channel to give Until as its wake.
+func (s *Signal) C() <-chan struct{} {
+	s.init()
+	return s.ch
 }
