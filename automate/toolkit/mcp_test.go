@@ -312,14 +312,11 @@ func TestMcpHTTPConnectTimeout(t *testing.T) {
 			connected <- ConnectMcp(context.Background(), []automate.InlineMcpServer{srv}, McpConfig{ConnectTimeout: 500 * time.Millisecond})
 		}()
 		var pool *McpPool
-		testutil.WaitFor(t, tr+" connect to give up on a silent server", func() bool {
-			select {
-			case pool = <-connected:
-				return true
-			default:
-				return false
-			}
-		})
+		select {
+		case pool = <-connected:
+		case <-time.After(testutil.DefaultTimeout):
+			t.Fatalf("timed out waiting for %s connect to give up on a silent server", tr)
+		}
 		pool.Close()
 		err := pool.Errors()["silent"]
 		if err == nil || !strings.Contains(err.Error(), "timed out") {
