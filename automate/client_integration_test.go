@@ -72,16 +72,17 @@ func (r *realServer) client(t *testing.T, opts automate.ClientOptions) *automate
 	return c
 }
 
-// waitHealth polls /health until cond holds (generous deadline).
+// waitHealth waits until /health satisfies cond: a bounded poll (the
+// server announces no change of its health).
 func waitHealth(t *testing.T, c *automate.Client, what string, cond func(*automate.Health) bool) {
 	t.Helper()
 	var (
 		h   *automate.Health
 		err error
 	)
-	if !testutil.Eventually(0, func() bool { h, err = c.Health(context.Background()); return err == nil && cond(h) }) {
-		t.Fatalf("timed out waiting for %s (last health %+v, err %v)", what, h, err)
-	}
+	testutil.Until(t, what, testutil.NoEvent,
+		func() bool { h, err = c.Health(context.Background()); return err == nil && cond(h) },
+		func() string { return fmt.Sprintf("last health %+v, err %v", h, err) })
 }
 
 func TestIntegrationRunCompletedAndFailed(t *testing.T) {

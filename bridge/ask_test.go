@@ -2,7 +2,10 @@ package bridge_test
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
 	"github.com/hubgate/hubgate/bridge/journal"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 const askRules = `
@@ -30,21 +34,53 @@ rules:
       prompt: "m\n#!tool ask_person {\"question\":\"?\"}\n#!answer ${result}"
 `
 
-// events subscribes to the bridge's events (with history) and returns a
-// reader of those published so far.
-func askEvents(t *testing.T, e *env) func() []bridge.Event {
+// askEvents subscribes to the bridge's events (with history) and logs
+// them for the test.
+func askEvents(t *testing.T, e *env) *eventLog {
+	l := &eventLog{}
 	ch := e.bridge.Subscribe(t.Context(), bridge.SubscribeOptions{History: 100})
-	var got []bridge.Event
-	return func() []bridge.Event {
-		for {
-			select {
-			case ev := <-ch:
-				got = append(got, ev)
-			default:
-				return got
+	go func() { // ends when the subscription does, with the test
+		for ev := range ch {
+			l.mu.Lock()
+			l.got = append(l.got, ev)
+			l.mu.Unlock()
+			l.arrived.Notify()
+		}
+	}()
+	return l
+}
+
+// eventLog is the bridge's event stream as a test reads it.
+type eventLog struct {
+	mu      sync.Mutex
+	got     []bridge.Event
+	arrived testutil.Signal // each event logged
+}
+
+// read returns the events so far; after synctest.Wait, every event the
+// bridge has published.
+func (l *eventLog) read() []bridge.Event {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.got)
+}
+
+// await waits for an event of kind k (of command cmd, unless 0), woken by
+// each event while the bubble's fake clock runs, lets the bubble settle
+// and returns it.
+func (l *eventLog) await(t *testing.T, k bridge.EventKind, cmd int64) *bridge.Event {
+	t.Helper()
+	find := func() *bridge.Event {
+		for _, ev := range l.read() {
+			if ev.Kind == k && (cmd == 0 || ev.CommandID == cmd) {
+				return &ev
 			}
 		}
+		return nil
 	}
+	testutil.Until(t, fmt.Sprintf("a %s event (command %d)", k, cmd), l.arrived.C(), func() bool { return find() != nil })
+	synctest.Wait()
+	return find()
 }
 
 func kindOf(evs []bridge.Event, k bridge.EventKind) *bridge.Event {
@@ -59,15 +95,9 @@ func kindOf(evs []bridge.Event, k bridge.EventKind) *bridge.Event {
 func TestAskPersonAnsweredByTheNextHubCommand(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envOptions{rules: askRules})
-		read := askEvents(t, e)
+		events := askEvents(t, e)
 		e.hub.command("pick", nil)
-		synctest.Wait()
-		q := kindOf(read(), bridge.EventQuestion)
-		for q == nil {
-			time.Sleep(10 * time.Millisecond)
-			synctest.Wait()
-			q = kindOf(read(), bridge.EventQuestion)
-		}
+		q := events.await(t, bridge.EventQuestion, 0)
 		if q.Question != "Which colour?" || strings.Join(q.Choices, ",") != "red,green" || q.CommandID != 1 || q.Deadline == nil ||
 			q.Deadline.Sub(q.At) != bridge.DefaultAskTimeout {
 			t.Fatalf("question event %+v", q)
@@ -90,7 +120,7 @@ func TestAskPersonAnsweredByTheNextHubCommand(t *testing.T) {
 			h[2].Note != "the answer to the question of command 1" || !h[2].Settled() {
 			t.Errorf("answer row: %s", describe(h))
 		}
-		a := kindOf(read(), bridge.EventAnswered)
+		a := kindOf(events.read(), bridge.EventAnswered)
 		if a == nil || a.Reply != "Green" || a.Note != "hub command #3" || a.CommandID != 1 {
 			t.Fatalf("answered event %+v", a)
 		}
@@ -100,13 +130,8 @@ func TestAskPersonAnsweredByTheNextHubCommand(t *testing.T) {
 		}
 		// With no question pending, the same text is a command again.
 		e.hub.command("pick", nil)
-		synctest.Wait()
+		events.await(t, bridge.EventQuestion, 4)
 		res, err := e.bridge.Answer(context.Background(), "red", "status page")
-		for err == nil && !res.Answered {
-			time.Sleep(10 * time.Millisecond)
-			synctest.Wait()
-			res, err = e.bridge.Answer(context.Background(), "red", "status page")
-		}
 		if err != nil || res.CommandID != 4 {
 			t.Fatalf("Answer: %+v %v", res, err)
 		}
@@ -125,7 +150,7 @@ func TestAskPersonAnsweredByTheNextHubCommand(t *testing.T) {
 func TestAskPersonWithoutAnswerEndsWithinTheRound(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envOptions{rules: askRules, opts: func(o *bridge.Options) { o.Ask = true }})
-		read := askEvents(t, e)
+		events := askEvents(t, e)
 		start := time.Now()
 		e.hub.command("mute", nil)
 		h := e.waitFor("the run", finished(1))
@@ -137,7 +162,7 @@ func TestAskPersonWithoutAnswerEndsWithinTheRound(t *testing.T) {
 		if took < bridge.DefaultAskTimeout || took >= bridge.MaxAskTimeout {
 			t.Errorf("the run took %s of fake time; want [%s, %s)", took, bridge.DefaultAskTimeout, bridge.MaxAskTimeout)
 		}
-		a := kindOf(read(), bridge.EventAnswered)
+		a := kindOf(events.read(), bridge.EventAnswered)
 		if a == nil || a.Reply != "" || !strings.Contains(a.Describe(), "question not answered: the person did not answer within 100 s") {
 			t.Fatalf("answered event %+v", a)
 		}
@@ -149,10 +174,10 @@ func TestAskPersonWithoutAnswerEndsWithinTheRound(t *testing.T) {
 func TestAskPersonOffByDefault(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envOptions{rules: askRules})
-		read := askEvents(t, e)
+		events := askEvents(t, e)
 		e.hub.command("mute", nil)
 		h := e.waitFor("the run", finished(1))
-		if h[0].Status != automate.StatusCompleted || h[0].Answer != "" || kindOf(read(), bridge.EventQuestion) != nil {
+		if h[0].Status != automate.StatusCompleted || h[0].Answer != "" || kindOf(events.read(), bridge.EventQuestion) != nil {
 			t.Fatalf("journal:\n%s", describe(h))
 		}
 	})
@@ -162,12 +187,9 @@ func TestAskPersonOffByDefault(t *testing.T) {
 func TestCancelWithdrawsTheQuestion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envOptions{rules: askRules})
-		read := askEvents(t, e)
+		events := askEvents(t, e)
 		e.hub.command("pick", nil)
-		for kindOf(read(), bridge.EventQuestion) == nil {
-			time.Sleep(10 * time.Millisecond)
-			synctest.Wait()
-		}
+		events.await(t, bridge.EventQuestion, 0)
 		start := time.Now()
 		if _, err := e.bridge.Cancel(context.Background(), false); err != nil {
 			t.Fatal(err)
@@ -179,7 +201,7 @@ func TestCancelWithdrawsTheQuestion(t *testing.T) {
 		if h[0].Run != journal.RunFinished || !strings.Contains(h[0].Error, "the run was cancelled while it waited for the person's answer") {
 			t.Errorf("journal:\n%s", describe(h))
 		}
-		if a := kindOf(read(), bridge.EventAnswered); a == nil || !strings.Contains(a.Note, "cancelled") {
+		if a := kindOf(events.read(), bridge.EventAnswered); a == nil || !strings.Contains(a.Note, "cancelled") {
 			t.Errorf("answered event %+v", a)
 		}
 	})

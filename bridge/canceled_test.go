@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
-	"time"
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
@@ -60,12 +59,11 @@ func TestAStoppedRunIsCanceledNotFailed(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				e := newEnv(t, envOptions{rules: canceledRules})
-				read := askEvents(t, e)
+				events := askEvents(t, e)
 				e.hub.command(tc.command, nil)
 				e.waitFor("the run", func(h []journal.Entry) bool { return len(h) == 1 && h[0].Run != journal.RunNone })
-				for tc.waitQuestion && kindOf(read(), bridge.EventQuestion) == nil {
-					time.Sleep(10 * time.Millisecond)
-					synctest.Wait()
+				if tc.waitQuestion {
+					events.await(t, bridge.EventQuestion, 0)
 				}
 				tc.stop(e)
 				h := e.waitFor("the run to end", func(h []journal.Entry) bool { return len(h) > 0 && !h[0].FinishedAt.IsZero() })
@@ -73,7 +71,7 @@ func TestAStoppedRunIsCanceledNotFailed(t *testing.T) {
 					t.Errorf("journal, want canceled with note %q:\n%s", tc.note, describe(h))
 				}
 				synctest.Wait()
-				fin := kindOf(read(), bridge.EventFinished)
+				fin := kindOf(events.read(), bridge.EventFinished)
 				if fin == nil || fin.Failed() || fin.Status != automate.StatusCanceled ||
 					!strings.Contains(fin.Describe(), "run finished: canceled") || !strings.Contains(fin.Describe(), tc.note) {
 					t.Errorf("finished event: %+v", fin)

@@ -373,14 +373,20 @@ func TestKeyringFrozenProvider(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	// The bus announces the name's new owner (NameOwnerChanged): the wait
+	// re-asks at each such signal, having subscribed before it first asks.
+	owners := make(chan *dbus.Signal, 16)
+	conn.Signal(owners)
+	if err := conn.AddMatchSignal(dbus.WithMatchInterface("org.freedesktop.DBus"), dbus.WithMatchMember("NameOwnerChanged"),
+		dbus.WithMatchArg(0, "org.freedesktop.secrets")); err != nil {
+		t.Fatal(err)
+	}
 	var ownErr error
-	if !testutil.Eventually(waitLimit, func() bool {
+	testutil.Until(t, "gnome-keyring-daemon to own org.freedesktop.secrets", owners, func() bool {
 		var has bool
 		ownErr = conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, "org.freedesktop.secrets").Store(&has)
 		return ownErr == nil && has
-	}) {
-		t.Fatalf("gnome-keyring-daemon never owned org.freedesktop.secrets (%v)", ownErr)
-	}
+	}, func() string { return fmt.Sprintf("last answer: %v", ownErr) })
 	if err := cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}

@@ -251,7 +251,9 @@ func TestKeyringTimeoutAndSingleSlot(t *testing.T) {
 	// 3. When the stuck call finally returns, the slot is free again.
 	close(gate)
 	var setErr error
-	testutil.Eventually(waitLimit, func() bool {
+	// The slot frees inside the keyring once the backend's call returns;
+	// nothing announces it: a bounded poll.
+	testutil.Until(t, "the stuck call's slot to free", testutil.NoEvent, func() bool {
 		setErr = k.Set(ctx, AccountDeviceToken, "x-value")
 		return !errors.Is(setErr, ErrKeyringBusy)
 	})

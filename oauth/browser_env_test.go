@@ -50,8 +50,13 @@ func TestBrowserGetsNoSecrets(t *testing.T) {
 		got []byte
 		err error
 	)
-	if !testutil.Eventually(0, func() bool { got, err = os.ReadFile(dump); return !errors.Is(err, fs.ErrNotExist) }) || err != nil {
-		t.Fatalf("the browser script wrote no environment: %v", err)
+	// The script renames its finished file into place (a ready file); the
+	// browser is started, not waited for, so no event tells us: a bounded
+	// poll.
+	testutil.Until(t, "the browser script's environment in "+dump, testutil.NoEvent,
+		func() bool { got, err = os.ReadFile(dump); return !errors.Is(err, fs.ErrNotExist) })
+	if err != nil {
+		t.Fatalf("the browser script's environment: %v", err)
 	}
 	env := string(got)
 	if !strings.Contains(env, "HUBGATE_D3_PLAIN=kept-value") || !strings.Contains(env, "PATH=") {

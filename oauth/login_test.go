@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -65,12 +66,23 @@ func loginGoroutines() testutil.Goroutines {
 }
 
 // waitGoroutines waits until Login's goroutines are back to at most n.
+// A goroutine's end is no event: a bounded poll of the stacks.
 func waitGoroutines(t *testing.T, n int) {
 	t.Helper()
 	var last testutil.Goroutines
-	if !testutil.Eventually(0, func() bool { last = loginGoroutines(); return last.N <= n }) {
-		t.Fatalf("%d goroutines of oauth, want <= %d:\n%s", last.N, n, last.Stacks)
-	}
+	testutil.Until(t, fmt.Sprintf("at most %d goroutines of oauth", n), testutil.NoEvent,
+		func() bool { last = loginGoroutines(); return last.N <= n },
+		func() string { return fmt.Sprintf("%d left:\n%s", last.N, last.Stacks) })
+}
+
+// waitAuthURL waits until Login has printed the authorization URL to out
+// (woken at each write) and returns it; "" with the error when it never
+// does. It runs on a goroutine of the test, which reports the error.
+func waitAuthURL(out *testutil.SyncBuffer) (string, error) {
+	var u string
+	err := testutil.Wait(context.Background(), "the authorization URL in Login's output", out.Written(),
+		func() bool { u, _ = authURLFrom(out.String()); return u != "" })
+	return u, err
 }
 
 // The whole flow with BROWSER set to curl, which follows the redirect to
@@ -401,10 +413,9 @@ func TestLoginPastedRedirect(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
-		var authURL string
-		testutil.Eventually(0, func() bool { authURL, _ = authURLFrom(out.String()); return authURL != "" })
-		if authURL == "" {
-			t.Error("no URL printed")
+		authURL, err := waitAuthURL(&out)
+		if err != nil {
+			t.Error(err)
 			pw.Close()
 			return
 		}
@@ -446,9 +457,9 @@ func TestLoginNoBrowserListenerStillWorks(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
-		var u string
-		if !testutil.Eventually(0, func() bool { u, _ = authURLFrom(out.String()); return u != "" }) {
-			t.Error("no URL printed")
+		u, err := waitAuthURL(&out)
+		if err != nil {
+			t.Error(err)
 			return
 		}
 		getPage(t, authorizeLocation(t, u))
@@ -468,10 +479,12 @@ func TestLoginPastedDenial(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	go func() {
-		var u string
-		if testutil.Eventually(0, func() bool { u, _ = authURLFrom(out.String()); return u != "" }) {
-			io.WriteString(pw, authorizeLocation(t, u)+"\n")
+		u, err := waitAuthURL(&out)
+		if err != nil {
+			t.Error(err)
+			return
 		}
+		io.WriteString(pw, authorizeLocation(t, u)+"\n")
 	}()
 	_, err := c.Login(context.Background(), LoginOptions{Out: &out, In: pr, NoBrowser: true, Timeout: time.Minute})
 	if !errors.Is(err, ErrAccessDenied) {

@@ -34,6 +34,10 @@ type fakeUpstream struct {
 	ps       []psEntry
 	nCtx     int // llama-server /props n_ctx
 	aborted  int // chat requests whose client went away while the reply waited
+
+	// changed signals each growth of requests or aborted: the event a
+	// test's wait on them wakes on.
+	changed testutil.Signal
 }
 
 type fakeModel struct {
@@ -268,9 +272,9 @@ func (f *fakeUpstream) abortedCount() int {
 // waitRequests waits until n chat requests arrived.
 func (f *fakeUpstream) waitRequests(n int) {
 	f.t.Helper()
-	if !testutil.Eventually(0, func() bool { return len(f.seen()) >= n }) {
-		f.t.Fatalf("fake upstream: %d requests, want %d", len(f.seen()), n)
-	}
+	testutil.Until(f.t, fmt.Sprintf("%d chat requests at the fake upstream", n), f.changed.C(),
+		func() bool { return len(f.seen()) >= n },
+		func() string { return fmt.Sprintf("it saw %d", len(f.seen())) })
 }
 
 func (f *fakeUpstream) remaining() int {
@@ -290,6 +294,7 @@ func (f *fakeUpstream) chat(w http.ResponseWriter, r *http.Request) {
 	req.Raw = body
 	f.mu.Lock()
 	f.requests = append(f.requests, req)
+	f.changed.Notify()
 	if len(f.replies) == 0 {
 		f.mu.Unlock()
 		f.t.Errorf("fake upstream: no scripted reply left for request %d", len(f.requests))
@@ -343,6 +348,7 @@ func (f *fakeUpstream) hold(r *http.Request, release <-chan bool) bool {
 	case <-r.Context().Done():
 		f.mu.Lock()
 		f.aborted++
+		f.changed.Notify()
 		f.mu.Unlock()
 		return false
 	}

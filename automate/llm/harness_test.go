@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -107,9 +108,10 @@ var leftoverMarkers = []string{
 func checkNoLeftovers(t testing.TB) {
 	t.Helper()
 	var bad []string
-	if !testutil.Eventually(0, func() bool { bad = leftovers(); return len(bad) == 0 }) {
-		t.Fatalf("%d goroutines outlived the runs:\n\n%s", len(bad), strings.Join(bad, "\n\n"))
-	}
+	// A goroutine's end is no event: a bounded poll of the stacks.
+	testutil.Until(t, "the runs' goroutines to end", testutil.NoEvent,
+		func() bool { bad = leftovers(); return len(bad) == 0 },
+		func() string { return fmt.Sprintf("%d outlived the runs:\n\n%s", len(bad), strings.Join(bad, "\n\n")) })
 }
 
 func leftovers() []string {
@@ -250,12 +252,13 @@ func (h *harness) health() automate.Health {
 	return hl
 }
 
+// waitFor waits until /health satisfies cond. The server announces no
+// change of its health (the Automate API is polled): a bounded poll.
 func (h *harness) waitFor(what string, cond func(automate.Health) bool) automate.Health {
 	h.t.Helper()
 	var hl automate.Health
-	if !testutil.Eventually(0, func() bool { hl = h.health(); return cond(hl) }) {
-		h.t.Fatalf("timed out waiting for %s; last health %+v", what, hl)
-	}
+	testutil.Until(h.t, what, testutil.NoEvent, func() bool { hl = h.health(); return cond(hl) },
+		func() string { return fmt.Sprintf("last health %+v", hl) })
 	return hl
 }
 
@@ -269,13 +272,13 @@ func (h *harness) catalog() automate.CatalogResponse {
 	return c
 }
 
-// waitCatalog waits until the catalog is ready.
+// waitCatalog waits until the catalog is ready (polled, as /health).
 func (h *harness) waitCatalog() automate.CatalogResponse {
 	h.t.Helper()
 	var c automate.CatalogResponse
-	if !testutil.Eventually(0, func() bool { c = h.catalog(); return c.Catalog.Status == automate.CatalogReady }) {
-		h.t.Fatalf("catalog still %s", c.Catalog.Status)
-	}
+	testutil.Until(h.t, "the catalog to be ready", testutil.NoEvent,
+		func() bool { c = h.catalog(); return c.Catalog.Status == automate.CatalogReady },
+		func() string { return "catalog still " + string(c.Catalog.Status) })
 	return c
 }
 

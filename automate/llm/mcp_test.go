@@ -7,15 +7,10 @@ package llm_test
 // transports, driven by the fake upstream through the Automate server.
 
 import (
-	"bufio"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -30,67 +25,12 @@ func everythingScript(t *testing.T) string {
 }
 
 // startEverything starts server-everything over HTTP (mode
-// streamableHttp or sse) on a free port and returns the port once the
-// server itself says it listens there. A port taken by someone else
-// between choosing and binding (the server then exits) is retried with
-// another: waiting for the port to accept connections could find the
-// other listener.
+// streamableHttp or sse) on a port it binds itself and returns the port
+// (testenv.StartNodeServer reads it from the server, not from its log).
 func startEverything(t *testing.T, mode string) int {
 	t.Helper()
-	node := testenv.RequireNode(t)
-	script := everythingScript(t)
-	for attempt := 0; attempt < 5; attempt++ {
-		port := testenv.FreePort(t)
-		cmd := exec.Command(node, script, mode)
-		cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		pgid := cmd.Process.Pid
-		exited := make(chan struct{})
-		bound := make(chan bool, 1)
-		go func() {
-			sc := bufio.NewScanner(stderr)
-			said := false
-			for sc.Scan() {
-				if !said && strings.Contains(sc.Text(), "on port "+strconv.Itoa(port)) {
-					said = true
-					bound <- true
-				}
-			}
-			if !said {
-				bound <- false
-			}
-		}()
-		go func() {
-			cmd.Wait()
-			close(exited)
-		}()
-		t.Cleanup(func() {
-			syscall.Kill(-pgid, syscall.SIGKILL)
-			select {
-			case <-exited:
-			case <-time.After(10 * time.Second):
-				t.Errorf("server-everything (pgid %d) did not exit", pgid)
-			}
-		})
-		select {
-		case ok := <-bound:
-			if ok {
-				return port
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("server-everything %s did not start", mode)
-		}
-		t.Logf("server-everything could not bind port %d; trying another", port)
-	}
-	t.Fatalf("server-everything %s: no port could be bound", mode)
-	return 0
+	port, _ := testenv.StartNodeServer(t, nil, everythingScript(t), mode)
+	return port
 }
 
 func offeredTool(req seenRequest, name string) (seenTool, bool) {

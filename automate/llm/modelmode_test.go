@@ -14,6 +14,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -196,9 +197,9 @@ func TestModelModeOpenAINpm(t *testing.T) {
 
 func waitAborted(t *testing.T, up *fakeUpstream, n int) {
 	t.Helper()
-	if !testutil.Eventually(0, func() bool { return up.abortedCount() >= n }) {
-		t.Fatalf("the upstream saw %d aborted requests, want %d", up.abortedCount(), n)
-	}
+	testutil.Until(t, fmt.Sprintf("%d aborted requests at the upstream", n), up.changed.C(),
+		func() bool { return up.abortedCount() >= n },
+		func() string { return fmt.Sprintf("it saw %d", up.abortedCount()) })
 }
 
 func goClient(h *harness) openai.Client {

@@ -117,7 +117,7 @@ func TestColdStartHonoursContext(t *testing.T) {
 		_, err := e.Run(ctx, task("x"), env)
 		done <- err
 	}()
-	testutil.WaitFor(t, "the cold start", func() bool { return slices.Contains(env.statusList(), "initializing") })
+	testutil.Until(t, "the cold start", env.statusSet.C(), func() bool { return slices.Contains(env.statusList(), "initializing") })
 	cancel()
 	// The cold start lasts an hour: only the context can end it.
 	if err := receiveErr(t, done, "Run to return after the cancel during the cold start"); !errors.Is(err, context.Canceled) {
@@ -837,17 +837,15 @@ func TestConcurrentCallsDuringRun(t *testing.T) {
 	<-done
 }
 
-// receiveErr waits (testutil.WaitFor) for what done delivers.
+// receiveErr waits for what done delivers, failing naming what after
+// testutil.DefaultTimeout.
 func receiveErr(t *testing.T, done <-chan error, what string) error {
 	t.Helper()
-	var err error
-	testutil.WaitFor(t, what, func() bool {
-		select {
-		case err = <-done:
-			return true
-		default:
-			return false
-		}
-	})
-	return err
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(testutil.DefaultTimeout):
+		t.Fatalf("timed out after %s waiting for %s", testutil.DefaultTimeout, what)
+		return nil
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/automate/assistant"
+	"github.com/hubgate/hubgate/internal/testutil"
 )
 
 // fakeEnv records what the engine reports and answers client tool calls
@@ -24,6 +25,7 @@ type fakeEnv struct {
 	steps       map[int]automate.Step // latest state by index
 	checkpoints int
 	rounds      [][]assistant.ClientCall
+	statusSet   testutil.Signal // each SetStatus
 
 	// onStep runs after each Step call (outside the lock).
 	onStep func(automate.Step)
@@ -39,6 +41,7 @@ func (f *fakeEnv) SetStatus(s string) {
 	f.mu.Lock()
 	f.statuses = append(f.statuses, s)
 	f.mu.Unlock()
+	f.statusSet.Notify()
 }
 
 func (f *fakeEnv) Step(st automate.Step) {

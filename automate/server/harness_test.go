@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -227,13 +228,13 @@ func (h *harness) health() automate.Health {
 	return hl
 }
 
-// waitFor polls cond until it holds or the deadline passes.
+// waitFor waits until /health satisfies cond. The server announces no
+// change of its health (the Automate API is polled): a bounded poll.
 func (h *harness) waitFor(what string, cond func(automate.Health) bool) automate.Health {
 	h.t.Helper()
 	var hl automate.Health
-	if !testutil.Eventually(0, func() bool { hl = h.health(); return cond(hl) }) {
-		h.t.Fatalf("timed out waiting for %s; last health %+v", what, hl)
-	}
+	testutil.Until(h.t, what, testutil.NoEvent, func() bool { hl = h.health(); return cond(hl) },
+		func() string { return fmt.Sprintf("last health %+v", hl) })
 	return hl
 }
 

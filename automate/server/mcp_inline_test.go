@@ -12,6 +12,7 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -211,8 +212,9 @@ func TestInlineMcpThroughChatExtension(t *testing.T) {
 // a header and records what crossed it.
 type mcpProxy struct {
 	mu       sync.Mutex
-	requests []string // "METHOD" or "POST <json-rpc method> [<tool>]"
-	rejected int      // requests without the right header
+	requests []string        // "METHOD" or "POST <json-rpc method> [<tool>]"
+	rejected int             // requests without the right header
+	arrived  testutil.Signal // each request
 }
 
 func (p *mcpProxy) calls(tool string) int {
@@ -281,6 +283,7 @@ func newMcpProxy(t *testing.T, target, header, value string) (*mcpProxy, string)
 		p.mu.Lock()
 		p.requests = append(p.requests, entry)
 		p.mu.Unlock()
+		p.arrived.Notify()
 		rp.ServeHTTP(w, r)
 	}))
 	t.Cleanup(ts.Close)
@@ -338,7 +341,8 @@ func TestInlineMcpStreamableHTTPWithHeaders(t *testing.T) {
 	}
 	// The session is closed when the run ends (the SDK's closing DELETE),
 	// with the header too.
-	testutil.Eventually(0, func() bool { return remote.count("DELETE") > 0 })
+	testutil.Until(t, "the MCP session's closing DELETE", remote.arrived.C(), func() bool { return remote.count("DELETE") > 0 },
+		func() string { return fmt.Sprintf("requests: %v", remote.seen()) })
 	if remote.count("DELETE") != 1 {
 		t.Errorf("the MCP session was not closed at the end of the run: %v", remote.seen())
 	}

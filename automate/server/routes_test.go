@@ -182,12 +182,11 @@ func TestCatalogLoadingThenReady(t *testing.T) {
 	}
 	h.do("POST", "/v1/automate/models/select", map[string]string{"modelName": "scripted-pro"}).
 		envelope(t, 400, "invalid_request_error", "The model catalog is still loading; select again when catalog.status is ready")
-	if !testutil.Eventually(0, func() bool {
+	// The catalog's readiness is only read over the API: a bounded poll.
+	testutil.Until(t, "the catalog to be ready", testutil.NoEvent, func() bool {
 		h.do("GET", "/v1/automate/models", nil).json(t, &cat)
 		return cat.Catalog.Status == "ready"
-	}) {
-		t.Fatal("catalog never ready")
-	}
+	})
 	if cat.Catalog.ModelCount != len(cat.Data) || len(cat.Data) != 5 {
 		t.Fatalf("catalog %+v with %d entries", cat.Catalog, len(cat.Data))
 	}
@@ -397,6 +396,7 @@ func TestCancelWithANonBooleanForceIsASoftCancel(t *testing.T) {
 		// interrupt it, a force cancel kills it.
 		ch := h.startAsync("/v1/runs", map[string]any{"allowDestructiveTools": true,
 			"prompt": "x\n#!run touch started; while [ ! -e release ]; do sleep 0.02; done\n#!answer never"})
+		// The step's shell writes the file; no event reaches us: a bounded poll.
 		testutil.WaitFor(t, "the step running", func() bool {
 			_, err := os.Stat(filepath.Join(h.workspace, "started"))
 			return err == nil

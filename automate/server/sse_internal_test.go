@@ -18,6 +18,7 @@ type stuckWriter struct {
 	mu      sync.Mutex
 	expired chan struct{}
 	writes  int
+	wrote   testutil.Signal // each Write begun
 }
 
 func newStuckWriter() *stuckWriter {
@@ -33,6 +34,7 @@ func (w *stuckWriter) Write(p []byte) (int, error) {
 	w.writes++
 	first := w.writes == 1
 	w.mu.Unlock()
+	w.wrote.Notify()
 	if first {
 		return len(p), nil // the headers' role chunk goes out
 	}
@@ -65,7 +67,7 @@ func TestStreamWriteStuckOnTheCallerIsUnblocked(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- o.Content("more of the answer") }()
-	testutil.WaitFor(t, "the content to reach the stuck connection", func() bool {
+	testutil.Until(t, "the content to reach the stuck connection", w.wrote.C(), func() bool {
 		w.mu.Lock()
 		defer w.mu.Unlock()
 		return w.writes == 2

@@ -50,6 +50,7 @@ func TestStartKeepsTheLedgerAndReapsAKilledOnesGroups(t *testing.T) {
 		answer <- err
 	}()
 	var pgid int
+	// A process group is seen in /proc, which sends no event: a bounded poll.
 	testutil.WaitFor(t, "the run's process group", func() bool {
 		b, err := os.ReadFile(pgidFile)
 		pgid, _ = strconv.Atoi(strings.TrimSpace(string(b)))

@@ -168,7 +168,7 @@ func TestMcpFailuresAreReportedPerServer(t *testing.T) {
 	good := stdioEverything(t, "good")
 	missing := automate.InlineMcpServer{Name: "missing", Description: "d", Transport: "stdio", Command: "/nonexistent/hubgate-mcp"}
 	crash := automate.InlineMcpServer{Name: "crash", Description: "d", Transport: "stdio", Command: "/bin/sh", Args: []string{"-c", "echo boom-on-stderr >&2; exit 7"}}
-	refused := automate.InlineMcpServer{Name: "refused", Description: "d", Transport: "http", URL: "http://127.0.0.1:" + strconv.Itoa(testenv.FreePort(t)) + "/mcp"}
+	refused := automate.InlineMcpServer{Name: "refused", Description: "d", Transport: "http", URL: "http://" + testenv.RefusedAddr(t) + "/mcp"}
 	start := time.Now()
 	pool := ConnectMcp(context.Background(), []automate.InlineMcpServer{good, missing, crash, refused}, McpConfig{ConnectTimeout: time.Minute})
 	t.Logf("connect took %s", time.Since(start))
@@ -312,14 +312,11 @@ func TestMcpHTTPConnectTimeout(t *testing.T) {
 			connected <- ConnectMcp(context.Background(), []automate.InlineMcpServer{srv}, McpConfig{ConnectTimeout: 500 * time.Millisecond})
 		}()
 		var pool *McpPool
-		testutil.WaitFor(t, tr+" connect to give up on a silent server", func() bool {
-			select {
-			case pool = <-connected:
-				return true
-			default:
-				return false
-			}
-		})
+		select {
+		case pool = <-connected:
+		case <-time.After(testutil.DefaultTimeout):
+			t.Fatalf("timed out waiting for %s connect to give up on a silent server", tr)
+		}
 		pool.Close()
 		err := pool.Errors()["silent"]
 		if err == nil || !strings.Contains(err.Error(), "timed out") {

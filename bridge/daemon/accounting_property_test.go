@@ -286,11 +286,14 @@ func (s *seqState) fatalf(format string, args ...any) {
 	s.t.Fatalf("%s\nsequence (replay: HUBGATE_PROPERTY_SEED=%d):\n  %s", fmt.Sprintf(format, args...), s.seed, strings.Join(s.log, "\n  "))
 }
 
-// wait polls cond (the daemon's parts move on their own goroutines).
+// wait waits until cond holds, failing with the sequence to replay. Its
+// conditions read the daemon, its hub client and the mock hub's
+// connections at once, and no one event source announces all three: a
+// bounded poll (testutil.NoEvent).
 func (s *seqState) wait(what string, cond func() bool) {
 	s.t.Helper()
-	if !testutil.Eventually(0, cond) {
-		s.fatalf("timed out waiting for %s", what)
+	if err := testutil.Wait(s.t.Context(), what, testutil.NoEvent, cond); err != nil {
+		s.fatalf("%v", err)
 	}
 }
 

@@ -368,24 +368,15 @@ func waitListening(t *testing.T, f *fixture, d *Daemon, device string) {
 }
 
 // onEvents checks cond now and again at each event of b's stream until it
-// holds; t fails naming what after testutil.DefaultTimeout. The stream
-// starts with its latest past event, so a change made while it subscribes
-// is not missed. cond must read what the bridge publishes an event about.
+// holds (testutil.Until); t fails naming what after
+// testutil.DefaultTimeout. The stream starts with its latest past event,
+// so a change made while it subscribes is not missed. cond must read what
+// the bridge publishes an event about.
 func onEvents(t *testing.T, b *bridge.Bridge, what string, cond func() bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), testutil.DefaultTimeout)
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
-	events := b.Subscribe(ctx, bridge.SubscribeOptions{History: 1})
-	for !cond() {
-		select {
-		case _, ok := <-events:
-			if !ok && !cond() {
-				t.Fatalf("the event stream ended before %s", what)
-			}
-		case <-ctx.Done():
-			t.Fatalf("timed out after %s waiting for %s", testutil.DefaultTimeout, what)
-		}
-	}
+	testutil.Until(t, what, b.Subscribe(ctx, bridge.SubscribeOptions{History: 1}), cond)
 }
 
 func compile(t *testing.T, yaml string) *rules.Set {
@@ -553,14 +544,16 @@ func TestReconnectSwitchesToTheNewPairing(t *testing.T) {
 
 // recordingDesktop keeps the notifications it is asked to show.
 type recordingDesktop struct {
-	mu   sync.Mutex
-	msgs []notify.Message
+	mu    sync.Mutex
+	msgs  []notify.Message
+	shown testutil.Signal // each notification shown
 }
 
 func (r *recordingDesktop) Notify(_ context.Context, m notify.Message) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.msgs = append(r.msgs, m)
+	r.shown.Notify()
 	return nil
 }
 
@@ -631,7 +624,7 @@ unmatched: {action: run}
 	// two commands before the reload notified nothing, however late the
 	// notifier read their events: each event carries the policy of its
 	// command's arrival (bridge.Event.Notify).
-	testutil.WaitFor(t, "the notifications after the reload", func() bool { return len(desk.bodies()) >= 2 })
+	testutil.Until(t, "the notifications after the reload", desk.shown.C(), func() bool { return len(desk.bodies()) >= 2 })
 	if got := desk.bodies(); !slices.Equal(got, []string{"Done: quiet one", "Done: other"}) {
 		t.Errorf("notifications %q, want the two answers after the reload only", got)
 	}

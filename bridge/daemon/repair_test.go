@@ -145,6 +145,7 @@ func TestARefusedDeviceIsToldOnce(t *testing.T) {
 				}
 			} else {
 				// Stopping the daemon cuts speech off: wait for it.
+				// The speech program (a child) writes the file: a bounded poll.
 				testutil.WaitFor(t, "the loss spoken", func() bool {
 					said, _ := os.ReadFile(spoken)
 					return strings.Contains(string(said), "\n")

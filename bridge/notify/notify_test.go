@@ -240,6 +240,7 @@ func TestAQuestionIsShownAndSpoken(t *testing.T) {
 		}
 	}
 	var spoken []byte
+	// The speech program (a child) writes the file: a bounded poll.
 	testutil.WaitFor(t, "the question spoken", func() bool {
 		spoken, _ = os.ReadFile(out)
 		return string(spoken) == "Which colour? red, or green?"

@@ -66,6 +66,7 @@ func TestARefusedDeviceIsToldOncePerLoss(t *testing.T) {
 	spokenLines := func(n int) string {
 		t.Helper()
 		var said []byte
+		// The speech program (a child) writes the file: a bounded poll.
 		testutil.WaitFor(t, "the loss spoken", func() bool {
 			said, _ = os.ReadFile(spoken)
 			return strings.Count(string(said), "\n") >= n

@@ -264,6 +264,7 @@ func TestFreezeFaultStopsTrafficWithoutClosing(t *testing.T) {
 	// ping or the push; the connection's writes go out one at a time, so
 	// the rest wait behind it). A freeze that let either direction through
 	// never gets here.
+	// The mock announces no hold (Faults reads a counter): a bounded poll.
 	testutil.WaitFor(t, "the freeze to hold a read and a write", func() bool {
 		return s.Faults(mockhub.Faults{}).Held >= 2
 	})

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/hubgate/hubgate/internal/testenv"
@@ -98,34 +99,47 @@ func TestStalledBodyIsClosedWithinTheDeadline(t *testing.T) {
 	}
 }
 
+// In a bubble, over in-memory connections whose deadlines run on the
+// fake clock: the handler blocks five times the body deadline (the clock
+// passes the deadline for certain) and the request stays alive.
 func TestBodyDeadlineDoesNotBoundTheHandler(t *testing.T) {
-	const deadline = 100 * time.Millisecond
-	addr, _ := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := io.ReadAll(r.Body); err != nil {
-			t.Errorf("read body: %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		const deadline = 100 * time.Millisecond
+		l := testutil.NewPipeListener()
+		hs := NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if _, err := io.ReadAll(r.Body); err != nil {
+				t.Errorf("read body: %v", err)
+			}
+			// Block well past the body deadline, as a run waiting for its
+			// engine does; the request must stay alive.
+			select {
+			case <-time.After(5 * deadline):
+			case <-r.Context().Done():
+				http.Error(w, "context ended: "+contextErr(r), http.StatusInternalServerError)
+				return
+			}
+			io.WriteString(w, "still here")
+		}), Options{BodyReadTimeout: deadline})
+		go hs.Serve(l)
+		tr := &http.Transport{DialContext: l.Dial}
+		defer func() {
+			tr.CloseIdleConnections()
+			hs.Close()
+		}()
+		for _, body := range []string{`{"prompt":"x"}`, ""} {
+			start := time.Now()
+			req, _ := http.NewRequest("POST", "http://127.0.0.1/", strings.NewReader(body))
+			resp, err := (&http.Client{Transport: tr}).Do(req)
+			if err != nil {
+				t.Fatalf("body %q: %v", body, err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 || string(b) != "still here" || time.Since(start) != 5*deadline {
+				t.Fatalf("body %q: %d %s after %s", body, resp.StatusCode, b, time.Since(start))
+			}
 		}
-		// Block well past the body deadline, as a run waiting for its
-		// engine does; the request must stay alive.
-		select {
-		case <-time.After(5 * deadline):
-		case <-r.Context().Done():
-			http.Error(w, "context ended: "+contextErr(r), http.StatusInternalServerError)
-			return
-		}
-		io.WriteString(w, "still here")
-	}), Options{BodyReadTimeout: deadline})
-	for _, body := range []string{`{"prompt":"x"}`, ""} {
-		req, _ := http.NewRequest("POST", "http://"+addr+"/", strings.NewReader(body))
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatalf("body %q: %v", body, err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || string(b) != "still here" {
-			t.Fatalf("body %q: %d %s", body, resp.StatusCode, b)
-		}
-	}
+	})
 }
 
 func contextErr(r *http.Request) string { return r.Context().Err().Error() }

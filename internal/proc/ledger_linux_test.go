@@ -2,6 +2,7 @@ package proc
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -23,9 +24,10 @@ func startGroup(t *testing.T) int {
 		syscall.Kill(-pgid, syscall.SIGKILL)
 		cmd.Wait()
 	})
-	if !testutil.Eventually(0, func() bool { return len(LiveMembers(pgid)) >= 3 }) {
-		t.Fatalf("group %d never had its three processes: %v", pgid, LiveMembers(pgid))
-	}
+	// The shell starts its two children on its own: a bounded poll of /proc.
+	testutil.Until(t, fmt.Sprintf("group %d to have its three processes", pgid), testutil.NoEvent,
+		func() bool { return len(LiveMembers(pgid)) >= 3 },
+		func() string { return fmt.Sprintf("members: %v", LiveMembers(pgid)) })
 	return pgid
 }
 

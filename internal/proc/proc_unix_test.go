@@ -17,10 +17,11 @@ import (
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
-// gone waits (bounded: SIGKILL is delivered asynchronously) until pid
-// has exited; it reports whether it did.
+// gone waits until pid has exited (SIGKILL is delivered asynchronously,
+// and a grandchild's exit reaches no event of ours: a bounded poll); it
+// reports whether it did.
 func gone(pid int) bool {
-	return testutil.Eventually(0, func() bool { return !alive(pid) })
+	return testutil.Wait(context.Background(), "the process to exit", testutil.NoEvent, func() bool { return !alive(pid) }) == nil
 }
 
 // alive: pid exists and is not a zombie (Linux reads its state; elsewhere
@@ -88,7 +89,8 @@ func TestRunKillsTheWholeGroup(t *testing.T) {
 func waitFile(t *testing.T, path string) []byte {
 	t.Helper()
 	var b []byte
-	testutil.WaitFor(t, path+" to appear", func() bool {
+	// A file a child writes sends no event: a bounded poll.
+	testutil.Until(t, path+" to appear", testutil.NoEvent, func() bool {
 		var err error
 		b, err = os.ReadFile(path)
 		return err == nil

@@ -15,11 +15,12 @@ import (
 // ReadPidFile waits until the file at path holds one whole line (a child
 // writes its pid, then a newline, or renames a finished file into place)
 // and returns the number on it. It fails the test after
-// testutil.DefaultTimeout.
+// testutil.DefaultTimeout. A file another process writes sends us no
+// event: a bounded poll (testutil.NoEvent).
 func ReadPidFile(t testing.TB, path string) int {
 	t.Helper()
 	var line string
-	testutil.WaitFor(t, "a pid in "+path, func() bool {
+	testutil.Until(t, "a pid in "+path, testutil.NoEvent, func() bool {
 		b, err := os.ReadFile(path)
 		line = string(b)
 		return err == nil && strings.HasSuffix(line, "\n")
@@ -85,17 +86,19 @@ func MarkedProcesses(t testing.TB, marker string) []int {
 
 // WaitNoMarked waits until no live process carries marker (see
 // MarkedProcesses); after testutil.DefaultTimeout it fails the test,
-// listing the command lines of the ones left.
+// listing the command lines of the ones left. It scans /proc, which sends
+// no event: a bounded poll (testutil.NoEvent).
 func WaitNoMarked(t testing.TB, marker string) {
 	t.Helper()
 	var pids []int
-	if testutil.Eventually(0, func() bool { pids = MarkedProcesses(t, marker); return len(pids) == 0 }) {
-		return
-	}
-	var cmds []string
-	for _, p := range pids {
-		b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
-		cmds = append(cmds, strconv.Itoa(p)+": "+strings.ReplaceAll(string(b), "\x00", " "))
-	}
-	t.Fatalf("processes marked %s outlived their owner:\n%s", marker, strings.Join(cmds, "\n"))
+	testutil.Until(t, "no process marked "+marker+" (they outlived their owner)", testutil.NoEvent,
+		func() bool { pids = MarkedProcesses(t, marker); return len(pids) == 0 },
+		func() string {
+			var cmds []string
+			for _, p := range pids {
+				b, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+				cmds = append(cmds, strconv.Itoa(p)+": "+strings.ReplaceAll(string(b), "\x00", " "))
+			}
+			return strings.Join(cmds, "\n")
+		})
 }

@@ -1,8 +1,9 @@
 // Package testenv owns small helpers for tests that need things outside Go:
 // node and the npm packages pinned in testdata/npm (MCP servers, the openai
-// and SignalR clients), free loopback ports, process-group checks, pid
-// files written by children, and finding processes by an environment
-// marker.
+// and SignalR clients), node servers on the port they bound themselves,
+// an address that refuses connections, process-group checks, pid files
+// written by children, and finding processes by an environment marker.
+// Its waits are testutil's.
 //
 // A missing prerequisite skips the test, except when the environment
 // variable CI is "true": then it fails loudly, so that CI never passes by
@@ -10,12 +11,14 @@
 package testenv
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
-	"net"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"testing"
 	"time"
 
@@ -81,49 +84,57 @@ func RequireNode(t testing.TB) string {
 	return p
 }
 
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-func FreePort(t testing.TB) int {
+// listenReporter is preloaded into a node server (node --require): when
+// the server's first TCP listener is bound it writes one JSON line,
+// {"listening":<port>,"address":"..."}, to fd 3, the pipe StartNodeServer
+// reads. A structured report of the port the server bound itself, not a
+// log line's text nor a port chosen for it beforehand.
+const listenReporter = `"use strict";
+const net = require("net");
+const fs = require("fs");
+let told = false;
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...args) {
+  this.once("listening", () => {
+    const a = this.address();
+    if (told || !a || typeof a !== "object") return;
+    told = true;
+    try { fs.writeSync(3, JSON.stringify({ listening: a.port, address: a.address }) + "\n"); fs.closeSync(3); } catch (e) {}
+  });
+  return listen.apply(this, args);
+};
+`
+
+// StartNodeServer starts `node script args...` in its own process group
+// with PORT=0 and extra environment entries, waits until the server has
+// bound its first TCP listener, and kills the group at cleanup. It returns
+// the port the server bound (reported by a preloaded script on a pipe, see
+// listenReporter) and the process group id. The script must listen on
+// PORT (0: a port the kernel picks), as the MCP reference servers do.
+func StartNodeServer(t testing.TB, env []string, script string, args ...string) (port, pgid int) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	node := RequireNode(t)
+	pre := filepath.Join(t.TempDir(), "report-listen.cjs")
+	if err := os.WriteFile(pre, []byte(listenReporter), 0o644); err != nil {
+		t.Fatalf("testenv: %v", err)
+	}
+	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatalf("testenv: %v", err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// StartNodeServer starts `node script args...` in its own process group
-// with PORT set to a free port and extra environment entries, waits until a
-// process of that group listens on the port, and kills the group at
-// cleanup. It returns the port and the process group id. A port taken by
-// another program between choosing and binding (the server then fails to
-// listen) is retried with another: the listener must be the server's own,
-// not whatever answers on the port.
-func StartNodeServer(t testing.TB, env []string, script string, args ...string) (port, pgid int) {
-	t.Helper()
-	for attempt := 1; ; attempt++ {
-		port = FreePort(t)
-		pgid, ok := startNodeOn(t, port, env, script, args...)
-		if ok {
-			return port, pgid
-		}
-		if attempt == 5 {
-			t.Fatalf("testenv: the node server never listened on a port of its own (%d attempts)", attempt)
-		}
-	}
-}
-
-// startNodeOn starts the server on port and reports whether it listens there.
-func startNodeOn(t testing.TB, port int, env []string, script string, args ...string) (int, bool) {
-	t.Helper()
-	node := RequireNode(t)
-	cmd := exec.Command(node, append([]string{script}, args...)...)
-	cmd.Env = append(append(os.Environ(), "PORT="+strconv.Itoa(port)), env...)
+	defer r.Close()
+	cmd := exec.Command(node, append([]string{"--require", pre, script}, args...)...)
+	cmd.Env = append(append(os.Environ(), "PORT=0"), env...)
+	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
 	proc.Prepare(cmd)
+	var stderr testutil.SyncBuffer
+	cmd.Stdout, cmd.Stderr = &stderr, &stderr
 	if testing.Verbose() {
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&stderr, os.Stderr), io.MultiWriter(&stderr, os.Stderr)
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	w.Close() // the child holds the write end now
+	if err != nil {
 		t.Fatalf("testenv: start node: %v", err)
 	}
 	exited := make(chan struct{})
@@ -131,52 +142,58 @@ func startNodeOn(t testing.TB, port int, env []string, script string, args ...st
 		cmd.Wait()
 		close(exited)
 	}()
-	pgid := cmd.Process.Pid
-	stop := func() {
+	pgid = cmd.Process.Pid
+	t.Cleanup(func() {
 		proc.Kill(cmd)
 		cmd.Process.Kill()
 		select {
 		case <-exited:
-		case <-time.After(10 * time.Second):
+		case <-time.After(testutil.DefaultTimeout):
 			t.Errorf("testenv: node server (pgid %d) did not exit", pgid)
 		}
-	}
-	died := false
-	listening := testutil.Eventually(30*time.Second, func() bool {
-		select {
-		case <-exited:
-			died = true
-			return true
-		default:
-			return groupListensOn(pgid, port)
-		}
 	})
-	if died {
-		return 0, false // it could not bind (the port was taken meanwhile)
+	type report struct {
+		Listening int    `json:"listening"`
+		Address   string `json:"address"`
 	}
-	if !listening {
-		stop()
-		t.Fatalf("testenv: the node server did not listen on 127.0.0.1:%d within 30s", port)
+	got := make(chan report, 1)
+	go func() {
+		var rep report
+		line, _ := bufio.NewReader(r).ReadBytes('\n')
+		json.Unmarshal(line, &rep) // none or a bad line: Listening stays 0
+		got <- rep
+	}()
+	select {
+	case rep := <-got:
+		if rep.Listening <= 0 {
+			t.Fatalf("testenv: the node server %s ended without listening; its output:\n%s", filepath.Base(script), stderr.String())
+		}
+		return rep.Listening, pgid
+	case <-time.After(testutil.DefaultTimeout):
+		t.Fatalf("testenv: the node server %s did not listen within %s; its output:\n%s", filepath.Base(script), testutil.DefaultTimeout, stderr.String())
+		return 0, 0
 	}
-	t.Cleanup(stop)
-	return pgid, true
 }
 
-// WaitGroupGone polls until no process of the process group pgid exists
-// (kill(-pgid, 0) fails with ESRCH), up to timeout.
+// WaitGroupGone waits until no process of the process group pgid exists
+// (kill(-pgid, 0) fails with ESRCH), up to timeout. No event announces a
+// group's end to a process that is not its parent: a bounded poll
+// (testutil.NoEvent).
 func WaitGroupGone(pgid int, timeout time.Duration) error {
-	if testutil.Eventually(timeout, func() bool { return !proc.GroupAlive(pgid) }) {
-		return nil
-	}
-	return fmt.Errorf("pgid %d: the process group still has processes after %s", pgid, timeout)
+	return waitGone(fmt.Sprintf("the process group %d to end", pgid), timeout, func() bool { return !proc.GroupAlive(pgid) })
 }
 
-// WaitPidGone polls until the process pid no longer exists, up to timeout.
+// WaitPidGone waits until the process pid no longer exists, up to
+// timeout: a bounded poll, as WaitGroupGone (a grandchild's exit reaches
+// no event of ours).
 func WaitPidGone(pid int, timeout time.Duration) error {
-	if testutil.Eventually(timeout, func() bool { return !pidAlive(pid) }) {
-		return nil
-	}
-	return fmt.Errorf("pid %d still exists after %s", pid, timeout)
+	return waitGone(fmt.Sprintf("the process %d to end", pid), timeout, func() bool { return !pidAlive(pid) })
+}
+
+func waitGone(what string, timeout time.Duration, gone func() bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return testutil.Wait(ctx, what, testutil.NoEvent, gone)
 }
 
 // RequireProgram returns the path of a program on PATH (chromium, sox,

@@ -1,10 +1,13 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -76,5 +79,20 @@ func TestStartNodeServerListensAndIsKilled(t *testing.T) {
 	})
 	if err := WaitGroupGone(pgid, 10*time.Second); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A connection to RefusedAddr is refused for as long as the test runs.
+func TestRefusedAddrRefuses(t *testing.T) {
+	addr := RefusedAddr(t)
+	for range 3 {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			t.Fatalf("a connection to %s was accepted", addr)
+		}
+		if !errors.Is(err, syscall.ECONNREFUSED) {
+			t.Fatalf("dial %s: %v, want ECONNREFUSED", addr, err)
+		}
 	}
 }

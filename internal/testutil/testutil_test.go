@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,37 +16,79 @@ import (
 	"time"
 )
 
-func TestEventuallyWaitsForTheCondition(t *testing.T) {
+// A wait on an event source checks its condition once per event, not on
+// a clock: with no event nothing is re-checked, however long it waits.
+func TestUntilChecksAtEachEvent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		wake := make(chan int)
+		var ready atomic.Bool
+		var calls atomic.Int32
+		go func() {
+			time.Sleep(20 * time.Second) // no event for 20 s of fake time
+			wake <- 1                    // an event that changes nothing
+			time.Sleep(time.Second)
+			ready.Store(true)
+			wake <- 2
+		}()
+		start := time.Now()
+		Until(t, "ready", wake, func() bool { calls.Add(1); return ready.Load() })
+		if waited := time.Since(start); waited != 21*time.Second {
+			t.Errorf("returned after %s, want at the second event (21s)", waited)
+		}
+		if n := calls.Load(); n != 3 {
+			t.Errorf("cond checked %d times, want 3 (at once, then at each of 2 events)", n)
+		}
+	})
+}
+
+// Without an event source the wait polls, and returns within a poll of
+// the condition holding.
+func TestUntilWithNoEventPolls(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		start := time.Now()
 		var ready atomic.Bool
 		time.AfterFunc(time.Second, func() { ready.Store(true) })
-		if !Eventually(5*time.Second, ready.Load) {
-			t.Fatal("Eventually gave up before the condition held")
-		}
+		Until(t, "ready", NoEvent, ready.Load)
 		if waited := time.Since(start); waited < time.Second || waited > time.Second+pollInterval {
 			t.Errorf("waited %s for a condition true after 1s", waited)
 		}
 	})
 }
 
-func TestEventuallyGivesUpAfterItsTimeout(t *testing.T) {
+// An event source that ends before the condition holds ends the wait at
+// once, naming what it waited for.
+func TestWaitEndsWhenTheEventSourceCloses(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
+		wake := make(chan struct{})
+		time.AfterFunc(time.Second, func() { close(wake) })
 		start := time.Now()
-		calls := 0
-		if Eventually(time.Second, func() bool { calls++; return false }) {
-			t.Fatal("Eventually reported a condition that never held")
+		err := Wait(context.Background(), "the kettle", wake, func() bool { return false })
+		if !errors.Is(err, ErrWakeClosed) || err.Error() != "the event source ended before the kettle" || time.Since(start) != time.Second {
+			t.Errorf("err %v after %s", err, time.Since(start))
 		}
-		if waited := time.Since(start); waited < time.Second || waited > time.Second+pollInterval {
-			t.Errorf("gave up after %s, want 1s", waited)
+		// A condition that holds by the close is met.
+		wake = make(chan struct{})
+		close(wake)
+		n := 0
+		if err := Wait(context.Background(), "x", wake, func() bool { n++; return n == 2 }); err != nil {
+			t.Errorf("a condition true at the close: %v", err)
 		}
-		if calls < 2 {
-			t.Errorf("cond called %d times", calls)
+	})
+}
+
+// The bound is the context's deadline, else DefaultTimeout.
+func TestWaitGivesUpAtItsBound(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		start := time.Now()
+		err := Wait(ctx, "the kettle", NoEvent, func() bool { return false })
+		if err == nil || err.Error() != "timed out after 1s waiting for the kettle" || time.Since(start) != time.Second {
+			t.Errorf("err %v after %s", err, time.Since(start))
 		}
 		start = time.Now()
-		Eventually(0, func() bool { return false })
-		if waited := time.Since(start); waited < DefaultTimeout {
-			t.Errorf("zero timeout gave up after %s, want %s", waited, DefaultTimeout)
+		if Eventually(0, func() bool { return false }) || time.Since(start) != DefaultTimeout {
+			t.Errorf("Eventually(0) gave up after %s, want %s", time.Since(start), DefaultTimeout)
 		}
 	})
 }
@@ -71,6 +114,10 @@ func TestWaitForFailsNamingWhatItWaitedFor(t *testing.T) {
 		WaitFor(r, "the tea", func() bool { return true })
 		if r.fatal != "" {
 			t.Errorf("a held condition failed: %q", r.fatal)
+		}
+		Until(r, "the milk", NoEvent, func() bool { return false }, func() string { return "last seen: none" })
+		if r.fatal != "timed out after 30s waiting for the milk\nlast seen: none" {
+			t.Errorf("failure with detail %q", r.fatal)
 		}
 	})
 }
@@ -174,5 +221,24 @@ func TestPipeNetRoutesByAddress(t *testing.T) {
 		}
 		srvA.Close()
 		srvB.Close()
+	})
+}
+
+// A wait on a SyncBuffer's text wakes at each write, not on a clock.
+func TestSyncBufferWrittenWakesAWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var b SyncBuffer
+		go func() {
+			time.Sleep(10 * time.Second)
+			b.Write([]byte("noise "))
+			time.Sleep(10 * time.Second)
+			b.Write([]byte("ready"))
+		}()
+		checks := 0
+		start := time.Now()
+		Until(t, "ready in the buffer", b.Written(), func() bool { checks++; return strings.Contains(b.String(), "ready") })
+		if time.Since(start) != 20*time.Second || checks != 3 {
+			t.Errorf("returned after %s and %d checks, want 20s and 3 (at once, at each write)", time.Since(start), checks)
+		}
 	})
 }

@@ -14,6 +14,7 @@ import (
 func TestStartServesTheMockUntilTheTestEnds(t *testing.T) {
 	var url string
 	var seen atomic.Int32
+	var arrived testutil.Signal // each request the mock is given
 	pollDone := make(chan error, 1)
 	t.Run("test", func(t *testing.T) {
 		m := mockhubtest.Start(t, mockhubtest.Options{
@@ -21,6 +22,7 @@ func TestStartServesTheMockUntilTheTestEnds(t *testing.T) {
 			Wrap: func(next http.Handler) http.Handler {
 				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					seen.Add(1)
+					arrived.Notify()
 					next.ServeHTTP(w, r)
 				})
 			},
@@ -45,7 +47,7 @@ func TestStartServesTheMockUntilTheTestEnds(t *testing.T) {
 			}
 			pollDone <- err
 		}()
-		testutil.WaitFor(t, "the long poll to reach the mock", func() bool { return seen.Load() == 2 })
+		testutil.Until(t, "the long poll to reach the mock", arrived.C(), func() bool { return seen.Load() == 2 })
 	})
 	// The cleanup cut it (had it waited, the poll would have been
 	// answered, a minute later).
