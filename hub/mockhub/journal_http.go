@@ -164,10 +164,16 @@ func (s *Server) adminJournal(w http.ResponseWriter, r *http.Request) {
 // events (id: the sequence number; data: the entry's JSON), then each new
 // one as it is entered, until the client leaves or the mock closes. When
 // the ring dropped entries the client has not seen, a "gap" event says how
-// many ({"missed": N}).
+// many ({"missed": N}). An `after` beyond the journal's end follows from
+// now: from the last entry when the stream opened, which its first line
+// (the comment "mock journal") marks, so that every entry entered once a
+// client has read that line reaches it.
 func (s *Server) followJournal(w http.ResponseWriter, r *http.Request, after int64, device string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Accel-Buffering", "no")
+	if last := s.events.last(); after > last {
+		after = last
+	}
 	st := localhttp.NewEventStream(w)
 	if err := st.Comment("mock journal"); err != nil {
 		return

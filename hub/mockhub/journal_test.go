@@ -243,6 +243,24 @@ func TestJournalStream(t *testing.T) {
 	if strings.Join(ids, ",") != "1,3,5" {
 		t.Errorf("ids %v", ids)
 	}
+	// An `after` beyond the end follows from the stream's opening (its
+	// first line): the next live entry comes, none before it.
+	req, _ = http.NewRequestWithContext(ctx, "GET", ts.URL+"/mock/journal?after=1000000", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp2, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp2.Body.Close()
+	sc = bufio.NewScanner(resp2.Body)
+	if !sc.Scan() || sc.Text() != ": mock journal" {
+		t.Fatalf("the stream's first line: %q (%v)", sc.Text(), sc.Err())
+	}
+	call(t, "POST", ts.URL+"/mock/devices/"+a.ID+"/settings", "", 3, nil)
+	if e := next(); e.Seq != 6 || string(e.Payload) != "3" {
+		t.Errorf("after=1000000 (beyond the end, 5): the first entry shown is %+v, want the live one (6)", e)
+	}
+
 	// The client library reads the same stream.
 	fctx, fcancel := context.WithCancel(context.Background())
 	defer fcancel()
