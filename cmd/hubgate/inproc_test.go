@@ -21,24 +21,24 @@ import (
 	"github.com/hubgate/hubgate/internal/testutil"
 )
 
-// ownProcessEnv are the variables that some libraries read from the
-// process's own environment, not through the injected getenv: godbus (under
-// go-keyring and the desktop notifications) finds the session bus by
-// DBUS_SESSION_BUS_ADDRESS and XDG_RUNTIME_DIR. A command whose environment
-// gives them other values than this process has runs as the real binary.
-var ownProcessEnv = []string{"DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"}
-
-// needsOwnProcess says whether environ differs from this process's in a
-// variable of ownProcessEnv.
+// needsOwnProcess says whether environ gives the command another D-Bus
+// session than this process has. godbus (under go-keyring) and the
+// desktop notifications find the session bus in the process's own
+// environment, not through the injected getenv: by
+// DBUS_SESSION_BUS_ADDRESS, and, only while that is unset, by
+// XDG_RUNTIME_DIR (the notifications' and the keyring's messages). Such a
+// command runs as the real binary.
 func needsOwnProcess(environ []string) bool {
-	for _, k := range ownProcessEnv {
+	differs := func(k string) bool {
 		v, set := os.LookupEnv(k)
 		w, wset := lookupEnv(environ, k)
-		if v != w || set != wset {
-			return true
-		}
+		return v != w || set != wset
 	}
-	return false
+	if differs("DBUS_SESSION_BUS_ADDRESS") {
+		return true
+	}
+	_, set := os.LookupEnv("DBUS_SESSION_BUS_ADDRESS")
+	return !set && differs("XDG_RUNTIME_DIR")
 }
 
 // lookupEnv is os.LookupEnv over environ (the last assignment wins).
@@ -61,9 +61,9 @@ func getenvOf(environ []string) func(string) string {
 // inProc is one command line running in this process.
 type inProc struct {
 	stdout, stderr testutil.SyncBuffer
-	written        chan struct{} // signalled (without blocking, one pending) at each write to stdout or stderr
-	done           chan struct{} // closed when Run returned
-	code           int           // Run's exit code, once done is closed
+	written        testutil.Signal // notified at each write to stdout or stderr
+	done           chan struct{}   // closed when Run returned
+	code           int             // Run's exit code, once done is closed
 	cancel         context.CancelFunc
 	args           []string
 
@@ -86,9 +86,12 @@ func startInProc(tb testing.TB, environ []string, stdin io.Reader, args ...strin
 		stdin = strings.NewReader("")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &inProc{written: make(chan struct{}, 1), done: make(chan struct{}), cancel: cancel, args: args}
+	p := &inProc{done: make(chan struct{}), cancel: cancel, args: args}
 	go func() {
-		defer close(p.done)
+		defer func() {
+			close(p.done)
+			p.written.Notify() // the end wakes a waitOutput too
+		}()
 		p.code = Run(ctx, Process{Args: args, Stdio: Stdio{In: stdin, Out: notifying(p, &p.stdout), Err: notifying(p, &p.stderr)},
 			Getenv: getenvOf(environ), Signals: p.subscribe})
 	}()
@@ -118,10 +121,7 @@ func startInProc(tb testing.TB, environ []string, stdin io.Reader, args ...strin
 func notifying(p *inProc, buf *testutil.SyncBuffer) io.Writer {
 	return writerTo(func(b []byte) (int, error) {
 		n, err := buf.Write(b)
-		select {
-		case p.written <- struct{}{}:
-		default: // a signal is pending already
-		}
+		p.written.Notify()
 		return n, err
 	})
 }
@@ -138,18 +138,22 @@ func (f writerTo) Write(b []byte) (int, error) { return f(b) }
 // One waiter at a time.
 func (p *inProc) waitOutput(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
-	deadline := time.After(e2eWait)
-	for !cond() {
+	ended := func() bool {
 		select {
-		case <-p.written:
 		case <-p.done:
-			if cond() {
-				return
-			}
-			tb.Fatalf("hubgate %s exited (%d) before %s\nstdout: %s\nstderr: %s", strings.Join(p.args, " "), p.code, what, p.stdout.String(), p.stderr.String())
-		case <-deadline:
-			tb.Fatalf("hubgate %s: no %s within %s\nstdout: %s\nstderr: %s", strings.Join(p.args, " "), what, e2eWait, p.stdout.String(), p.stderr.String())
+			return true
+		default:
+			return false
 		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+	defer cancel()
+	err := testutil.Wait(ctx, what, p.written.C(), func() bool { return cond() || ended() })
+	switch {
+	case err != nil:
+		tb.Fatalf("hubgate %s: %v\nstdout: %s\nstderr: %s", strings.Join(p.args, " "), err, p.stdout.String(), p.stderr.String())
+	case !cond():
+		tb.Fatalf("hubgate %s exited (%d) before %s\nstdout: %s\nstderr: %s", strings.Join(p.args, " "), p.code, what, p.stdout.String(), p.stderr.String())
 	}
 }
 

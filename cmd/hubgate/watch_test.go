@@ -29,7 +29,7 @@ func startWatch(t testing.TB, s *daemonSetup, args ...string) (<-chan watchLine,
 		read := 0
 		for ended := false; !ended; {
 			select {
-			case <-p.written:
+			case <-p.written.C():
 			case <-p.done: // every write came before
 				ended = true
 			}
