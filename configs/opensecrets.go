@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 )
@@ -26,8 +27,11 @@ const probeAccount = CanaryAccountPrefix + "probe"
 type SecretsOptions struct {
 	// Mode is the secrets setting (SecretsModes). Zero: auto.
 	Mode string
-	// File is the file store's path. Zero: DefaultSecretsPath.
+	// File is the file store's path. Zero: SecretsPathIn(UserConfigDir()).
 	File string
+	// UserConfigDir is the per-user config directory, for the default
+	// File. Zero: os.UserConfigDir.
+	UserConfigDir func() (string, error)
 	// Keyring configures the OS secret store.
 	Keyring KeyringOptions
 
@@ -67,11 +71,15 @@ type Secrets struct {
 // nothing is stored.
 func OpenSecrets(ctx context.Context, o SecretsOptions) (*Secrets, error) {
 	if o.File == "" {
-		p, err := DefaultSecretsPath()
-		if err != nil {
-			return nil, err
+		dirOf := o.UserConfigDir
+		if dirOf == nil {
+			dirOf = os.UserConfigDir
 		}
-		o.File = p
+		dir, err := dirOf()
+		if err != nil {
+			return nil, fmt.Errorf("locate the secrets file: %w", err)
+		}
+		o.File = SecretsPathIn(dir)
 	}
 	file := NewFileStore(o.File)
 	k := o.keyring

@@ -213,6 +213,7 @@ type pairEnv struct {
 	getenv      func(string) string
 	store       configs.SecretStore
 	statePath   string // the state file; "": pairing.DefaultStatePath
+	stateErr    error  // why the state file cannot be located (pair and unpair fail with it)
 	interactive bool   // stdin is a terminal
 	stdinFile   *os.File
 	now         func() time.Time
@@ -249,9 +250,9 @@ func (a *app) pairEnv(cfg *configs.Config) pairEnv {
 		log:      log,
 		hostname: os.Hostname,
 	}
-	if path, err := a.statePath(); err == nil {
-		e.statePath = path // else pairing says the state file cannot be located
-	}
+	// The command's user config directory, never the process's: with
+	// none, pair and unpair say so.
+	e.statePath, e.stateErr = a.statePath()
 	if f, ok := a.stdio.In.(*os.File); ok {
 		e.stdinFile = f
 		e.interactive = isTerminal(f) // not /dev/null, a character device too
@@ -327,6 +328,9 @@ func (e pairEnv) progress(format string, args ...any) {
 
 // runPair runs the pairing (pairing.Run) with cfg's settings.
 func runPair(ctx context.Context, e pairEnv, cfg *configs.Config, f pairFlags) (*pairing.Summary, error) {
+	if e.stateErr != nil {
+		return nil, e.stateErr
+	}
 	r := cfg.Remote
 	o := pairing.RunOptions{
 		StatePath:  e.statePath,
@@ -399,6 +403,9 @@ func readLine(in *bufio.Reader) (string, error) {
 
 // runUnpair removes the local secrets, then the state file (pairing.Unpair).
 func runUnpair(ctx context.Context, e pairEnv, keepSecret bool) error {
+	if e.stateErr != nil {
+		return e.stateErr
+	}
 	return pairing.Unpair(ctx, pairing.UnpairOptions{StatePath: e.statePath, Store: e.store, KeepClientSecret: keepSecret,
 		Progress: func(p pairing.Progress) { e.progress("%s", p.Message) }})
 }

@@ -29,9 +29,7 @@ import (
 // line by line.
 func (a *app) secretStore(cfg *configs.Config, log *slog.Logger, tell func(line string)) *configs.LazySecrets {
 	o := configs.SecretsOptions{Keyring: configs.KeyringOptions{Logger: log}}
-	if path, err := a.secretsPath(); err == nil {
-		o.File = path // else OpenSecrets says the secrets file cannot be located
-	}
+	o.UserConfigDir = a.userConfigDir // the command's, not the process's
 	if cfg != nil {
 		o.Mode = cfg.Secrets
 	}
