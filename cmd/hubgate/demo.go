@@ -36,6 +36,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hubgate/hubgate/bridge/daemon/demo"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/configs"
 )
 
@@ -49,8 +50,30 @@ type demoFlags struct {
 	command string
 }
 
-func newDemoCommand(a *app) *cobra.Command {
-	var f demoFlags
+// demoOptions are `demo`'s options.
+type demoOptions struct {
+	IO Stdio
+	// ConfigFile is the global --config ("": none); the demo refuses one.
+	ConfigFile string
+	// Logger is the demo's logger (demoLogger: stderr, warn unless
+	// --log-level says otherwise).
+	Logger func() (*slog.Logger, error)
+	// Signals subscribes to the process's signals (Process.Signals): a
+	// SIGPIPE is taken, so that a closed stdout ends the demo cleanly.
+	// Nil: none taken.
+	Signals func(c chan<- os.Signal, sigs ...os.Signal) (stop func())
+	// Invocation is how the person runs hubgate (demoInvocation).
+	Invocation string
+	Version    string
+	Flags      demoFlags
+}
+
+func newDemoCommand(a *app) *cobra.Command { return newCmdDemo(a, nil) }
+
+// newCmdDemo builds demo; runF (nil: runDemo) gets the options.
+func newCmdDemo(a *app, runF func(context.Context, *demoOptions) error) *cobra.Command {
+	o := &demoOptions{IO: a.stdio, Logger: a.demoLogger, Signals: a.signals, Invocation: demoInvocation(a.executable), Version: version()}
+	f := &o.Flags
 	cmd := &cobra.Command{
 		Use: "demo",
 		Example: `  hubgate demo                    # everything in one process; Ctrl-C stops it
@@ -76,7 +99,10 @@ Logs go to stderr at warn level unless --log-level says otherwise.
 --once exits after the first run: exit code 0 when it completed, 10 when it did
 not (failed, canceled, not run).`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.runDemo(cmd.Context(), f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			o.ConfigFile = a.configPath // a persistent flag: parsed by now
+			return cliout.Run(cmd, runF, runDemo, o)
+		},
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.once, "once", false, "exit after the first run: 0 when it completed, 10 otherwise")
@@ -87,30 +113,33 @@ not (failed, canceled, not run).`,
 
 // runDemo runs the demo (bridge/daemon/demo) until ctx ends (or, with --once,
 // the first run) and prints its narrative.
-func (a *app) runDemo(ctx context.Context, f demoFlags) (err error) {
-	if a.configPath != "" {
+func runDemo(ctx context.Context, o *demoOptions) (err error) {
+	f := o.Flags
+	if o.ConfigFile != "" {
 		return &usageError{errors.New("demo runs on embedded defaults and reads no config file; drop --config")}
 	}
 	if strings.TrimSpace(f.command) == "" {
 		return &usageError{errors.New("--command must not be empty")}
 	}
-	log, err := a.demoLogger()
+	log, err := o.Logger()
 	if err != nil {
 		return err
 	}
 	// A closed stdout (`hubgate demo | head`) stops the demo cleanly
 	// instead of killing it with SIGPIPE before it removed its temp dir.
-	sigpipe := make(chan os.Signal, 1)
-	defer a.signals(sigpipe, syscall.SIGPIPE)()
+	if o.Signals != nil {
+		sigpipe := make(chan os.Signal, 1)
+		defer o.Signals(sigpipe, syscall.SIGPIPE)()
+	}
 	ctx, stopAll := context.WithCancelCause(ctx)
 	defer stopAll(nil)
-	n := &demoPrinter{W: a.stdio.Out, JSON: f.json, Failed: func(werr error) {
+	n := &demoPrinter{W: o.IO.Out, JSON: f.json, Failed: func(werr error) {
 		stopAll(fmt.Errorf("%w: %w", errDemoStdout, werr))
 	}}
 	daemonOpts, closeEngine := demoDaemonOptions(log)
 	defer closeEngine()
 	err = demo.Run(ctx, demo.Options{Command: f.command, Once: f.once, Narrate: n.Print,
-		Invocation: demoInvocation(), Version: version(), Logger: log, Daemon: daemonOpts})
+		Invocation: o.Invocation, Version: o.Version, Logger: log, Daemon: daemonOpts})
 	if c := context.Cause(ctx); errors.Is(c, errDemoStdout) {
 		return c
 	}
@@ -146,9 +175,9 @@ func (a *app) demoLogger() (*slog.Logger, error) {
 }
 
 // demoInvocation is how the person runs hubgate: "go run ./cmd/hubgate"
-// when this binary was built by go run, else "hubgate".
-func demoInvocation() string {
-	if exe, err := os.Executable(); err == nil && strings.Contains(exe, string(filepath.Separator)+"go-build") {
+// when this binary (executable) was built by go run, else "hubgate".
+func demoInvocation(executable func() (string, error)) string {
+	if exe, err := executable(); err == nil && strings.Contains(exe, string(filepath.Separator)+"go-build") {
 		return "go run ./cmd/hubgate"
 	}
 	return "hubgate"

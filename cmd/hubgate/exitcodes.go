@@ -38,7 +38,7 @@ const (
 )
 
 // quietError carries an exit code whose story the command already told
-// on its output (status); Main prints nothing more.
+// on its output (status); Run prints nothing more.
 type quietError struct{ err error }
 
 func (e *quietError) Error() string { return e.err.Error() }

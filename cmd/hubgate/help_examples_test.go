@@ -12,7 +12,7 @@ import (
 
 // Every subcommand's help has an Examples section (cobra's Example), and
 // the root's help sends a newcomer to `hubgate demo`. In process: the
-// command tree is built as Main builds it.
+// command tree is built as Run builds it.
 func TestEveryCommandHasExamples(t *testing.T) {
 	root := newRootCommand(&app{stdio: Stdio{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}, getenv: func(string) string { return "" }})
 	var missing []string

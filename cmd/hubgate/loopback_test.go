@@ -21,7 +21,8 @@ func TestMockServesWithTheHardenedServer(t *testing.T) {
 	var out, errb testutil.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- Main(ctx, []string{"mock", "--listen", "127.0.0.1:0", "--direct-hub"}, Stdio{In: strings.NewReader(""), Out: &out, Err: &errb}, func(string) string { return "" })
+		done <- Run(ctx, Process{Args: []string{"mock", "--listen", "127.0.0.1:0", "--direct-hub"}, Stdio: Stdio{In: strings.NewReader(""), Out: &out, Err: &errb},
+			Getenv: func(string) string { return "" }})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -53,6 +53,9 @@ type Process struct {
 	// Signals subscribes c to sigs until the returned stop is called, as
 	// signal.Notify and signal.Stop do. Zero: the process's signals.
 	Signals func(c chan<- os.Signal, sigs ...os.Signal) (stop func())
+	// Executable is the path of the hubgate binary (what `service install`
+	// runs; how `demo` says to run hubgate). Zero: os.Executable.
+	Executable func() (string, error)
 }
 
 // notifySignals is Process.Signals of a real process.
@@ -67,12 +70,6 @@ type Stdio struct {
 	Out, Err io.Writer
 }
 
-// Main runs the command line args and returns the exit code. ctx ends the
-// command (SIGINT/SIGTERM in main); getenv reads the environment.
-func Main(ctx context.Context, args []string, stdio Stdio, getenv func(string) string) int {
-	return Run(ctx, Process{Args: args, Stdio: stdio, Getenv: getenv})
-}
-
 // Run runs p's command line and returns the exit code. ctx ends the
 // command (SIGINT/SIGTERM in main).
 func Run(ctx context.Context, p Process) int {
@@ -82,7 +79,10 @@ func Run(ctx context.Context, p Process) int {
 	if p.Signals == nil {
 		p.Signals = notifySignals
 	}
-	root := commandTree(&app{stdio: p.Stdio, getenv: p.Getenv, signals: p.Signals, args: p.Args}, p.Args)
+	if p.Executable == nil {
+		p.Executable = os.Executable
+	}
+	root := commandTree(&app{stdio: p.Stdio, getenv: p.Getenv, signals: p.Signals, executable: p.Executable, args: p.Args}, p.Args)
 	root.SetArgs(p.Args)
 	root.SetIn(p.Stdio.In)
 	root.SetOut(p.Stdio.Out)

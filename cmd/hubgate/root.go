@@ -31,7 +31,8 @@ type app struct {
 	stdio      Stdio
 	getenv     func(string) string
 	signals    func(c chan<- os.Signal, sigs ...os.Signal) (stop func()) // Process.Signals
-	args       []string                                                  // the command line, as Main got it
+	executable func() (string, error)                                    // Process.Executable
+	args       []string                                                  // the command line, as Run got it
 	configPath string
 	logLevel   string
 	logFormat  string
@@ -92,7 +93,7 @@ func newCmdVersion(a *app, runF func(context.Context, *versionOptions) error) *c
 }
 
 // userConfigDir is the per-user config directory of the command's
-// environment (getenv), not of the process: Main runs in-process too,
+// environment (getenv), not of the process: Run runs in-process too,
 // with an environment of its own.
 func (a *app) userConfigDir() (string, error) { return userdirs.ConfigDir(a.getenv) }
 

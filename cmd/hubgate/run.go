@@ -14,6 +14,7 @@ import (
 
 	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/daemon"
+	"github.com/hubgate/hubgate/cmd/hubgate/internal/cliout"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/deviceapi/pairing"
 	"github.com/hubgate/hubgate/hub"
@@ -33,7 +34,28 @@ const EnvDeviceID = "HUBGATE_DEVICE_ID"
 // errNotPaired: `run` needs a paired device.
 var errNotPaired = errors.New("no paired device: run 'hubgate pair' first")
 
-func newRunCommand(a *app) *cobra.Command {
+// runOptions are `run`'s options: what the daemon's start reads of the
+// world, each replaceable by a test.
+type runOptions struct {
+	// LoadConfig loads and validates the configuration (again at each
+	// SIGHUP).
+	LoadConfig func(overrides []configs.Override) (*configs.Config, error)
+	Logger     func(cfg *configs.Config) *slog.Logger
+	// DenyInspection makes the process non-dumpable; nil: nothing.
+	DenyInspection func(log *slog.Logger)
+	// Inputs resolves the paired device, its token source, the access key
+	// and the co-hosted engine (app.daemonInputs).
+	Inputs func(ctx context.Context, cfg *configs.Config, log *slog.Logger) (daemonParams, *pairing.Follower, error)
+	// Signals subscribes to the process's signals (Process.Signals):
+	// SIGINT and SIGTERM stop the daemon, SIGHUP reloads it.
+	Signals func(c chan<- os.Signal, sigs ...os.Signal) (stop func())
+}
+
+func newRunCommand(a *app) *cobra.Command { return newCmdRun(a, nil) }
+
+// newCmdRun builds run; runF (nil: runDaemon) gets the options.
+func newCmdRun(a *app, runF func(context.Context, *runOptions) error) *cobra.Command {
+	o := &runOptions{LoadConfig: a.loadConfig, Logger: a.logger, DenyInspection: denyInspection, Inputs: a.daemonInputs, Signals: a.signals}
 	return &cobra.Command{
 		Use: "run",
 		Example: `  hubgate run                      # the daemon in the foreground; Ctrl-C stops it
@@ -67,18 +89,21 @@ the hub identifies the device token as another device than the paired one
 The daemon runs its Go code on one thread at a time (GOMAXPROCS=1): its work is
 waiting on sockets. The GOMAXPROCS environment variable overrides that.`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.run(cmd.Context()) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return cliout.Run(cmd, runF, runDaemon, o) },
 	}
 }
 
-// run runs the daemon until ctx ends, a signal stops it or its hub stops.
-func (a *app) run(ctx context.Context) error {
-	cfg, err := a.loadConfig(nil)
+// runDaemon runs the daemon until ctx ends, a signal stops it or its hub
+// stops.
+func runDaemon(ctx context.Context, o *runOptions) error {
+	cfg, err := o.LoadConfig(nil)
 	if err != nil {
 		return err
 	}
-	log := a.logger(cfg)
-	denyInspection(log)
+	log := o.Logger(cfg)
+	if o.DenyInspection != nil {
+		o.DenyInspection(log)
+	}
 	// One daemon per user, checked before anything else: a second run says
 	// so (exit 5), whatever the keyring or the engine's upstream would
 	// have said. The daemon releases it at Close.
@@ -92,7 +117,7 @@ func (a *app) run(ctx context.Context) error {
 			lock.Release()
 		}
 	}()
-	p, follow, err := a.daemonInputs(ctx, cfg, log)
+	p, follow, err := o.Inputs(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -112,12 +137,14 @@ func (a *app) run(ctx context.Context) error {
 		return err
 	}
 	handed = true
-	reload := func() { cfg = a.reloadDaemon(d, cfg, p, log) }
+	reload := func() { cfg = reloadDaemon(o.LoadConfig, d, cfg, p, log) }
 	if hint := opts.Rules.NoRunHint(cfg.File()); hint != "" {
 		log.Warn(hint)
 	}
 	sigs := make(chan os.Signal, 4)
-	defer a.signals(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)()
+	if o.Signals != nil {
+		defer o.Signals(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)()
+	}
 	if err := daemon.Supervise(ctx, d, sigs, reload, log); err != nil {
 		return alreadyRunning(err)
 	}
@@ -190,14 +217,14 @@ func alreadyRunning(err error) error {
 	return err
 }
 
-// reloadDaemon loads the configuration again and applies it to d: it
-// returns the new configuration, or cur when the new file was refused.
-func (a *app) reloadDaemon(d *daemon.Daemon, cur *configs.Config, p daemonParams, log *slog.Logger) *configs.Config {
+// reloadDaemon loads the configuration again (load) and applies it to d:
+// it returns the new configuration, or cur when the new file was refused.
+func reloadDaemon(load func([]configs.Override) (*configs.Config, error), d *daemon.Daemon, cur *configs.Config, p daemonParams, log *slog.Logger) *configs.Config {
 	refused := func(err error) *configs.Config {
 		d.ReportReload(cur.File(), nil, nil, err)
 		return cur
 	}
-	cfg, err := a.loadConfig(nil)
+	cfg, err := load(nil)
 	if err != nil {
 		return refused(err)
 	}
@@ -250,7 +277,7 @@ func isDaemon(args []string) bool {
 	return ok
 }
 
-// commandTree is the command tree Main runs args with: for the daemon
+// commandTree is the command tree Run runs args with: for the daemon
 // the root with only `run` beneath it (the daemon builds no command it
 // cannot run: what it allocates and runs at start stays in its idle
 // memory), else the whole tree.

@@ -195,12 +195,6 @@ func (c *CLI) TellDaemon(ctx context.Context) DaemonAnswer {
 	return DaemonAnswer{Running: true, PID: res.PID, Message: res.Message}
 }
 
-// TellDaemonPairing tells a running daemon (TellDaemon) and says on
-// stderr what happened to it (SayDaemonAnswer).
-func (c *CLI) TellDaemonPairing(ctx context.Context, always bool) {
-	SayDaemonAnswer(c.opts.Err, c.TellDaemon(ctx), always)
-}
-
 // SayDaemonAnswer says on w (stderr) what a running daemon did when told
 // that the pairing changed; a daemon that is not running is told nothing
 // (quiet unless always).
