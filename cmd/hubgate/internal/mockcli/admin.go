@@ -556,7 +556,7 @@ func newCmdEvents(a *cli, runF func(context.Context, *eventsOptions) error) *cob
 	}
 	cmd := adminCommand(a, "events", "Show the mock's journal: every OAuth, REST, admin and hub call, both directions, with payloads (secrets redacted)", true,
 		o, &o.adminOptions, check, runF, runEvents)
-	cmd.Flags().Int64Var(&o.Since, "since", 0, "show entries after this sequence number")
+	cmd.Flags().Int64Var(&o.Since, "since", 0, "show entries after this sequence number (with --follow, one beyond the last follows from now)")
 	cmd.Flags().BoolVar(&o.Follow, "follow", false, "keep showing new entries as they come (JSON lines with --json) until interrupted")
 	cmd.Flags().StringVar(&o.Device, "device", "", "only the entries of this device")
 	return cmd
