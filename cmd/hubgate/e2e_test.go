@@ -67,11 +67,13 @@ func TestRunTakesOneProc(t *testing.T) {
 	}{{nil, 1}, {[]string{"GOMAXPROCS=2"}, 2}} {
 		s := newDaemonSetup(t, h, daemonConfig{Bridge: "rules: []\n"})
 		s.env = c.env
+		s.ownProcess = true // main sets GOMAXPROCS, for the whole process
 		d := startListening(t, s)
+		d.stop(syscall.SIGTERM)
+		// Its log is whole once it exited.
 		if recs := d.logRecords("hubgate running"); len(recs) != 1 || recs[0]["gomaxprocs"] != c.want {
 			t.Errorf("env %q: %v, want gomaxprocs %v", c.env, recs, c.want)
 		}
-		d.stop(syscall.SIGTERM)
 	}
 }
 
@@ -550,6 +552,7 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
     max_age: 10m
     run: {prompt: "#!answer kept {{.Command}}"}
 `})
+	s.ownProcess = true // killed by SIGKILL: a process of its own
 	d := startListening(t, s)
 	h.push("long 1", nil)
 	long := waitRunning(t, s, d, "long 1")
@@ -595,6 +598,7 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 		t.Errorf("hubgate history with the daemon killed: %+v", r)
 	}
 
+	s.ownProcess = false // the second life runs in this process
 	d2 := startListening(t, s)
 	es := waitJournalState(t, s, "recovered", func(es []journal.Entry) bool { return len(es) == 4 && e2eSettledAll(es) })
 	if e := e2eEntry(t, es, "long 1"); e.Run != journal.RunInterrupted || e.Status != "" || !strings.Contains(e.Note, "not sent again") {

@@ -60,10 +60,13 @@ func getenvOf(environ []string) func(string) string {
 // inProc is one command line running in this process.
 type inProc struct {
 	stdout, stderr testutil.SyncBuffer
-	done           chan struct{} // closed when Run returned
-	code           int           // Run's exit code, once done is closed
-	cancel         context.CancelFunc
-	args           []string
+	// written is signalled, without blocking, after each write to stdout
+	// or stderr: a wait for output waits on it (bgProc.waitOutput).
+	written chan struct{}
+	done    chan struct{} // closed when Run returned
+	code    int           // Run's exit code, once done is closed
+	cancel  context.CancelFunc
+	args    []string
 
 	mu   sync.Mutex
 	subs []subscription // the command's signal.Notify calls
@@ -84,10 +87,10 @@ func startInProc(tb testing.TB, environ []string, stdin io.Reader, args ...strin
 		stdin = strings.NewReader("")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &inProc{done: make(chan struct{}), cancel: cancel, args: args}
+	p := &inProc{written: make(chan struct{}, 1), done: make(chan struct{}), cancel: cancel, args: args}
 	go func() {
 		defer close(p.done)
-		p.code = Run(ctx, Process{Args: args, Stdio: Stdio{In: stdin, Out: &p.stdout, Err: &p.stderr},
+		p.code = Run(ctx, Process{Args: args, Stdio: Stdio{In: stdin, Out: signalWriter{&p.stdout, p.written}, Err: signalWriter{&p.stderr, p.written}},
 			Getenv: getenvOf(environ), Signals: p.subscribe})
 	}()
 	tb.Cleanup(func() {
