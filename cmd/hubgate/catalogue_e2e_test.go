@@ -74,9 +74,11 @@ func TestACommandNamedByItsMacroRunsWithTheProfileFromVerifySelf(t *testing.T) {
 		ev.Profile != "Garden" || ev.Macros != 1 {
 		t.Errorf("catalogue event %+v, want Garden's one macro from VerifySelf", ev)
 	}
-	send("--command", "Water Plants")     // the macro's name, as the app sends it
-	send("--command", "water the plants") // the phrase, as a voice command
+	// The macro's name, as the app sends it, then the phrase, as a voice
+	// command: one after the other's end (the rule is busy: single, so a
+	// command sent while the first runs would be dropped).
 	for _, command := range []string{"Water Plants", "water the plants"} {
+		send("--command", command)
 		if e := waitSettled(t, s, command); e.Rule != "water" || e.MacroID != "7" || e.Status != automate.StatusCompleted || e.Answer != "Done: water 7" {
 			t.Errorf("%q: %s", command, e2eDump([]journal.Entry{e}))
 		}

@@ -8,6 +8,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -744,14 +745,16 @@ func (d *daemonProc) status() bridge.Status {
 			err = fmt.Errorf("exit %d: %s", r.code, r.stderr)
 		}
 	} else {
-		bin := d.s.binary
-		if bin == "" {
-			bin = binary
+		p := startCommand(d.tb, environ, cmp.Or(d.s.binary, binary), d.s.sysProcAttr, "status", "--json")
+		select {
+		case <-p.done:
+		case <-time.After(e2eWait):
+			d.tb.Fatalf("hubgate status --json did not exit within %s", e2eWait)
 		}
-		cmd := exec.Command(bin, "status", "--json")
-		cmd.Env = environ
-		cmd.SysProcAttr = d.s.sysProcAttr
-		out, err = cmd.Output()
+		out = []byte(p.Stdout())
+		if code := p.exitCode(); code != 0 {
+			err = fmt.Errorf("exit %d: %s", code, p.Stderr())
+		}
 	}
 	var st bridge.Status
 	if err != nil || json.Unmarshal(out, &st) != nil {

@@ -131,19 +131,20 @@ type serveProc struct {
 // test's end) and waits for the endpoint line on stdout.
 func startServe(t *testing.T, environ []string, args ...string) *serveProc {
 	t.Helper()
-	return startServeWith(t, "", environ, args...)
+	return startServeWith(t, "", nil, environ, args...)
 }
 
 // startServeBinary is startServe as the binary, for what only a process
 // shows: main's own signal handling, its memory, its process group.
 func startServeBinary(t *testing.T, environ []string, args ...string) *serveProc {
 	t.Helper()
-	return startServeWith(t, binary, environ, args...)
+	return startServeWith(t, binary, nil, environ, args...)
 }
 
-func startServeWith(t *testing.T, bin string, environ []string, args ...string) *serveProc {
+// startServeWith is startServe with startCommand's bin and attr.
+func startServeWith(t *testing.T, bin string, attr *syscall.SysProcAttr, environ []string, args ...string) *serveProc {
 	t.Helper()
-	p := startCommand(t, environ, bin, nil, append([]string{"automate", "serve"}, args...)...)
+	p := startCommand(t, environ, bin, attr, append([]string{"automate", "serve"}, args...)...)
 	return &serveProc{bgProc: p, t: t, url: p.firstLine(t)}
 }
 
