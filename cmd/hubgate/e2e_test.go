@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/internal/testutil"
@@ -466,7 +468,9 @@ func TestStopListening(t *testing.T) {
 		waitRunning(t, s, d, "work 1")
 		h.pushListening(false)
 		d.waitHubState("connected")
-		lines, _ := startWatch(t, s, "--history", "100") // history: the request may be past
+		// History, all it keeps: the request may be past, behind the run's
+		// burst of step events (its 300 steps each announced, then run).
+		lines, _ := startWatch(t, s, "--history", strconv.Itoa(control.MaxWatchHistory))
 		nextLine(t, lines, "the bridge seeing StopListening", func(e bridge.Event) bool {
 			return e.Kind == bridge.EventListening && e.Listening != nil && !*e.Listening
 		})
