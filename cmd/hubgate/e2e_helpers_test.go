@@ -1,10 +1,18 @@
 package main
 
-// Helpers of the end-to-end tests and benchmarks of `hubgate run`: the real
-// binary as the mock remote service (`hubgate mock`), as the daemon
-// (`hubgate run`) and as an external Automate server (`hubgate automate
-// serve`), on loopback, with assertions on the journal and on the mock's
-// event log.
+// Helpers of the end-to-end tests and benchmarks of `hubgate run`: the mock
+// remote service (`hubgate mock`), the daemon (`hubgate run`) and an
+// external Automate server (`hubgate automate serve`) on loopback, with
+// assertions on the journal, the daemon's event stream and the mock's
+// event log. The daemon and serve run in this process (startCommand) unless
+// a test asks for the binary (what only a process shows: its memory, a
+// SIGKILL, GOMAXPROCS, main's own signal handling, another user) or the
+// environment needs a process of its own (needsOwnProcess). Tests wait on
+// events: the mock's events (a long poll), the daemon's event stream
+// (control.Watch), the journal re-read at each event, a write to a
+// command's output (bgProc.waitOutput); a log line's content is read after
+// an event proved it written (in this process a write is in the buffer
+// when it returns; a process's output is whole once it exited).
 
 import (
 	"bytes"

@@ -654,9 +654,9 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 }
 
 func TestARunStartedElsewhere(t *testing.T) {
-	port := freeLoopbackPort(t)
 	key := uniqueKey(t)
-	srv := startServe(t, env(t, configs.EnvAutomateKey+"="+key), "--port", fmt.Sprint(port), "--workspace", t.TempDir())
+	srv := startServe(t, env(t, configs.EnvAutomateKey+"="+key), "--port", "0", "--workspace", t.TempDir())
+	port := srv.port()
 	h := startHub(t)
 	s := newDaemonSetup(t, h, daemonConfig{External: true, Port: port, Key: key, Bridge: `rules:
   - name: q

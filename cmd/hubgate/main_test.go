@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -146,6 +148,21 @@ func startServeWith(t *testing.T, bin string, attr *syscall.SysProcAttr, environ
 	t.Helper()
 	p := startCommand(t, environ, bin, attr, append([]string{"automate", "serve"}, args...)...)
 	return &serveProc{bgProc: p, t: t, url: p.firstLine(t)}
+}
+
+// port is the port serve listens on (from its endpoint line): a test that
+// gives it to a daemon (automate.port) lets serve choose a free one.
+func (s *serveProc) port() int {
+	s.t.Helper()
+	u, err := url.Parse(s.url)
+	if err != nil {
+		s.t.Fatalf("endpoint %q: %v", s.url, err)
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		s.t.Fatalf("endpoint %q: %v", s.url, err)
+	}
+	return p
 }
 
 // stop sends sig and returns the exit code.

@@ -20,8 +20,8 @@ import (
 // free port in 4317..4328.
 func TestProductAutoFindsAnotherWord(t *testing.T) {
 	key := uniqueKey(t)
-	port := freeLoopbackPort(t)
-	srv := startServe(t, env(t, configs.EnvAutomateKey+"="+key), "--product", "acme", "--port", fmt.Sprint(port), "--workspace", t.TempDir())
+	srv := startServe(t, env(t, configs.EnvAutomateKey+"="+key), "--product", "acme", "--port", "0", "--workspace", t.TempDir())
+	port := srv.port()
 	defer srv.stop(syscall.SIGTERM)
 
 	h := startHub(t)
