@@ -626,8 +626,9 @@ func (d *daemonProc) waitHubState(status string) {
 	if d.s.sysProcAttr != nil {
 		// A daemon of another user refuses this process's connections (a
 		// control socket answers its own user only): ask with its
-		// `hubgate status --json`, run as that user.
-		if !testutil.Eventually(e2eWait, func() bool { return d.status().Hub.Status == status }) {
+		// `hubgate status --json`, run as that user, again at each line it
+		// logs (its hub client logs each change of state).
+		if !d.waitOutput(func() bool { return d.status().Hub.Status == status }) {
 			d.tb.Fatalf("the daemon's hub state never became %s:\n%s", status, d.Stderr())
 		}
 		return
@@ -637,19 +638,17 @@ func (d *daemonProc) waitHubState(status string) {
 	c := control.Dial(d.s.socket)
 	// The daemon's hub client may announce listening before its control
 	// endpoint listens (the mock then has its word first): wait for the
-	// endpoint before following its events.
-	exited := func() bool {
+	// endpoint before following its events, asking again at each line the
+	// daemon logs (it logs "hubgate running" once the endpoint listens).
+	if !d.waitOutput(func() bool {
+		_, err := c.Status(ctx)
+		return !errors.Is(err, control.ErrNotRunning)
+	}) {
 		select {
 		case <-d.done:
-			return true
+			d.tb.Fatalf("hubgate run exited (%d) before its control endpoint answered:\n%s", d.exitCode(), d.Stderr())
 		default:
-			return false
 		}
-	}
-	if !testutil.Eventually(e2eWait, func() bool {
-		_, err := c.Status(ctx)
-		return !errors.Is(err, control.ErrNotRunning) || exited()
-	}) {
 		d.tb.Fatalf("the daemon's control endpoint did not answer within %s:\n%s", e2eWait, d.Stderr())
 	}
 	changed := make(chan struct{}, 1)
