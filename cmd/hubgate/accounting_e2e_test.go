@@ -132,7 +132,7 @@ func TestRePairingAnswersEveryCommand(t *testing.T) {
 	if r := runCmd(t, e, "", "status"); !strings.Contains(r.stdout, "duplicates 0") || !strings.Contains(r.stdout, "refused 0") {
 		t.Errorf("status (text) does not show every count:\n%s", r.stdout)
 	}
-	if code := stopProcess(t, d.cmd, d.done, syscall.SIGTERM, e2eWait, "hubgate run", d.Stderr); code != 0 {
+	if code := d.stopWith(t, syscall.SIGTERM, e2eWait); code != 0 {
 		t.Errorf("the daemon exited %d", code)
 	}
 }

@@ -55,6 +55,10 @@ func TestHubCommandsAreConfinedToTheWorkspace(t *testing.T) {
 	if os.Getenv("DBUS_SESSION_BUS_ADDRESS") == "" {
 		s.env = append(s.env, "DBUS_SESSION_BUS_ADDRESS=unix:path=/nonexistent/confine-test-bus")
 	}
+	// The binary: a run's command gets the environment of the daemon's
+	// process (internal/proc's run environment reads the process's, not
+	// the command's getenv), which is what this test shows.
+	s.ownProcess = true
 	startListening(t, s)
 	lines, _ := startWatch(t, s, "--history", "1000")
 

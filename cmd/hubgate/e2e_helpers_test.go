@@ -1,13 +1,22 @@
 package main
 
-// Helpers of the end-to-end tests and benchmarks of `hubgate run`: the real
-// binary as the mock remote service (`hubgate mock`), as the daemon
-// (`hubgate run`) and as an external Automate server (`hubgate automate
-// serve`), on loopback, with assertions on the journal and on the mock's
-// event log.
+// Helpers of the end-to-end tests and benchmarks of `hubgate run`: the mock
+// remote service (`hubgate mock`), the daemon (`hubgate run`) and an
+// external Automate server (`hubgate automate serve`) on loopback, with
+// assertions on the journal, the daemon's event stream and the mock's
+// event log. The daemon and serve run in this process (startCommand) unless
+// a test asks for the binary (what only a process shows: its memory, a
+// SIGKILL, GOMAXPROCS, main's own signal handling, another user) or the
+// environment needs a process of its own (needsOwnProcess). Tests wait on
+// events: the mock's events (a long poll), the daemon's event stream
+// (control.Watch), the journal re-read at each event, a write to a
+// command's output (bgProc.waitOutput); a log line's content is read after
+// an event proved it written (in this process a write is in the buffer
+// when it returns; a process's output is whole once it exited).
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -233,8 +242,14 @@ type daemonSetup struct {
 	workspace  string
 	key        string
 	hub        *e2eHub
-	// binary is the hubgate binary to run. Zero: the one TestMain built.
+	// binary is the hubgate binary to run. Zero: the daemon runs in this
+	// process (unless ownProcess, sysProcAttr or its environment asks for
+	// a process: then the binary TestMain built).
 	binary string
+	// ownProcess runs the daemon as the binary where this process would
+	// do: for what only a process shows (its pid's memory and /proc, a
+	// SIGKILL, its GOMAXPROCS).
+	ownProcess bool
 	// env is added to the daemon's environment.
 	env []string
 	// sysProcAttr, when set, starts the daemon with it (a test runs it as
@@ -336,35 +351,150 @@ type daemonProc struct {
 	since int64
 }
 
-// bgProc is a hubgate process a test started and does not wait for.
+// bgProc is a hubgate command a test started and does not wait for: run
+// in this process (in) or as a process (cmd: the binary, or another
+// program such as node).
 type bgProc struct {
-	cmd    *exec.Cmd
-	stdout testutil.SyncBuffer // unless the caller set cmd.Stdout
-	stderr testutil.SyncBuffer
-	done   chan struct{} // closed once cmd has exited
+	what   string
+	cmd    *exec.Cmd           // the process; nil in this process
+	in     *inProc             // in this process; nil for a process
+	stdout testutil.SyncBuffer // the process's (unless the caller set cmd.Stdout)
+	stderr testutil.SyncBuffer // the process's
+	// written is notified after each write to its stdout or stderr, and
+	// at its end.
+	written *testutil.Signal
+	done    chan struct{} // closed once it has ended
 }
 
-func (p *bgProc) Stderr() string { return p.stderr.String() }
+// signalWriter writes to w and then notifies written: a test waiting for
+// output waits on written (testutil.Wait), not on a clock.
+type signalWriter struct {
+	w       io.Writer
+	written *testutil.Signal
+}
 
-// stderrHas waits (at most e2eWait) until the process's stderr holds
-// text, and reports whether it did: stderr and stdout reach the test
-// through two pipes, so what the process wrote to stderr before a line on
-// stdout, or before a hub event the test saw, may still be on its way.
+func (s signalWriter) Write(p []byte) (int, error) {
+	n, err := s.w.Write(p)
+	s.written.Notify()
+	return n, err
+}
+
+// Stderr is what it wrote to stderr so far. A process's output reaches
+// the test through a pipe: it is whole once done is closed. In this
+// process a write is in it when the write returns.
+func (p *bgProc) Stderr() string {
+	if p.in != nil {
+		return p.in.stderr.String()
+	}
+	return p.stderr.String()
+}
+
+// Stdout is what it wrote to stdout so far (as Stderr).
+func (p *bgProc) Stdout() string {
+	if p.in != nil {
+		return p.in.stdout.String()
+	}
+	return p.stdout.String()
+}
+
+// pid is the process's id: this process's for a command run in it (the
+// pid a daemon run here names, as in a lock refusal).
+func (p *bgProc) pid() int {
+	if p.in != nil {
+		return os.Getpid()
+	}
+	return p.cmd.Process.Pid
+}
+
+// signal sends sig: to the process, or (inProc.signal) to what the
+// command in this process subscribed.
+func (p *bgProc) signal(sig syscall.Signal) {
+	if p.in != nil {
+		p.in.signal(sig)
+		return
+	}
+	p.cmd.Process.Signal(sig)
+}
+
+// exitCode is its exit code, once done is closed.
+func (p *bgProc) exitCode() int {
+	if p.in != nil {
+		return p.in.code
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// stopWith sends sig and waits (at most wait) for its end; it returns the
+// exit code.
+func (p *bgProc) stopWith(tb testing.TB, sig syscall.Signal, wait time.Duration) int {
+	tb.Helper()
+	p.signal(sig)
+	select {
+	case <-p.done:
+	case <-time.After(wait):
+		tb.Fatalf("%s did not stop on %v; stderr:\n%s", p.what, sig, p.Stderr())
+	}
+	return p.exitCode()
+}
+
+// waitOutput waits (at most e2eWait) until cond holds of its output,
+// asking again at each write to its stdout or stderr and at its end, and
+// reports whether it held.
+func (p *bgProc) waitOutput(cond func() bool) bool {
+	ended := func() bool {
+		select {
+		case <-p.done:
+			return true
+		default:
+			return false
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
+	defer cancel()
+	_ = testutil.Wait(ctx, "output of "+p.what, p.written.C(), func() bool { return cond() || ended() })
+	return cond()
+}
+
+// firstLine waits for the first line on its stdout (the address that
+// `hubgate mock` and `hubgate automate serve` print once they listen) and
+// returns it trimmed; one that ends before it fails the test.
+func (p *bgProc) firstLine(tb testing.TB) string {
+	tb.Helper()
+	var line string
+	if !p.waitOutput(func() bool {
+		l, _, ok := strings.Cut(p.Stdout(), "\n")
+		line = l
+		return ok
+	}) {
+		select {
+		case <-p.done:
+			tb.Fatalf("%s exited (%d) before printing its address; stderr:\n%s", p.what, p.exitCode(), p.Stderr())
+		default:
+		}
+		tb.Fatalf("%s printed no line within %s; stderr:\n%s", p.what, e2eWait, p.Stderr())
+	}
+	return strings.TrimSpace(line)
+}
+
+// stderrHas waits (at most e2eWait, on its writes: waitOutput) until its
+// stderr holds text, and reports whether it did. It waits for text: only
+// the mock's and headless tests (cmdm's) still use it; a test of the
+// daemon reads its stderr after an event proved the line written.
 func (p *bgProc) stderrHas(text string) bool {
-	return testutil.Eventually(e2eWait, func() bool { return strings.Contains(p.Stderr(), text) })
+	return p.waitOutput(func() bool { return strings.Contains(p.Stderr(), text) })
 }
 
-// startBackground is the one way these tests start a hubgate process that
-// they do not wait for: it starts cmd (its stderr kept, and its stdout
-// unless cmd.Stdout is set) and, at the test's end, stops it if it still
-// runs (SIGTERM, SIGKILL after 30 s) and logs its stderr when the test
-// failed.
+// startBackground starts cmd, a process that the test does not wait for
+// (its stderr kept, and its stdout unless cmd.Stdout is set) and, at the
+// test's end, stops it if it still runs (SIGTERM, SIGKILL after 30 s) and
+// logs its stderr when the test failed. A hubgate command starts with
+// startCommand.
 func startBackground(tb testing.TB, cmd *exec.Cmd, what string) *bgProc {
 	tb.Helper()
-	p := &bgProc{cmd: cmd, done: make(chan struct{})}
-	cmd.Stderr = &p.stderr
+	p := &bgProc{what: what, cmd: cmd, written: &testutil.Signal{}, done: make(chan struct{})}
+	cmd.Stderr = signalWriter{&p.stderr, p.written}
 	if cmd.Stdout == nil {
-		cmd.Stdout = &p.stdout
+		cmd.Stdout = signalWriter{&p.stdout, p.written}
 	}
 	if err := cmd.Start(); err != nil {
 		tb.Fatal(err)
@@ -372,6 +502,7 @@ func startBackground(tb testing.TB, cmd *exec.Cmd, what string) *bgProc {
 	go func() {
 		cmd.Wait()
 		close(p.done)
+		p.written.Notify() // the end wakes a waitOutput too
 	}()
 	tb.Cleanup(func() {
 		select {
@@ -393,45 +524,47 @@ func startBackground(tb testing.TB, cmd *exec.Cmd, what string) *bgProc {
 	return p
 }
 
+// startCommand is the one way these tests start a hubgate command line
+// that they do not wait for: in this process (startInProc), unless bin is
+// set (that binary: a process is under test), attr is set (the binary as
+// another user) or environ needs a process of its own (needsOwnProcess).
+// Either way it is stopped at the test's end if it still runs.
+func startCommand(tb testing.TB, environ []string, bin string, attr *syscall.SysProcAttr, args ...string) *bgProc {
+	tb.Helper()
+	what := "hubgate " + strings.Join(args, " ")
+	if bin == "" && attr == nil && !needsOwnProcess(environ) {
+		in := startInProc(tb, environ, nil, args...)
+		return &bgProc{what: what, in: in, written: &in.written, done: in.done}
+	}
+	if bin == "" {
+		bin = binary
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = environ
+	cmd.SysProcAttr = attr
+	return startBackground(tb, cmd, what)
+}
+
 // startPrinting starts cmd with startBackground and waits for the first
-// line it prints on stdout (the address that `hubgate mock` and `hubgate
-// automate serve` print once they listen), which it returns trimmed.
+// line it prints on stdout (firstLine), which it returns.
 func startPrinting(tb testing.TB, cmd *exec.Cmd, what string) (*bgProc, string) {
 	tb.Helper()
 	p := startBackground(tb, cmd, what)
-	var line string
-	exited := false
-	if !testutil.Eventually(e2eWait, func() bool {
-		select {
-		case <-p.done: // its stdout is all copied: read it once more
-			exited = true
-		default:
-		}
-		l, _, ok := strings.Cut(p.stdout.String(), "\n")
-		line = l
-		return ok || exited
-	}) {
-		tb.Fatalf("%s printed no line within %s; stderr:\n%s", what, e2eWait, p.Stderr())
-	}
-	if exited && line == "" {
-		tb.Fatalf("%s exited (%d) before printing its address; stderr:\n%s", what, p.cmd.ProcessState.ExitCode(), p.Stderr())
-	}
-	return p, strings.TrimSpace(line)
+	return p, p.firstLine(tb)
 }
 
 // startDaemon starts `hubgate run` with s's config; it does not wait.
+// It runs in this process unless s asks for the binary (s.binary,
+// s.sysProcAttr, s.ownProcess) or its environment needs a process.
 func startDaemon(tb testing.TB, s *daemonSetup) *daemonProc {
 	tb.Helper()
 	since := s.hub.lastSeq()
 	bin := s.binary
-	if bin == "" {
+	if bin == "" && s.ownProcess {
 		bin = binary
 	}
-	cmd := exec.Command(bin, "--config", s.configPath, "run")
-	cmd.Env = s.environ()
-	cmd.SysProcAttr = s.sysProcAttr
-	cmd.Stdout = io.Discard
-	return &daemonProc{bgProc: startBackground(tb, cmd, "daemon"), tb: tb, s: s, since: since}
+	p := startCommand(tb, s.environ(), bin, s.sysProcAttr, "--config", s.configPath, "run")
+	return &daemonProc{bgProc: p, tb: tb, s: s, since: since}
 }
 
 // startListening starts the daemon and waits until it listens.
@@ -443,42 +576,35 @@ func startListening(tb testing.TB, s *daemonSetup) *daemonProc {
 }
 
 // waitListening waits until the daemon listens: the mock has seen its
-// DeviceStartedListening and the hub client has had the hub's answer (its
-// "hub state" log line says listening). The mock records the announcement
-// before it answers it, so a command pushed on the mock's word alone can
-// reach the daemon before it knows it listens (it is then ignored as "not
-// listening").
+// DeviceStartedListening (a long poll on the mock's events) and the hub
+// client has had the hub's answer (waitHubState: the daemon's event
+// stream). The mock records the announcement before it answers it, so a
+// command pushed on the mock's word alone can reach the daemon before it
+// knows it listens (it is then ignored as "not listening"). The daemon
+// may listen before its Start logged "hubgate running": a test reads that
+// record once the daemon has ended (its log is whole then).
 func (d *daemonProc) waitListening() {
 	d.tb.Helper()
 	h := d.s.hub
 	deadline := time.Now().Add(e2eWait)
 	since := d.since
-	announced := false
 	for time.Now().Before(deadline) {
 		select {
 		case <-d.done:
-			d.tb.Fatalf("hubgate run exited (%d) before listening:\n%s", d.cmd.ProcessState.ExitCode(), d.Stderr())
+			d.tb.Fatalf("hubgate run exited (%d) before listening:\n%s", d.exitCode(), d.Stderr())
 		default:
 		}
-		if !announced {
-			var page mockhub.EventsPage
-			if st, raw := h.admin("GET", fmt.Sprintf("/mock/events?since=%d&wait=1s", since), nil, &page); st != http.StatusOK {
-				d.tb.Fatalf("events: %d %s", st, raw)
-			}
-			for _, ev := range page.Events {
-				announced = announced || ev.Action == "DeviceStartedListening" && ev.DeviceID == h.id()
-			}
-			since = page.Last
-			continue
+		var page mockhub.EventsPage
+		if st, raw := h.admin("GET", fmt.Sprintf("/mock/events?since=%d&wait=1s", since), nil, &page); st != http.StatusOK {
+			d.tb.Fatalf("events: %d %s", st, raw)
 		}
-		d.waitHubState("listening")
-		// The hub client starts before the daemon's Start returns and
-		// logs "hubgate running": under load it can listen first. Tests
-		// read that record, so listening also means started.
-		if !testutil.Eventually(time.Until(deadline), func() bool { return len(d.logRecords("hubgate running")) > 0 }) {
-			d.tb.Fatalf("hubgate run listens but never logged 'hubgate running':\n%s", d.Stderr())
+		for _, ev := range page.Events {
+			if ev.Action == "DeviceStartedListening" && ev.DeviceID == h.id() {
+				d.waitHubState("listening")
+				return
+			}
 		}
-		return
+		since = page.Last
 	}
 	d.tb.Fatalf("hubgate run not listening within %s:\n%s", e2eWait, d.Stderr())
 }
@@ -492,8 +618,9 @@ func (d *daemonProc) waitHubState(status string) {
 	if d.s.sysProcAttr != nil {
 		// A daemon of another user refuses this process's connections (a
 		// control socket answers its own user only): ask with its
-		// `hubgate status --json`, run as that user.
-		if !testutil.Eventually(e2eWait, func() bool { return d.status().Hub.Status == status }) {
+		// `hubgate status --json`, run as that user, again at each line it
+		// logs (its hub client logs each change of state).
+		if !d.waitOutput(func() bool { return d.status().Hub.Status == status }) {
 			d.tb.Fatalf("the daemon's hub state never became %s:\n%s", status, d.Stderr())
 		}
 		return
@@ -503,19 +630,17 @@ func (d *daemonProc) waitHubState(status string) {
 	c := control.Dial(d.s.socket)
 	// The daemon's hub client may announce listening before its control
 	// endpoint listens (the mock then has its word first): wait for the
-	// endpoint before following its events.
-	exited := func() bool {
+	// endpoint before following its events, asking again at each line the
+	// daemon logs (it logs "hubgate running" once the endpoint listens).
+	if !d.waitOutput(func() bool {
+		_, err := c.Status(ctx)
+		return !errors.Is(err, control.ErrNotRunning)
+	}) {
 		select {
 		case <-d.done:
-			return true
+			d.tb.Fatalf("hubgate run exited (%d) before its control endpoint answered:\n%s", d.exitCode(), d.Stderr())
 		default:
-			return false
 		}
-	}
-	if !testutil.Eventually(e2eWait, func() bool {
-		_, err := c.Status(ctx)
-		return !errors.Is(err, control.ErrNotRunning) || exited()
-	}) {
 		d.tb.Fatalf("the daemon's control endpoint did not answer within %s:\n%s", e2eWait, d.Stderr())
 	}
 	changed := make(chan struct{}, 1)
@@ -544,7 +669,7 @@ func (d *daemonProc) waitHubState(status string) {
 		case err := <-watchErr:
 			d.tb.Fatalf("the daemon's event stream ended (%v) with its hub state %s, want %s:\n%s", err, last, status, d.Stderr())
 		case <-d.done:
-			d.tb.Fatalf("hubgate run exited (%d) with its hub state %s, want %s:\n%s", d.cmd.ProcessState.ExitCode(), last, status, d.Stderr())
+			d.tb.Fatalf("hubgate run exited (%d) with its hub state %s, want %s:\n%s", d.exitCode(), last, status, d.Stderr())
 		case <-ctx.Done():
 			d.tb.Fatalf("the daemon's hub state stayed %s, never %s, within %s:\n%s", last, status, e2eWait, d.Stderr())
 		}
@@ -584,7 +709,7 @@ func (d *daemonProc) waitEvent(what string, match func(bridge.Event) bool) bridg
 		}
 		d.tb.Fatalf("the daemon's event stream ended (%v) before %s:\n%s", err, what, d.Stderr())
 	case <-d.done:
-		d.tb.Fatalf("hubgate run exited (%d) before %s:\n%s", d.cmd.ProcessState.ExitCode(), what, d.Stderr())
+		d.tb.Fatalf("hubgate run exited (%d) before %s:\n%s", d.exitCode(), what, d.Stderr())
 	case <-ctx.Done():
 		d.tb.Fatalf("no %s on the daemon's event stream within %s:\n%s", what, e2eWait, d.Stderr())
 	}
@@ -602,19 +727,34 @@ func (d *daemonProc) bridgeLogs(msg string) []map[string]any {
 	return out
 }
 
-// status is the daemon's `hubgate status --json`, run as the daemon's user. The control socket is
-// named by HUBGATE_CONTROL_SOCKET, not by the daemon's config file, which
-// a test may have broken on purpose.
+// status is the daemon's `hubgate status --json`: in this process, or
+// as the daemon's binary and user when it runs as another user (its socket
+// answers only that user). The control socket is named by
+// HUBGATE_CONTROL_SOCKET, not by the daemon's config file, which a test
+// may have broken on purpose.
 func (d *daemonProc) status() bridge.Status {
 	d.tb.Helper()
-	bin := d.s.binary
-	if bin == "" {
-		bin = binary
+	environ := append(d.s.environ(), "HUBGATE_CONTROL_SOCKET="+d.s.socket)
+	var out []byte
+	var err error
+	if d.s.sysProcAttr == nil && !needsOwnProcess(environ) {
+		r := runInProc(d.tb, e2eWait, environ, "", "status", "--json")
+		out = []byte(r.stdout)
+		if r.code != 0 {
+			err = fmt.Errorf("exit %d: %s", r.code, r.stderr)
+		}
+	} else {
+		p := startCommand(d.tb, environ, cmp.Or(d.s.binary, binary), d.s.sysProcAttr, "status", "--json")
+		select {
+		case <-p.done:
+		case <-time.After(e2eWait):
+			d.tb.Fatalf("hubgate status --json did not exit within %s", e2eWait)
+		}
+		out = []byte(p.Stdout())
+		if code := p.exitCode(); code != 0 {
+			err = fmt.Errorf("exit %d: %s", code, p.Stderr())
+		}
 	}
-	cmd := exec.Command(bin, "status", "--json")
-	cmd.Env = append(d.s.environ(), "HUBGATE_CONTROL_SOCKET="+d.s.socket)
-	cmd.SysProcAttr = d.s.sysProcAttr // the daemon's user: its socket answers only that user
-	out, err := cmd.Output()
 	var st bridge.Status
 	if err != nil || json.Unmarshal(out, &st) != nil {
 		d.tb.Fatalf("hubgate status --json: %v\n%s", err, out)
@@ -625,7 +765,7 @@ func (d *daemonProc) status() bridge.Status {
 // stop signals the daemon and returns its exit code.
 func (d *daemonProc) stop(sig syscall.Signal) int {
 	d.tb.Helper()
-	return stopProcess(d.tb, d.cmd, d.done, sig, e2eWait, "hubgate run", d.Stderr)
+	return d.stopWith(d.tb, sig, e2eWait)
 }
 
 // logRecords decodes the daemon's JSON log lines with the given msg.

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/hubgate/hubgate/automate"
 	"github.com/hubgate/hubgate/bridge"
+	"github.com/hubgate/hubgate/bridge/control"
 	"github.com/hubgate/hubgate/bridge/journal"
 	"github.com/hubgate/hubgate/configs"
 	"github.com/hubgate/hubgate/internal/testutil"
@@ -67,11 +69,13 @@ func TestRunTakesOneProc(t *testing.T) {
 	}{{nil, 1}, {[]string{"GOMAXPROCS=2"}, 2}} {
 		s := newDaemonSetup(t, h, daemonConfig{Bridge: "rules: []\n"})
 		s.env = c.env
+		s.ownProcess = true // main sets GOMAXPROCS, for the whole process
 		d := startListening(t, s)
+		d.stop(syscall.SIGTERM)
+		// Its log is whole once it exited.
 		if recs := d.logRecords("hubgate running"); len(recs) != 1 || recs[0]["gomaxprocs"] != c.want {
 			t.Errorf("env %q: %v, want gomaxprocs %v", c.env, recs, c.want)
 		}
-		d.stop(syscall.SIGTERM)
 	}
 }
 
@@ -464,7 +468,9 @@ func TestStopListening(t *testing.T) {
 		waitRunning(t, s, d, "work 1")
 		h.pushListening(false)
 		d.waitHubState("connected")
-		lines, _ := startWatch(t, s, "--history", "100") // history: the request may be past
+		// History, all it keeps: the request may be past, behind the run's
+		// burst of step events (its 300 steps each announced, then run).
+		lines, _ := startWatch(t, s, "--history", strconv.Itoa(control.MaxWatchHistory))
 		nextLine(t, lines, "the bridge seeing StopListening", func(e bridge.Event) bool {
 			return e.Kind == bridge.EventListening && e.Listening != nil && !*e.Listening
 		})
@@ -550,6 +556,7 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
     max_age: 10m
     run: {prompt: "#!answer kept {{.Command}}"}
 `})
+	s.ownProcess = true // killed by SIGKILL: a process of its own
 	d := startListening(t, s)
 	h.push("long 1", nil)
 	long := waitRunning(t, s, d, "long 1")
@@ -595,6 +602,7 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 		t.Errorf("hubgate history with the daemon killed: %+v", r)
 	}
 
+	s.ownProcess = false // the second life runs in this process
 	d2 := startListening(t, s)
 	es := waitJournalState(t, s, "recovered", func(es []journal.Entry) bool { return len(es) == 4 && e2eSettledAll(es) })
 	if e := e2eEntry(t, es, "long 1"); e.Run != journal.RunInterrupted || e.Status != "" || !strings.Contains(e.Note, "not sent again") {
@@ -646,9 +654,9 @@ func TestSIGKILLMidRunAndRestart(t *testing.T) {
 }
 
 func TestARunStartedElsewhere(t *testing.T) {
-	port := freeLoopbackPort(t)
 	key := uniqueKey(t)
-	srv := startServe(t, env(t, configs.EnvAutomateKey+"="+key), "--port", fmt.Sprint(port), "--workspace", t.TempDir())
+	srv := startServe(t, env(t, configs.EnvAutomateKey+"="+key), "--port", "0", "--workspace", t.TempDir())
+	port := srv.port()
 	h := startHub(t)
 	s := newDaemonSetup(t, h, daemonConfig{External: true, Port: port, Key: key, Bridge: `rules:
   - name: q

@@ -28,9 +28,10 @@ const (
 )
 
 func TestAutomateServeMemoryUnderHugeHeaders(t *testing.T) {
-	s := startServe(t, env(t), "--port", "0", "--ephemeral-key", "--workspace", t.TempDir())
+	// The binary: the peak is its own memory.
+	s := startServeBinary(t, env(t), "--port", "0", "--ephemeral-key", "--workspace", t.TempDir())
 	addr := strings.TrimPrefix(s.url, "http://")
-	headerAttack(t, "automate serve", addr, s.cmd.Process.Pid)
+	headerAttack(t, "automate serve", addr, s.pid())
 	s.stop(syscall.SIGTERM)
 }
 
@@ -45,8 +46,9 @@ func TestDaemonCohostedServerMemoryUnderHugeHeaders(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no automate port in the daemon's config:\n%s", cfg)
 	}
+	ds.ownProcess = true // the peak is its own memory
 	d := startListening(t, ds)
-	headerAttack(t, "the daemon", "127.0.0.1:"+string(m[1]), d.cmd.Process.Pid)
+	headerAttack(t, "the daemon", "127.0.0.1:"+string(m[1]), d.pid())
 	d.stop(syscall.SIGTERM)
 }
 

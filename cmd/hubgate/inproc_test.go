@@ -92,7 +92,7 @@ func startInProc(tb testing.TB, environ []string, stdin io.Reader, args ...strin
 			close(p.done)
 			p.written.Notify() // the end wakes a waitOutput too
 		}()
-		p.code = Run(ctx, Process{Args: args, Stdio: Stdio{In: stdin, Out: notifying(p, &p.stdout), Err: notifying(p, &p.stderr)},
+		p.code = Run(ctx, Process{Args: args, Stdio: Stdio{In: stdin, Out: signalWriter{&p.stdout, &p.written}, Err: signalWriter{&p.stderr, &p.written}},
 			Getenv: getenvOf(environ), Signals: p.subscribe})
 	}()
 	tb.Cleanup(func() {
@@ -113,17 +113,6 @@ func startInProc(tb testing.TB, environ []string, stdin io.Reader, args ...strin
 		}
 	})
 	return p
-}
-
-// notifying is one of p's streams: what the command writes goes to buf,
-// and each write signals p.written, the event a wait on the command's
-// output (waitOutput) wakes on.
-func notifying(p *inProc, buf *testutil.SyncBuffer) io.Writer {
-	return writerTo(func(b []byte) (int, error) {
-		n, err := buf.Write(b)
-		p.written.Notify()
-		return n, err
-	})
 }
 
 // writerTo is an io.Writer of a function.

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -123,28 +121,9 @@ func TestRunCommandCannotReadTheServersEnvironment(t *testing.T) {
 	giveToNobody(t, root)
 
 	const key = "d5-key-b7e1c0a9f3d24e6b8a5c1f0e9d7b3a2c"
-	cmd := exec.Command(bin, "automate", "serve", "--port", "0", "--workspace", ws)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "HUBGATE_AUTOMATE_KEY=" + key}
-	cmd.SysProcAttr = nobodyAttr()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	sc := bufio.NewScanner(stdout)
-	if !sc.Scan() {
-		t.Fatalf("serve printed no endpoint; stderr: %s", stderr.String())
-	}
-	url := sc.Text()
-	go io.Copy(io.Discard, stdout)
+	environ := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + cfg, "HUBGATE_AUTOMATE_KEY=" + key}
+	srv := startServeWith(t, bin, nobodyAttr(), environ, "--port", "0", "--workspace", ws)
+	url := srv.url
 
 	prompt := strings.ReplaceAll("read the parent\n#!run "+readParentScript(ws), "\n", `\n`)
 	req, _ := http.NewRequest("POST", url+"/v1/runs", strings.NewReader(`{"prompt":"`+prompt+`","allowDestructiveTools":true}`))
@@ -158,7 +137,7 @@ func TestRunCommandCannotReadTheServersEnvironment(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatalf("run: %d %s", resp.StatusCode, body)
 	}
-	checkNoRead(t, ws, cmd.Process.Pid, key)
+	checkNoRead(t, ws, srv.pid(), key)
 }
 
 func TestRunCommandCannotReadTheDaemonsEnvironment(t *testing.T) {
@@ -185,5 +164,5 @@ func TestRunCommandCannotReadTheDaemonsEnvironment(t *testing.T) {
 	}) {
 		t.Fatal("the command never ran")
 	}
-	checkNoRead(t, marks, d.cmd.Process.Pid, s.key, s.hub.device.Token.Token)
+	checkNoRead(t, marks, d.pid(), s.key, s.hub.device.Token.Token)
 }

@@ -304,8 +304,9 @@ func TestSecondRunExitsAtOnceAndBindsNothing(t *testing.T) {
 	h := startHub(t)
 	s := newDaemonSetup(t, h, daemonConfig{})
 	d := startListening(t, s)
-	// No rule and unmatched commands ignored: run says how to fix it.
-	if !d.stderrHas("every command will be ignored") || !d.stderrHas("bridge.unmatched.action: run") {
+	// No rule and unmatched commands ignored: run says how to fix it (it
+	// logged that before it started, so before it listened).
+	if stderr := d.Stderr(); !strings.Contains(stderr, "every command will be ignored") || !strings.Contains(stderr, "bridge.unmatched.action: run") {
 		t.Errorf("run does not warn that no rule can match:\n%s", d.Stderr())
 	}
 
@@ -329,8 +330,8 @@ func TestSecondRunExitsAtOnceAndBindsNothing(t *testing.T) {
 	}
 	r := runCmd(t, s.environ(), "", "--config", second, "run")
 	if r.code != ExitUnavailable || !strings.Contains(r.stderr, "another hubgate daemon is running") ||
-		!strings.Contains(r.stderr, "pid "+strconv.Itoa(d.cmd.Process.Pid)+" ") || !strings.Contains(r.stderr, "runs once per user") {
-		t.Fatalf("second run: exit %d, want %d naming pid %d\n%s", r.code, ExitUnavailable, d.cmd.Process.Pid, r.stderr)
+		!strings.Contains(r.stderr, "pid "+strconv.Itoa(d.pid())+" ") || !strings.Contains(r.stderr, "runs once per user") {
+		t.Fatalf("second run: exit %d, want %d naming pid %d\n%s", r.code, ExitUnavailable, d.pid(), r.stderr)
 	}
 	for _, word := range []string{"bind", "address already in use", "port"} {
 		if strings.Contains(r.stderr, word) {
@@ -412,7 +413,7 @@ func TestSIGHUPReloadsRulesWhileARunIsInFlight(t *testing.T) {
     run: {prompt: "lights {{.Named.state}}"}
 unmatched: {action: ignore}
 `)
-	d.cmd.Process.Signal(syscall.SIGHUP)
+	d.signal(syscall.SIGHUP)
 	if ev := d.waitEvent("the reload", func(e bridge.Event) bool { return e.Kind == bridge.EventReloaded }); !slices.Equal(ev.Changes, []string{`rule "lights" added`}) {
 		t.Fatalf("the reload changed %q", ev.Changes)
 	}
@@ -421,7 +422,7 @@ unmatched: {action: ignore}
 
 	// A broken file: refused, the old rules stay.
 	rewriteBridge(t, s, "rules:\n  - name: broken\n    match: {command_regex: '(unclosed'}\n    run: {prompt: x}\n")
-	d.cmd.Process.Signal(syscall.SIGHUP)
+	d.signal(syscall.SIGHUP)
 	if ev := d.waitEvent("the refusal", func(e bridge.Event) bool { return e.Kind == bridge.EventReloadRefused }); !strings.Contains(ev.Error, "bridge.rules[0].match.command_regex") {
 		t.Errorf("the refusal does not say why: %+v", ev)
 	}
@@ -485,7 +486,7 @@ cancel_grace: 10m
 	es := waitJournalState(t, s, "the long run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
 	id := es[0].ID
 	lines, _ := startWatch(t, s, "--history", "100") // history: no event is missed while it connects
-	d.cmd.Process.Signal(syscall.SIGINT)
+	d.signal(syscall.SIGINT)
 	// The first SIGINT was handled once the bridge's shutdown asks the run
 	// to cancel (after the daemon said what it waits for).
 	nextLine(t, lines, "the shutdown's cancel", func(e bridge.Event) bool {
@@ -519,9 +520,7 @@ type runProc = bgProc
 
 func startRunProc(t *testing.T, environ []string, args ...string) *runProc {
 	t.Helper()
-	cmd := exec.Command(binary, args...)
-	cmd.Env = environ
-	return startBackground(t, cmd, "hubgate run")
+	return startCommand(t, environ, "", nil, args...)
 }
 
 // newUserSetup is a new user's machine for the acceptance tests that pair
@@ -588,7 +587,7 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 		t.Fatalf("pair --replace: %d\n%s", r.code, r.stderr)
 	}
 	second, _ := pairing.LoadState(statePathOf(e))
-	want := "the running daemon (pid " + strconv.Itoa(d.cmd.Process.Pid) + "): reconnecting now with the new device " + second.DeviceID
+	want := "the running daemon (pid " + strconv.Itoa(d.pid()) + "): reconnecting now with the new device " + second.DeviceID
 	if !strings.Contains(r.stderr, want) {
 		t.Fatalf("pair does not say what the daemon did (%q):\n%s", want, r.stderr)
 	}
@@ -609,7 +608,7 @@ func TestNewUserFromPairToAFirstAnsweredCommand(t *testing.T) {
 	case <-time.After(e2eWait):
 		t.Fatalf("the daemon did not stop after unpair:\n%s", d.Stderr())
 	}
-	if code := d.cmd.ProcessState.ExitCode(); code != 0 {
+	if code := d.exitCode(); code != 0 {
 		t.Errorf("the daemon exited %d after unpair", code)
 	}
 	if dev, _ := m.Device(second.DeviceID); dev.IsConnected || dev.IsListening {
@@ -648,7 +647,7 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 	if err != nil || second.DeviceID != first.DeviceID || second.TokenID == "" || second.TokenID == first.TokenID {
 		t.Fatalf("the state after pair --reuse: %+v (%v), before %+v", second, err, first)
 	}
-	want := "the running daemon (pid " + strconv.Itoa(d.cmd.Process.Pid) + "): reconnecting now with device " + first.DeviceID
+	want := "the running daemon (pid " + strconv.Itoa(d.pid()) + "): reconnecting now with device " + first.DeviceID
 	if !strings.Contains(r.stderr, want) {
 		t.Fatalf("pair --reuse does not say what the daemon did (%q):\n%s", want, r.stderr)
 	}
@@ -661,7 +660,7 @@ func TestRunningDaemonTakesTheNewTokenOfPairReuse(t *testing.T) {
 	if entries[0].Status != automate.StatusCompleted || entries[0].Answer != "Done: what is on my calendar" {
 		t.Fatalf("the command after pair --reuse: %+v", entries[0])
 	}
-	if code := stopProcess(t, d.cmd, d.done, syscall.SIGTERM, e2eWait, "hubgate run", d.Stderr); code != 0 {
+	if code := d.stopWith(t, syscall.SIGTERM, e2eWait); code != 0 {
 		t.Errorf("the daemon exited %d", code)
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -127,20 +129,46 @@ type serveProc struct {
 	url string
 }
 
-// startServe starts serve (startPrinting: stopped at the test's end) and
-// waits for the endpoint line on stdout.
+// startServe starts serve in this process (startCommand: stopped at the
+// test's end) and waits for the endpoint line on stdout.
 func startServe(t *testing.T, environ []string, args ...string) *serveProc {
 	t.Helper()
-	cmd := exec.Command(binary, append([]string{"automate", "serve"}, args...)...)
-	cmd.Env = environ
-	p, url := startPrinting(t, cmd, "hubgate automate serve")
-	return &serveProc{bgProc: p, t: t, url: url}
+	return startServeWith(t, "", nil, environ, args...)
+}
+
+// startServeBinary is startServe as the binary, for what only a process
+// shows: main's own signal handling, its memory, its process group.
+func startServeBinary(t *testing.T, environ []string, args ...string) *serveProc {
+	t.Helper()
+	return startServeWith(t, binary, nil, environ, args...)
+}
+
+// startServeWith is startServe with startCommand's bin and attr.
+func startServeWith(t *testing.T, bin string, attr *syscall.SysProcAttr, environ []string, args ...string) *serveProc {
+	t.Helper()
+	p := startCommand(t, environ, bin, attr, append([]string{"automate", "serve"}, args...)...)
+	return &serveProc{bgProc: p, t: t, url: p.firstLine(t)}
+}
+
+// port is the port serve listens on (from its endpoint line): a test that
+// gives it to a daemon (automate.port) lets serve choose a free one.
+func (s *serveProc) port() int {
+	s.t.Helper()
+	u, err := url.Parse(s.url)
+	if err != nil {
+		s.t.Fatalf("endpoint %q: %v", s.url, err)
+	}
+	p, err := strconv.Atoi(u.Port())
+	if err != nil {
+		s.t.Fatalf("endpoint %q: %v", s.url, err)
+	}
+	return p
 }
 
 // stop sends sig and returns the exit code.
 func (s *serveProc) stop(sig syscall.Signal) int {
 	s.t.Helper()
-	return stopProcess(s.t, s.cmd, s.done, sig, 20*time.Second, "serve", s.Stderr)
+	return s.stopWith(s.t, sig, 20*time.Second)
 }
 
 // stopProcess sends sig to cmd and waits (at most wait) for done, which
@@ -224,8 +252,10 @@ func TestServeWithKeyFromEnvironment(t *testing.T) {
 	}
 }
 
+// The binary: main turns SIGINT into the end of serve's context
+// (signal.NotifyContext), which only a real process's signal shows.
 func TestServeStopsCleanlyOnSIGINTDuringARun(t *testing.T) {
-	s := startServe(t, env(t, "HUBGATE_AUTOMATE_KEY="+envKey), "--port", "0", "--workspace", t.TempDir())
+	s := startServeBinary(t, env(t, "HUBGATE_AUTOMATE_KEY="+envKey), "--port", "0", "--workspace", t.TempDir())
 	answered := make(chan int, 1)
 	go func() {
 		req, _ := http.NewRequest("POST", s.url+"/v1/runs", strings.NewReader(`{"prompt":"long\n#!sleep 60000"}`))
@@ -291,16 +321,14 @@ func TestServeWithoutAnyKeySourceRefusesAndSaysWhy(t *testing.T) {
 
 func TestServeWithEphemeralKey(t *testing.T) {
 	s := startServe(t, env(t), "--port", "0", "--ephemeral-key", "--workspace", t.TempDir())
+	// In this process serve wrote the key line before the endpoint line
+	// (startServe's event): it is on stderr now.
 	var key string
-	// stderr is read concurrently: the line may land just after stdout's.
-	testutil.Eventually(0, func() bool {
-		for _, line := range strings.Split(s.Stderr(), "\n") {
-			if k, ok := strings.CutPrefix(line, "hubgate: access key for this process only: "); ok {
-				key = k
-			}
+	for _, line := range strings.Split(s.Stderr(), "\n") {
+		if k, ok := strings.CutPrefix(line, "hubgate: access key for this process only: "); ok {
+			key = k
 		}
-		return key != ""
-	})
+	}
 	if len(key) != 43 {
 		t.Fatalf("no ephemeral key on stderr: %q", s.Stderr())
 	}
@@ -398,7 +426,7 @@ func TestAutomateKeyAndRotationWithTheKeyring(t *testing.T) {
 	if rotated.code != 0 || len(newKey) != 43 || newKey == key {
 		t.Fatalf("rotate: %+v", rotated)
 	}
-	s.cmd.Process.Signal(syscall.SIGHUP)
+	s.signal(syscall.SIGHUP)
 	if !testutil.Eventually(0, func() bool { code, _ := get(t, s.url+"/health", newKey); return code == 200 }) {
 		t.Fatalf("the rotated key was not picked up; stderr %s", s.Stderr())
 	}

@@ -209,7 +209,7 @@ func TestRunWithAnotherDevicesTokenExits11(t *testing.T) {
 	case <-time.After(e2eWait):
 		t.Fatalf("the daemon did not stop within %s:\n%s", e2eWait, d.Stderr())
 	}
-	if code := d.cmd.ProcessState.ExitCode(); code != ExitNeedsRepair {
+	if code := d.exitCode(); code != ExitNeedsRepair {
 		t.Fatalf("exit %d, want %d:\n%s", code, ExitNeedsRepair, d.Stderr())
 	}
 	last := lastLine(d.Stderr())
@@ -265,7 +265,7 @@ func runConnectsAs(t *testing.T, e []string, m *mockhub.Server, id string) {
 	}()
 	select {
 	case <-p.done:
-		t.Fatalf("hubgate run exited (%d) instead of listening as %s:\n%s", p.cmd.ProcessState.ExitCode(), id, p.Stderr())
+		t.Fatalf("hubgate run exited (%d) instead of listening as %s:\n%s", p.exitCode(), id, p.Stderr())
 	case err := <-listening:
 		if d, ok := m.Device(id); err != nil || !ok || !d.IsVerified || !d.IsListening {
 			t.Fatalf("hubgate run did not listen as %s (%v):\n%s", id, err, p.Stderr())
@@ -276,7 +276,7 @@ func runConnectsAs(t *testing.T, e []string, m *mockhub.Server, id string) {
 			t.Errorf("device %s is connected too", d.Device.ID)
 		}
 	}
-	if code := stopProcess(t, p.cmd, p.done, syscall.SIGTERM, e2eWait, "hubgate run", p.Stderr); code != 0 {
+	if code := p.stopWith(t, syscall.SIGTERM, e2eWait); code != 0 {
 		t.Errorf("hubgate run exited %d:\n%s", code, p.Stderr())
 	}
 }

@@ -20,8 +20,8 @@ import (
 // free port in 4317..4328.
 func TestProductAutoFindsAnotherWord(t *testing.T) {
 	key := uniqueKey(t)
-	port := freeLoopbackPort(t)
-	srv := startServe(t, env(t, configs.EnvAutomateKey+"="+key), "--product", "acme", "--port", fmt.Sprint(port), "--workspace", t.TempDir())
+	srv := startServe(t, env(t, configs.EnvAutomateKey+"="+key), "--product", "acme", "--port", "0", "--workspace", t.TempDir())
+	port := srv.port()
 	defer srv.stop(syscall.SIGTERM)
 
 	h := startHub(t)
@@ -32,10 +32,6 @@ func TestProductAutoFindsAnotherWord(t *testing.T) {
 `})
 
 	d := startListening(t, s)
-	if recs := d.logRecords("hubgate running"); len(recs) != 1 || recs[0]["automate"] != srv.url ||
-		recs[0]["automate_mode"] != "external" || recs[0]["automate_product"] != "acme" {
-		t.Fatalf("the daemon did not take the acme server %s: %v", srv.url, recs)
-	}
 	if st := d.status(); st.Automate.Product != "acme" || st.Automate.Endpoint != srv.url {
 		t.Errorf("status --json automate: %+v", st.Automate)
 	}
@@ -50,5 +46,10 @@ func TestProductAutoFindsAnotherWord(t *testing.T) {
 	}
 	if code := d.stop(syscall.SIGTERM); code != 0 {
 		t.Errorf("SIGTERM: exit %d", code)
+	}
+	// Its log is whole once it ended: its start named the acme server.
+	if recs := d.logRecords("hubgate running"); len(recs) != 1 || recs[0]["automate"] != srv.url ||
+		recs[0]["automate_mode"] != "external" || recs[0]["automate_product"] != "acme" {
+		t.Errorf("the daemon did not take the acme server %s: %v", srv.url, recs)
 	}
 }

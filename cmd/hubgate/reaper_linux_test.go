@@ -31,6 +31,7 @@ func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
         Sleep
         #!run echo $$ > %[1]s.tmp; mv %[1]s.tmp %[1]s; sleep 300 & sleep 300
 `, pgidFile)})
+	s.ownProcess = true // killed by SIGKILL: a process of its own
 	d := startListening(t, s)
 	h.push("sleep 1", nil)
 	waitRunning(t, s, d, "sleep 1")
@@ -38,6 +39,7 @@ func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
 
 	killLeavingTheRun(t, d.cmd, d.done, pgid, "daemon")
 
+	s.ownProcess = false // the second life runs in this process
 	d2 := startListening(t, s)
 	// Start reaped before it listened: nothing of the group is left.
 	if m := proc.LiveMembers(pgid); len(m) != 0 {

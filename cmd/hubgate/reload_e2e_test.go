@@ -19,7 +19,7 @@ func TestSIGHUPAppliesAskTimeoutAndNamesOnlyIt(t *testing.T) {
 
 	rewriteBridge(t, s, strings.Replace(askRules, "ask_timeout: 8s", "ask_timeout: 5s", 1))
 	since := time.Now()
-	d.cmd.Process.Signal(syscall.SIGHUP)
+	d.signal(syscall.SIGHUP)
 	ev := d.waitEvent("the reload", func(e bridge.Event) bool { return e.Kind == bridge.EventReloaded && !e.At.Before(since) })
 	if strings.Join(ev.Changes, "|") != "bridge.ask_timeout: 8s -> 5s" || len(ev.Restart) != 0 {
 		t.Fatalf("the reload names %q as applied and %q as needing a restart; want the ask timeout only, applied", ev.Changes, ev.Restart)
@@ -36,7 +36,7 @@ func TestSIGHUPAppliesAskTimeoutAndNamesOnlyIt(t *testing.T) {
 	}
 
 	since = time.Now()
-	d.cmd.Process.Signal(syscall.SIGHUP)
+	d.signal(syscall.SIGHUP)
 	ev = d.waitEvent("the second reload", func(e bridge.Event) bool { return e.Kind == bridge.EventReloaded && !e.At.Before(since) })
 	if len(ev.Changes)+len(ev.Restart) != 0 || ev.Describe() != "configuration reloaded; nothing changed" {
 		t.Errorf("a reload of the same file names %q and %q: %q", ev.Changes, ev.Restart, ev.Describe())

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -109,7 +110,12 @@ unmatched: {action: run}
 	if e.Decision != journal.DecisionRefused || e.Note != reason || e.Run != journal.RunNone || e.Rule != "" || e.MacroName != "Ask" {
 		t.Fatalf("the refused command in history: %s", e2eDump([]journal.Entry{e}))
 	}
-	// The person is told (the notifier logs every notification it shows).
+	// The person is told (the notifier logs every notification it shows;
+	// it shows what was published before a stop: the log is whole once the
+	// daemon ended).
+	if code := d.stop(syscall.SIGTERM); code != 0 {
+		t.Errorf("SIGTERM: exit %d", code)
+	}
 	told := false
 	for _, rec := range d.logRecords("notification") {
 		told = told || rec["summary"] == "hubgate · Ask: not run (refused)" && rec["body"] == reason

@@ -72,7 +72,10 @@ func TestRunDaemonNotPairedReleasesTheLock(t *testing.T) {
 		Inputs: func(context.Context, *configs.Config, *slog.Logger) (daemonParams, *pairing.Follower, error) {
 			return daemonParams{}, nil, errNotPaired
 		},
-		Signals: func(chan<- os.Signal, ...os.Signal) func() { t.Error("signals taken before the daemon was made"); return func() {} },
+		Signals: func(chan<- os.Signal, ...os.Signal) func() {
+			t.Error("signals taken before the daemon was made")
+			return func() {}
+		},
 	}
 	for range 2 {
 		if err := runDaemon(context.Background(), o); !errors.Is(err, errNotPaired) {

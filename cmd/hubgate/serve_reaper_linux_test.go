@@ -29,7 +29,7 @@ func TestServeRunChildrenDieWithAKilledServe(t *testing.T) {
 	e := env(t, "HUBGATE_AUTOMATE_KEY="+envKey, "XDG_DATA_HOME="+filepath.Join(dir, "data"))
 	port := freeLoopbackPort(t)
 	serveArgs := []string{"--port", strconv.Itoa(port), "--workspace", ws, "--log-format", "json", "--log-level", "info"}
-	serve := startServe(t, e, serveArgs...)
+	serve := startServeBinary(t, e, serveArgs...)
 	url := serve.url
 
 	prompt := fmt.Sprintf(`Sleep\n#!run echo $$ > %[1]s.tmp; mv %[1]s.tmp %[1]s; sleep 300 & sleep 300`, pgidFile)
@@ -45,7 +45,7 @@ func TestServeRunChildrenDieWithAKilledServe(t *testing.T) {
 
 	killLeavingTheRun(t, serve.cmd, serve.done, pgid, "serve")
 
-	again := startServe(t, e, serveArgs...)
+	again := startServeBinary(t, e, serveArgs...)
 	// It reaped before it printed its endpoint: nothing of the group is left.
 	if m := proc.LiveMembers(pgid); len(m) != 0 {
 		t.Fatalf("processes %v of the killed serve's run survived the restart", m)
