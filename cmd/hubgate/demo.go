@@ -72,7 +72,7 @@ func newDemoCommand(a *app) *cobra.Command { return newCmdDemo(a, nil) }
 
 // newCmdDemo builds demo; runF (nil: runDemo) gets the options.
 func newCmdDemo(a *app, runF func(context.Context, *demoOptions) error) *cobra.Command {
-	o := &demoOptions{IO: a.stdio, Logger: a.demoLogger, Signals: a.signals, Invocation: demoInvocation(a.executable), Version: version()}
+	o := &demoOptions{IO: a.stdio, Logger: a.demoLogger, Signals: a.signals, Invocation: demoInvocation(a.executablePath), Version: version()}
 	f := &o.Flags
 	cmd := &cobra.Command{
 		Use: "demo",

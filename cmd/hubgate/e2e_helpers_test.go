@@ -476,14 +476,6 @@ func (p *bgProc) firstLine(tb testing.TB) string {
 	return strings.TrimSpace(line)
 }
 
-// stderrHas waits (at most e2eWait, on its writes: waitOutput) until its
-// stderr holds text, and reports whether it did. It waits for text: only
-// the mock's and headless tests (cmdm's) still use it; a test of the
-// daemon reads its stderr after an event proved the line written.
-func (p *bgProc) stderrHas(text string) bool {
-	return p.waitOutput(func() bool { return strings.Contains(p.Stderr(), text) })
-}
-
 // startBackground starts cmd, a process that the test does not wait for
 // (its stderr kept, and its stdout unless cmd.Stdout is set) and, at the
 // test's end, stops it if it still runs (SIGTERM, SIGKILL after 30 s) and
@@ -543,14 +535,6 @@ func startCommand(tb testing.TB, environ []string, bin string, attr *syscall.Sys
 	cmd.Env = environ
 	cmd.SysProcAttr = attr
 	return startBackground(tb, cmd, what)
-}
-
-// startPrinting starts cmd with startBackground and waits for the first
-// line it prints on stdout (firstLine), which it returns.
-func startPrinting(tb testing.TB, cmd *exec.Cmd, what string) (*bgProc, string) {
-	tb.Helper()
-	p := startBackground(tb, cmd, what)
-	return p, p.firstLine(tb)
 }
 
 // startDaemon starts `hubgate run` with s's config; it does not wait.
@@ -845,38 +829,24 @@ func defaultSocketOf(environ []string) string {
 func onDaemonEvents(socket string, cond func() bool) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
 	defer cancel()
-	changed := make(chan struct{}, 1)
-	watchEnded := make(chan struct{})
+	var wake testutil.Signal
 	go func() {
-		defer close(watchEnded)
-		if socket == "" {
-			return
+		if socket != "" {
+			control.Dial(socket).Watch(ctx, 1, func(bridge.Event) error { wake.Notify(); return nil })
 		}
-		control.Dial(socket).Watch(ctx, 1, func(bridge.Event) error {
+		// No stream (yet): ask every 10 ms (testutil.NoEvent's pace).
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
 			select {
-			case changed <- struct{}{}:
-			default:
+			case <-tick.C:
+				wake.Notify()
+			case <-ctx.Done():
+				return
 			}
-			return nil
-		})
+		}
 	}()
-	var poll <-chan time.Time
-	for {
-		if cond() {
-			return true
-		}
-		select {
-		case <-changed:
-		case <-watchEnded:
-			watchEnded = nil
-			tick := time.NewTicker(10 * time.Millisecond)
-			defer tick.Stop()
-			poll = tick.C
-		case <-poll:
-		case <-ctx.Done():
-			return cond()
-		}
-	}
+	return testutil.Wait(ctx, "the daemon's state", wake.C(), cond) == nil
 }
 
 func e2eDump(es []journal.Entry) string {

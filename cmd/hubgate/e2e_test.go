@@ -107,7 +107,7 @@ func TestRunPrunesTheJournal(t *testing.T) {
 	d := startListening(t, s)
 	// The journal itself says when the pass ran (the log line is asserted
 	// once the daemon stopped and its log is whole).
-	if !testutil.Eventually(e2eWait, func() bool {
+	if !onDaemonEvents(s.socket, func() bool {
 		return !slices.ContainsFunc(journalEntries(t, s.journal), func(e journal.Entry) bool { return e.ID == oldSettled })
 	}) {
 		t.Fatalf("the old settled command was not pruned:\n%s", d.Stderr())
@@ -689,9 +689,8 @@ func TestARunStartedElsewhere(t *testing.T) {
 			out <- rec
 		}()
 		var hl automate.Health
-		if !testutil.Eventually(e2eWait, func() bool { e2eAutomateGet(t, srv.url, key, "/health", &hl); return hl.Busy }) {
-			t.Fatal("the panel's run never started")
-		}
+		// /health answers only when asked: no event.
+		testutil.Until(t, "the panel's run to start (health busy)", testutil.NoEvent, func() bool { e2eAutomateGet(t, srv.url, key, "/health", &hl); return hl.Busy })
 		return out
 	}
 
@@ -717,7 +716,7 @@ func TestARunStartedElsewhere(t *testing.T) {
 	}
 	// The daemon polls /health after the 409 until the server is ready;
 	// wait for it to notice, so that the next command is sent (and refused).
-	if !testutil.Eventually(e2eWait, func() bool {
+	if !onDaemonEvents(s.socket, func() bool {
 		r := runCmd(t, s.environ(), "", "--config", s.configPath, "status", "--json")
 		var st bridge.Status
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &st) == nil && !st.WaitingForServer

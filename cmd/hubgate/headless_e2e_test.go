@@ -74,9 +74,9 @@ func readSecretsFile(t *testing.T, xdg string) map[string]string {
 func startRunWith(t *testing.T, s *daemonSetup, environ []string) *daemonProc {
 	t.Helper()
 	since := s.hub.lastSeq()
-	cmd := exec.Command(binary, "--config", s.configPath, "run")
-	cmd.Env = environ
-	return &daemonProc{bgProc: startBackground(t, cmd, "daemon"), tb: t, s: s, since: since}
+	// No D-Bus in environ: startCommand runs the binary (needsOwnProcess).
+	p := startCommand(t, environ, "", nil, "--config", s.configPath, "run")
+	return &daemonProc{bgProc: p, tb: t, s: s, since: since}
 }
 
 // answersOneCommand pushes a command and waits for its run's answer.

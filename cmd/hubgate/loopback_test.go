@@ -30,7 +30,7 @@ func TestMockServesWithTheHardenedServer(t *testing.T) {
 			t.Errorf("mock: exit %d\n%s", code, errb.String())
 		}
 	})
-	testutil.WaitFor(t, "the mock's url on stdout", func() bool { return strings.Contains(out.String(), "\n") })
+	testutil.Until(t, "the mock's url on stdout", out.Written(), func() bool { return strings.Contains(out.String(), "\n") })
 	base := strings.TrimSpace(out.String())
 	if got := headerLimitStatus(t, base); got != http.StatusRequestHeaderFieldsTooLarge {
 		t.Errorf("status %d for 256 KiB of headers, want 431", got)

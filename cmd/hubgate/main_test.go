@@ -171,20 +171,6 @@ func (s *serveProc) stop(sig syscall.Signal) int {
 	return s.stopWith(s.t, sig, 20*time.Second)
 }
 
-// stopProcess sends sig to cmd and waits (at most wait) for done, which
-// its waiter closes or sends on once cmd has exited; it returns the exit
-// code.
-func stopProcess[T any](tb testing.TB, cmd *exec.Cmd, done <-chan T, sig syscall.Signal, wait time.Duration, what string, stderr func() string) int {
-	tb.Helper()
-	cmd.Process.Signal(sig)
-	select {
-	case <-done:
-	case <-time.After(wait):
-		tb.Fatalf("%s did not stop on %v; stderr:\n%s", what, sig, stderr())
-	}
-	return cmd.ProcessState.ExitCode()
-}
-
 func get(t *testing.T, url, key string) (int, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
@@ -268,6 +254,7 @@ func TestServeStopsCleanlyOnSIGINTDuringARun(t *testing.T) {
 		resp.Body.Close()
 		answered <- resp.StatusCode
 	}()
+	// /health answers only when asked: no event.
 	testutil.WaitFor(t, "the run to start (health busy)", func() bool {
 		_, body := get(t, s.url+"/health", envKey)
 		var h automate.Health
@@ -376,14 +363,13 @@ func TestServeWithModelsFileAndLaunchSelection(t *testing.T) {
 	if len(cat.Data) != 2 || cat.Data[0].Name != "tiny-a" {
 		t.Fatalf("catalog %s", body)
 	}
-	if !testutil.Eventually(0, func() bool {
+	// /health answers only when asked: no event.
+	testutil.Until(t, "the launch selection (tiny-b)", testutil.NoEvent, func() bool {
 		var h automate.Health
 		_, body = get(t, s.url+"/health", envKey)
 		json.Unmarshal(body, &h)
 		return h.ModelName != nil && *h.ModelName == "tiny-b"
-	}) {
-		t.Fatalf("launch selection not applied: %s", body)
-	}
+	}, func() string { return "health: " + string(body) })
 	s.stop(syscall.SIGTERM)
 }
 
@@ -427,9 +413,8 @@ func TestAutomateKeyAndRotationWithTheKeyring(t *testing.T) {
 		t.Fatalf("rotate: %+v", rotated)
 	}
 	s.signal(syscall.SIGHUP)
-	if !testutil.Eventually(0, func() bool { code, _ := get(t, s.url+"/health", newKey); return code == 200 }) {
-		t.Fatalf("the rotated key was not picked up; stderr %s", s.Stderr())
-	}
+	testutil.Until(t, "the rotated key to be taken (SIGHUP)", testutil.NoEvent, func() bool { code, _ := get(t, s.url+"/health", newKey); return code == 200 },
+		func() string { return "stderr: " + s.Stderr() })
 	if code, _ := get(t, s.url+"/health", key); code != 401 {
 		t.Errorf("the old key still works after rotation: %d", code)
 	}

@@ -6,6 +6,8 @@ package main
 // pipes (syscall.Mkfifo), which Windows does not have.
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,9 +126,9 @@ func pairStoppingAt(t *testing.T, e []string, killAt int) ([]string, bool) {
 	}
 	var seen []string
 	for n := 0; ; n++ {
-		if !testutil.Eventually(e2eWait, func() bool { seen = readLines(stops); return len(seen) > n || exited() }) {
-			t.Fatalf("pair neither reached step %d nor exited; stderr:\n%s", n, stderr.String())
-		}
+		// The stops file is written by the child: no event.
+		testutil.Until(t, fmt.Sprintf("pair to reach step %d or exit", n), testutil.NoEvent, func() bool { seen = readLines(stops); return len(seen) > n || exited() },
+			func() string { return "stderr:\n" + stderr.String() })
 		if len(seen) <= n { // it exited
 			if code := cmd.ProcessState.ExitCode(); code != 0 {
 				t.Fatalf("pair with stops exited %d:\n%s", code, stderr.String())
@@ -141,11 +143,12 @@ func pairStoppingAt(t *testing.T, e []string, killAt int) ([]string, bool) {
 			return seen[:n+1], true
 		}
 		var w *os.File
-		if !testutil.Eventually(e2eWait, func() bool {
+		// The child opening its end of the FIFO: no event.
+		if testutil.Wait(context.Background(), "pair to wait at a step", testutil.NoEvent, func() bool {
 			f, err := os.OpenFile(stops+".go", os.O_WRONLY|syscall.O_NONBLOCK, 0)
 			w = f
 			return err == nil || exited()
-		}) || w == nil {
+		}) != nil || w == nil {
 			t.Fatalf("pair did not wait at step %d (%q); stderr:\n%s", n, seen[n], stderr.String())
 		}
 		w.WriteString("go\n")

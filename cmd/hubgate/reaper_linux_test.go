@@ -67,9 +67,9 @@ func TestRunChildrenDieWithAKilledDaemon(t *testing.T) {
 func waitRunGroup(t *testing.T, pgidFile string) int {
 	t.Helper()
 	pgid := testenv.ReadPidFile(t, pgidFile)
-	if !testutil.Eventually(e2eWait, func() bool { return len(proc.LiveMembers(pgid)) >= 3 }) {
-		t.Fatalf("the command's process group never ran; members of %d: %v", pgid, proc.LiveMembers(pgid))
-	}
+	// /proc: no event.
+	testutil.Until(t, "the command's process group to run", testutil.NoEvent, func() bool { return len(proc.LiveMembers(pgid)) >= 3 },
+		func() string { return fmt.Sprintf("members of %d: %v", pgid, proc.LiveMembers(pgid)) })
 	t.Cleanup(func() {
 		if len(proc.LiveMembers(pgid)) > 0 {
 			syscall.Kill(-pgid, syscall.SIGKILL)
@@ -88,7 +88,6 @@ func killLeavingTheRun(t *testing.T, cmd *exec.Cmd, done <-chan struct{}, pgid i
 		t.Fatal(err)
 	}
 	<-done
-	if !testutil.Eventually(e2eWait, func() bool { return !slices.Contains(proc.LiveMembers(pgid), pgid) }) {
-		t.Errorf("the run's shell %d outlived the killed %s", pgid, what)
-	}
+	testutil.Until(t, fmt.Sprintf("the run's shell %d to die with the killed %s", pgid, what), testutil.NoEvent,
+		func() bool { return !slices.Contains(proc.LiveMembers(pgid), pgid) })
 }

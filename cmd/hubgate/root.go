@@ -97,6 +97,15 @@ func newCmdVersion(a *app, runF func(context.Context, *versionOptions) error) *c
 // with an environment of its own.
 func (a *app) userConfigDir() (string, error) { return userdirs.ConfigDir(a.getenv) }
 
+// executablePath is Process.Executable (nil: os.Executable, for an app a
+// test builds).
+func (a *app) executablePath() (string, error) {
+	if a.executable == nil {
+		return os.Executable()
+	}
+	return a.executable()
+}
+
 // statePath is the pairing state file in the user config directory.
 func (a *app) statePath() (string, error) {
 	dir, err := a.userConfigDir()

@@ -59,7 +59,7 @@ type serviceInstallOptions struct {
 // newServiceInstallCommand builds service install; runF (nil:
 // runServiceInstall) gets the parsed options.
 func newServiceInstallCommand(a *app, runF func(context.Context, *serviceInstallOptions) error) *cobra.Command {
-	o := &serviceInstallOptions{IO: a.stdio, Manager: a.serviceManager, Executable: a.executable}
+	o := &serviceInstallOptions{IO: a.stdio, Manager: a.serviceManager, Executable: a.executablePath}
 	cmd := &cobra.Command{
 		Use: "install",
 		Example: `  hubgate service install

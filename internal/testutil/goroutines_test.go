@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -54,13 +55,12 @@ func TestGoroutinesInCountsThePackagesGoroutines(t *testing.T) {
 	go parked(ch)
 	const closure = "testutil.TestGoroutinesInCountsThePackagesGoroutines.func"
 	var last Goroutines
-	if !Eventually(0, func() bool {
+	// Goroutines starting: no event.
+	Until(t, "the package's goroutines to include the parked one and the closure", NoEvent, func() bool {
 		last = GoroutinesIn(pkg)
 		// This test's goroutine, the closure and parked at least.
 		return last.N >= 3 && strings.Contains(last.Stacks, "testutil.parked(") && strings.Contains(last.Stacks, closure)
-	}) {
-		t.Fatalf("the package's goroutines lack the parked one or the closure (%d):\n%s", last.N, last.Stacks)
-	}
+	}, func() string { return fmt.Sprintf("%d goroutines:\n%s", last.N, last.Stacks) })
 	if n := strings.Count(last.Stacks, "\n\n"); n != last.N {
 		t.Errorf("N is %d for %d stacks", last.N, n)
 	}
@@ -68,10 +68,8 @@ func TestGoroutinesInCountsThePackagesGoroutines(t *testing.T) {
 		t.Errorf("a goroutine of another package counted:\n%s", g.Stacks)
 	}
 	close(ch)
-	if !Eventually(0, func() bool {
+	Until(t, "the parked goroutine to end, the closure still counted", NoEvent, func() bool {
 		last = GoroutinesIn(pkg)
 		return !strings.Contains(last.Stacks, "testutil.parked(") && strings.Contains(last.Stacks, closure)
-	}) {
-		t.Fatalf("the parked goroutine still counted after it ended, or the closure not:\n%s", last.Stacks)
-	}
+	}, func() string { return last.Stacks })
 }

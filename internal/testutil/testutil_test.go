@@ -87,8 +87,8 @@ func TestWaitGivesUpAtItsBound(t *testing.T) {
 			t.Errorf("err %v after %s", err, time.Since(start))
 		}
 		start = time.Now()
-		if Eventually(0, func() bool { return false }) || time.Since(start) != DefaultTimeout {
-			t.Errorf("Eventually(0) gave up after %s, want %s", time.Since(start), DefaultTimeout)
+		if err := Wait(context.Background(), "the kettle", NoEvent, func() bool { return false }); err == nil || time.Since(start) != DefaultTimeout {
+			t.Errorf("Wait with no deadline gave up after %s (%v), want %s", time.Since(start), err, DefaultTimeout)
 		}
 	})
 }

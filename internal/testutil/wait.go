@@ -100,21 +100,6 @@ func WaitFor(tb testing.TB, what string, cond func() bool) {
 	Until(tb, what, NoEvent, cond)
 }
 
-// Eventually reports whether cond held within timeout (zero:
-// DefaultTimeout), polling as Wait does with NoEvent.
-//
-// Deprecated: use Until or Wait; Eventually stays only for the tests of
-// cmd/hubgate until they move.
-func Eventually(timeout time.Duration, cond func() bool) bool {
-	ctx := context.Background()
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	return Wait(ctx, "a condition", NoEvent, cond) == nil
-}
-
 // Signal is an event source for Until that a fake (or a test's wrapper of
 // a component) raises when the state a wait reads has changed: Notify
 // never blocks and leaves at most one signal pending, so a waiter that
