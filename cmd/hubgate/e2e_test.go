@@ -107,11 +107,10 @@ func TestRunPrunesTheJournal(t *testing.T) {
 	d := startListening(t, s)
 	// The journal itself says when the pass ran (the log line is asserted
 	// once the daemon stopped and its log is whole).
-	if !onDaemonEvents(s.socket, func() bool {
+	// The prune pass publishes no event: a bounded poll of the journal.
+	testutil.Until(t, "the old settled command to be pruned", testutil.NoEvent, func() bool {
 		return !slices.ContainsFunc(journalEntries(t, s.journal), func(e journal.Entry) bool { return e.ID == oldSettled })
-	}) {
-		t.Fatalf("the old settled command was not pruned:\n%s", d.Stderr())
-	}
+	}, d.Stderr)
 	d.stop(syscall.SIGTERM)
 	if n := len(d.logRecords("journal: pruned settled commands")); n != 1 {
 		t.Fatalf("%d pruning lines logged, want 1:\n%s", n, d.Stderr())
@@ -716,13 +715,13 @@ func TestARunStartedElsewhere(t *testing.T) {
 	}
 	// The daemon polls /health after the 409 until the server is ready;
 	// wait for it to notice, so that the next command is sent (and refused).
-	if !onDaemonEvents(s.socket, func() bool {
+	// The end of its wait for the server publishes no event: a bounded
+	// poll of status.
+	testutil.Until(t, "the daemon to stop waiting for the server after the panel's run ended", testutil.NoEvent, func() bool {
 		r := runCmd(t, s.environ(), "", "--config", s.configPath, "status", "--json")
 		var st bridge.Status
 		return r.code == 0 && json.Unmarshal([]byte(r.stdout), &st) == nil && !st.WaitingForServer
-	}) {
-		t.Fatal("the daemon kept waiting for the server after the panel's run ended")
-	}
+	})
 
 	// queue: the command waits until the server is ready, then runs.
 	second := panel("#!sleep 3000\n#!answer panel two")
