@@ -441,17 +441,7 @@ func (p *bgProc) stopWith(tb testing.TB, sig syscall.Signal, wait time.Duration)
 // asking again at each write to its stdout or stderr and at its end, and
 // reports whether it held.
 func (p *bgProc) waitOutput(cond func() bool) bool {
-	ended := func() bool {
-		select {
-		case <-p.done:
-			return true
-		default:
-			return false
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
-	defer cancel()
-	_ = testutil.Wait(ctx, "output of "+p.what, p.written.C(), func() bool { return cond() || ended() })
+	_ = waitWritten(p.written, p.done, "output of "+p.what, cond)
 	return cond()
 }
 

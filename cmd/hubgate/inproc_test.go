@@ -127,9 +127,21 @@ func (f writerTo) Write(b []byte) (int, error) { return f(b) }
 // One waiter at a time.
 func (p *inProc) waitOutput(tb testing.TB, what string, cond func() bool) {
 	tb.Helper()
+	switch err := waitWritten(&p.written, p.done, what, cond); {
+	case err != nil:
+		tb.Fatalf("hubgate %s: %v\nstdout: %s\nstderr: %s", strings.Join(p.args, " "), err, p.stdout.String(), p.stderr.String())
+	case !cond():
+		tb.Fatalf("hubgate %s exited (%d) before %s\nstdout: %s\nstderr: %s", strings.Join(p.args, " "), p.code, what, p.stdout.String(), p.stderr.String())
+	}
+}
+
+// waitWritten is the wait on a command's output, in this process or not:
+// testutil.Wait (at most e2eWait) for cond, or the command's end (done),
+// re-checked at each notice of written (its writes, and its end).
+func waitWritten(written *testutil.Signal, done <-chan struct{}, what string, cond func() bool) error {
 	ended := func() bool {
 		select {
-		case <-p.done:
+		case <-done:
 			return true
 		default:
 			return false
@@ -137,13 +149,7 @@ func (p *inProc) waitOutput(tb testing.TB, what string, cond func() bool) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), e2eWait)
 	defer cancel()
-	err := testutil.Wait(ctx, what, p.written.C(), func() bool { return cond() || ended() })
-	switch {
-	case err != nil:
-		tb.Fatalf("hubgate %s: %v\nstdout: %s\nstderr: %s", strings.Join(p.args, " "), err, p.stdout.String(), p.stderr.String())
-	case !cond():
-		tb.Fatalf("hubgate %s exited (%d) before %s\nstdout: %s\nstderr: %s", strings.Join(p.args, " "), p.code, what, p.stdout.String(), p.stderr.String())
-	}
+	return testutil.Wait(ctx, what, written.C(), func() bool { return cond() || ended() })
 }
 
 // waitStdout is waitOutput of a text on stdout; it returns the stdout
