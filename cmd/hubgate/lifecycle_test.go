@@ -486,6 +486,9 @@ cancel_grace: 10m
 	es := waitJournalState(t, s, "the long run started", func(es []journal.Entry) bool { return len(es) == 1 && es[0].Run == journal.RunRunning })
 	id := es[0].ID
 	lines, _ := startWatch(t, s, "--history", "100") // history: no event is missed while it connects
+	// Its first line (of the history) says it is connected: a SIGINT
+	// before that could close the control socket before watch reached it.
+	nextLine(t, lines, "watch's first line", func(bridge.Event) bool { return true })
 	d.signal(syscall.SIGINT)
 	// The first SIGINT was handled once the bridge's shutdown asks the run
 	// to cancel (after the daemon said what it waits for).
