@@ -592,9 +592,7 @@ command_tools:
 func TestProfileCatalogueCompletesCommands(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envOptions{rules: basicRules})
-		macro := deviceapi.Macro{ID: "m-typist", Name: "Typist", Commands: []string{"type it"},
-			Events: []deviceapi.MacroEvent{{EventType: deviceapi.EventType, Extra: map[string]json.RawMessage{"text": json.RawMessage(`"hi there"`)}}}}
-		dev := &deviceapi.UserDevice{ID: "d", CurrentProfile: &deviceapi.Profile{Configuration: deviceapi.Configuration{Macros: []deviceapi.Macro{macro}}}}
+		dev := typistDevice()
 		// Before the profile, "type it" matches nothing.
 		e.hub.command("type it", nil)
 		e.waitFor("ignored", finished(1))

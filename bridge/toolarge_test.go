@@ -96,27 +96,14 @@ func TestTooLargeProfileToldAgainAfterAGoodOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envOptions{rules: basicRules})
 		e.hub.push(hub.Event{Kind: hub.KindTooLarge, Target: "DeviceProfileUpdate", TooLarge: &hub.TooLarge{Of: hub.KindDeviceProfileUpdate, Size: 3_000_000, Limit: 1 << 20}})
-		macro := deviceapi.Macro{ID: "m-typist", Name: "Typist", Commands: []string{"type it"},
-			Events: []deviceapi.MacroEvent{{EventType: deviceapi.EventType, Extra: map[string]json.RawMessage{"text": json.RawMessage(`"hi there"`)}}}}
-		dev := &deviceapi.UserDevice{ID: "d", CurrentProfile: &deviceapi.Profile{Configuration: deviceapi.Configuration{Macros: []deviceapi.Macro{macro}}}}
-		e.hub.push(hub.Event{Kind: hub.KindDeviceProfileUpdate, Device: dev})
+		e.hub.push(hub.Event{Kind: hub.KindDeviceProfileUpdate, Device: typistDevice()})
 		e.hub.push(hub.Event{Kind: hub.KindTooLarge, Target: "VerifySelf", TooLarge: &hub.TooLarge{Of: hub.KindDeviceProfileUpdate, Size: 3_000_400, Limit: 1 << 20}})
 		e.hub.command("type it", nil)
 		h := e.waitFor("the run", finished(1))
 		if len(h) != 1 || h[0].Rule != "typed" {
 			t.Fatalf("P2 was not loaded:\n%s", describe(h))
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		var told []bridge.Event
-		for ev := range e.bridge.Subscribe(ctx, bridge.SubscribeOptions{History: bridge.DefaultEventHistory}) {
-			if ev.Kind == bridge.EventProfileTooLarge {
-				told = append(told, ev)
-			}
-			if ev.Kind == bridge.EventReceived {
-				break
-			}
-		}
+		told := profileTooLargeEvents(t, e)
 		if len(told) != 2 || !strings.Contains(told[0].Note, "(macros: 0)") || !strings.Contains(told[1].Note, "VerifySelf") ||
 			!strings.Contains(told[1].Note, "3000400 bytes") || !strings.Contains(told[1].Note, "(macros: 1)") {
 			t.Fatalf("profile events %+v, want P1's and P3's", told)
@@ -130,10 +117,7 @@ func TestTooLargeProfileToldAgainAfterAGoodOne(t *testing.T) {
 func TestTooLargeProfileKeepsTheCatalogue(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		e := newEnv(t, envOptions{rules: basicRules})
-		macro := deviceapi.Macro{ID: "m-typist", Name: "Typist", Commands: []string{"type it"},
-			Events: []deviceapi.MacroEvent{{EventType: deviceapi.EventType, Extra: map[string]json.RawMessage{"text": json.RawMessage(`"hi there"`)}}}}
-		dev := &deviceapi.UserDevice{ID: "d", CurrentProfile: &deviceapi.Profile{Configuration: deviceapi.Configuration{Macros: []deviceapi.Macro{macro}}}}
-		e.hub.push(hub.Event{Kind: hub.KindDeviceProfileUpdate, Device: dev})
+		e.hub.push(hub.Event{Kind: hub.KindDeviceProfileUpdate, Device: typistDevice()})
 		big := hub.Event{Kind: hub.KindTooLarge, Target: "DeviceProfileUpdate", TooLarge: &hub.TooLarge{Of: hub.KindDeviceProfileUpdate, Size: 3_000_000, Limit: 1 << 20}}
 		e.hub.push(big)
 		e.hub.push(big)                                                    // the same profile again: told once
@@ -146,20 +130,36 @@ func TestTooLargeProfileKeepsTheCatalogue(t *testing.T) {
 		if len(h) != 1 || h[0].Rule != "typed" || h[0].Answer != "you typed hi there" {
 			t.Fatalf("the catalogue was not kept:\n%s", describe(h))
 		}
-		ctx, cancel := context.WithCancel(t.Context())
-		defer cancel()
-		var told []bridge.Event
-		for ev := range e.bridge.Subscribe(ctx, bridge.SubscribeOptions{History: bridge.DefaultEventHistory}) {
-			if ev.Kind == bridge.EventProfileTooLarge {
-				told = append(told, ev)
-			}
-			if ev.Kind == bridge.EventReceived {
-				break
-			}
-		}
+		told := profileTooLargeEvents(t, e)
 		if len(told) != 2 || !strings.Contains(told[1].Note, "3100000 bytes") || !strings.Contains(told[0].Note, "3000000 bytes") ||
 			!strings.Contains(told[0].Note, "stays as it was (macros: 1)") {
 			t.Fatalf("profile events %+v, want two", told)
 		}
 	})
+}
+
+// typistDevice is a device record whose profile has one macro, Typist
+// ("type it", typing "hi there").
+func typistDevice() *deviceapi.UserDevice {
+	macro := deviceapi.Macro{ID: "m-typist", Name: "Typist", Commands: []string{"type it"},
+		Events: []deviceapi.MacroEvent{{EventType: deviceapi.EventType, Extra: map[string]json.RawMessage{"text": json.RawMessage(`"hi there"`)}}}}
+	return &deviceapi.UserDevice{ID: "d", CurrentProfile: &deviceapi.Profile{Configuration: deviceapi.Configuration{Macros: []deviceapi.Macro{macro}}}}
+}
+
+// profileTooLargeEvents are the bridge's "profile too large" events before
+// the first command's receipt, from its event history.
+func profileTooLargeEvents(t *testing.T, e *env) []bridge.Event {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var told []bridge.Event
+	for ev := range e.bridge.Subscribe(ctx, bridge.SubscribeOptions{History: bridge.DefaultEventHistory}) {
+		if ev.Kind == bridge.EventProfileTooLarge {
+			told = append(told, ev)
+		}
+		if ev.Kind == bridge.EventReceived {
+			break
+		}
+	}
+	return told
 }
